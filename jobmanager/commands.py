@@ -1,0 +1,68 @@
+"""Commands: what the scheduling core asks its shell to do.
+
+The core returns them from ``handle(event)``; the shell (the Ray JobManager actor, or the
+simulated cluster of a stress run) carries them out and feeds the outcome back as events.
+"""
+
+from __future__ import annotations
+
+from jobmanager.codec import message
+from shuffle.ids import PartitionId
+
+__all__ = [
+    "CancelTask",
+    "Command",
+    "DeployTask",
+    "JobTerminated",
+    "ReleasePartitions",
+    "RequestTaskManagers",
+    "StartTimer",
+]
+
+
+@message
+class RequestTaskManagers:
+    count: int
+    slots_each: int
+
+
+@message
+class DeployTask:
+    vertex: str
+    subtask: int
+    attempt: int
+    task_manager: str
+    slot: int
+
+
+@message
+class CancelTask:
+    vertex: str
+    subtask: int
+    attempt: int
+    task_manager: str
+
+
+@message
+class ReleasePartitions:
+    task_manager: str
+    partitions: tuple[PartitionId, ...]
+
+
+@message
+class StartTimer:
+    """Fire ``TimerFired(token)`` after ``delay_ms``."""
+
+    token: int
+    delay_ms: int
+
+
+@message
+class JobTerminated:
+    status: str
+    cause: str
+
+
+Command = (
+    RequestTaskManagers | DeployTask | CancelTask | ReleasePartitions | StartTimer | JobTerminated
+)

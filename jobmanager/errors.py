@@ -1,0 +1,79 @@
+"""Tidal's exceptions.
+
+Every error names what is wrong and where: the vertex, the edge, the option key, the partition.
+
+    TidalError
+    ├── JobGraphError               the submitted job graph is invalid
+    │   ├── CyclicGraphError        ... it has a cycle (the message walks it)
+    │   ├── InvalidParallelismError ... a parallelism or max parallelism is out of range
+    │   ├── InvalidEdgeError        ... an edge cannot be built as declared
+    │   └── DuplicateNameError      ... two vertices share a name
+    ├── ConfigurationError          an unknown option key or a bad value (names the key)
+    ├── NoResourceAvailableError    a region needs more slots than the cluster may ever have
+    └── InvalidTransition           the scheduling core was asked to do something impossible;
+                                    carries the story of the transitions that led there
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "CyclicGraphError",
+    "DuplicateNameError",
+    "InvalidEdgeError",
+    "InvalidParallelismError",
+    "InvalidTransition",
+    "JobGraphError",
+    "NoResourceAvailableError",
+    "TidalError",
+]
+
+
+class TidalError(Exception):
+    """Base of every error Tidal raises on purpose."""
+
+
+class JobGraphError(TidalError, ValueError):
+    """The job graph cannot run as declared."""
+
+
+class CyclicGraphError(JobGraphError):
+    def __init__(self, cycle: list[str]) -> None:
+        self.cycle = cycle
+        super().__init__("the job graph has a cycle: " + " -> ".join(cycle))
+
+
+class InvalidParallelismError(JobGraphError):
+    pass
+
+
+class InvalidEdgeError(JobGraphError):
+    pass
+
+
+class DuplicateNameError(JobGraphError):
+    pass
+
+
+class ConfigurationError(TidalError, ValueError):
+    def __init__(self, key: str, problem: str) -> None:
+        self.key = key
+        super().__init__(f"configuration option {key!r}: {problem}")
+
+
+class NoResourceAvailableError(TidalError):
+    pass
+
+
+class InvalidTransition(TidalError):
+    """A transition the task state machine does not allow; a bug in the core or a bad event."""
+
+    def __init__(self, subject: str, current: str, wanted: str, story: list[str]) -> None:
+        self.subject = subject
+        self.current = current
+        self.wanted = wanted
+        self.story = story
+        lines = "\n  ".join(story) if story else "(no earlier transitions recorded)"
+        super().__init__(
+            f"{subject}: cannot go from {current} to {wanted}; recent transitions:\n  {lines}"
+        )

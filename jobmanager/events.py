@@ -1,0 +1,134 @@
+"""Events: everything that happens to a job, in the order it happened.
+
+The JobManager appends each event to the job's log before applying it; replaying the log into a
+fresh state rebuilds the same state. Anything that depends on the outside world or on time
+enters as an event: a TaskManager registering, a task finishing with its byte counts, a timer
+firing, a failure with the time it was seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jobmanager.codec import message, register
+from shuffle.ids import PartitionId
+
+__all__ = [
+    "Event",
+    "JobCancelRequested",
+    "JobStarted",
+    "ProducedPartition",
+    "TaskCanceled",
+    "TaskFailed",
+    "TaskFinished",
+    "TaskManagerLost",
+    "TaskManagerRegistered",
+    "TaskManagerRequestFailed",
+    "TaskRunning",
+    "TimerFired",
+]
+
+register(PartitionId)
+
+
+@message
+class JobStarted:
+    """The JobManager took the job; scheduling begins."""
+
+
+@message
+class TaskManagerRegistered:
+    task_manager: str
+    slots: int
+
+
+@message
+class TaskManagerRequestFailed:
+    count: int
+    reason: str
+
+
+@message
+class TaskManagerLost:
+    task_manager: str
+    cause: str
+    time_ms: int
+
+
+@message
+class TaskRunning:
+    vertex: str
+    subtask: int
+    attempt: int
+
+
+@message
+class ProducedPartition:
+    """Bytes one finished task wrote to each subpartition of one result partition, as a
+    little-endian int64 array (for a broadcast result: one number, the bytes produced once)."""
+
+    result: str
+    subpartition_bytes: bytes
+
+    @staticmethod
+    def of(result: str, counts) -> ProducedPartition:
+        return ProducedPartition(result, np.asarray(counts, dtype="<i8").tobytes())
+
+    def counts(self) -> np.ndarray:
+        return np.frombuffer(self.subpartition_bytes, dtype="<i8")
+
+    @property
+    def total(self) -> int:
+        return int(self.counts().sum())
+
+
+@message
+class TaskFinished:
+    vertex: str
+    subtask: int
+    attempt: int
+    produced: tuple[ProducedPartition, ...] = ()
+
+
+@message
+class TaskFailed:
+    """A task failed. ``lost_partition`` names an input it could not read (missing, truncated,
+    corrupt): that partition's producer must run again; the task's own code is not at fault."""
+
+    vertex: str
+    subtask: int
+    attempt: int
+    error: str
+    time_ms: int
+    lost_partition: PartitionId | None = None
+
+
+@message
+class TaskCanceled:
+    vertex: str
+    subtask: int
+    attempt: int
+
+
+@message
+class TimerFired:
+    token: int
+
+
+@message
+class JobCancelRequested:
+    reason: str
+
+
+Event = (
+    JobStarted
+    | TaskManagerRegistered
+    | TaskManagerRequestFailed
+    | TaskManagerLost
+    | TaskRunning
+    | TaskFinished
+    | TaskFailed
+    | TaskCanceled
+    | TimerFired
+    | JobCancelRequested
+)

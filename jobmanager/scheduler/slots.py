@@ -1,0 +1,150 @@
+"""The slot pool: a whole bulk of slots or none, handed out in the order asked for.
+
+A pipelined region needs all its slots at once (it cannot run half-deployed), so a request is
+fulfilled whole or waits. Requests are served strictly in order, so a large region is never
+starved by a stream of small ones; the strategies submit them in topological order.
+
+Subtasks of different job vertices in one region share slots, as in Flink's default slot
+sharing group: a region needs as many slots as its widest job vertex has subtasks in it, and a
+job whose regions are single subtasks runs with one slot.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Sequence
+
+from jobmanager.errors import NoResourceAvailableError
+from jobmanager.executiongraph import ExecutionVertex
+
+__all__ = ["Slot", "SlotPool", "SlotRequest", "slots_needed"]
+
+
+class Slot:
+    __slots__ = ("task_manager", "index", "users", "alive")
+
+    def __init__(self, task_manager: str, index: int) -> None:
+        self.task_manager = task_manager
+        self.index = index
+        self.users = 0
+        self.alive = True
+
+    def __repr__(self) -> str:
+        return f"Slot({self.task_manager}#{self.index}, {self.users} users)"
+
+
+class SlotRequest:
+    __slots__ = ("vertices", "size", "cancelled")
+
+    def __init__(self, vertices: Sequence[ExecutionVertex], size: int) -> None:
+        self.vertices = vertices
+        self.size = size
+        self.cancelled = False
+
+
+def slots_needed(vertices: Sequence[ExecutionVertex]) -> int:
+    """With slot sharing, one slot per subtask of the widest job vertex in the bulk."""
+    if len(vertices) == 1:
+        return 1
+    per_job_vertex: dict[str, int] = {}
+    for v in vertices:
+        per_job_vertex[v.name] = per_job_vertex.get(v.name, 0) + 1
+    return max(per_job_vertex.values())
+
+
+class SlotPool:
+    """Free slots of registered TaskManagers, pending requests, and slots asked for but not
+    yet registered. ``max_slots`` None means the cluster may grow without bound."""
+
+    def __init__(self, slots_per_task_manager: int, max_slots: int | None) -> None:
+        self.slots_per_task_manager = slots_per_task_manager
+        self.max_slots = max_slots
+        self.free: deque[Slot] = deque()
+        self.task_managers: dict[str, list[Slot]] = {}
+        self.pending: deque[SlotRequest] = deque()
+        self.demand = 0
+        self.requested_task_managers = 0
+
+    @property
+    def total_slots(self) -> int:
+        return sum(len(slots) for slots in self.task_managers.values())
+
+    def submit(self, vertices: Sequence[ExecutionVertex]) -> SlotRequest:
+        size = slots_needed(vertices)
+        if self.max_slots is not None and size > self.max_slots:
+            raise NoResourceAvailableError(
+                f"a region of {len(vertices)} subtasks starting with {vertices[0].label} needs "
+                f"{size} slots at once, but the cluster may have at most {self.max_slots} "
+                "(slotmanager.number-of-slots.max)"
+            )
+        request = SlotRequest(vertices, size)
+        self.pending.append(request)
+        self.demand += size
+        return request
+
+    def cancel(self, request: SlotRequest) -> None:
+        if not request.cancelled:
+            request.cancelled = True
+            self.demand -= request.size
+
+    def fulfil(self) -> list[tuple[SlotRequest, list[Slot]]]:
+        """Hand out slots to pending requests, in order, while the head fits."""
+        granted = []
+        while self.pending:
+            head = self.pending[0]
+            if head.cancelled:
+                self.pending.popleft()
+                continue
+            if head.size > len(self.free):
+                break
+            self.pending.popleft()
+            self.demand -= head.size
+            granted.append((head, [self.free.popleft() for _ in range(head.size)]))
+        return granted
+
+    def task_managers_to_request(self) -> int:
+        """How many more TaskManagers the pending requests need, within ``max_slots``."""
+        coming = self.requested_task_managers * self.slots_per_task_manager
+        missing = self.demand - len(self.free) - coming
+        if missing <= 0:
+            return 0
+        wanted = -(-missing // self.slots_per_task_manager)
+        if self.max_slots is not None:
+            room = (self.max_slots - self.total_slots - coming) // self.slots_per_task_manager
+            wanted = min(wanted, max(room, 0))
+        self.requested_task_managers += wanted
+        return wanted
+
+    def register(self, task_manager: str, slots: int) -> None:
+        if task_manager in self.task_managers:
+            return
+        self.requested_task_managers = max(0, self.requested_task_managers - 1)
+        new = [Slot(task_manager, i) for i in range(slots)]
+        self.task_managers[task_manager] = new
+        self.free.extend(new)
+
+    def request_failed(self, count: int) -> None:
+        self.requested_task_managers = max(0, self.requested_task_managers - count)
+
+    def remove(self, task_manager: str) -> list[Slot]:
+        slots = self.task_managers.pop(task_manager, [])
+        for slot in slots:
+            slot.alive = False
+        self.free = deque(s for s in self.free if s.alive)
+        return slots
+
+    def acquire(self, slot: Slot) -> None:
+        slot.users += 1
+
+    def release(self, slot: Slot) -> None:
+        slot.users -= 1
+        if slot.users == 0 and slot.alive:
+            self.free.append(slot)
+
+    def describe(self) -> tuple:
+        return (
+            tuple((s.task_manager, s.index) for s in self.free),
+            tuple((r.size, r.cancelled, r.vertices[0].index) for r in self.pending),
+            self.demand,
+            self.requested_task_managers,
+        )
