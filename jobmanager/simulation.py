@@ -122,7 +122,8 @@ class SimulatedTaskManagers:
 class SimulatedRun:
     """Feeds the core's commands to simulated TaskManagers and their answers back, until the
     job terminates. ``shuffle`` picks the next event at random (seeded) instead of in order,
-    so tests see tasks finish out of order. A ``probe`` is told when the first task result
+    so tests see tasks finish out of order. ``inject[n]`` events happen right after the n-th
+    event (a TaskManager dying mid-job, say). A ``probe`` is told when the first task result
     comes back, which ends the stress run's deployment phase."""
 
     state: JobManagerState
@@ -130,6 +131,7 @@ class SimulatedRun:
     record: bool = False
     shuffle: random.Random | None = None
     probe: Probe | None = None
+    inject: dict[int, list] = field(default_factory=dict)
     events: list = field(default_factory=list)
 
     def run(self, first: Iterable[object] = (ev.JobStarted(),), max_events: int = 10**8):
@@ -149,6 +151,8 @@ class SimulatedRun:
             for command in handle(event):
                 queue.extend(answer(command))
             applied += 1
+            if applied in self.inject:
+                queue.extendleft(reversed(self.inject[applied]))
             if applied >= max_events:
                 raise RuntimeError(f"the job did not terminate within {max_events} events")
         return self.cluster.terminated

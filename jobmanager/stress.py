@@ -66,6 +66,7 @@ class StressReport:
     tasks: int = 0
     regions: int = 0
     status: str = ""
+    state_retained_bytes: int = 0
 
     def as_json(self) -> dict:
         return {
@@ -86,9 +87,13 @@ def _run_once(job: JobGraph, config: Configuration, traced: bool):
     cluster = SimulatedTaskManagers(state.graph, uniform_bytes(64 << 20))
     terminated = SimulatedRun(state, cluster, probe=clock).run([ev.JobStarted()])
     clock.mark("terminated")
+    tasks = len(cluster.deployed)
+    del cluster
+    gc.collect()
+    clock.mark("state_only")
     if traced:
         tracemalloc.stop()
-    return clock.marks, state, cluster, terminated
+    return clock.marks, state, tasks, terminated
 
 
 def run_stress(
@@ -100,11 +105,9 @@ def run_stress(
 ) -> StressReport:
     job = build_stress_job(parallelism, pattern, result, vertices)
     config = Configuration({"taskmanager.numberOfTaskSlots": slots_per_task_manager})
-    times, state, cluster, terminated = _run_once(job, config, traced=False)
-    report = StressReport(
-        tasks=len(cluster.deployed), regions=len(state.regions), status=terminated.status
-    )
-    del state, cluster
+    times, state, tasks, terminated = _run_once(job, config, traced=False)
+    report = StressReport(tasks=tasks, regions=len(state.regions), status=terminated.status)
+    del state
     memory, _, _, _ = _run_once(job, config, traced=True)
     previous = "start"
     for phase, mark in zip(PHASES, _MARKS):
@@ -116,4 +119,5 @@ def run_stress(
     report.execution_graph_retained_bytes = (
         memory["execution_graph_built"][1] - memory["start"][1]
     )
+    report.state_retained_bytes = memory["state_only"][1] - memory["start"][1]
     return report

@@ -1,0 +1,3 @@
+from jobmanager.cli import main
+
+main()

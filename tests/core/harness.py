@@ -1,0 +1,78 @@
+"""Running the real core against simulated TaskManagers, with the invariants every run keeps."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from jobmanager import commands as cmd
+from jobmanager import events as ev
+from jobmanager.codec import decode, encode
+from jobmanager.config import Configuration
+from jobmanager.executiongraph import ExecutionState
+from jobmanager.simulation import SimulatedRun, SimulatedTaskManagers, TaskFault
+from jobmanager.state import JobManagerState
+
+
+class Run:
+    def __init__(self, job, config=None, faults=(), seed=None, inject=None):
+        self.job = job
+        self.config = Configuration(config or {})
+        self.state = JobManagerState(job, self.config, job_id="test")
+        self.cluster = SimulatedTaskManagers(
+            self.state.graph, faults=[TaskFault(*f) if isinstance(f, tuple) else f for f in faults]
+        )
+        self.max_active = 0
+        self._handle = self.state.handle
+        self.state.handle = self._observed_handle
+        self.run = SimulatedRun(
+            self.state,
+            self.cluster,
+            record=True,
+            shuffle=random.Random(seed) if seed is not None else None,
+            inject=inject or {},
+        )
+
+    def _observed_handle(self, event):
+        out = self._handle(event)
+        self.max_active = max(self.max_active, self.state._active)
+        return out
+
+    def go(self):
+        terminated = self.run.run()
+        assert terminated is not None, "the job never terminated"
+        return terminated
+
+    @property
+    def attempts(self) -> Counter:
+        return Counter((v, s) for v, s, _ in self.cluster.deployed)
+
+    def check_invariants(self):
+        deployed = self.cluster.deployed
+        assert len(deployed) == len(set(deployed)), "a task attempt was deployed twice"
+        per_task: dict[tuple[str, int], list[int]] = {}
+        for v, s, a in deployed:
+            per_task.setdefault((v, s), []).append(a)
+        for attempts in per_task.values():
+            assert attempts == sorted(attempts)
+        if self.state.status.value == "FINISHED":
+            for v in self.state.graph.vertices():
+                assert v.state is ExecutionState.FINISHED
+                assert per_task[(v.name, v.subtask)][-1] == v.attempt
+            assert self.state._active == 0
+        self.check_replay()
+
+    def check_replay(self):
+        """Replaying the recorded events, through msgpack, into a fresh state gives the same
+        state, and the same commands."""
+        fresh = JobManagerState(self.job, self.config, job_id="test")
+        for event in self.run.events:
+            fresh.handle(decode(encode(event)))
+        assert fresh.snapshot() == self.state.snapshot()
+
+
+def terminated_status(run: Run) -> str:
+    return run.go().status
+
+
+__all__ = ["Run", "cmd", "ev", "terminated_status"]

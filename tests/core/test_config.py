@@ -1,0 +1,48 @@
+import pytest
+
+from jobmanager.config import Configuration, parse_duration_ms, parse_memory_size
+from jobmanager.errors import ConfigurationError
+
+
+def test_defaults_follow_flink():
+    config = Configuration()
+    prefix = "execution.batch.adaptive.auto-parallelism."
+    assert config[prefix + "max-parallelism"] == 128
+    assert config[prefix + "avg-data-volume-per-task"] == 16 * 2**20
+    assert config[prefix + "default-source-parallelism"] is None
+    assert config["parallelism.default"] == 1
+
+
+def test_unknown_key_names_the_key_and_suggests():
+    with pytest.raises(ConfigurationError, match="'parallelism.defualt': unknown option"):
+        Configuration({"parallelism.defualt": 3})
+    with pytest.raises(ConfigurationError, match="did you mean 'taskmanager.numberOfTaskSlots'"):
+        Configuration({"numberOfTaskSlots": 3})
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("parallelism.default", 0),
+        ("parallelism.default", "many"),
+        ("restart-strategy.type", "sometimes"),
+        ("execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task", "lots"),
+        ("restart-strategy.exponential-delay.jitter-factor", 2),
+    ],
+)
+def test_bad_values_name_the_key(key, value):
+    with pytest.raises(ConfigurationError, match=f"{key!r}: bad value"):
+        Configuration({key: value})
+
+
+def test_units_and_overrides(tmp_path):
+    assert parse_duration_ms("1 min") == 60_000 and parse_duration_ms("250ms") == 250
+    assert parse_memory_size("16 mb") == 16 << 20 and parse_memory_size("1g") == 1 << 30
+    path = tmp_path / "tidal.yaml"
+    path.write_text("parallelism:\n  default: 4\ntaskmanager.numberOfTaskSlots: 2\n")
+    config = Configuration.from_yaml(str(path)).with_dynamic_properties(["parallelism.default=8"])
+    assert config["parallelism.default"] == 8 and config["taskmanager.numberOfTaskSlots"] == 2
+    with pytest.raises(ConfigurationError, match="expected key=value"):
+        config.with_dynamic_properties(["oops"])
+    with pytest.raises(ConfigurationError, match="not found"):
+        Configuration.from_yaml(str(tmp_path / "missing.yaml"))

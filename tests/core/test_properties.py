@@ -1,0 +1,75 @@
+"""Properties of whole runs of the core, over random jobs, clusters, faults and event orders."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jobmanager import events as ev
+from jobmanager.jobgraph import JobGraph, Partitioner
+from jobmanager.simulation import TaskFault
+from jobmanager.state import JobManagerState
+from tests.builders import BLOCKING, PIPELINED
+from tests.core.harness import Run
+
+
+@st.composite
+def jobs(draw, pipelined=True):
+    n = draw(st.integers(1, 5))
+    g = JobGraph("random")
+    vertices = [g.add_vertex(f"v{i}", draw(st.integers(1, 4))) for i in range(n)]
+    for j in range(1, n):
+        for i in draw(st.lists(st.integers(0, j - 1), max_size=2, unique=True)):
+            partitioner = draw(st.sampled_from([Partitioner.REBALANCE, Partitioner.RESCALE]))
+            result = draw(st.sampled_from([BLOCKING, PIPELINED] if pipelined else [BLOCKING]))
+            g.connect(vertices[i], vertices[j], partitioner, result)
+    return g
+
+
+@st.composite
+def scenarios(draw):
+    job = draw(jobs())
+    tasks = [(v.name, s) for v in job.vertices for s in range(v.parallelism)]
+    faults = [
+        TaskFault(name, subtask, attempt, "injected")
+        for name, subtask in draw(st.lists(st.sampled_from(tasks), max_size=3, unique=True))
+        for attempt in range(draw(st.integers(1, 2)))
+    ]
+    slots = draw(st.integers(1, 3))
+    losses = draw(st.lists(st.integers(3, 40), max_size=2, unique=True))
+    inject = {n: [ev.TaskManagerLost(f"sim-tm-{i}", "killed", n)] for i, n in enumerate(losses)}
+    config = {
+        "taskmanager.numberOfTaskSlots": slots,
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": 100,
+    }
+    return job, config, faults, draw(st.integers(0, 2**16)), inject
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_every_job_finishes_each_attempt_runs_once_and_replay_equals_live(scenario):
+    job, config, faults, seed, inject = scenario
+    run = Run(job, config, faults=faults, seed=seed, inject=inject)
+    assert run.go().status == "FINISHED"
+    run.check_invariants()
+
+
+@settings(max_examples=100, deadline=None)
+@given(jobs(pipelined=False), st.integers(0, 2**16))
+def test_blocking_jobs_finish_with_one_slot(job, seed):
+    run = Run(job, {"slotmanager.number-of-slots.max": 1}, seed=seed)
+    assert run.go().status == "FINISHED"
+    assert run.max_active <= 1
+    run.check_invariants()
+
+
+@settings(max_examples=50, deadline=None)
+@given(jobs())
+def test_a_job_whose_largest_region_fits_one_slot_finishes_with_one_slot(job):
+    probe = JobManagerState(job)
+    probe.handle(ev.JobStarted())
+    from jobmanager.scheduler.slots import slots_needed
+
+    if max(slots_needed(r.vertices) for r in probe.regions) > 1:
+        return
+    run = Run(job, {"slotmanager.number-of-slots.max": 1})
+    assert run.go().status == "FINISHED"

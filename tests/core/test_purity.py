@@ -1,0 +1,42 @@
+"""The scheduling core never touches the outside world: no Ray, Spark, clocks, files or
+network. Only the shells do."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2] / "jobmanager"
+PURE = [
+    ROOT / "jobgraph.py",
+    ROOT / "errors.py",
+    ROOT / "config.py",
+    ROOT / "codec.py",
+    ROOT / "events.py",
+    ROOT / "commands.py",
+    ROOT / "state.py",
+    *sorted((ROOT / "executiongraph").glob("*.py")),
+    *sorted((ROOT / "scheduler").glob("*.py")),
+]
+FORBIDDEN = {"ray", "pyspark", "time", "os", "socket", "subprocess", "threading", "asyncio"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("path", PURE, ids=lambda p: str(p.relative_to(ROOT.parent)))
+def test_pure_core_module_imports_nothing_effectful(path):
+    assert not imported_modules(path) & FORBIDDEN
+
+
+def test_the_check_would_catch_an_effectful_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os.path\nfrom time import monotonic\n")
+    assert imported_modules(bad) & FORBIDDEN == {"os", "time"}

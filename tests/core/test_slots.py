@@ -1,0 +1,75 @@
+import pytest
+
+from jobmanager.errors import NoResourceAvailableError
+from jobmanager.scheduler.slots import SlotPool, slots_needed
+from tests.builders import PIPELINED, TopologyBuilder
+
+
+def region_vertices(parallelism_a, parallelism_b):
+    b = TopologyBuilder()
+    b.connect_all_to_all(b.add_vertices(parallelism_a), b.add_vertices(parallelism_b), PIPELINED)
+    graph, regions = b.build()
+    return list(regions)[0].vertices
+
+
+def test_slot_sharing_needs_one_slot_per_subtask_of_the_widest_vertex():
+    assert slots_needed(region_vertices(3, 5)) == 5
+    assert slots_needed(region_vertices(1, 1)) == 1
+
+
+def test_a_bulk_gets_all_its_slots_or_waits():
+    pool = SlotPool(slots_per_task_manager=2, max_slots=None)
+    wide = region_vertices(3, 3)
+    narrow = region_vertices(1, 1)
+    pool.submit(wide)
+    pool.submit(narrow)
+    assert pool.task_managers_to_request() == 2  # 4 slots wanted, 2 per TaskManager
+    assert pool.task_managers_to_request() == 0  # already asked for
+    pool.register("tm-0", 2)
+    assert pool.fulfil() == []  # the head needs 3: nothing partial, and no overtaking
+    pool.register("tm-1", 2)
+    granted = pool.fulfil()
+    assert [len(slots) for _, slots in granted] == [3, 1]
+    assert pool.fulfil() == []
+
+
+def test_released_slots_serve_the_next_request_in_order():
+    pool = SlotPool(1, max_slots=1)
+    first, second = region_vertices(1, 1), region_vertices(1, 1)
+    pool.submit(first)
+    pool.submit(second)
+    assert pool.task_managers_to_request() == 1
+    pool.register("tm", 1)
+    ((request, (slot,)),) = pool.fulfil()
+    assert request.vertices is first
+    pool.acquire(slot)
+    assert pool.fulfil() == []
+    pool.release(slot)
+    ((request, _),) = pool.fulfil()
+    assert request.vertices is second
+
+
+def test_a_region_larger_than_the_cluster_may_grow_is_refused_by_name():
+    pool = SlotPool(1, max_slots=2)
+    with pytest.raises(NoResourceAvailableError, match="needs 3 slots.*at most 2"):
+        pool.submit(region_vertices(3, 1))
+
+
+def test_lost_task_manager_slots_never_come_back():
+    pool = SlotPool(2, None)
+    pool.register("tm-0", 2)
+    pool.submit(region_vertices(1, 1))
+    ((_, (slot,)),) = pool.fulfil()
+    pool.acquire(slot)
+    pool.remove("tm-0")
+    pool.release(slot)
+    assert len(pool.free) == 0 and pool.total_slots == 0
+
+
+def test_cancelled_requests_are_skipped_and_no_longer_demanded():
+    pool = SlotPool(1, None)
+    request = pool.submit(region_vertices(2, 2))
+    pool.cancel(request)
+    assert pool.task_managers_to_request() == 0
+    pool.register("tm", 1)
+    assert pool.fulfil() == []

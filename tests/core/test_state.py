@@ -1,0 +1,157 @@
+import pytest
+
+from jobmanager import commands as cmd
+from jobmanager import events as ev
+from jobmanager.jobgraph import JobGraph, Partitioner
+from jobmanager.simulation import TaskFault
+from jobmanager.state import JobManagerState
+from shuffle.ids import PartitionId
+from tests.builders import BLOCKING, PIPELINED
+from tests.core.harness import Run
+
+RESTARTS = {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 5}
+
+
+def chain(*parallelisms, result=BLOCKING, partitioner=Partitioner.REBALANCE):
+    g = JobGraph("chain")
+    vertices = [g.add_vertex(f"v{i}", p) for i, p in enumerate(parallelisms)]
+    for a, b in zip(vertices, vertices[1:]):
+        g.connect(a, b, partitioner, result)
+    return g
+
+
+def test_a_static_job_runs_to_the_end_and_releases_everything():
+    run = Run(chain(3, 2, 1), {"taskmanager.numberOfTaskSlots": 2})
+    assert run.go().status == "FINISHED"
+    run.check_invariants()
+    released = sorted(str(p) for p in run.cluster.released)
+    assert released == ["v0->v1#0", "v0->v1#1", "v0->v1#2", "v1->v2#0", "v1->v2#1"]
+
+
+def test_any_blocking_job_finishes_with_a_single_slot():
+    run = Run(chain(4, 4, 2), {"slotmanager.number-of-slots.max": 1})
+    assert run.go().status == "FINISHED"
+    assert run.state.slots.total_slots == 1 and run.max_active == 1
+    run.check_invariants()
+
+
+def test_a_pipelined_region_fits_one_slot_by_sharing_it():
+    run = Run(chain(1, 1, 1, result=PIPELINED), {"slotmanager.number-of-slots.max": 1})
+    assert run.go().status == "FINISHED"
+    assert run.max_active == 3  # three subtasks of one region in one shared slot
+    run.check_invariants()
+
+
+def test_many_slots_run_regions_in_parallel():
+    run = Run(chain(8, 8), {"taskmanager.numberOfTaskSlots": 8})
+    run.go()
+    assert run.max_active == 8
+
+
+def test_a_region_wider_than_the_cluster_fails_the_job_by_name():
+    run = Run(chain(4, 4, result=PIPELINED), {"slotmanager.number-of-slots.max": 2})
+    terminated = run.go()
+    assert terminated.status == "FAILED"
+    assert "needs 4 slots" in terminated.cause and "at most 2" in terminated.cause
+
+
+def test_a_failed_task_restarts_only_its_region():
+    run = Run(chain(3, 3, 3, partitioner=Partitioner.FORWARD), RESTARTS,
+              faults=[("v2", 1, 0, "ValueError: bad row")])
+    assert run.go().status == "FINISHED"
+    attempts = run.attempts
+    assert attempts[("v2", 1)] == 2
+    assert sum(attempts.values()) == 10  # nine subtasks, one of them twice
+    run.check_invariants()
+
+
+def test_a_lost_input_partition_reruns_its_producer():
+    fault = TaskFault("v1", 0, 0, "partition file missing", PartitionId("v0->v1", 2))
+    run = Run(chain(3, 2), RESTARTS, faults=[fault])
+    assert run.go().status == "FINISHED"
+    attempts = run.attempts
+    assert attempts[("v0", 2)] == 2  # the producer of the lost partition
+    assert attempts[("v0", 0)] == attempts[("v0", 1)] == 1  # their partitions were still there
+    assert attempts[("v1", 0)] == attempts[("v1", 1)] == 2  # every consumer of the rerun
+    run.check_invariants()
+
+
+def test_inputs_released_after_their_consumers_finished_are_recomputed():
+    # v1 finished, so v0's partitions were released; when v2 loses one of v1's partitions,
+    # rerunning v1[2] needs v0 again: the whole upstream reruns (as in Flink)
+    fault = TaskFault("v2", 0, 0, "partition file missing", PartitionId("v1->v2", 2))
+    run = Run(chain(3, 3, 2), RESTARTS, faults=[fault])
+    assert run.go().status == "FINISHED"
+    assert all(n == 2 for n in run.attempts.values())
+    run.check_invariants()
+
+
+def test_without_restarts_a_failure_fails_the_job_with_its_cause():
+    run = Run(chain(2, 2), {"restart-strategy.type": "none"},
+              faults=[("v0", 1, 0, "ZeroDivisionError: division by zero")])
+    terminated = run.go()
+    assert terminated.status == "FAILED"
+    assert terminated.cause.startswith("v0[1] attempt 0 failed: ZeroDivisionError")
+    assert run.state._active == 0
+    run.check_invariants()
+
+
+def test_restarts_run_out():
+    faults = [("v0", 0, attempt, "flaky") for attempt in range(3)]
+    run = Run(chain(1, 1), {"restart-strategy.type": "fixed-delay",
+                            "restart-strategy.fixed-delay.attempts": 2}, faults=faults)
+    terminated = run.go()
+    assert terminated.status == "FAILED" and "no restart left" in terminated.cause
+    assert run.attempts[("v0", 0)] == 3
+
+
+def test_restart_waits_for_the_backoff_timer():
+    run = Run(chain(1, 1), {"restart-strategy.type": "fixed-delay",
+                            "restart-strategy.fixed-delay.attempts": 3,
+                            "restart-strategy.fixed-delay.delay": "2 s"},
+              faults=[("v1", 0, 0, "oops")])
+    run.go()
+    assert run.cluster.clock_ms == 2000
+
+
+def test_a_lost_task_manager_reruns_its_tasks_and_its_partitions_producers():
+    job = chain(4, 4)
+    # after the 8th event, sim-tm-0 (slots for v0[0], v0[1]) dies
+    lost = ev.TaskManagerLost("sim-tm-0", "process killed", 5)
+    run = Run(job, {**RESTARTS, "taskmanager.numberOfTaskSlots": 2}, inject={8: [lost]})
+    assert run.go().status == "FINISHED"
+    run.check_invariants()
+    attempts = run.attempts
+    assert max(attempts.values()) == 2
+    rerun = {task for task, n in attempts.items() if n == 2}
+    assert rerun and all(v == "v0" or v == "v1" for v, _ in rerun)
+
+
+def test_cancel_cancels_running_tasks_and_terminates():
+    job = chain(2, 2)
+    run = Run(job, inject={4: [ev.JobCancelRequested("user asked")]})
+    terminated = run.go()
+    assert terminated.status == "CANCELED" and terminated.cause == "user asked"
+    assert run.state._active == 0
+    run.check_invariants()
+
+
+def test_events_for_older_attempts_are_ignored():
+    state = JobManagerState(chain(1, 1))
+    state.handle(ev.JobStarted())
+    state.handle(ev.TaskManagerRegistered("tm", 1))
+    before = state.snapshot()
+    assert state.handle(ev.TaskFinished("v0", 0, 7)) == []
+    assert state.snapshot() == before
+
+
+def test_only_events_are_accepted():
+    with pytest.raises(TypeError, match="not an event"):
+        JobManagerState(chain(1, 1)).handle(cmd.StartTimer(1, 1))
+
+
+def test_first_commands_ask_for_task_managers_then_deploy():
+    state = JobManagerState(chain(2, 1), job_id="j")
+    assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(2, 1)]
+    assert state.handle(ev.TaskManagerRegistered("tm-a", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-a", 0)]
+    assert state.handle(ev.TaskManagerRegistered("tm-b", 1)) == [cmd.DeployTask("v0", 1, 0, "tm-b", 0)]
