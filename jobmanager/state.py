@@ -212,7 +212,7 @@ class JobManagerState:
         for result in self.graph.results.values():
             for p in result.partitions:
                 if p.state is PartitionState.AVAILABLE and p.location == event.task_manager:
-                    p.state = PartitionState.LOST
+                    p.mark_lost()
                     failed.setdefault(p.producer.index, p.producer)
         cause = f"TaskManager {event.task_manager} lost: {event.cause}"
         self.log.warning("task manager lost", task_manager=event.task_manager, affected=len(failed))
@@ -269,7 +269,7 @@ class JobManagerState:
                 event.lost_partition.index
             ]
             if lost.is_finished:
-                lost.state = PartitionState.LOST
+                lost.mark_lost()
                 cause += f" (input partition {event.lost_partition} lost)"
         self.log.warning("task failed", vertex=v.name, subtask=v.subtask, attempt=v.attempt)
         self._failover(failed, cause, event.time_ms)
@@ -322,8 +322,12 @@ class JobManagerState:
         if not self.backoff.can_restart():
             self._fail_job(f"{cause}; no restart left ({self.backoff})")
             return
+        # a subtask never scheduled has nothing to restart: it stays CREATED and is scheduled
+        # once its inputs are back (lost partitions do not count as produced)
         vertices = [
-            v for v in self.failover.tasks_to_restart(failed) if v.index not in self._restarting
+            v
+            for v in self.failover.tasks_to_restart(failed)
+            if v.index not in self._restarting and v.state is not S.CREATED
         ]
         if not vertices:
             return
@@ -455,7 +459,7 @@ class JobManagerState:
         for p in partitions:
             if p.state is PartitionState.AVAILABLE:
                 by_task_manager.setdefault(p.location, []).append(p.id)
-                p.state = PartitionState.RELEASED
+                p.mark_released()
         for task_manager, ids in by_task_manager.items():
             self._out.append(cmd.ReleasePartitions(task_manager, tuple(ids)))
 

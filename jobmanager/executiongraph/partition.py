@@ -107,21 +107,32 @@ class IntermediateResultPartition:
 
     @property
     def is_finished(self) -> bool:
-        return self.state is not PartitionState.PENDING
+        return self.state.is_finished
 
     def mark_finished(self, location: str) -> None:
-        self.state = PartitionState.AVAILABLE
+        self._move(PartitionState.AVAILABLE)
         self.location = location
-        for group in self.groups:
-            group.partition_finished()
+
+    def mark_released(self) -> None:
+        self._move(PartitionState.RELEASED)
+
+    def mark_lost(self) -> None:
+        self._move(PartitionState.LOST)
 
     def reset(self) -> None:
-        was_finished = self.is_finished
-        self.state = PartitionState.PENDING
+        self._move(PartitionState.PENDING)
         self.location = None
-        if was_finished:
+
+    def _move(self, state: PartitionState) -> None:
+        """Change state, keeping every group's count of unfinished partitions in step."""
+        was, now = self.state.is_finished, state.is_finished
+        self.state = state
+        if was and not now:
             for group in self.groups:
                 group.partition_reset()
+        elif now and not was:
+            for group in self.groups:
+                group.partition_finished()
 
     def __repr__(self) -> str:
         return f"IntermediateResultPartition({self.id}, {self.state.value})"

@@ -60,7 +60,9 @@ class PartitionState(Enum):
 
     @property
     def is_finished(self) -> bool:
-        return self is not PartitionState.PENDING
+        """Counted as produced by its consumed groups: a lost partition is not, so its
+        consumers wait for the producer to run again rather than read nothing."""
+        return self is PartitionState.AVAILABLE or self is PartitionState.RELEASED
 
 
 class TransitionLog:
