@@ -41,6 +41,9 @@ def stress(
     result: Result = typer.Option(Result.blocking, help="The result partition type of each edge."),
     vertices: int = typer.Option(2, min=2, help="Vertices in the chain."),
     slots_per_taskmanager: int = typer.Option(100, min=1, help="Slots per simulated TaskManager."),
+    adaptive: bool = typer.Option(
+        False, help="Leave downstream parallelisms to the adaptive scheduler (max: --parallelism)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object of the figures."),
 ) -> None:
     """Run the real scheduling core against simulated TaskManagers and report its cost."""
@@ -48,14 +51,15 @@ def stress(
 
     configure_logging("WARNING")
     report = run_stress(
-        parallelism, pattern.value, result.value, vertices, slots_per_taskmanager
+        parallelism, pattern.value, result.value, vertices, slots_per_taskmanager, adaptive
     )
     if as_json:
         typer.echo(json.dumps(report.as_json()))
         return
     console = Console()
+    mode = " adaptive" if adaptive else ""
     table = Table(
-        title=f"tidal stress: {vertices} x {parallelism} {pattern.value} {result.value} "
+        title=f"tidal stress: {vertices} x {parallelism} {pattern.value} {result.value}{mode} "
         f"(simulated TaskManagers) -> {report.status}"
     )
     table.add_column("phase")
@@ -69,6 +73,8 @@ def stress(
         f"{report.tasks} tasks in {report.regions} regions; "
         f"total {sum(f['seconds'] for f in report.phases.values()):.2f} s"
     )
+    for vertex, why in report.decisions.items():
+        console.print(f"[bold]{vertex}[/bold] -> {report.parallelisms[vertex]}: {why}")
 
 
 def main() -> None:

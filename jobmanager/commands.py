@@ -7,12 +7,15 @@ simulated cluster of a stress run) carries them out and feeds the outcome back a
 from __future__ import annotations
 
 from jobmanager.codec import message
+from jobmanager.inference import InferenceContext
 from shuffle.ids import PartitionId
 
 __all__ = [
     "CancelTask",
     "Command",
+    "DecideParallelism",
     "DeployTask",
+    "InferSourceParallelism",
     "JobTerminated",
     "ReleasePartitions",
     "RequestTaskManagers",
@@ -63,6 +66,29 @@ class JobTerminated:
     cause: str
 
 
+@message
+class DecideParallelism:
+    """Compute ``state.adaptive.decision_for(vertex)`` and feed the decision back as an event."""
+
+    vertex: str
+
+
+@message
+class InferSourceParallelism:
+    """Ask the vertex's sources for their parallelism, off the main loop (it may list files),
+    and feed back SourceParallelismInferred or SourceInferenceFailed."""
+
+    vertex: str
+    context: InferenceContext
+
+
 Command = (
-    RequestTaskManagers | DeployTask | CancelTask | ReleasePartitions | StartTimer | JobTerminated
+    RequestTaskManagers
+    | DeployTask
+    | CancelTask
+    | ReleasePartitions
+    | StartTimer
+    | JobTerminated
+    | DecideParallelism
+    | InferSourceParallelism
 )

@@ -128,6 +128,7 @@ class Option:
 
 
 _ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
+_SKEW = "execution.batch.adaptive.skewed-join-optimization."
 _EXP = "restart-strategy.exponential-delay."
 
 OPTIONS: dict[str, Option] = {
@@ -150,6 +151,12 @@ OPTIONS: dict[str, Option] = {
         Option(_ADAPTIVE + "default-source-parallelism", _int(1), None,
                "Upper bound of a source's inferred parallelism; unset falls back to "
                "max-parallelism, then parallelism.default."),
+        Option(_SKEW + "strategy", _choice("none", "auto"), "auto",
+               "auto: cut skewed subpartitions of inputs marked splittable across consumers."),
+        Option(_SKEW + "skewed-factor", _float(1.0), 4.0,
+               "A subpartition is skewed above this many times the median ..."),
+        Option(_SKEW + "skewed-threshold", _positive_memory, 256 << 20,
+               "... and above this many bytes."),
         Option("taskmanager.numberOfTaskSlots", _int(1), 1,
                "Slots per TaskManager; each runs one task at a time."),
         Option("slotmanager.number-of-slots.max", _int(1), None,

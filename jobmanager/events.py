@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from jobmanager.codec import message, register
+from jobmanager.scheduler.adaptive.decision import Explanation
 from shuffle.ids import PartitionId
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "JobCancelRequested",
     "JobStarted",
     "ProducedPartition",
+    "SourceInferenceFailed",
+    "SourceParallelismInferred",
     "TaskCanceled",
     "TaskFailed",
     "TaskFinished",
@@ -26,6 +29,7 @@ __all__ = [
     "TaskManagerRequestFailed",
     "TaskRunning",
     "TimerFired",
+    "VertexParallelismDecided",
 ]
 
 register(PartitionId)
@@ -65,10 +69,13 @@ class TaskRunning:
 @message
 class ProducedPartition:
     """Bytes one finished task wrote to each subpartition of one result partition, as a
-    little-endian int64 array (for a broadcast result: one number, the bytes produced once)."""
+    little-endian int64 array (for a broadcast result: one number, the bytes produced once).
+    ``filter_values``: for an edge with dynamic filtering, the values of the filtering column
+    this task's output holds."""
 
     result: str
     subpartition_bytes: bytes
+    filter_values: tuple[str, ...] = ()
 
     @staticmethod
     def of(result: str, counts) -> ProducedPartition:
@@ -120,6 +127,30 @@ class JobCancelRequested:
     reason: str
 
 
+@message
+class VertexParallelismDecided:
+    """The adaptive scheduler's decision for one job vertex, recorded so a replay applies it
+    rather than deciding again, and so a user can ask why."""
+
+    vertex: str
+    parallelism: int
+    input_infos: tuple[tuple[str, object], ...]
+    explanation: Explanation
+
+
+@message
+class SourceParallelismInferred:
+    vertex: str
+    parallelism: int
+    detail: str
+
+
+@message
+class SourceInferenceFailed:
+    vertex: str
+    error: str
+
+
 Event = (
     JobStarted
     | TaskManagerRegistered
@@ -131,4 +162,7 @@ Event = (
     | TaskCanceled
     | TimerFired
     | JobCancelRequested
+    | VertexParallelismDecided
+    | SourceParallelismInferred
+    | SourceInferenceFailed
 )

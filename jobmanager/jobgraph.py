@@ -19,6 +19,7 @@ from jobmanager.errors import (
     InvalidParallelismError,
     JobGraphError,
 )
+from jobmanager.inference import DynamicParallelismInference, StaticParallelismInference
 
 __all__ = [
     "DistributionPattern",
@@ -133,11 +134,24 @@ Partitioner.BROADCAST = Partitioner(PartitionerKind.BROADCAST)
 class JobVertex:
     """One operator of the job. Its subtasks are its parallel instances.
 
-    ``operator`` is what the vertex runs (a source, a PySpark or Arrow function, a sink); the
-    scheduling core never looks inside it.
+    ``operator`` is what the vertex runs (a PySpark or Arrow function, a sink) and ``sources``
+    the data sources it reads directly; the scheduling core never calls into either. What it
+    needs from the sources is settled when the vertex is built: a static parallelism one of them
+    knows, and whether any can infer one at run time (FLIP-379).
     """
 
-    __slots__ = ("graph", "name", "parallelism", "max_parallelism", "operator", "inputs", "outputs")
+    __slots__ = (
+        "graph",
+        "name",
+        "parallelism",
+        "max_parallelism",
+        "operator",
+        "sources",
+        "static_parallelism",
+        "infers_parallelism",
+        "inputs",
+        "outputs",
+    )
 
     def __init__(
         self,
@@ -146,6 +160,7 @@ class JobVertex:
         parallelism: int | None,
         max_parallelism: int | None,
         operator: Any,
+        sources: tuple = (),
     ) -> None:
         if parallelism is not None and parallelism < 1:
             raise InvalidParallelismError(
@@ -165,6 +180,17 @@ class JobVertex:
         self.parallelism = parallelism
         self.max_parallelism = max_parallelism
         self.operator = operator
+        self.sources = tuple(sources)
+        static = [
+            s.static_parallelism()
+            for s in self.sources
+            if isinstance(s, StaticParallelismInference)
+        ]
+        known = [p for p in static if p is not None and p > 0]
+        self.static_parallelism = max(known) if known else None
+        self.infers_parallelism = any(
+            isinstance(s, DynamicParallelismInference) for s in self.sources
+        )
         self.inputs: list[JobEdge] = []
         self.outputs: list[JobEdge] = []
 
@@ -183,9 +209,24 @@ class JobEdge:
     ``partitioner`` None means the user left it open: a static job makes it FORWARD when both
     ends have the same parallelism and REBALANCE otherwise; the adaptive scheduler makes it
     RESCALE, so a vertex's parallelism follows its data rather than its producer (FLIP-187).
+
+    ``splittable``: a skewed subpartition of this input may be cut across several consumers,
+    each reading the matching data of the vertex's other inputs whole (right for the probe side
+    of an inner join). ``dynamic_filtering`` names a partition column of the target vertex's
+    sources: the producer reports which values of it survived, and the target's sources read
+    only those partitions.
     """
 
-    __slots__ = ("id", "source", "target", "result_type", "partitioner", "pattern")
+    __slots__ = (
+        "id",
+        "source",
+        "target",
+        "result_type",
+        "partitioner",
+        "pattern",
+        "splittable",
+        "dynamic_filtering",
+    )
 
     def __init__(
         self,
@@ -195,6 +236,8 @@ class JobEdge:
         result_type: ResultPartitionType,
         partitioner: Partitioner | None,
         pattern: DistributionPattern | None,
+        splittable: bool = False,
+        dynamic_filtering: str | None = None,
     ) -> None:
         self.id = id
         self.source = source
@@ -202,6 +245,8 @@ class JobEdge:
         self.result_type = result_type
         self.partitioner = partitioner
         self.pattern = pattern
+        self.splittable = splittable
+        self.dynamic_filtering = dynamic_filtering
 
     def resolved(self, adaptive: bool) -> JobEdge:
         """This edge with an open partitioner and pattern settled as the scheduler runs it."""
@@ -214,7 +259,16 @@ class JobEdge:
             else:
                 partitioner = Partitioner.REBALANCE
         pattern = self.pattern or partitioner.distribution_pattern
-        return JobEdge(self.id, self.source, self.target, self.result_type, partitioner, pattern)
+        return JobEdge(
+            self.id,
+            self.source,
+            self.target,
+            self.result_type,
+            partitioner,
+            pattern,
+            self.splittable,
+            self.dynamic_filtering,
+        )
 
     @property
     def distribution_pattern(self) -> DistributionPattern:
@@ -227,6 +281,10 @@ class JobEdge:
     @property
     def is_broadcast(self) -> bool:
         return self.partitioner is not None and self.partitioner.is_broadcast
+
+    @property
+    def is_forward(self) -> bool:
+        return self.partitioner is not None and self.partitioner.kind is PartitionerKind.FORWARD
 
     def __repr__(self) -> str:
         return (
@@ -249,10 +307,11 @@ class JobGraph:
         parallelism: int | None = None,
         max_parallelism: int | None = None,
         operator: Any = None,
+        sources: tuple | list = (),
     ) -> JobVertex:
         if name in self._vertices:
             raise DuplicateNameError(f"job graph {self.name!r} already has a vertex named {name!r}")
-        vertex = JobVertex(self, name, parallelism, max_parallelism, operator)
+        vertex = JobVertex(self, name, parallelism, max_parallelism, operator, tuple(sources))
         self._vertices[name] = vertex
         return vertex
 
@@ -263,6 +322,8 @@ class JobGraph:
         partitioner: Partitioner | None = None,
         result_type: ResultPartitionType = ResultPartitionType.BLOCKING,
         pattern: DistributionPattern | None = None,
+        splittable: bool = False,
+        dynamic_filtering: str | None = None,
     ) -> JobEdge:
         """Add an edge; its id names both ends, e.g. ``"orders->join"`` (``#2`` for a second one)."""
         edge_id = f"{source.name}->{target.name}"
@@ -282,7 +343,10 @@ class JobGraph:
                     f"edge {edge_id!r}: partitioner {partitioner} is "
                     f"{partitioner.distribution_pattern.value}, but the edge says {pattern.value}"
                 )
-        edge = JobEdge(edge_id, source, target, result_type, partitioner, pattern)
+        edge = JobEdge(
+            edge_id, source, target, result_type, partitioner, pattern, splittable,
+            dynamic_filtering,
+        )
         self._edges[edge_id] = edge
         source.outputs.append(edge)
         target.inputs.append(edge)

@@ -19,6 +19,7 @@ import numpy as np
 from jobmanager import commands as cmd
 from jobmanager import events as ev
 from jobmanager.executiongraph import ExecutionGraph
+from jobmanager.inference import infer_vertex_parallelism
 from jobmanager.state import JobManagerState, Probe
 
 __all__ = [
@@ -68,9 +69,11 @@ class SimulatedTaskManagers:
         graph: ExecutionGraph,
         byte_model: ByteModel = uniform_bytes(1 << 20),
         faults: Iterable[TaskFault] = (),
+        filter_values: Callable[[str, int], tuple[str, ...]] | None = None,
     ) -> None:
         self.graph = graph
         self.byte_model = byte_model
+        self.filter_values = filter_values
         self.faults = {(f.vertex, f.subtask, f.attempt): f for f in faults}
         self.clock_ms = 0
         self.task_managers = 0
@@ -114,7 +117,10 @@ class SimulatedTaskManagers:
         for p in vertex.produced:
             n = p.result.subpartition_count(p.index)
             packed = self.byte_model(deploy.vertex, deploy.subtask, p.result.id, n)
-            produced.append(ev.ProducedPartition(p.result.id, packed))
+            values = ()
+            if self.filter_values is not None and p.result.edge.dynamic_filtering:
+                values = self.filter_values(p.result.id, deploy.subtask)
+            produced.append(ev.ProducedPartition(p.result.id, packed, values))
         return ev.TaskFinished(*key, tuple(produced))
 
 
@@ -149,10 +155,19 @@ class SimulatedRun:
             if self.record:
                 self.events.append(event)
             for command in handle(event):
-                queue.extend(answer(command))
+                queue.extend(self._carry_out(command) or answer(command))
             applied += 1
             if applied in self.inject:
                 queue.extendleft(reversed(self.inject[applied]))
             if applied >= max_events:
                 raise RuntimeError(f"the job did not terminate within {max_events} events")
         return self.cluster.terminated
+
+    def _carry_out(self, command: object) -> list | None:
+        """The JobManager shell's own work: decisions and source inference."""
+        if type(command) is cmd.DecideParallelism:
+            return [self.state.growth.decision_for(command.vertex)]
+        if type(command) is cmd.InferSourceParallelism:
+            sources = self.state.graph.job_graph.vertex(command.vertex).sources
+            return [infer_vertex_parallelism(command.vertex, sources, command.context)]
+        return None

@@ -18,7 +18,7 @@ import structlog
 from jobmanager import commands as cmd
 from jobmanager import events as ev
 from jobmanager.config import Configuration
-from jobmanager.errors import NoResourceAvailableError
+from jobmanager.errors import JobGraphError, NoResourceAvailableError
 from jobmanager.executiongraph import (
     ExecutionGraph,
     ExecutionState,
@@ -27,6 +27,7 @@ from jobmanager.executiongraph import (
     PartitionState,
 )
 from jobmanager.jobgraph import JobGraph
+from jobmanager.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
 from jobmanager.scheduler.backoff import make_restart_backoff
 from jobmanager.scheduler.failover import RestartPipelinedRegionFailoverStrategy
 from jobmanager.scheduler.regions import PipelinedRegions
@@ -57,7 +58,8 @@ class JobStatus(Enum):
 
 
 class Probe(Protocol):
-    """Told when phases of job start-up end; the stress run reads a clock there."""
+    """Told where the work of building the graph starts (``initializing``) and where its parts
+    end (``execution_graph_built``, ``regions_built``); the stress run reads a clock there."""
 
     def mark(self, phase: str) -> None: ...
 
@@ -96,6 +98,8 @@ class JobManagerState:
         job_id: str = "job",
         probe: Probe | None = None,
     ) -> None:
+        self.probe = probe or _NoProbe()
+        self.probe.mark("initializing")
         self.config = config or Configuration()
         self.job_id = job_id
         self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
@@ -111,15 +115,19 @@ class JobManagerState:
         self.regions = PipelinedRegions(self.graph)
         self.release = RegionPartitionGroupReleaseStrategy()
         self.strategy: PipelinedRegionSchedulingStrategy | VertexwiseSchedulingStrategy
+        self.growth: AdaptiveBatchScheduler | None = None
         if self.adaptive:
+            _check_all_blocking(job_graph)
             self.strategy = VertexwiseSchedulingStrategy(self)
+            self.growth = AdaptiveBatchScheduler(
+                self.graph, self.config, lambda command: self._out.append(command)
+            )
         else:
             self.strategy = PipelinedRegionSchedulingStrategy(self, self.regions)
-        probe = probe or _NoProbe()
         self.graph.listeners += [
-            _ProbeListener(probe, "execution_graph_built"),
+            _ProbeListener(self.probe, "execution_graph_built"),
             self.regions,
-            _ProbeListener(probe, "regions_built"),
+            _ProbeListener(self.probe, "regions_built"),
             self.release,
             self.strategy,
         ]
@@ -149,6 +157,9 @@ class JobManagerState:
             ev.TaskCanceled: self._on_task_canceled,
             ev.TimerFired: self._on_timer_fired,
             ev.JobCancelRequested: self._on_cancel_requested,
+            ev.VertexParallelismDecided: self._on_parallelism_decided,
+            ev.SourceParallelismInferred: self._on_source_parallelism_inferred,
+            ev.SourceInferenceFailed: self._on_source_inference_failed,
         }
 
     # -- the one way in ---------------------------------------------------------------------
@@ -185,7 +196,10 @@ class JobManagerState:
             return
         self.status = JobStatus.RUNNING
         self.log.info("job started", adaptive=self.adaptive)
-        self.graph.initialize(self._initializable())
+        if self.growth is not None:
+            self._grow()
+        else:
+            self.graph.initialize(list(self.graph.job_vertices.values()))
         self.strategy.start_scheduling()
         self._dispatch()
 
@@ -234,11 +248,20 @@ class JobManagerState:
             self._canceled(v)
             self._dispatch()
             return
+        problem = self._bad_report(v, event)
+        if problem:
+            self._on_task_failed(ev.TaskFailed(v.name, v.subtask, v.attempt, problem, 0))
+            return
         location = v.slot.task_manager
         self._free_slot(v)
         self.graph.transitions.move(v, S.FINISHED)
         for partition in v.produced:
             partition.mark_finished(location)
+        for report in event.produced:
+            result = self.graph.results[report.result]
+            result.produced.record(v.subtask, report.counts())
+            if self.growth is not None:
+                self.growth.record_filter_values(report.result, report.filter_values)
         ejv = v.job_vertex
         ejv.unfinished -= 1
         if ejv.unfinished == 0:
@@ -246,6 +269,8 @@ class JobManagerState:
         self._release(self.release.vertex_finished(v))
         if self.status is JobStatus.RUNNING:
             self.strategy.on_vertex_finished(v)
+            if ejv.unfinished == 0 and self.growth is not None:
+                self._grow()
             if self.graph.is_finished:
                 self._terminate(JobStatus.FINISHED, "")
         else:
@@ -299,17 +324,38 @@ class JobManagerState:
         self.failure_cause = event.reason
         self._wind_down(JobStatus.CANCELLING)
 
-    def _initializable(self) -> list:
-        """Job vertices that can be initialised now, together, in topological order."""
-        ready: list = []
-        names: set[str] = set()
-        for ejv in self.graph.job_vertices.values():
-            if ejv.is_initialized or ejv.parallelism is None:
-                continue
-            if all(p.is_initialized or p.name in names for p in ejv.producers):
-                ready.append(ejv)
-                names.add(ejv.name)
-        return ready
+    def _on_parallelism_decided(self, event: ev.VertexParallelismDecided) -> None:
+        if self.status is not JobStatus.RUNNING or self.growth is None:
+            return
+        if self.growth.on_decided(event):
+            self.log.info(
+                "parallelism decided",
+                vertex=event.vertex,
+                parallelism=event.parallelism,
+                why=event.explanation.text,
+            )
+        self._grow()
+        self._dispatch()
+
+    def _on_source_parallelism_inferred(self, event: ev.SourceParallelismInferred) -> None:
+        if self.status is not JobStatus.RUNNING or self.growth is None:
+            return
+        self.growth.on_inferred(event)
+        self._grow()
+        self._dispatch()
+
+    def _on_source_inference_failed(self, event: ev.SourceInferenceFailed) -> None:
+        if self.status is JobStatus.RUNNING:
+            self._fail_job(f"vertex {event.vertex!r}: its sources could not say how much "
+                           f"data they hold: {event.error}")  # fmt: skip
+
+    def _grow(self) -> None:
+        """Initialise what the adaptive scheduler can now, and let the strategy see it."""
+        ready = self.growth.progress()
+        if ready:
+            self.probe.mark("initializing")
+            self.graph.initialize(ready, self.growth.input_infos_of(ready))
+            self.strategy.schedule_newly_added()
 
     # -- failover -------------------------------------------------------------------------------
 
@@ -463,6 +509,24 @@ class JobManagerState:
         for task_manager, ids in by_task_manager.items():
             self._out.append(cmd.ReleasePartitions(task_manager, tuple(ids)))
 
+    def _bad_report(self, v: ExecutionVertex, event: ev.TaskFinished) -> str:
+        """What is wrong with a finished task's byte report, if anything: a task that reports
+        what it did not produce cannot have run correctly."""
+        expected = {p.result.id: p for p in v.produced}
+        reported = [r.result for r in event.produced]
+        if sorted(reported) != sorted(expected):
+            return f"reported results {reported}, expected {sorted(expected)}"
+        for report in event.produced:
+            partition = expected[report.result]
+            if partition.result.produced.per_partition is None:
+                wanted = partition.result.subpartition_count(partition.index)
+                if len(report.counts()) != wanted:
+                    return (
+                        f"reported {len(report.counts())} subpartitions for {report.result}, "
+                        f"expected {wanted}"
+                    )
+        return ""
+
     def _current(self, event) -> ExecutionVertex | None:
         """The subtask an event is about, or None if the event is about an older attempt."""
         ejv = self.graph.job_vertices.get(event.vertex)
@@ -506,4 +570,17 @@ class JobManagerState:
                 for t, p in self._pending_restarts.items()
             ),
             self._next_token,
+            self.growth.describe() if self.growth is not None else (),
         )
+
+
+def _check_all_blocking(job_graph: JobGraph) -> None:
+    """The adaptive scheduler decides a consumer's parallelism from what its finished producers
+    wrote; a pipelined consumer runs while its producer does, so there is nothing to read yet."""
+    for edge in job_graph.edges:
+        if edge.result_type.must_be_pipelined:
+            raise JobGraphError(
+                f"edge {edge.id!r} is pipelined, but the adaptive batch scheduler (chosen because "
+                "some vertex leaves its parallelism unset) needs blocking edges: make it "
+                "blocking, or set every parallelism and use jobmanager.scheduler: Default"
+            )

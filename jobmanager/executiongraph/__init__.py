@@ -4,17 +4,20 @@ connect them."""
 from jobmanager.executiongraph.graph import ExecutionGraph, TopologyListener
 from jobmanager.executiongraph.groups import ConsumedPartitionGroup, ConsumerVertexGroup
 from jobmanager.executiongraph.inputs import (
+    BroadcastInputInfo,
     ExecutionVertexInputInfo,
     ExplicitInputInfo,
     FormulaInputInfo,
     InputSlice,
     JobVertexInputInfo,
+    SubpartitionRangesInputInfo,
 )
 from jobmanager.executiongraph.partition import IntermediateResult, IntermediateResultPartition
 from jobmanager.executiongraph.states import ExecutionState, PartitionState
 from jobmanager.executiongraph.vertex import ExecutionJobVertex, ExecutionVertex
 
 __all__ = [
+    "BroadcastInputInfo",
     "ConsumedPartitionGroup",
     "ConsumerVertexGroup",
     "ExecutionGraph",
@@ -29,5 +32,6 @@ __all__ = [
     "IntermediateResultPartition",
     "JobVertexInputInfo",
     "PartitionState",
+    "SubpartitionRangesInputInfo",
     "TopologyListener",
 ]

@@ -11,26 +11,37 @@ costs nothing to describe; the adaptive scheduler stores the ranges it decided.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
+from jobmanager.codec import register
 from jobmanager.jobgraph import DistributionPattern
 from shuffle.ranges import IndexRange
 
 __all__ = [
+    "BroadcastInputInfo",
     "ExecutionVertexInputInfo",
     "ExplicitInputInfo",
     "FormulaInputInfo",
     "InputSlice",
     "JobVertexInputInfo",
+    "SubpartitionRangesInputInfo",
 ]
 
+register(IndexRange)
 
+
+@register
 @dataclass(frozen=True, slots=True)
 class InputSlice:
     partitions: IndexRange
     subpartitions: IndexRange
 
+    @property
+    def size(self) -> int:
+        return len(self.partitions) * len(self.subpartitions)
 
+
+@register
 @dataclass(frozen=True, slots=True)
 class ExecutionVertexInputInfo:
     """What one consumer subtask reads of one input."""
@@ -57,13 +68,12 @@ class JobVertexInputInfo(Protocol):
     def __getitem__(self, subtask: int) -> ExecutionVertexInputInfo: ...
 
 
+@register
+@dataclass(frozen=True, slots=True)
 class ExplicitInputInfo:
-    """Input infos decided one by one (the adaptive scheduler's balanced ranges)."""
+    """Input infos decided one by one (pointwise balancing, skewed subpartitions split)."""
 
-    __slots__ = ("infos",)
-
-    def __init__(self, infos: Sequence[ExecutionVertexInputInfo]) -> None:
-        self.infos = tuple(infos)
+    infos: tuple[ExecutionVertexInputInfo, ...]
 
     def __len__(self) -> int:
         return len(self.infos)
@@ -71,11 +81,44 @@ class ExplicitInputInfo:
     def __getitem__(self, subtask: int) -> ExecutionVertexInputInfo:
         return self.infos[subtask]
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ExplicitInputInfo) and self.infos == other.infos
 
-    def __repr__(self) -> str:
-        return f"ExplicitInputInfo({len(self.infos)} subtasks)"
+@register
+@dataclass(frozen=True, slots=True)
+class SubpartitionRangesInputInfo:
+    """All-to-all: consumer k reads every partition's subpartitions ``[cuts[k], cuts[k+1]-1]``;
+    N+1 numbers describe N consumers, so a 10,000-wide decision stays small."""
+
+    num_partitions: int
+    cuts: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.cuts) - 1
+
+    def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
+        if not 0 <= k < len(self.cuts) - 1:
+            raise IndexError(k)
+        return ExecutionVertexInputInfo.single(
+            IndexRange(0, self.num_partitions - 1), IndexRange(self.cuts[k], self.cuts[k + 1] - 1)
+        )
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class BroadcastInputInfo:
+    """Every consumer reads the single subpartition of every partition."""
+
+    num_partitions: int
+    consumers: int
+
+    def __len__(self) -> int:
+        return self.consumers
+
+    def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
+        if not 0 <= k < self.consumers:
+            raise IndexError(k)
+        return ExecutionVertexInputInfo.single(
+            IndexRange(0, self.num_partitions - 1), IndexRange(0, 0)
+        )
 
 
 class FormulaInputInfo:

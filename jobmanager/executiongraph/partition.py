@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jobmanager.executiongraph.result_bytes import ResultBytes
 from jobmanager.executiongraph.states import PartitionState
 from jobmanager.jobgraph import DistributionPattern, JobEdge
 from shuffle.ids import PartitionId
@@ -26,7 +27,7 @@ class IntermediateResult:
     broadcast result always has one subpartition, which every consumer reads whole.
     """
 
-    __slots__ = ("edge", "producer", "consumer", "partitions", "dynamic_subpartitions")
+    __slots__ = ("edge", "producer", "consumer", "partitions", "dynamic_subpartitions", "produced")
 
     def __init__(
         self, edge: JobEdge, producer: ExecutionJobVertex, consumer: ExecutionJobVertex
@@ -36,6 +37,7 @@ class IntermediateResult:
         self.consumer = consumer
         self.partitions: list[IntermediateResultPartition] = []
         self.dynamic_subpartitions: int | None = None
+        self.produced: ResultBytes | None = None
 
     @property
     def id(self) -> str:
@@ -54,16 +56,20 @@ class IntermediateResult:
         return self.edge.is_broadcast
 
     def create_partitions(self, dynamic: bool) -> None:
+        """Create one partition per producer subtask. ``dynamic``: the graph decides
+        parallelisms as it runs, so unless the consumer's is already known, size for its max."""
         producers = self.producer.vertices
         self.partitions = [IntermediateResultPartition(self, v) for v in producers]
         for vertex, partition in zip(producers, self.partitions):
             vertex.produced += (partition,)
-        if dynamic and not self.is_broadcast:
+        if dynamic and self.consumer.parallelism is None and not self.is_broadcast:
             consumer_max = self.consumer.max_parallelism
             if self.pattern is DistributionPattern.ALL_TO_ALL:
                 self.dynamic_subpartitions = consumer_max
             else:
                 self.dynamic_subpartitions = -(-consumer_max // len(producers))
+        pointwise = self.pattern is DistributionPattern.POINTWISE
+        self.produced = ResultBytes(len(producers), None if pointwise else self.subpartition_count(0))
 
     def subpartition_count(self, partition_index: int) -> int:
         if self.is_broadcast:

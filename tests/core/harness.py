@@ -15,12 +15,14 @@ from jobmanager.state import JobManagerState
 
 
 class Run:
-    def __init__(self, job, config=None, faults=(), seed=None, inject=None):
+    def __init__(self, job, config=None, faults=(), seed=None, inject=None, **cluster):
         self.job = job
         self.config = Configuration(config or {})
         self.state = JobManagerState(job, self.config, job_id="test")
         self.cluster = SimulatedTaskManagers(
-            self.state.graph, faults=[TaskFault(*f) if isinstance(f, tuple) else f for f in faults]
+            self.state.graph,
+            faults=[TaskFault(*f) if isinstance(f, tuple) else f for f in faults],
+            **cluster,
         )
         self.max_active = 0
         self._handle = self.state.handle
@@ -62,13 +64,15 @@ class Run:
             assert self.state._active == 0
         self.check_replay()
 
-    def check_replay(self):
+    def check_replay(self, config=None):
         """Replaying the recorded events, through msgpack, into a fresh state gives the same
-        state, and the same commands."""
-        fresh = JobManagerState(self.job, self.config, job_id="test")
+        state. The commands the replay returns are dropped, as a recovering JobManager would."""
+        fresh = JobManagerState(self.job, Configuration(config) if config else self.config,
+                                job_id="test")  # fmt: skip
         for event in self.run.events:
             fresh.handle(decode(encode(event)))
         assert fresh.snapshot() == self.state.snapshot()
+        return fresh
 
 
 def terminated_status(run: Run) -> str:

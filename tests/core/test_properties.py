@@ -73,3 +73,48 @@ def test_a_job_whose_largest_region_fits_one_slot_finishes_with_one_slot(job):
         return
     run = Run(job, {"slotmanager.number-of-slots.max": 1})
     assert run.go().status == "FINISHED"
+
+
+@st.composite
+def adaptive_scenarios(draw):
+    n = draw(st.integers(1, 5))
+    g = JobGraph("adaptive")
+    vertices = []
+    for i in range(n):
+        fixed = draw(st.one_of(st.none(), st.integers(1, 4)))
+        maximum = draw(st.integers(fixed or 1, 8))
+        vertices.append(g.add_vertex(f"v{i}", fixed, max_parallelism=maximum))
+    for j in range(1, n):
+        for i in draw(st.lists(st.integers(0, j - 1), max_size=2, unique=True)):
+            partitioner = draw(st.sampled_from(
+                [Partitioner.REBALANCE, Partitioner.RESCALE, Partitioner.BROADCAST,
+                 Partitioner.hash("k")]))  # fmt: skip
+            g.connect(vertices[i], vertices[j], partitioner, BLOCKING,
+                      splittable=draw(st.booleans()))  # fmt: skip
+    faults = [
+        TaskFault(f"v{draw(st.integers(0, n - 1))}", 0, 0, "injected")
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    losses = draw(st.lists(st.integers(3, 40), max_size=1))
+    inject = {k: [ev.TaskManagerLost("sim-tm-0", "killed", k)] for k in losses}
+    config = {
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": 100,
+        "taskmanager.numberOfTaskSlots": draw(st.integers(1, 3)),
+        "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 mb",
+    }
+    return g, config, faults, draw(st.integers(0, 2**16)), inject
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(adaptive_scenarios())
+def test_adaptive_jobs_finish_and_replay_equals_live(scenario):
+    job, config, faults, seed, inject = scenario
+    from jobmanager.simulation import uniform_bytes
+
+    run = Run(job, config, faults=faults, seed=seed, inject=inject,
+              byte_model=uniform_bytes(3 << 20))  # fmt: skip
+    assert run.go().status == "FINISHED"
+    run.check_invariants()
+    for ejv in run.state.graph.job_vertices.values():
+        assert 1 <= ejv.parallelism <= ejv.max_parallelism

@@ -15,8 +15,9 @@ PURE = [
     ROOT / "events.py",
     ROOT / "commands.py",
     ROOT / "state.py",
-    *sorted((ROOT / "executiongraph").glob("*.py")),
-    *sorted((ROOT / "scheduler").glob("*.py")),
+    ROOT / "inference.py",
+    *sorted((ROOT / "executiongraph").rglob("*.py")),
+    *sorted((ROOT / "scheduler").rglob("*.py")),
 ]
 FORBIDDEN = {"ray", "pyspark", "time", "os", "socket", "subprocess", "threading", "asyncio"}
 

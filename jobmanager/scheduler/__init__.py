@@ -1,0 +1,1 @@
+"""Scheduling: regions, strategies, failover, release, slots and adaptive decisions."""

@@ -1,0 +1,17 @@
+"""The core's tests need no cluster and no clock: make sure none sneaks in."""
+
+import pytest
+import structlog
+
+
+@pytest.fixture(autouse=True)
+def pure(monkeypatch):
+    import time
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the scheduling core's tests must not sleep")
+
+    monkeypatch.setattr(time, "sleep", forbidden)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
+    yield
+    structlog.reset_defaults()

@@ -1,0 +1,256 @@
+"""Whole adaptive runs of the real core against simulated TaskManagers."""
+
+import numpy as np
+import pytest
+
+from jobmanager import events as ev
+from jobmanager.errors import JobGraphError
+from jobmanager.inference import InferenceContext
+from jobmanager.jobgraph import JobGraph, Partitioner, ResultPartitionType
+from jobmanager.simulation import uniform_bytes
+from jobmanager.state import JobManagerState
+from tests.core.harness import Run
+
+MiB, GiB = 1 << 20, 1 << 30
+
+
+def spread(total_per_task):
+    """Each producer task writes ``total_per_task`` bytes spread evenly over subpartitions."""
+    return uniform_bytes(total_per_task)
+
+
+def daily_job():
+    g = JobGraph("daily")
+    src = g.add_vertex("src", parallelism=10)
+    agg = g.add_vertex("agg")
+    sink = g.add_vertex("sink")
+    g.connect(src, agg, Partitioner.hash("key"))
+    g.connect(agg, sink, Partitioner.FORWARD)
+    return g
+
+
+@pytest.mark.parametrize(
+    "daily_bytes, expected",
+    [(10 * MiB, 1), (1 * GiB, 64), (100 * GiB, 128)],  # 16 MiB per task, at most 128
+)
+def test_parallelism_follows_the_data_day_by_day(daily_bytes, expected):
+    run = Run(daily_job(), byte_model=spread(daily_bytes // 10))
+    assert run.go().status == "FINISHED"
+    parallelism = {n: v.parallelism for n, v in run.state.graph.job_vertices.items()}
+    assert parallelism["agg"] == expected
+    assert parallelism["sink"] == expected  # forward group: same parallelism, decided once
+    assert "sink" not in run.state.growth.explanations
+    why = run.state.growth.explanations["agg"]
+    assert why.input_bytes == daily_bytes // 10 * 10 and "per task" in why.text
+    run.check_invariants()
+
+
+def test_a_replay_applies_recorded_decisions_instead_of_deciding_again():
+    run = Run(daily_job(), byte_model=spread(GiB // 10))
+    run.go()
+    # a JobManager restarted with another data volume per task still rebuilds the same graph
+    other = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 mb"}
+    replayed = run.check_replay(config=other)
+    assert replayed.graph.job_vertex("agg").parallelism == 64
+
+
+def skewed_model(hot_subpartition, hot_bytes, other_bytes):
+    def model(vertex, subtask, result, n):
+        counts = np.full(n, other_bytes, dtype="<i8")
+        if result.startswith("probe"):
+            counts[hot_subpartition] = hot_bytes
+        return counts.tobytes()
+
+    return model
+
+
+def task_bytes(state, model_bytes):
+    """Bytes each consumer task of 'join' reads, from its input ranges."""
+    ejv = state.graph.job_vertex("join")
+    loads = []
+    for k in range(ejv.parallelism):
+        total = 0
+        for result_id, info in ejv.input_infos.items():
+            for sl in info[k].slices:
+                for s in sl.subpartitions:
+                    total += model_bytes(result_id, s) * len(sl.partitions)
+        loads.append(total)
+    return loads
+
+
+def test_a_hot_key_is_spread_and_the_largest_task_shrinks_at_least_4x():
+    g = JobGraph("skewed")
+    probe = g.add_vertex("probe", parallelism=40)
+    build = g.add_vertex("build", parallelism=4)
+    join = g.add_vertex("join", max_parallelism=64)
+    g.connect(probe, join, Partitioner.hash("k"), splittable=True)
+    g.connect(build, join, Partitioner.hash("k"))
+    hot, other = 100 * MiB, MiB // 4
+    run = Run(g, {"execution.batch.adaptive.skewed-join-optimization.skewed-threshold": "64 mb"},
+              byte_model=skewed_model(5, hot, other))  # fmt: skip
+    assert run.go().status == "FINISHED"
+    run.check_invariants()
+
+    def model_bytes(result_id, s):
+        return hot if result_id.startswith("probe") and s == 5 else other
+
+    balanced = task_bytes(run.state, model_bytes)
+    p = len(balanced)
+    even = []
+    for k in range(p):
+        first, last = k * 64 // p, (k + 1) * 64 // p - 1
+        even.append(sum(model_bytes("probe->join", s) * 40 + model_bytes("build->join", s) * 4
+                        for s in range(first, last + 1)))  # fmt: skip
+    assert max(even) >= 4 * max(balanced), (max(even), max(balanced))
+    assert "skewed subpartition 5" in run.state.growth.explanations["join"].text
+
+
+class CountingSource:
+    """A source that infers its parallelism from a number of files, and remembers what the
+    scheduler told it."""
+
+    def __init__(self, files, partition_column=None):
+        self.files = files
+        self.partition_column = partition_column
+        self.contexts = []
+
+    def infer_parallelism(self, context: InferenceContext) -> int:
+        self.contexts.append(context)
+        files = self.files
+        if self.partition_column and context.filter_for(self.partition_column):
+            kept = set(context.filter_for(self.partition_column).values)
+            files = [f for f in files if f.split("=")[1] in kept]
+        return min(len(files), context.parallelism_upper_bound)
+
+
+class StaticSource(CountingSource):
+    def static_parallelism(self):
+        return 3
+
+
+def source_job(*sources, parallelism=None):
+    g = JobGraph("sources")
+    src = g.add_vertex("src", parallelism=parallelism, sources=sources)
+    agg = g.add_vertex("agg")
+    g.connect(src, agg, Partitioner.hash("k"))
+    return g
+
+
+def test_a_source_infers_its_parallelism_at_run_time_within_the_upper_bound():
+    source = CountingSource([f"f{i}" for i in range(30)])
+    config = {"execution.batch.adaptive.auto-parallelism.default-source-parallelism": 12}
+    run = Run(source_job(source), config)
+    assert run.go().status == "FINISHED"
+    assert run.state.graph.job_vertex("src").parallelism == 12
+    (context,) = source.contexts
+    assert context.parallelism_upper_bound == 12 and context.data_volume_per_task == 16 * MiB
+    assert "inferred by its sources 12" in run.state.growth.explanations["src"].text
+    run.check_invariants()
+
+
+def test_user_set_beats_static_beats_dynamic():
+    user = CountingSource(["a"] * 9)
+    run = Run(source_job(user, parallelism=2))
+    run.go()
+    assert run.state.graph.job_vertex("src").parallelism == 2 and user.contexts == []
+    static = StaticSource(["a"] * 9)
+    run = Run(source_job(static))
+    run.go()
+    assert run.state.graph.job_vertex("src").parallelism == 3 and static.contexts == []
+
+
+def test_several_sources_take_the_maximum():
+    run = Run(source_job(CountingSource(["a"] * 5), CountingSource(["b"] * 7)))
+    run.go()
+    assert run.state.graph.job_vertex("src").parallelism == 7
+
+
+def test_dynamic_filtering_from_an_upstream_vertex_reaches_the_source():
+    g = JobGraph("dpp")
+    dim = g.add_vertex("dim", parallelism=2)
+    days = [f"date=2026-11-{d:02d}" for d in range(1, 31)]
+    fact_source = CountingSource(days, partition_column="date")
+    fact = g.add_vertex("fact", sources=[fact_source])
+    g.connect(dim, fact, Partitioner.BROADCAST, dynamic_filtering="date")
+    out = g.add_vertex("out")
+    g.connect(fact, out, Partitioner.hash("k"))
+    survivors = {0: ("2026-11-01", "2026-11-02"), 1: ("2026-11-02", "2026-11-21")}
+    run = Run(g, filter_values=lambda result, subtask: survivors[subtask])
+    assert run.go().status == "FINISHED"
+    (context,) = fact_source.contexts
+    (info,) = context.dynamic_filtering
+    assert info.column == "date" and info.values == ("2026-11-01", "2026-11-02", "2026-11-21")
+    # a vertex that is both a source and a consumer takes the larger of the two answers
+    assert run.state.graph.job_vertex("fact").parallelism == 3
+    run.check_invariants()
+
+
+def test_a_failing_inference_fails_the_job_naming_the_vertex():
+    class Broken:
+        def infer_parallelism(self, context):
+            raise FileNotFoundError("/data/orders: no such file or directory")
+
+    run = Run(source_job(Broken()))
+    terminated = run.go()
+    assert terminated.status == "FAILED"
+    assert "vertex 'src'" in terminated.cause and "/data/orders" in terminated.cause
+
+
+def test_forward_groups_never_exceed_a_members_max_parallelism():
+    g = JobGraph("fwd")
+    src = g.add_vertex("src", parallelism=4)
+    a = g.add_vertex("a", max_parallelism=100)
+    b = g.add_vertex("b", max_parallelism=6)
+    g.connect(src, a, Partitioner.hash("k"))
+    g.connect(a, b, Partitioner.FORWARD)
+    run = Run(g, byte_model=spread(GiB))
+    run.go()
+    assert run.state.graph.job_vertex("a").parallelism == 6
+    assert run.state.graph.job_vertex("b").parallelism == 6
+
+
+def test_unset_partitioners_become_rescale_in_adaptive_mode():
+    g = JobGraph("rescale")
+    src = g.add_vertex("src", parallelism=4)
+    m = g.add_vertex("map")
+    g.connect(src, m)
+    run = Run(g, byte_model=spread(40 * MiB))
+    run.go()
+    result = run.state.graph.results["src->map"]
+    assert str(result.edge.partitioner) == "rescale"
+    assert run.state.graph.job_vertex("map").parallelism == 10  # 160 MiB / 16 MiB
+    run.check_invariants()
+
+
+def test_the_adaptive_scheduler_refuses_pipelined_edges_by_name():
+    g = JobGraph()
+    g.connect(g.add_vertex("a"), g.add_vertex("b"), Partitioner.REBALANCE,
+              ResultPartitionType.PIPELINED)  # fmt: skip
+    with pytest.raises(JobGraphError, match="edge 'a->b' is pipelined"):
+        JobManagerState(g)
+
+
+def finish_sources(state, attempt=0):
+    commands = []
+    for k in range(10):
+        commands = state.handle(ev.TaskFinished("src", k, attempt, (
+            ev.ProducedPartition.of("src->agg", [MiB] * 128),)))  # fmt: skip
+    return commands
+
+
+def test_a_decision_that_arrives_after_its_inputs_were_reset_is_dropped_and_made_again():
+    state = JobManagerState(daily_job(), job_id="stale")
+    state.handle(ev.JobStarted())
+    state.handle(ev.TaskManagerRegistered("tm", 10))
+    commands = finish_sources(state)
+    assert [type(c).__name__ for c in commands] == ["DecideParallelism"]
+    decision = state.growth.decision_for("agg")
+    # meanwhile the TaskManager holding src's output dies, and src is reset to run again
+    commands = state.handle(ev.TaskManagerLost("tm", "killed", 0))
+    (timer,) = [c for c in commands if type(c).__name__ == "StartTimer"]
+    state.handle(ev.TimerFired(timer.token))
+    state.handle(decision)
+    assert state.graph.job_vertex("agg").parallelism is None
+    state.handle(ev.TaskManagerRegistered("tm-2", 10))
+    commands = finish_sources(state, attempt=1)
+    assert [type(c).__name__ for c in commands] == ["DecideParallelism"]
