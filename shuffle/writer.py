@@ -1,0 +1,221 @@
+"""ResultPartitionWriter: one producer task's output, as one partition file.
+
+The producer hands over its output in as many tables or batches as it likes. Each is split by
+the partitioner into subpartitions (see :mod:`shuffle.partitioning`) and the pieces are held,
+uncompressed and uncopied, until :meth:`~ResultPartitionWriter.finish`; then each
+subpartition's pieces are compressed as one Arrow IPC stream (LZ4) -- on a few threads, each
+taking whole subpartitions -- and written back to back, in order, with their index and footer,
+into a temporary file that is renamed into place: a reader sees the whole file or none. No fsync:
+a partition on a node that crashed is lost with its node anyway.
+
+When the held pieces exceed ``buffer_bytes`` at the start of a write, they are compressed into
+per-subpartition in-memory streams first, so a producer that writes a lot in many calls holds
+compressed bytes, not its rows; the file is still written only at the end.
+
+``finish`` returns the bytes each subpartition takes in the file: the numbers the adaptive
+scheduler decides parallelism and ranges from. A broadcast partition has one subpartition, so
+its bytes are reported once, not once per consumer.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from shuffle.descriptors import ShuffleDescriptor
+from shuffle.ids import PartitionId
+from shuffle.partition_file import INDEX_ENTRY, encode_index_and_footer
+from shuffle.partitioning import RowPartitioner, partition_rows
+
+__all__ = ["ResultPartitionWriter", "WrittenPartition"]
+
+_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)
+_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WrittenPartition:
+    """A finished partition file: where it is and what each subpartition holds."""
+
+    partition_id: PartitionId
+    path: str
+    bytes_per_subpartition: np.ndarray  # int64, bytes in the file
+    rows_per_subpartition: np.ndarray  # int64
+
+    @property
+    def num_subpartitions(self) -> int:
+        return len(self.bytes_per_subpartition)
+
+    @property
+    def total_bytes(self) -> int:
+        return int(self.bytes_per_subpartition.sum())
+
+    def descriptor(self, task_manager_id: str, node_id: str) -> ShuffleDescriptor:
+        return ShuffleDescriptor(
+            self.partition_id, task_manager_id, node_id, self.path, self.num_subpartitions
+        )
+
+
+class _Subpartition:
+    """One subpartition's rows: pieces not yet compressed, and the stream they go to."""
+
+    __slots__ = ("pending", "rows", "sink", "stream")
+
+    def __init__(self) -> None:
+        self.pending: list[pa.Table] = []
+        self.rows = 0
+        self.sink: pa.BufferOutputStream | None = None
+        self.stream: pa.ipc.RecordBatchStreamWriter | None = None
+
+    def compress_pending(self, schema: pa.Schema) -> None:
+        """Append the pending pieces to the stream, as one batch."""
+        if not self.pending:
+            return
+        rows = self.pending[0] if len(self.pending) == 1 else pa.concat_tables(self.pending)
+        if self.stream is None:
+            self.sink = pa.BufferOutputStream()
+            self.stream = pa.ipc.new_stream(self.sink, schema, options=_OPTIONS)
+        self.stream.write_table(rows.combine_chunks(), max_chunksize=None)
+        self.pending = []
+
+    def finish(self, schema: pa.Schema) -> pa.Buffer | None:
+        """The complete stream's bytes, or None for an empty subpartition."""
+        self.compress_pending(schema)
+        if self.stream is None:
+            return None
+        self.stream.close()
+        data = self.sink.getvalue()
+        self.sink = self.stream = None
+        return data
+
+
+class ResultPartitionWriter:
+    """Writes one result partition file at ``path``; end with :meth:`finish` or :meth:`abort`."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        partition_id: PartitionId,
+        num_subpartitions: int,
+        partitioner: RowPartitioner,
+        *,
+        schema: pa.Schema | None = None,
+        buffer_bytes: int = 256 << 20,
+    ) -> None:
+        if num_subpartitions < 1:
+            raise ValueError(
+                f"partition {partition_id} needs a subpartition, not {num_subpartitions}"
+            )
+        self.path = Path(path)
+        self.partition_id = partition_id
+        self.num_subpartitions = num_subpartitions
+        self.partitioner = partitioner
+        self.schema = schema
+        self._buffer_bytes = buffer_bytes
+        self._subpartitions = [_Subpartition() for _ in range(num_subpartitions)]
+        self._pending_bytes = 0
+        self._rows_written = 0
+        self._done = False
+
+    def write(self, rows: pa.Table | pa.RecordBatch) -> None:
+        """Partition ``rows`` and hold each subpartition's share."""
+        self._check_open()
+        if self.schema is None:
+            self.schema = rows.schema
+        elif not rows.schema.equals(self.schema):
+            raise ValueError(
+                f"partition {self.partition_id} is written with schema {self.schema}, "
+                f"got rows of schema {rows.schema}"
+            )
+        if rows.num_rows == 0:
+            return
+        if self._pending_bytes > self._buffer_bytes:
+            self._compress_all_pending()
+        split = partition_rows(rows, self.partitioner, self.num_subpartitions, self._rows_written)
+        self._rows_written += rows.num_rows
+        for index in np.flatnonzero(split.rows_per_subpartition()).tolist():
+            piece = split.subpartition(index)
+            subpartition = self._subpartitions[index]
+            subpartition.pending.append(piece)
+            subpartition.rows += piece.num_rows
+        self._pending_bytes += split.rows.nbytes
+
+    def finish(self) -> WrittenPartition:
+        """Write the file (temp file, then rename) and report what each subpartition holds."""
+        self._check_open()
+        self._done = True
+        schema = self.schema if self.schema is not None else pa.schema([])
+        entries = np.zeros(self.num_subpartitions, dtype=INDEX_ENTRY)
+        temporary = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        offset = 0
+        try:
+            with open(temporary, "wb") as file:
+                for index, data in enumerate(self._finished_streams(schema)):
+                    length = 0 if data is None else data.size
+                    checksum = zlib.crc32(data) if length else 0
+                    entries[index] = (offset, length, self._subpartitions[index].rows, checksum, 0)
+                    if length:
+                        file.write(data)
+                    offset += length
+                file.write(encode_index_and_footer(offset, entries, schema))
+            os.replace(temporary, self.path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        finally:
+            self._subpartitions = []
+        return WrittenPartition(
+            self.partition_id,
+            str(self.path),
+            entries["length"].astype(np.int64),
+            entries["rows"].astype(np.int64),
+        )
+
+    def abort(self) -> None:
+        """Drop what was written; no file appears."""
+        self._done = True
+        self._subpartitions = []
+
+    def __enter__(self) -> ResultPartitionWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        if exc_type is not None and not self._done:
+            self.abort()
+
+    def _finished_streams(self, schema: pa.Schema):
+        """Each subpartition's stream bytes, in order, compressed a few subpartitions ahead on
+        worker threads (Arrow releases the GIL) while the caller writes the earlier ones."""
+        with ThreadPoolExecutor(_THREADS, thread_name_prefix="tidal-partition-writer") as pool:
+            ahead: deque[Future[pa.Buffer | None]] = deque()
+            upcoming = iter(self._subpartitions)
+            for subpartition in upcoming:
+                ahead.append(pool.submit(subpartition.finish, schema))
+                if len(ahead) >= 2 * _THREADS:
+                    break
+            while ahead:
+                data = ahead.popleft().result()
+                subpartition = next(upcoming, None)
+                if subpartition is not None:
+                    ahead.append(pool.submit(subpartition.finish, schema))
+                yield data
+
+    def _compress_all_pending(self) -> None:
+        with ThreadPoolExecutor(_THREADS, thread_name_prefix="tidal-partition-writer") as pool:
+            list(pool.map(lambda s: s.compress_pending(self.schema), self._subpartitions))
+        self._pending_bytes = 0
+
+    def _check_open(self) -> None:
+        if self._done:
+            raise RuntimeError(
+                f"the writer of partition {self.partition_id} is finished or aborted"
+            )
