@@ -48,8 +48,11 @@ class CancelTask:
 
 @message
 class ReleasePartitions:
+    """Delete these partitions' files: those written by the producer attempts given."""
+
     task_manager: str
     partitions: tuple[PartitionId, ...]
+    attempts: tuple[int, ...]
 
 
 @message

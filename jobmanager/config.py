@@ -157,6 +157,9 @@ OPTIONS: dict[str, Option] = {
                "A subpartition is skewed above this many times the median ..."),
         Option(_SKEW + "skewed-threshold", _positive_memory, 256 << 20,
                "... and above this many bytes."),
+        Option("blob.offload.minsize", _positive_memory, 1 << 20,
+               "Shuffle descriptors of a consumed partition group at least this large travel "
+               "through the blob store; smaller ones inline in the deployment."),
         Option("taskmanager.numberOfTaskSlots", _int(1), 1,
                "Slots per TaskManager; each runs one task at a time."),
         Option("slotmanager.number-of-slots.max", _int(1), None,

@@ -42,8 +42,13 @@ class JobStarted:
 
 @message
 class TaskManagerRegistered:
+    """A TaskManager joined: its slots, the node it runs on (consumers on the same node read
+    its partition files directly) and the root of its shuffle directory."""
+
     task_manager: str
     slots: int
+    node: str = ""
+    shuffle_root: str = ""
 
 
 @message

@@ -137,6 +137,7 @@ class JobManagerState:
             self.config["taskmanager.numberOfTaskSlots"],
             self.config["slotmanager.number-of-slots.max"],
         )
+        self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
         self.status = JobStatus.CREATED
         self.failure_cause = ""
         self.events_applied = 0
@@ -204,6 +205,7 @@ class JobManagerState:
         self._dispatch()
 
     def _on_task_manager_registered(self, event: ev.TaskManagerRegistered) -> None:
+        self.task_managers[event.task_manager] = event
         self.slots.register(event.task_manager, event.slots)
         self._dispatch()
 
@@ -212,6 +214,7 @@ class JobManagerState:
         self.log.warning("task managers unavailable", count=event.count, reason=event.reason)
 
     def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
+        self.task_managers.pop(event.task_manager, None)
         self.slots.remove(event.task_manager)
         failed: dict[int, ExecutionVertex] = {}
         for v in self.graph.vertices():
@@ -504,10 +507,16 @@ class JobManagerState:
         by_task_manager: dict[str, list] = {}
         for p in partitions:
             if p.state is PartitionState.AVAILABLE:
-                by_task_manager.setdefault(p.location, []).append(p.id)
+                by_task_manager.setdefault(p.location, []).append(p)
                 p.mark_released()
-        for task_manager, ids in by_task_manager.items():
-            self._out.append(cmd.ReleasePartitions(task_manager, tuple(ids)))
+        for task_manager, released in by_task_manager.items():
+            self._out.append(
+                cmd.ReleasePartitions(
+                    task_manager,
+                    tuple(p.id for p in released),
+                    tuple(p.producer.attempt for p in released),
+                )
+            )
 
     def _bad_report(self, v: ExecutionVertex, event: ev.TaskFinished) -> str:
         """What is wrong with a finished task's byte report, if anything: a task that reports

@@ -22,7 +22,7 @@ from shuffle.ids import PartitionId
 from shuffle.partitioning import RowPartitioner
 from shuffle.writer import ResultPartitionWriter
 
-__all__ = ["ShuffleDirectory"]
+__all__ = ["ShuffleDirectory", "partition_path"]
 
 _log = structlog.get_logger(__name__)
 _SUFFIX = ".tpf"
@@ -46,34 +46,41 @@ class ShuffleDirectory:
     def closed(self) -> bool:
         return self._closed
 
-    def path_for(self, partition_id: PartitionId) -> Path:
-        """``root/<result id, %-quoted>/<index>.tpf``: one folder per intermediate result.
-
-        Folders stay after their files are released (a writer of the same result may be about
-        to use one); :meth:`close` removes them."""
-        return self.root / _folder_name(partition_id.result) / f"{partition_id.index}{_SUFFIX}"
+    def path_for(self, partition_id: PartitionId, attempt: int = 0) -> Path:
+        """See :func:`partition_path`. Folders stay after their files are released (a writer
+        of the same result may be about to use one); :meth:`close` removes them."""
+        return Path(partition_path(str(self.root), partition_id, attempt))
 
     def writer(
         self,
         partition_id: PartitionId,
         num_subpartitions: int,
         partitioner: RowPartitioner,
+        attempt: int = 0,
         **options,
     ) -> ResultPartitionWriter:
         """A writer whose file lands at :meth:`path_for`; ``options`` go to the writer."""
         self._check_open()
         return ResultPartitionWriter(
-            self.path_for(partition_id), partition_id, num_subpartitions, partitioner, **options
+            self.path_for(partition_id, attempt),
+            partition_id,
+            num_subpartitions,
+            partitioner,
+            **options,
         )
 
     def contains(self, partition_id: PartitionId) -> bool:
         return self.path_for(partition_id).is_file()
 
-    def release(self, partition_ids: Iterable[PartitionId]) -> list[PartitionId]:
-        """Delete the files of these partitions; return those that existed."""
+    def release(
+        self, partition_ids: Iterable[PartitionId], attempts: Iterable[int] | None = None
+    ) -> list[PartitionId]:
+        """Delete the files these producer attempts wrote (attempt 0 unless given); return the
+        partitions whose file existed. A newer attempt's file is never touched."""
         released = []
-        for partition_id in partition_ids:
-            path = self.path_for(partition_id)
+        attempts = attempts if attempts is not None else (0 for _ in iter(int, 1))
+        for partition_id, attempt in zip(partition_ids, attempts):
+            path = self.path_for(partition_id, attempt)
             try:
                 path.unlink()
             except FileNotFoundError:
@@ -100,6 +107,15 @@ class ShuffleDirectory:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"shuffle directory {self.root} is closed")
+
+
+def partition_path(root: str, partition_id: PartitionId, attempt: int = 0) -> str:
+    """``root/<result id, %-quoted>/<index>-<attempt>.tpf``: one folder per intermediate
+    result, one file per producer attempt, so a rerun never writes over a file that a late
+    release of the previous attempt would delete. A pure function of its arguments: the
+    JobManager derives the same path for a ShuffleDescriptor without asking."""
+    name = f"{partition_id.index}-{attempt}{_SUFFIX}"
+    return os.path.join(root, _folder_name(partition_id.result), name)
 
 
 def _folder_name(result: str) -> str:

@@ -21,10 +21,12 @@ class ConsumedPartitionGroup:
     """Partitions of one result that the same consumers read together.
 
     ``unfinished`` counts partitions whose producer has not finished, so "are all partitions
-    finished?" is O(1) however large the group.
+    finished?" is O(1) however large the group. ``version`` changes whenever any partition of
+    the group changes state, so what was derived from the partitions (their encoded shuffle
+    descriptors) is known to be stale in O(1).
     """
 
-    __slots__ = ("id", "result", "partitions", "consumers", "unfinished")
+    __slots__ = ("id", "result", "partitions", "consumers", "unfinished", "version")
 
     def __init__(
         self, id: int, result: IntermediateResult, partitions: list[IntermediateResultPartition]
@@ -34,6 +36,7 @@ class ConsumedPartitionGroup:
         self.partitions = partitions
         self.consumers: ConsumerVertexGroup | None = None
         self.unfinished = sum(1 for p in partitions if not p.is_finished)
+        self.version = 0
 
     @property
     def result_type(self):

@@ -133,6 +133,8 @@ class IntermediateResultPartition:
         """Change state, keeping every group's count of unfinished partitions in step."""
         was, now = self.state.is_finished, state.is_finished
         self.state = state
+        for group in self.groups:
+            group.version += 1
         if was and not now:
             for group in self.groups:
                 group.partition_reset()

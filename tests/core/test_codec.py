@@ -13,7 +13,7 @@ MESSAGES = [
     ev.TaskFailed("map", 3, 1, "Traceback ...", 99, PartitionId("src->map", 7)),
     ev.TimerFired(5),
     cmd.DeployTask("map", 3, 1, "tm-1", 0),
-    cmd.ReleasePartitions("tm-1", (PartitionId("a->b", 0), PartitionId("a->b", 1))),
+    cmd.ReleasePartitions("tm-1", (PartitionId("a->b", 0), PartitionId("a->b", 1)), (0, 2)),
     cmd.JobTerminated("FAILED", "boom"),
 ]
 

@@ -158,7 +158,7 @@ def test_the_file_appears_only_when_finished(shuffle_directory, mixed_table):
     assert not shuffle_directory.path_for(PID).exists()
     writer.finish()
     assert shuffle_directory.path_for(PID).exists()
-    assert [p.name for p in shuffle_directory.path_for(PID).parent.iterdir()] == ["3.tpf"]
+    assert [p.name for p in shuffle_directory.path_for(PID).parent.iterdir()] == ["3-0.tpf"]
 
 
 def test_an_aborted_or_failed_write_leaves_no_file(shuffle_directory, mixed_table):

@@ -58,3 +58,18 @@ def test_distinct_long_result_ids_get_distinct_folders(shuffle_directory):
     first = shuffle_directory.path_for(PartitionId("x" * 600 + "1", 0))
     second = shuffle_directory.path_for(PartitionId("x" * 600 + "2", 0))
     assert first != second
+
+
+def test_each_attempt_has_its_own_file_and_release_touches_only_the_one_named(tmp_path):
+    from shuffle.directory import partition_path
+
+    directory = ShuffleDirectory(tmp_path / "shuffle")
+    pid = PartitionId("a->b", 4)
+    for attempt in (0, 1):
+        with directory.writer(pid, 2, RebalancePartitioner(), attempt=attempt) as writer:
+            writer.write(pa.table({"x": [1, 2, 3]}))
+            writer.finish()
+    assert directory.path_for(pid, 1) != directory.path_for(pid, 0)
+    assert str(directory.path_for(pid, 1)) == partition_path(str(directory.root), pid, 1)
+    assert directory.release([pid], [0]) == [pid]  # a late release of the old attempt
+    assert directory.path_for(pid, 1).exists() and not directory.path_for(pid, 0).exists()
