@@ -39,3 +39,10 @@ def test_tidal_stress_refuses_bad_options():
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode != 0 and "sideways" in done.stderr
+
+
+def test_adaptive_stress_decides_the_consumer_from_simulated_bytes():
+    report = run_stress(300, "all-to-all", "blocking", adaptive=True)
+    assert report.status == "FINISHED" and report.tasks == 600
+    assert report.parallelisms == {"v0": 300, "v1": 300}
+    assert "per task" in report.decisions["v1"]

@@ -1,0 +1,41 @@
+"""The real FileSource answering the real core's inference command, over real files."""
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from jobmanager.jobgraph import JobGraph, Partitioner
+from jobmanager.sources import FileSource
+from tests.core.harness import Run
+
+
+def write_days(root, days, rows=2000):
+    for day in days:
+        folder = root / f"date={day}"
+        folder.mkdir(parents=True)
+        table = pa.table({"k": list(range(rows)), "v": [float(i) for i in range(rows)]})
+        pq.write_table(table, folder / "part-0.parquet", row_group_size=rows // 4)
+
+
+def test_a_file_source_reads_only_the_partitions_its_dimension_kept(tmp_path):
+    days = [f"2026-11-{d:02d}" for d in range(1, 21)]
+    write_days(tmp_path / "fact", days)
+    g = JobGraph("dpp")
+    dim = g.add_vertex("dim", parallelism=1)
+    source = FileSource(str(tmp_path / "fact"), partitioning="hive")
+    fact = g.add_vertex("fact", sources=[source])
+    g.connect(dim, fact, Partitioner.BROADCAST, dynamic_filtering="date")
+    # one split per row group: tiny files, a volume per task of one byte
+    config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 1}
+    run = Run(g, config, filter_values=lambda result, subtask: ("2026-11-03", "2026-11-07"))
+    assert run.go().status == "FINISHED"
+    # two surviving days, four row groups each
+    assert run.state.graph.job_vertex("fact").parallelism == 8
+    run.check_invariants()
+
+
+def test_a_missing_path_fails_the_job_naming_it(tmp_path):
+    g = JobGraph("missing")
+    g.add_vertex("orders", sources=[FileSource(str(tmp_path / "nowhere" / "*.parquet"))])
+    terminated = Run(g).go()
+    assert terminated.status == "FAILED"
+    assert "vertex 'orders'" in terminated.cause and "nowhere" in terminated.cause
