@@ -71,18 +71,24 @@ class InputGateDeploymentDescriptor:
 @register
 @dataclass(frozen=True, slots=True)
 class ResultPartitionDeploymentDescriptor:
-    """One output of a task: the partition it writes and how to split it."""
+    """One output of a task: the partition it writes and how to split it. ``filter_column``:
+    the edge carries dynamic filtering, so report the distinct values of that column."""
 
     result: str
     index: int
     num_subpartitions: int
     partitioner: str
     keys: tuple[str, ...]
+    filter_column: str = ""
 
 
 @register
 @dataclass(frozen=True, slots=True)
 class TaskDeploymentDescriptor:
+    """Everything one subtask attempt needs. ``code_key`` is the blob holding the vertex's
+    cloudpickled code; its sources split their files for ``split_target_bytes`` per split and
+    keep only the partitions ``source_filters`` allow."""
+
     job_id: str
     vertex: str
     subtask: int
@@ -90,6 +96,9 @@ class TaskDeploymentDescriptor:
     parallelism: int
     inputs: tuple[InputGateDeploymentDescriptor, ...]
     outputs: tuple[ResultPartitionDeploymentDescriptor, ...]
+    code_key: str = ""
+    split_target_bytes: int = 16 << 20
+    source_filters: tuple = ()
 
 
 def decode_shuffle_descriptors(payload: bytes) -> list[ShuffleDescriptor]:
@@ -152,11 +161,17 @@ class TaskDeploymentDescriptorFactory:
         graph: ExecutionGraph,
         task_managers: Mapping[str, TaskManagerRegistered],
         cache: ShuffleDescriptorCache,
+        code_keys: Mapping[str, str] | None = None,
+        split_target_bytes: int = 16 << 20,
+        source_filters: Callable[[str], tuple] = lambda vertex: (),
     ) -> None:
         self.job_id = job_id
         self.graph = graph
         self.task_managers = task_managers
         self.cache = cache
+        self.code_keys = code_keys or {}
+        self.split_target_bytes = split_target_bytes
+        self.source_filters = source_filters
 
     def describe(self, partition: IntermediateResultPartition) -> ShuffleDescriptor:
         """Where a partition lives: on its producer's TaskManager, at the path its attempt wrote
@@ -189,9 +204,19 @@ class TaskDeploymentDescriptorFactory:
                 p.result.subpartition_count(p.index),
                 p.result.edge.partitioner.kind.value,
                 p.result.edge.partitioner.keys,
+                p.result.edge.dynamic_filtering or "",
             )
             for p in vertex.produced
         )
         return TaskDeploymentDescriptor(
-            self.job_id, ejv.name, vertex.subtask, vertex.attempt, ejv.parallelism, inputs, outputs
+            self.job_id,
+            ejv.name,
+            vertex.subtask,
+            vertex.attempt,
+            ejv.parallelism,
+            inputs,
+            outputs,
+            self.code_keys.get(ejv.name, ""),
+            self.split_target_bytes,
+            self.source_filters(ejv.name),
         )

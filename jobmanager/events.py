@@ -27,6 +27,7 @@ __all__ = [
     "TaskManagerLost",
     "TaskManagerRegistered",
     "TaskManagerRequestFailed",
+    "TaskMetrics",
     "TaskRunning",
     "TimerFired",
     "VertexParallelismDecided",
@@ -95,11 +96,22 @@ class ProducedPartition:
 
 
 @message
+class TaskMetrics:
+    """What a task did, for people: rows and bytes in and out, and how long it ran."""
+
+    rows_in: int = 0
+    rows_out: int = 0
+    bytes_in: int = 0
+    duration_ms: int = 0
+
+
+@message
 class TaskFinished:
     vertex: str
     subtask: int
     attempt: int
     produced: tuple[ProducedPartition, ...] = ()
+    metrics: TaskMetrics | None = None
 
 
 @message

@@ -95,12 +95,19 @@ class AdaptiveBatchScheduler:
             self.emit(cmd.DecideParallelism(ejv.name))
 
     def _inference_context(self, ejv: ExecutionJobVertex) -> InferenceContext:
-        filters = tuple(
-            DynamicFilteringInfo(r.edge.dynamic_filtering, tuple(sorted(self.filter_values.get(r.id, ()))))
+        return InferenceContext(
+            self.upper_bound(ejv), self.settings.data_volume_per_task, self.dynamic_filters(ejv)
+        )
+
+    def dynamic_filters(self, ejv: ExecutionJobVertex) -> tuple[DynamicFilteringInfo, ...]:
+        """The partition values that upstream vertices let through to this vertex's sources."""
+        return tuple(
+            DynamicFilteringInfo(
+                r.edge.dynamic_filtering, tuple(sorted(self.filter_values.get(r.id, ())))
+            )
             for r in ejv.inputs
             if r.edge.dynamic_filtering
         )
-        return InferenceContext(self.upper_bound(ejv), self.settings.data_volume_per_task, filters)
 
     def upper_bound(self, ejv: ExecutionJobVertex) -> int:
         c = self.config
