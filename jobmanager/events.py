@@ -54,7 +54,9 @@ class TaskManagerRegistered:
 
 @message
 class TaskManagerRequestFailed:
-    count: int
+    """TaskManagers of ``slots`` slots in all could not be started."""
+
+    slots: int
     reason: str
 
 

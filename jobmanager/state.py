@@ -210,7 +210,7 @@ class JobManagerState:
         self._dispatch()
 
     def _on_task_manager_request_failed(self, event: ev.TaskManagerRequestFailed) -> None:
-        self.slots.request_failed(event.count)
+        self.slots.request_failed(event.slots)
         self.log.warning("task managers unavailable", count=event.count, reason=event.reason)
 
     def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
@@ -466,11 +466,9 @@ class JobManagerState:
             return
         for request, slots in self.slots.fulfil():
             self._deploy(request, slots)
-        wanted = self.slots.task_managers_to_request()
-        if wanted:
-            self._out.append(
-                cmd.RequestTaskManagers(wanted, self.slots.slots_per_task_manager)
-            )
+        sizes = self.slots.task_managers_to_request()
+        for size in sorted(set(sizes), reverse=True):
+            self._out.append(cmd.RequestTaskManagers(sizes.count(size), size))
 
     def _deploy(self, request: SlotRequest, slots: list[Slot]) -> None:
         used: dict[str, int] = {}

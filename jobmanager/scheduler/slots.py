@@ -63,7 +63,7 @@ class SlotPool:
         self.task_managers: dict[str, list[Slot]] = {}
         self.pending: deque[SlotRequest] = deque()
         self.demand = 0
-        self.requested_task_managers = 0
+        self.requested_slots = 0
 
     @property
     def total_slots(self) -> int:
@@ -102,29 +102,31 @@ class SlotPool:
             granted.append((head, [self.free.popleft() for _ in range(head.size)]))
         return granted
 
-    def task_managers_to_request(self) -> int:
-        """How many more TaskManagers the pending requests need, within ``max_slots``."""
-        coming = self.requested_task_managers * self.slots_per_task_manager
-        missing = self.demand - len(self.free) - coming
+    def task_managers_to_request(self) -> list[int]:
+        """The sizes (in slots) of the TaskManagers the pending requests still need, within
+        ``max_slots``; the last one may be smaller so the cluster never passes the limit."""
+        missing = self.demand - len(self.free) - self.requested_slots
         if missing <= 0:
-            return 0
-        wanted = -(-missing // self.slots_per_task_manager)
+            return []
+        wanted = -(-missing // self.slots_per_task_manager) * self.slots_per_task_manager
         if self.max_slots is not None:
-            room = (self.max_slots - self.total_slots - coming) // self.slots_per_task_manager
-            wanted = min(wanted, max(room, 0))
-        self.requested_task_managers += wanted
-        return wanted
+            wanted = min(wanted, self.max_slots - self.total_slots - self.requested_slots)
+        sizes = [self.slots_per_task_manager] * (max(wanted, 0) // self.slots_per_task_manager)
+        if wanted > 0 and wanted % self.slots_per_task_manager:
+            sizes.append(wanted % self.slots_per_task_manager)
+        self.requested_slots += sum(sizes)
+        return sizes
 
     def register(self, task_manager: str, slots: int) -> None:
         if task_manager in self.task_managers:
             return
-        self.requested_task_managers = max(0, self.requested_task_managers - 1)
+        self.requested_slots = max(0, self.requested_slots - slots)
         new = [Slot(task_manager, i) for i in range(slots)]
         self.task_managers[task_manager] = new
         self.free.extend(new)
 
-    def request_failed(self, count: int) -> None:
-        self.requested_task_managers = max(0, self.requested_task_managers - count)
+    def request_failed(self, slots: int) -> None:
+        self.requested_slots = max(0, self.requested_slots - slots)
 
     def remove(self, task_manager: str) -> list[Slot]:
         slots = self.task_managers.pop(task_manager, [])
@@ -146,5 +148,5 @@ class SlotPool:
             tuple((s.task_manager, s.index) for s in self.free),
             tuple((r.size, r.cancelled, r.vertices[0].index) for r in self.pending),
             self.demand,
-            self.requested_task_managers,
+            self.requested_slots,
         )

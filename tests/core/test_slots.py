@@ -23,8 +23,8 @@ def test_a_bulk_gets_all_its_slots_or_waits():
     narrow = region_vertices(1, 1)
     pool.submit(wide)
     pool.submit(narrow)
-    assert pool.task_managers_to_request() == 2  # 4 slots wanted, 2 per TaskManager
-    assert pool.task_managers_to_request() == 0  # already asked for
+    assert pool.task_managers_to_request() == [2, 2]  # 4 slots wanted, 2 per TaskManager
+    assert pool.task_managers_to_request() == []  # already asked for
     pool.register("tm-0", 2)
     assert pool.fulfil() == []  # the head needs 3: nothing partial, and no overtaking
     pool.register("tm-1", 2)
@@ -38,7 +38,7 @@ def test_released_slots_serve_the_next_request_in_order():
     first, second = region_vertices(1, 1), region_vertices(1, 1)
     pool.submit(first)
     pool.submit(second)
-    assert pool.task_managers_to_request() == 1
+    assert pool.task_managers_to_request() == [1]
     pool.register("tm", 1)
     ((request, (slot,)),) = pool.fulfil()
     assert request.vertices is first
@@ -70,6 +70,12 @@ def test_cancelled_requests_are_skipped_and_no_longer_demanded():
     pool = SlotPool(1, None)
     request = pool.submit(region_vertices(2, 2))
     pool.cancel(request)
-    assert pool.task_managers_to_request() == 0
+    assert pool.task_managers_to_request() == []
     pool.register("tm", 1)
     assert pool.fulfil() == []
+
+
+def test_the_last_task_manager_shrinks_to_stay_within_the_limit():
+    pool = SlotPool(slots_per_task_manager=4, max_slots=6)
+    pool.submit(region_vertices(6, 6))
+    assert pool.task_managers_to_request() == [4, 2]

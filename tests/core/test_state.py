@@ -2,6 +2,7 @@ import pytest
 
 from jobmanager import commands as cmd
 from jobmanager import events as ev
+from jobmanager.config import Configuration
 from jobmanager.jobgraph import JobGraph, Partitioner
 from jobmanager.simulation import TaskFault
 from jobmanager.state import JobManagerState
@@ -151,7 +152,8 @@ def test_only_events_are_accepted():
 
 
 def test_first_commands_ask_for_task_managers_then_deploy():
-    state = JobManagerState(chain(2, 1), job_id="j")
+    state = JobManagerState(chain(2, 1), Configuration({"taskmanager.numberOfTaskSlots": 1}),
+                            job_id="j")  # fmt: skip
     assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(2, 1)]
     assert state.handle(ev.TaskManagerRegistered("tm-a", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-a", 0)]
     assert state.handle(ev.TaskManagerRegistered("tm-b", 1)) == [cmd.DeployTask("v0", 1, 0, "tm-b", 0)]
