@@ -77,5 +77,86 @@ def stress(
         console.print(f"[bold]{vertex}[/bold] -> {report.parallelisms[vertex]}: {why}")
 
 
+def _client(address: str | None):
+    from jobmanager.client import Client
+
+    return Client(address)
+
+
+@app.command()
+def run(
+    job_file: str = typer.Argument(..., help="A Python file whose build() returns a JobGraph."),
+    address: str = typer.Option(None, help="A running Ray cluster; default: join or start local."),
+    config_file: str = typer.Option(None, "--config", help="A YAML file of options."),
+    properties: list[str] = typer.Option([], "-D", help="An option, key=value; repeatable."),
+    detach: bool = typer.Option(False, help="Submit and return without waiting."),
+) -> None:
+    """Submit a job and, unless detached, show its progress until it ends."""
+    import runpy
+
+    from jobmanager.errors import TidalError
+    from jobmanager.progress import summary_table
+
+    configure_logging("WARNING")
+    namespace = runpy.run_path(job_file, run_name="tidal_job")
+    build = namespace.get("build")
+    job = build() if callable(build) else namespace.get("job")
+    if job is None:
+        raise typer.BadParameter(f"{job_file} defines neither build() nor job", param_hint="JOB_FILE")
+    try:
+        handle = _client(address).submit(job, config_file=config_file, properties=properties)
+    except TidalError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"submitted {handle.job_id}")
+    if detach:
+        return
+    result = handle.wait(progress=True)
+    Console().print(summary_table(handle.status()))
+    if not result.succeeded:
+        typer.echo(f"{result.status}: {result.cause}", err=True)
+        raise typer.Exit(1)
+
+
+@app.command(name="list")
+def list_jobs(address: str = typer.Option(None, help="The Ray cluster.")) -> None:
+    """The jobs on the cluster, running and recently ended."""
+    configure_logging("WARNING")
+    table = Table(title="tidal jobs")
+    for column in ("job", "status", "vertices"):
+        table.add_column(column)
+    for status in _client(address).list():
+        table.add_row(status["job_id"], status["status"], str(len(status["vertices"])))
+    Console().print(table)
+
+
+@app.command()
+def status(job_id: str, address: str = typer.Option(None, help="The Ray cluster.")) -> None:
+    """One job's status, per vertex, with the cause if it failed."""
+    from jobmanager.progress import summary_table
+
+    configure_logging("WARNING")
+    try:
+        current = _client(address).job(job_id).status()
+    except LookupError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    Console().print(summary_table(current))
+    if current["cause"]:
+        typer.echo(current["cause"])
+
+
+@app.command()
+def cancel(job_id: str, address: str = typer.Option(None, help="The Ray cluster.")) -> None:
+    """Cancel a running job."""
+    configure_logging("WARNING")
+    try:
+        _client(address).job(job_id).cancel()
+    except LookupError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"cancelling {job_id}")
+
+
 def main() -> None:
     app()

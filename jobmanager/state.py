@@ -38,7 +38,7 @@ from jobmanager.scheduler.strategy import (
     VertexwiseSchedulingStrategy,
 )
 
-__all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler"]
+__all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "validate_job"]
 
 S = ExecutionState
 
@@ -88,6 +88,13 @@ class _PendingRestart:
 def uses_adaptive_scheduler(job_graph: JobGraph, config: Configuration) -> bool:
     chosen = config["jobmanager.scheduler"]
     return job_graph.is_dynamic if chosen is None else chosen == "AdaptiveBatch"
+
+
+def validate_job(job_graph: JobGraph, config: Configuration) -> None:
+    """Every check the JobManager would make when it takes the job, without taking it."""
+    job_graph.validate()
+    if uses_adaptive_scheduler(job_graph, config):
+        _check_all_blocking(job_graph)
 
 
 class JobManagerState:

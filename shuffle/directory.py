@@ -1,7 +1,8 @@
 """A TaskManager's shuffle directory: where its partition files live, and their cleanup.
 
-Each partition has one fixed path, derived from its id, so a reader, the partition server and
-the release path all agree on it without a registry. Releasing a partition deletes its file;
+Each producer attempt of a partition has one fixed path, derived from its id and attempt
+(``partition_path``), so the JobManager's descriptors, local readers and the release path agree
+on it without asking each other. Releasing a partition deletes its file;
 closing the directory (the TaskManager shutting down) removes the whole tree, including the
 temporary files of writes that never finished.
 """
@@ -69,8 +70,8 @@ class ShuffleDirectory:
             **options,
         )
 
-    def contains(self, partition_id: PartitionId) -> bool:
-        return self.path_for(partition_id).is_file()
+    def contains(self, partition_id: PartitionId, attempt: int = 0) -> bool:
+        return self.path_for(partition_id, attempt).is_file()
 
     def release(
         self, partition_ids: Iterable[PartitionId], attempts: Iterable[int] | None = None

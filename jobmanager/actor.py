@@ -1,0 +1,165 @@
+"""The JobManager: one detached, named Ray actor per job, holding the scheduling core.
+
+Its main loop runs on one thread: take a message, append its event to the job's event log,
+apply it (``JobManagerState.handle``), hand the commands to the executor. Everything else that
+reaches the actor (TaskManagers reporting, clients asking for status, timers firing, Ray
+callbacks) only puts a message in the mailbox or reads a status built under the same lock, so
+the core never sees two threads.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import tempfile
+import threading
+import time
+import traceback
+
+import cloudpickle
+import ray
+import structlog
+
+from blob import BlobKey, FileSystemBlobStore
+from jobmanager import events as ev
+from jobmanager.codec import decode
+from jobmanager.config import Configuration
+from jobmanager.eventlog import EventLog
+from jobmanager.executor import CommandExecutor
+from jobmanager.logs import configure_logging
+from jobmanager.operators import serialize_vertex_code
+from jobmanager.report import TaskLedger, job_status
+from jobmanager.state import JobManagerState
+
+__all__ = ["JobManagerActor", "actor_name", "work_directory"]
+
+_STOP = object()
+
+
+def actor_name(job_id: str) -> str:
+    return f"tidal-job-{job_id}"
+
+
+def work_directory(config: Configuration, job_id: str) -> str:
+    base = config["io.tmp.dirs"] or tempfile.gettempdir()
+    return os.path.join(base, "tidal", job_id)
+
+
+class JobManagerActor:
+    def __init__(self, job_id: str, graph: bytes, config: dict, submitted_at: float) -> None:
+        configure_logging("INFO")
+        self.job_id = job_id
+        self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
+        self.submitted_at = submitted_at
+        self.ended_at: float | None = None
+        settings = Configuration(config)
+        if not settings.is_set("slotmanager.number-of-slots.max"):
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            settings = settings.with_overrides({"slotmanager.number-of-slots.max": max(1, cpus)})
+        self.config = settings
+        job_graph = cloudpickle.loads(graph)
+        self.work_dir = work_directory(settings, job_id)
+        self.state = JobManagerState(job_graph, settings, job_id=job_id)
+        self.events = EventLog(
+            os.path.join(self.work_dir, "events.log"),
+            settings["job-event.store.write-buffer.size"],
+        )
+        self.blobs = FileSystemBlobStore(os.path.join(self.work_dir, "blobs"))
+        code_keys = {v.name: self.blobs.put(serialize_vertex_code(v)).digest for v in job_graph.vertices}
+        self.ledger = TaskLedger()
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.mailbox: queue.Queue = queue.Queue()
+        self.executor = CommandExecutor(
+            job_id,
+            self.state,
+            self.mailbox.put,
+            self.blobs,
+            code_keys,
+            settings,
+            os.path.join(self.work_dir, "shuffle"),
+            ray.get_runtime_context().current_actor,
+        )
+        threading.Thread(target=self._loop, name="tidal-main-loop", daemon=True).start()
+        threading.Thread(target=self._flush_events, name="tidal-event-log", daemon=True).start()
+        self.mailbox.put(ev.JobStarted())
+
+    # -- the mailbox ------------------------------------------------------------------------
+
+    def report(self, event: bytes) -> None:
+        """A TaskManager's report: a msgpack-encoded event."""
+        self.mailbox.put(decode(event))
+
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        self.mailbox.put(ev.JobCancelRequested(reason))
+
+    def get_blob(self, key: str) -> bytes:
+        return self.blobs.get(BlobKey(key))
+
+    # -- questions ---------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        with self.lock:
+            status = job_status(self.state, self.ledger, self.job_id, self.submitted_at, self.ended_at)
+        if self.executor.terminal is not None:
+            status["status"], status["cause"] = self.executor.terminal
+        elif self.state.status.is_terminal:
+            status["status"] = "FINISHING"
+        return status
+
+    def wait(self, timeout: float | None = None) -> dict:
+        self.done.wait(timeout)
+        return self.status()
+
+    def snapshot(self) -> tuple:
+        with self.lock:
+            return self.state.snapshot()
+
+    def event_log(self) -> str:
+        self.events.flush()
+        return self.events.url
+
+    def exit(self) -> None:
+        """Leave now: the job's client has what it needed."""
+        self.mailbox.put(_STOP)
+        self.executor.stop()
+        ray.actor.exit_actor()
+
+    # -- the main loop --------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            event = self.mailbox.get()
+            if event is _STOP:
+                return
+            try:
+                with self.lock:
+                    self.events.append(event)
+                    self.ledger.saw_event(event)
+                    commands = self.state.handle(event)
+                    for command in commands:
+                        self.ledger.saw_command(command)
+                for command in commands:
+                    self.executor.execute(command)
+            except Exception as error:  # a bug in the core: fail the job, keep answering
+                self.log.error("internal error", error=repr(error), traceback=traceback.format_exc())
+                self.executor.terminal = ("FAILED", f"internal error in the JobManager: {error!r}")
+                self.executor.stop()
+            if self.executor.terminal is not None and not self.done.is_set():
+                self._finish()
+
+    def _finish(self) -> None:
+        self.ended_at = time.time()
+        self.events.flush()
+        status, cause = self.executor.terminal
+        self.log.info("job done", status=status, cause=cause or None)
+        self.done.set()
+        me = ray.get_runtime_context().current_actor
+        linger = threading.Timer(self.config["jobstore.expiration-time"] / 1000, me.exit.remote)
+        linger.daemon = True
+        linger.start()
+
+    def _flush_events(self) -> None:
+        interval = self.config["job-event.store.write-buffer.flush-interval"] / 1000
+        while not self.done.wait(interval):
+            self.events.flush()

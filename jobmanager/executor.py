@@ -1,0 +1,274 @@
+"""Carrying out the scheduling core's commands on Ray, and turning every outcome into an event.
+
+Nothing here decides anything, and nothing raises back into the main loop: a TaskManager that
+cannot be started, a deployment that fails, an actor that dies, a heartbeat that goes quiet all
+come back through ``enqueue`` as events. Ray calls are fire-and-forget with a callback on the
+returned future, so the main loop never waits on the cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+import ray
+import structlog
+
+from blob import BlobStore
+from jobmanager import commands as cmd
+from jobmanager import events as ev
+from jobmanager import sinks
+from jobmanager.codec import encode
+from jobmanager.config import Configuration
+from jobmanager.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
+from jobmanager.inference import infer_vertex_parallelism
+from jobmanager.operators import ParquetSink
+from jobmanager.state import JobManagerState
+
+__all__ = ["CommandExecutor", "NAMESPACE", "now_ms"]
+
+NAMESPACE = "tidal"
+_log = structlog.get_logger("tidal.executor")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class CommandExecutor:
+    def __init__(
+        self,
+        job_id: str,
+        state: JobManagerState,
+        enqueue: Callable[[object], None],
+        blobs: BlobStore,
+        code_keys: dict[str, str],
+        config: Configuration,
+        shuffle_root: str,
+        job_manager,
+    ) -> None:
+        self.job_id = job_id
+        self.state = state
+        self.enqueue = enqueue
+        self.config = config
+        self.shuffle_root = shuffle_root
+        self.job_manager = job_manager
+        self.log = _log.bind(job=job_id)
+        self.cache = ShuffleDescriptorCache(blobs, config["blob.offload.minsize"])
+        growth = state.growth
+        self.factory = TaskDeploymentDescriptorFactory(
+            job_id,
+            state.graph,
+            state.task_managers,
+            self.cache,
+            code_keys,
+            config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
+            (lambda name: growth.dynamic_filters(state.graph.job_vertex(name))) if growth else
+            (lambda name: ()),
+        )  # fmt: skip
+        self.task_managers: dict[str, object] = {}
+        self.registered: set[str] = set()
+        self._lock = threading.Lock()
+        self._counter = 0
+        self._work = ThreadPoolExecutor(4, thread_name_prefix="tidal-jm-work")
+        self._stopped = threading.Event()
+        self.terminal: tuple[str, str] | None = None
+        self._heartbeat = threading.Thread(target=self._watch, name="tidal-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def execute(self, command: object) -> None:
+        handler = getattr(self, "_" + type(command).__name__, None)
+        if handler is None:
+            raise TypeError(f"no way to carry out {command!r}")
+        handler(command)
+
+    def _RequestTaskManagers(self, command: cmd.RequestTaskManagers) -> None:
+        from taskmanager.actor import TaskManagerActor
+
+        remote = ray.remote(TaskManagerActor)
+        for _ in range(command.count):
+            with self._lock:
+                tm_id = f"tidal-{self.job_id}-tm-{self._counter}"
+                self._counter += 1
+            handle = remote.options(
+                name=tm_id,
+                namespace=NAMESPACE,
+                num_cpus=command.slots_each,
+                max_concurrency=command.slots_each + 8,
+                max_restarts=0,
+            ).remote(
+                tm_id,
+                self.job_id,
+                self.job_manager,
+                command.slots_each,
+                os.path.join(self.shuffle_root, tm_id),
+                self.config.to_dict(),
+            )
+            with self._lock:
+                self.task_managers[tm_id] = handle
+            self._when_started(tm_id, handle, command.slots_each)
+
+    def _when_started(self, tm_id: str, handle, slots: int) -> None:
+        def started(future) -> None:
+            try:
+                info = future.result()
+            except Exception as error:  # the actor could not start
+                self._forget(tm_id)
+                self.enqueue(ev.TaskManagerRequestFailed(slots, f"{tm_id}: {error}"))
+                return
+            with self._lock:
+                self.registered.add(tm_id)
+            self.enqueue(ev.TaskManagerRegistered(tm_id, slots, info["node"], info["shuffle_root"]))
+
+        def give_up() -> None:
+            with self._lock:
+                waiting = tm_id in self.task_managers and tm_id not in self.registered
+            if waiting:
+                self._forget(tm_id, kill=True)
+                self.enqueue(ev.TaskManagerRequestFailed(
+                    slots, f"{tm_id} did not start within slot.request.timeout"))  # fmt: skip
+
+        handle.describe.remote().future().add_done_callback(started)
+        timer = threading.Timer(self.config["slot.request.timeout"] / 1000, give_up)
+        timer.daemon = True
+        timer.start()
+
+    def _DeployTask(self, command: cmd.DeployTask) -> None:
+        vertex = self.state.graph.vertex(command.vertex, command.subtask)
+        tdd = encode(self.factory.create(vertex))
+        handle = self.task_managers.get(command.task_manager)
+
+        def failed(error: str) -> None:
+            self.enqueue(ev.TaskFailed(command.vertex, command.subtask, command.attempt,
+                                       f"deployment to {command.task_manager} failed: {error}",
+                                       now_ms()))  # fmt: skip
+
+        if handle is None:
+            failed("the TaskManager is gone")
+            return
+        self._on_failure(handle.deploy.remote(tdd), failed)
+
+    def _CancelTask(self, command: cmd.CancelTask) -> None:
+        handle = self.task_managers.get(command.task_manager)
+        gone = ev.TaskCanceled(command.vertex, command.subtask, command.attempt)
+        if handle is None:
+            self.enqueue(gone)
+            return
+        ref = handle.cancel.remote(command.vertex, command.subtask, command.attempt)
+        self._on_failure(ref, lambda error: self.enqueue(gone))
+
+    def _ReleasePartitions(self, command: cmd.ReleasePartitions) -> None:
+        handle = self.task_managers.get(command.task_manager)
+        if handle is not None:
+            handle.release.remote(encode((command.partitions, command.attempts)))
+        groups = {
+            g.id
+            for pid in command.partitions
+            for g in self.state.graph.results[pid.result].partitions[pid.index].groups
+        }
+        dropped = self.cache.drop(groups)
+        if dropped:
+            for other in list(self.task_managers.values()):
+                other.drop_blobs.remote(dropped)
+
+    def _StartTimer(self, command: cmd.StartTimer) -> None:
+        timer = threading.Timer(command.delay_ms / 1000, self.enqueue, [ev.TimerFired(command.token)])
+        timer.daemon = True
+        timer.start()
+
+    def _DecideParallelism(self, command: cmd.DecideParallelism) -> None:
+        # pure and O(subpartitions): computed right here, on the main loop, between events
+        self.enqueue(self.state.growth.decision_for(command.vertex))
+
+    def _InferSourceParallelism(self, command: cmd.InferSourceParallelism) -> None:
+        sources = self.state.graph.job_graph.vertex(command.vertex).sources
+        self._work.submit(
+            lambda: self.enqueue(infer_vertex_parallelism(command.vertex, sources, command.context))
+        )
+
+    def _JobTerminated(self, command: cmd.JobTerminated) -> None:
+        status, cause = command.status, command.cause
+        for vertex, sink in self._sinks():
+            try:
+                if status == "FINISHED":
+                    finals = {v.subtask: v.attempt for v in self.state.graph.job_vertex(vertex).vertices}
+                    sinks.commit(sink, self.job_id, finals)
+                else:
+                    sinks.abort(sink, self.job_id)
+            except Exception as error:
+                status, cause = "FAILED", f"committing the output of {vertex!r} failed: {error}"
+                sinks.abort(sink, self.job_id)
+        self.terminal = (status, cause)
+        self.stop()
+
+    def _sinks(self):
+        for name, ejv in self.state.graph.job_vertices.items():
+            if isinstance(ejv.job_vertex.operator, ParquetSink):
+                yield name, ejv.job_vertex.operator
+
+    # -- outcomes -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _on_failure(ref, react: Callable[[str], None]) -> None:
+        def done(future) -> None:
+            try:
+                future.result()
+            except Exception as error:
+                react(f"{type(error).__name__}: {error}")
+
+        ref.future().add_done_callback(done)
+
+    def _forget(self, tm_id: str, kill: bool = False) -> None:
+        with self._lock:
+            handle = self.task_managers.pop(tm_id, None)
+            self.registered.discard(tm_id)
+        if kill and handle is not None:
+            ray.kill(handle, no_restart=True)
+
+    def _watch(self) -> None:
+        """Heartbeats: a TaskManager that died, or stayed silent for heartbeat.timeout, is lost."""
+        interval = self.config["heartbeat.interval"] / 1000
+        timeout = self.config["heartbeat.timeout"] / 1000
+        last_seen: dict[str, float] = {}
+        while not self._stopped.wait(interval):
+            with self._lock:
+                watched = {t: self.task_managers[t] for t in self.registered}
+            pings = {t: h.ping.remote() for t, h in watched.items()}
+            if not pings:
+                continue
+            ready, _ = ray.wait(list(pings.values()), num_returns=len(pings), timeout=interval)
+            ready = set(ready)
+            now = time.time()
+            for tm_id, ref in pings.items():
+                cause = None
+                if ref in ready:
+                    try:
+                        ray.get(ref)
+                        last_seen[tm_id] = now
+                    except Exception as error:
+                        cause = f"{type(error).__name__}: {error}".splitlines()[0]
+                elif now - last_seen.setdefault(tm_id, now) > timeout:
+                    cause = f"no heartbeat for {timeout:.0f} s"
+                if cause is not None and not self._stopped.is_set():
+                    self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
+                    self._forget(tm_id, kill=True)
+                    self.enqueue(ev.TaskManagerLost(tm_id, cause, now_ms()))
+
+    def stop(self) -> None:
+        """Shut every TaskManager down (they remove their shuffle directories)."""
+        self._stopped.set()
+        with self._lock:
+            handles = list(self.task_managers.values())
+            self.task_managers.clear()
+            self.registered.clear()
+        refs = [h.shutdown.remote() for h in handles]
+        if refs:
+            ray.wait(refs, num_returns=len(refs), timeout=10)
+        for handle in handles:
+            ray.kill(handle, no_restart=True)
+        self._work.shutdown(wait=False)

@@ -1,0 +1,172 @@
+"""A task's inputs: one table per source it reads, then one per input gate, in that order.
+
+Sources read the splits this subtask is assigned (the same balanced assignment on every run).
+An input gate reads, for every slice of its deployment and every partition in the slice's
+partition range, the slice's subpartition range, through :class:`shuffle.InputGate`: straight
+from the file when the partition is on this node, through ``fetch_chunk`` when it is not.
+
+Each input becomes one ``pyarrow.Table``. An input that read no rows still has its columns
+(partition files carry their schema; a source reads the schema of its first split), so a user
+function sees the columns it expects; only an input with nothing at all to read (no partitions,
+or a source whose every file was pruned) is a table without columns.
+
+The bytes read are the stored bytes of the splits and of the subpartition ranges (for a range
+fetched from another node, with its small header).
+
+Any :class:`shuffle.PartitionError` while reading a gate becomes :class:`InputLost`: the
+partition is gone, the producer must run again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Sequence
+from contextlib import closing
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from blob import BlobCache, BlobKey
+from jobmanager.deployment import (
+    InputGateDeploymentDescriptor,
+    TaskDeploymentDescriptor,
+    decode_shuffle_descriptors,
+)
+from jobmanager.sources import FileSource, FileSplit, assign_splits
+from shuffle import (
+    FetchChunk,
+    IndexRange,
+    InputGate,
+    PartitionError,
+    PartitionFileReader,
+    ShuffleDescriptor,
+)
+from taskmanager.cancellation import CancelToken
+from taskmanager.failures import InputLost
+
+__all__ = ["TaskInputs", "gate_reads", "read_gate", "read_inputs", "read_source"]
+
+Read = tuple[ShuffleDescriptor, IndexRange]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TaskInputs:
+    """The input tables in the operator's argument order, and what reading them cost."""
+
+    tables: tuple[pa.Table, ...]
+    bytes_read: int
+
+    @property
+    def rows(self) -> int:
+        return sum(table.num_rows for table in self.tables)
+
+
+def read_inputs(
+    tdd: TaskDeploymentDescriptor,
+    sources: Sequence[object],
+    blobs: BlobCache,
+    node_id: str,
+    fetch_chunk: FetchChunk | None,
+    cancel: CancelToken,
+) -> TaskInputs:
+    tables = []
+    bytes_read = 0
+    for source in sources:
+        cancel.check(f"before reading {source!r}")
+        table, size = read_source(source, tdd)
+        tables.append(table)
+        bytes_read += size
+    for gate in tdd.inputs:
+        cancel.check(f"before reading input {gate.result!r}")
+        reads = gate_reads(gate, _descriptors(gate, blobs))
+        table, size = read_gate(reads, node_id, fetch_chunk)
+        tables.append(table)
+        bytes_read += size
+    return TaskInputs(tuple(tables), bytes_read)
+
+
+def read_source(source: object, tdd: TaskDeploymentDescriptor) -> tuple[pa.Table, int]:
+    """This subtask's share of ``source``, and the bytes of its splits."""
+    if not isinstance(source, FileSource):
+        raise TypeError(
+            f"vertex {tdd.vertex!r}: source {source!r} is not a FileSource; a TaskManager "
+            "reads FileSources only"
+        )
+    splits = source.splits(tdd.split_target_bytes, tdd.source_filters)
+    mine = assign_splits(splits, tdd.parallelism)[tdd.subtask] if splits else []
+    if not mine:
+        return (_schema_of(source, splits[0]) if splits else pa.table({})), 0
+    return source.read(mine), sum(split.length for split in mine)
+
+
+def gate_reads(
+    gate: InputGateDeploymentDescriptor, descriptors: Sequence[ShuffleDescriptor]
+) -> list[Read]:
+    """(descriptor, subpartition range) for every slice and every partition in its range."""
+    by_index = {d.partition_id.index: d for d in descriptors}
+    reads = []
+    for piece in gate.slices:
+        for index in piece.partitions:
+            descriptor = by_index.get(index)
+            if descriptor is None:
+                raise ValueError(
+                    f"input {gate.result!r}: slice {piece.partitions} names partition {index}, "
+                    f"which is not among the {len(descriptors)} shuffle descriptors shipped"
+                )
+            reads.append((descriptor, piece.subpartitions))
+    return reads
+
+
+def read_gate(
+    reads: Sequence[Read], node_id: str, fetch_chunk: FetchChunk | None
+) -> tuple[pa.Table, int]:
+    """The rows of every read, concatenated, and the bytes read from partition files."""
+    counter = _CountingFetch(fetch_chunk) if fetch_chunk is not None else None
+    tables = []
+    local_bytes = 0
+    try:
+        with closing(iter(InputGate(reads, node_id, counter))) as gate:
+            for (descriptor, subpartitions), table in zip(reads, gate, strict=True):
+                tables.append(table)
+                if descriptor.is_local_to(node_id):
+                    local_bytes += _range_bytes(descriptor, subpartitions)
+    except PartitionError as error:
+        raise InputLost(error) from error
+    remote_bytes = counter.received if counter is not None else 0
+    if not tables:
+        return pa.table({}), 0
+    return pa.concat_tables(tables, promote_options="default"), local_bytes + remote_bytes
+
+
+def _descriptors(gate: InputGateDeploymentDescriptor, blobs: BlobCache) -> list[ShuffleDescriptor]:
+    shipped = gate.descriptors
+    payload = blobs.get(BlobKey(shipped.blob_key)) if shipped.offloaded else shipped.inline
+    return decode_shuffle_descriptors(payload)
+
+
+def _range_bytes(descriptor: ShuffleDescriptor, subpartitions: IndexRange) -> int:
+    """The stored bytes of a range of a local partition file (its index, from the page cache)."""
+    with PartitionFileReader(descriptor.path, descriptor.partition_id) as reader:
+        return reader.index.range_layout(subpartitions).data_size
+
+
+def _schema_of(source: FileSource, split: FileSplit) -> pa.Table:
+    """No rows, but the columns a split of ``source`` has: read no row groups (Parquet) or no
+    bytes (CSV) of its first split."""
+    return source.read([dataclasses.replace(split, start=0, length=0, row_groups=())])
+
+
+class _CountingFetch:
+    """A fetch_chunk that counts the bytes it received (the gate calls it from a few threads)."""
+
+    def __init__(self, fetch_chunk: FetchChunk) -> None:
+        self._fetch_chunk = fetch_chunk
+        self._lock = threading.Lock()
+        self.received = 0
+
+    def __call__(self, descriptor, subpartitions, offset, max_bytes) -> bytes:
+        chunk = self._fetch_chunk(descriptor, subpartitions, offset, max_bytes)
+        with self._lock:
+            self.received += len(chunk)
+        return chunk

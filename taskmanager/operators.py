@@ -1,0 +1,100 @@
+"""Running a vertex's operator on its input tables: what each kind of operator means here.
+
+- no operator: the single input passes through;
+- ``arrow(fn)``: ``fn(*tables)`` in plain Python, no JVM; it must return a ``pyarrow.Table``;
+- ``spark(fn)``: ``fn(*dataframes)`` in the TaskManager's SparkSession (see
+  :mod:`taskmanager.spark`);
+- ``ParquetSink``: the single input is written as this attempt's part file in the sink's
+  staging directory (even with no rows, so the file carries the schema); the JobManager commits
+  the final attempts' files when the job finishes.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from jobmanager.deployment import TaskDeploymentDescriptor
+from jobmanager.operators import ArrowFunction, ParquetSink, SparkFunction, VertexCode
+from jobmanager.sinks import part_file
+from taskmanager.cancellation import CancelToken
+from taskmanager.spark import SparkSessionProvider, run_spark_function
+
+__all__ = ["OperatorResult", "run_operator", "write_part_file"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OperatorResult:
+    """The operator's output table (None for a sink) and how many rows it produced."""
+
+    table: pa.Table | None
+    rows: int
+
+
+def run_operator(
+    code: VertexCode,
+    tables: tuple[pa.Table, ...],
+    tdd: TaskDeploymentDescriptor,
+    *,
+    spark: SparkSessionProvider,
+    task_dir: Path,
+    cancel: CancelToken,
+) -> OperatorResult:
+    operator = code.operator
+    if operator is None:
+        table = _single_input(tables, tdd.vertex, "with no operator passes its input through")
+        return OperatorResult(table, table.num_rows)
+    if isinstance(operator, ParquetSink):
+        table = _single_input(tables, tdd.vertex, "is a sink")
+        write_part_file(table, part_file(operator, tdd.job_id, tdd.subtask, tdd.attempt))
+        return OperatorResult(None, table.num_rows)
+    if isinstance(operator, ArrowFunction):
+        table = operator.fn(*tables)
+        if not isinstance(table, pa.Table):
+            raise TypeError(
+                f"vertex {tdd.vertex!r}: {operator} returned {type(table).__name__}, "
+                "not a pyarrow.Table"
+            )
+        return OperatorResult(table, table.num_rows)
+    if isinstance(operator, SparkFunction):
+        table = run_spark_function(
+            operator,
+            tables,
+            spark=spark,
+            task_dir=task_dir,
+            job_group=f"{tdd.job_id}/{tdd.vertex}/{tdd.subtask}/{tdd.attempt}",
+            vertex=tdd.vertex,
+            cancel=cancel,
+        )
+        return OperatorResult(table, table.num_rows)
+    raise TypeError(
+        f"vertex {tdd.vertex!r}: operator {operator!r} is not spark(fn), arrow(fn) or a "
+        "ParquetSink"
+    )
+
+
+def write_part_file(table: pa.Table, path: str) -> None:
+    """Write ``table`` to ``path`` whole or not at all: a hidden temporary file (ignored by
+    readers and by the sink's commit) renamed into place."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = os.path.join(os.path.dirname(path), f".{uuid.uuid4().hex}.tmp")
+    try:
+        pq.write_table(table, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+
+
+def _single_input(tables: tuple[pa.Table, ...], vertex: str, why: str) -> pa.Table:
+    if len(tables) != 1:
+        raise ValueError(
+            f"vertex {vertex!r} {why}, so it reads one input, but it has {len(tables)}"
+        )
+    return tables[0]

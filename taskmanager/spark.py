@@ -1,0 +1,204 @@
+"""The TaskManager's SparkSession, and running a PySpark function on a task's input.
+
+One SparkSession per TaskManager process, started on first use (an Arrow task never starts a
+JVM): ``local[slots]``, so the slots' tasks share the JVM's cores as they share the actor's;
+no UI; ``spark.sql.shuffle.partitions`` = slots, because a task's data is one partition's worth
+and Spark's default of 200 would make 200 tiny tasks; the session time zone is UTC, so a job
+gives the same answer on machines set to different zones. Spark logs warnings and worse to
+stderr only, through a log4j2 file written into the work directory, so stdout stays the job's.
+
+A task's inputs reach Spark as Parquet files in a temporary directory: Spark reads them with
+its own reader, never through Python-side row conversion. The function's DataFrame comes back
+with ``DataFrame.toArrow()``. Each task runs its Spark jobs in its own job group, so cancelling
+the task interrupts its running Spark job (``interruptOnCancel``) and no other task's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import structlog
+
+from jobmanager.config import parse_memory_size
+from jobmanager.operators import SparkFunction
+from taskmanager.cancellation import CancelToken
+from taskmanager.failures import JavaUnavailable
+
+__all__ = [
+    "DEFAULT_DRIVER_MEMORY",
+    "DRIVER_MEMORY_KEY",
+    "SparkSessionProvider",
+    "find_java",
+    "run_spark_function",
+]
+
+DRIVER_MEMORY_KEY = "taskmanager.memory.spark-driver"
+DEFAULT_DRIVER_MEMORY = 1 << 30
+SUPPORTED_JAVA = (17, 21)
+_INSTALL_HINT = (
+    "install Java 17 or 21 (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) and set "
+    "JAVA_HOME to it or put its java on the PATH"
+)
+_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
+logger.nativecode.level = error
+"""
+
+_log = structlog.get_logger("tidal.taskmanager.spark")
+
+
+def find_java(environ: Mapping[str, str] = os.environ) -> tuple[str, int]:
+    """The java PySpark will start (``$JAVA_HOME/bin/java``, else ``java`` on the PATH) and its
+    major version; JavaUnavailable, saying what to install, if it is missing or not 17 or 21."""
+    java_home = environ.get("JAVA_HOME")
+    if java_home:
+        java = os.path.join(java_home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            raise JavaUnavailable(f"JAVA_HOME={java_home} has no bin/java; {_INSTALL_HINT}")
+    else:
+        java = shutil.which("java", path=environ.get("PATH"))
+        if java is None:
+            raise JavaUnavailable(f"PySpark needs Java, and none is on the PATH; {_INSTALL_HINT}")
+    try:
+        shown = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+        ).stderr
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise JavaUnavailable(f"{java} -version failed ({error}); {_INSTALL_HINT}") from error
+    match = _VERSION.search(shown)
+    if match is None:
+        raise JavaUnavailable(f"cannot tell the version of {java}: {shown!r}; {_INSTALL_HINT}")
+    major = int(match.group(2) if match.group(1) == "1" else match.group(1))
+    if major not in SUPPORTED_JAVA:
+        raise JavaUnavailable(f"{java} is Java {major}; PySpark 4 needs 17 or 21: {_INSTALL_HINT}")
+    return java, major
+
+
+class SparkSessionProvider:
+    """The process's SparkSession, created on the first :meth:`session` call. Thread-safe."""
+
+    def __init__(
+        self, slots: int, work_dir: str | os.PathLike[str], config: Mapping[str, Any]
+    ) -> None:
+        self.slots = slots
+        self.work_dir = Path(work_dir)
+        memory = config.get(DRIVER_MEMORY_KEY)
+        self.driver_memory_bytes = (
+            DEFAULT_DRIVER_MEMORY if memory is None else parse_memory_size(memory)
+        )
+        self._session = None
+        self._lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    def session(self):
+        with self._lock:
+            if self._session is None:
+                self._session = self._start()
+            return self._session
+
+    def stop(self) -> None:
+        with self._lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.stop()
+            _log.info("spark session stopped")
+
+    def _start(self):
+        java, major = find_java()
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python UDFs: this venv
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode: never leaves host
+        scratch = self.work_dir / "tmp"  # Spark's local dirs default to the JVM's temp dir
+        scratch.mkdir(parents=True, exist_ok=True)
+        log_config = self.work_dir / "log4j2.properties"
+        log_config.write_text(_LOG4J2)
+        from pyspark.sql import SparkSession
+
+        session = (
+            SparkSession.builder.master(f"local[{self.slots}]")
+            .appName("tidal-taskmanager")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", str(self.slots))
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.memory", f"{max(1, self.driver_memory_bytes >> 20)}m")
+            .config(
+                "spark.driver.extraJavaOptions",
+                f'"-Dlog4j2.configurationFile=file:{log_config}" "-Djava.io.tmpdir={scratch}"',
+            )
+            .getOrCreate()
+        )
+        session.sparkContext.setLogLevel("WARN")
+        _log.info("spark session started", java=java, java_version=major, slots=self.slots,
+                  driver_memory_bytes=self.driver_memory_bytes)
+        return session
+
+
+def run_spark_function(
+    function: SparkFunction,
+    tables: Sequence[pa.Table],
+    *,
+    spark: SparkSessionProvider,
+    task_dir: Path,
+    job_group: str,
+    vertex: str,
+    cancel: CancelToken,
+) -> pa.Table:
+    """``function.fn(*dataframes).toArrow()``, its inputs read by Spark from Parquet files in
+    ``task_dir`` (the caller removes it), its Spark jobs in ``job_group``."""
+    session = spark.session()
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    paths = [
+        _write_parquet(table, task_dir / f"input-{index}.parquet")
+        for index, table in enumerate(tables)
+    ]
+    context = session.sparkContext
+    context.setJobGroup(job_group, f"tidal task {job_group}", interruptOnCancel=True)
+    stop_jobs = cancel.on_cancel(lambda: context.cancelJobGroup(job_group))
+    try:
+        cancel.check("before the spark function")
+        frames = [
+            session.read.parquet(str(path)) if path else session.createDataFrame([], StructType())
+            for path in paths
+        ]
+        result = function.fn(*frames)
+        if not isinstance(result, DataFrame):
+            raise TypeError(
+                f"vertex {vertex!r}: {function} returned {type(result).__name__}, "
+                "not a pyspark.sql.DataFrame"
+            )
+        return result.toArrow()
+    finally:
+        stop_jobs()
+
+
+def _write_parquet(table: pa.Table, path: Path) -> Path | None:
+    """Write one input for Spark; None for a table without columns, which Parquet cannot give
+    Spark a schema for. Timestamps go as microseconds, the finest unit Spark reads."""
+    if not table.column_names:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, coerce_timestamps="us", allow_truncated_timestamps=True)
+    return path

@@ -1,0 +1,53 @@
+"""Small Arrow jobs for the runtime tests: no JVM, so they start fast."""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jobmanager import JobGraph, ParquetSink, Partitioner, arrow
+
+FAST = {
+    "heartbeat.interval": "200 ms",
+    "restart-strategy.type": "fixed-delay",
+    "restart-strategy.fixed-delay.attempts": 5,
+    "restart-strategy.fixed-delay.delay": "100 ms",
+    "taskmanager.numberOfTaskSlots": 1,
+}
+
+
+def numbers(count: int, pause: float = 0.0):
+    def produce() -> pa.Table:
+        time.sleep(pause)
+        keys = pa.array(range(count), pa.int64())
+        return pa.table({"key": pc.remainder(keys, 10), "value": keys})
+
+    return produce
+
+
+def sum_by_key(pause: float = 0.0):
+    def aggregate(table: pa.Table) -> pa.Table:
+        time.sleep(pause)
+        return table.group_by("key").aggregate([("value", "sum")])
+
+    return aggregate
+
+
+def sum_job(out: str, sources: int = 4, rows: int = 1000, pause: float = 0.0,
+            consumers: int | None = None) -> JobGraph:  # fmt: skip
+    g = JobGraph("sums")
+    src = g.add_vertex("numbers", parallelism=sources, operator=arrow(numbers(rows, pause)))
+    agg = g.add_vertex("sum", parallelism=consumers, operator=arrow(sum_by_key(pause)))
+    sink = g.add_vertex("sink", operator=ParquetSink(out))
+    g.connect(src, agg, Partitioner.hash("key"))
+    g.connect(agg, sink, Partitioner.FORWARD)
+    return g
+
+
+def expected_sums(sources: int, rows: int) -> dict[int, int]:
+    sums: dict[int, int] = {}
+    for value in range(rows):
+        sums[value % 10] = sums.get(value % 10, 0) + value * sources
+    return sums

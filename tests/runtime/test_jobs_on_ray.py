@@ -1,0 +1,154 @@
+"""Jobs on a real local Ray cluster, with real TaskManager processes and real partition files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+
+from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow
+from jobmanager.errors import ConfigurationError, CyclicGraphError, JobGraphError
+from jobmanager.eventlog import read_events
+from jobmanager.state import JobManagerState
+from tests.runtime.jobs import FAST, expected_sums, sum_job
+
+pytestmark = pytest.mark.runtime
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster):
+    return Client()
+
+
+def read_sums(path) -> dict[int, int]:
+    table = pq.read_table(path)
+    return dict(zip(table.column("key").to_pylist(), table.column("value_sum").to_pylist()))
+
+
+def test_an_arrow_job_runs_end_to_end_and_commits_its_output(client, tmp_path):
+    out = tmp_path / "sums"
+    handle = client.submit(sum_job(str(out)), config=FAST)
+    result = handle.wait(timeout=120)
+    assert result.status == "FINISHED", result.cause
+    assert read_sums(out) == expected_sums(4, 1000)
+    assert not any(p.name.startswith("sums.tidal-staging") for p in tmp_path.iterdir())
+    sums = result.vertices["sum"]
+    assert sums.parallelism >= 1 and "per task" in sums.explanation
+    assert result.vertices["numbers"].rows_out == 4000
+    handle.release()
+
+
+def test_the_event_log_of_a_finished_job_replays_to_the_same_graph(client, tmp_path):
+    job = sum_job(str(tmp_path / "out"))
+    handle = client.submit(job, config=FAST)
+    assert handle.wait(timeout=120).status == "FINISHED"
+    from jobmanager.config import Configuration
+
+    replayed = JobManagerState(job, Configuration(FAST), job_id=handle.job_id)
+    for event in read_events(handle.event_log()):
+        replayed.handle(event)
+    live = handle.snapshot()
+    assert replayed.snapshot()[2] == live[2]  # every subtask: state, attempt, slot
+    assert replayed.snapshot()[-1] == live[-1]  # every decision the adaptive scheduler made
+    handle.release()
+
+
+def test_one_slot_is_enough(client, tmp_path):
+    config = {**FAST, "slotmanager.number-of-slots.max": 1}
+    handle = client.submit(sum_job(str(tmp_path / "out"), sources=3), config=config)
+    result = handle.wait(timeout=180)
+    assert result.status == "FINISHED", result.cause
+    assert result.max_running_tasks == 1
+    assert read_sums(tmp_path / "out") == expected_sums(3, 1000)
+    handle.release()
+
+
+def test_eight_slots_run_regions_in_parallel(client, tmp_path):
+    config = {**FAST, "slotmanager.number-of-slots.max": 8, "taskmanager.numberOfTaskSlots": 4}
+    job = sum_job(str(tmp_path / "out"), sources=8, pause=1.0, consumers=2)
+    handle = client.submit(job, config=config)
+    result = handle.wait(timeout=180)
+    assert result.status == "FINISHED", result.cause
+    assert result.max_running_tasks >= 4
+    handle.release()
+
+
+def test_a_killed_taskmanager_reruns_only_what_it_held(client, tmp_path):
+    config = {**FAST, "slotmanager.number-of-slots.max": 6}
+    job = sum_job(str(tmp_path / "out"), sources=6, pause=2.0, consumers=2)
+    handle = client.submit(job, config=config)
+    import ray
+
+    deadline = time.time() + 60
+    victim = None
+    while victim is None and time.time() < deadline:
+        status = handle.status()
+        if status["vertices"][0]["running"] >= 3:
+            victim = ray.get_actor(f"tidal-{handle.job_id}-tm-0", namespace="tidal")
+        time.sleep(0.1)
+    assert victim is not None, "the sources never ran"
+    os.kill(ray.get(victim.ping.remote()), signal.SIGKILL)
+    result = handle.wait(timeout=180)
+    assert result.status == "FINISHED", result.cause
+    assert read_sums(tmp_path / "out") == expected_sums(6, 1000)
+    numbers = result.vertices["numbers"]
+    assert 6 < numbers.deployments < 12  # the killed TaskManager's task ran again, not all six
+    handle.release()
+
+
+def failing(table):
+    raise ValueError("row 7 is not a number")
+
+
+def test_a_raising_function_fails_the_job_with_its_traceback(client, tmp_path):
+    g = JobGraph("broken")
+    src = g.add_vertex("numbers", parallelism=2, operator=arrow(lambda: __import__("pyarrow").table({"x": [1, 2]})))
+    bad = g.add_vertex("parse", parallelism=1, operator=arrow(failing))
+    g.connect(src, bad, Partitioner.REBALANCE)
+    config = {**FAST, "restart-strategy.fixed-delay.attempts": 1}
+    healthy = client.submit(sum_job(str(tmp_path / "ok"), pause=1.0), config=FAST)
+    handle = client.submit(g, config=config)
+    result = handle.wait(timeout=120)
+    assert result.status == "FAILED"
+    assert "ValueError: row 7 is not a number" in result.cause
+    assert "test_jobs_on_ray.py" in result.cause and "in failing" in result.cause
+    assert result.vertices["parse"].deployments == 2  # one restart, then no more
+    cli = subprocess.run([sys.executable, "-m", "jobmanager", "status", handle.job_id],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert "ValueError: row 7 is not a number" in cli.stdout + cli.stderr
+    assert healthy.wait(timeout=120).status == "FINISHED"  # the other job is untouched
+    handle.release()
+    healthy.release()
+
+
+def test_a_missing_input_file_fails_the_job_naming_the_path(client, tmp_path):
+    g = JobGraph("missing")
+    src = g.add_vertex("orders", sources=[FileSource(str(tmp_path / "no" / "such" / "orders"))])
+    sink = g.add_vertex("sink", operator=ParquetSink(str(tmp_path / "out")))
+    g.connect(src, sink, Partitioner.FORWARD)
+    result = client.submit(g, config=FAST).wait(timeout=120)
+    assert result.status == "FAILED"
+    assert "'orders'" in result.cause and str(tmp_path / "no" / "such" / "orders") in result.cause
+
+
+def test_submission_errors_name_the_culprit(client, tmp_path):
+    import threading
+
+    lock = threading.Lock()
+    g = JobGraph("unserialisable")
+    g.add_vertex("locked", parallelism=1, operator=arrow(lambda: lock))
+    with pytest.raises(JobGraphError, match="vertex 'locked'.*cannot be serialised"):
+        client.submit(g)
+    with pytest.raises(ConfigurationError, match="'taskmanager.numberOfSlots': unknown option"):
+        client.submit(sum_job(str(tmp_path / "x")), config={"taskmanager.numberOfSlots": 2})
+    cyclic = JobGraph("cyclic")
+    a, b = cyclic.add_vertex("a", 1), cyclic.add_vertex("b", 1)
+    cyclic.connect(a, b)
+    cyclic.connect(b, a)
+    with pytest.raises(CyclicGraphError, match="a -> b -> a|b -> a -> b"):
+        client.submit(cyclic)

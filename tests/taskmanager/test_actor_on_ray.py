@@ -1,0 +1,160 @@
+"""Two TaskManager actors on a real local Ray: a consumer on one reads what a producer on the
+other wrote, through ``read_chunk``, and everything is reported to a stand-in JobManager.
+
+The two TaskManagers claim different nodes (``taskmanager.node-id``), so the consumer cannot
+open the producer's file directly and must fetch it remotely, as on a real cluster."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+import ray
+
+from blob import BlobKey
+from blob.codec import encode as encode_blob
+from jobmanager.codec import decode, encode
+from jobmanager.deployment import InputGateDeploymentDescriptor, ShuffleDescriptors
+from jobmanager.events import TaskCanceled, TaskFailed, TaskFinished, TaskRunning
+from jobmanager.executiongraph import InputSlice
+from jobmanager.operators import ParquetSink, arrow
+from jobmanager.sinks import part_file
+from jobmanager.sources import FileSource
+from shuffle import IndexRange, PartitionId, ShuffleDescriptor
+from shuffle.directory import partition_path
+from taskmanager.actor import TaskManagerActor
+from tests.taskmanager.harness import JOB, DictBlobs, gate, output, tdd
+
+SLOTS = 1
+
+
+class StandInJobManager:
+    """Stands in for the JobManager (not under test here): serves blobs, records reports."""
+
+    def __init__(self, blobs: dict[str, bytes]) -> None:
+        self.blobs = dict(blobs)
+        self.reports: list[bytes] = []
+
+    def put_blob(self, data: bytes) -> str:
+        key = BlobKey.of(data).digest
+        self.blobs[key] = data
+        return key
+
+    def get_blob(self, key_hex: str) -> bytes:
+        return self.blobs[key_hex]
+
+    def report(self, event_bytes: bytes) -> None:
+        self.reports.append(event_bytes)
+
+    def reported(self) -> list[bytes]:
+        return list(self.reports)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray for this module, or the one another test module already started (Ray allows
+    one per process), which is then left to its owner to shut down."""
+    if ray.is_initialized():
+        yield
+        return
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def events_of(job_manager) -> list:
+    return [decode(data) for data in ray.get(job_manager.reported.remote())]
+
+
+def wait_for(job_manager, done, timeout: float = 60):
+    deadline = time.monotonic() + timeout
+    while True:
+        events = events_of(job_manager)
+        found = [event for event in events if done(event)]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, f"no such report within {timeout}s: {events}"
+        time.sleep(0.1)
+
+
+def start_task_manager(name: str, node: str, job_manager, root: str):
+    """Started exactly as the JobManager starts its TaskManagers."""
+    actor = ray.remote(TaskManagerActor).options(
+        name=name, namespace="tidal", num_cpus=SLOTS, max_concurrency=SLOTS + 8, lifetime=None
+    )
+    return actor.remote(name, JOB, job_manager, SLOTS, root, {"taskmanager.node-id": node})
+
+
+def with_double(table: pa.Table) -> pa.Table:
+    return table.append_column("double", pc.multiply(table["value"], 2))
+
+
+def test_a_consumer_reads_a_remote_producers_partition_through_read_chunk(local_ray, tmp_path):
+    source_path = tmp_path / "values.parquet"
+    values = pa.table({"key": [i % 13 for i in range(500)], "value": list(range(500))})
+    pq.write_table(values, source_path)
+    sink = ParquetSink(str(tmp_path / "out"))
+    blobs = DictBlobs()
+    producer_code = blobs.code(arrow(with_double), [FileSource(str(source_path))])
+    sink_code = blobs.code(sink)
+    job_manager = ray.remote(StandInJobManager).options(num_cpus=0).remote(blobs.data)
+    roots = {name: str(tmp_path / f"shuffle-{name}") for name in ("tm-a", "tm-b")}
+    producer_tm = start_task_manager("tm-a", "node-a", job_manager, roots["tm-a"])
+    consumer_tm = start_task_manager("tm-b", "node-b", job_manager, roots["tm-b"])
+
+    a, b = ray.get([producer_tm.describe.remote(), consumer_tm.describe.remote()])
+    assert (a["node"], b["node"]) == ("node-a", "node-b")
+    assert a["shuffle_root"] == roots["tm-a"] and a["pid"] != b["pid"]
+    assert ray.get(producer_tm.ping.remote()) == a["pid"]
+
+    producer = tdd("producer", producer_code, outputs=[output("producer->sink", 4)])
+    ray.get(producer_tm.deploy.remote(encode(producer)))
+    produced = wait_for(job_manager, lambda e: isinstance(e, TaskFinished))
+    assert produced.metrics.rows_out == 500
+
+    pid = PartitionId("producer->sink", 0)
+    remote = ShuffleDescriptor(pid, "tm-a", "node-a", partition_path(roots["tm-a"], pid), 4)
+    payload_key = ray.get(job_manager.put_blob.remote(encode_blob([remote.to_list()])))
+    offloaded = InputGateDeploymentDescriptor(
+        "producer->sink",
+        (InputSlice(IndexRange(0, 0), IndexRange(0, 3)),),
+        ShuffleDescriptors(0, 0, blob_key=payload_key),  # fetched through get_blob
+    )
+    consumer = tdd("sink", sink_code, inputs=[offloaded])
+    ray.get(consumer_tm.deploy.remote(encode(consumer)))
+    finished = wait_for(job_manager, lambda e: isinstance(e, TaskFinished) and e.vertex == "sink")
+
+    written = pq.read_table(part_file(sink, JOB, 0, 0)).sort_by("value")
+    assert written.equals(with_double(values))
+    assert finished.metrics.bytes_in > 0 and finished.metrics.rows_in == 500
+    assert not os.path.exists(partition_path(roots["tm-b"], pid))  # nothing copied locally
+
+    ray.get(producer_tm.release.remote(encode(((pid,), (0,)))))
+    assert not os.path.exists(partition_path(roots["tm-a"], pid))
+    retry = tdd("sink", sink_code, attempt=1, inputs=[offloaded])
+    before_ms = time.time_ns() // 1_000_000
+    ray.get(consumer_tm.deploy.remote(encode(retry)))
+    lost = wait_for(job_manager, lambda e: isinstance(e, TaskFailed))
+    assert (lost.vertex, lost.attempt, lost.lost_partition) == ("sink", 1, pid)
+    assert lost.error.startswith("PartitionNotFound: ") and "task manager tm-a" in lost.error
+    assert before_ms <= lost.time_ms <= time.time_ns() // 1_000_000
+
+    gone = ShuffleDescriptor(pid, "tm-gone", "node-c", partition_path(roots["tm-a"], pid), 4)
+    unreachable = tdd("sink", sink_code, attempt=2, inputs=[gate("producer->sink", [gone],
+                                                                 [((0, 0), (0, 3))])])
+    ray.get(consumer_tm.deploy.remote(encode(unreachable)))
+    lost = wait_for(job_manager, lambda e: isinstance(e, TaskFailed) and e.attempt == 2)
+    assert lost.lost_partition == pid and lost.error.startswith("PartitionUnreachable: ")
+
+    ray.get(consumer_tm.cancel.remote("never-deployed", 0, 0))
+    assert wait_for(job_manager, lambda e: isinstance(e, TaskCanceled)) == TaskCanceled(
+        "never-deployed", 0, 0)
+    kinds = [type(e) for e in events_of(job_manager)]
+    assert kinds.count(TaskRunning) == 4
+
+    ray.get([producer_tm.shutdown.remote(), consumer_tm.shutdown.remote()])
+    assert not os.path.exists(roots["tm-a"]) and not os.path.exists(roots["tm-b"])

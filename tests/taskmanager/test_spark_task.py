@@ -1,0 +1,128 @@
+"""PySpark tasks: inputs reach Spark as Parquet, the result comes back as Arrow, and a cancel
+interrupts the running Spark job. One SparkSession serves every test here (the
+``spark_provider`` fixture); select these tests with ``-m spark``."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+
+from jobmanager.events import TaskCanceled, TaskFailed, TaskFinished
+from jobmanager.operators import arrow, spark
+from shuffle import IndexRange, PartitionId, read_range
+from taskmanager.cancellation import CancelToken
+from taskmanager.failures import MAX_ERROR_CHARS
+from taskmanager.runner import run_task
+from tests.taskmanager.harness import DictBlobs, descriptor, environment, gate, output, tdd
+
+pytestmark = pytest.mark.spark
+
+ORDERS = pa.table({
+    "order": list(range(40)),
+    "customer": [i % 7 for i in range(40)],
+    "amount": [float(i) * 1.5 for i in range(40)],
+})
+CUSTOMERS = pa.table({
+    "customer": list(range(6)),  # customer 6 has orders but no row here: an inner join drops it
+    "name": [f"c{i}" for i in range(6)],
+})
+
+
+def orders() -> pa.Table:
+    return ORDERS
+
+
+def customers() -> pa.Table:
+    return CUSTOMERS
+
+
+def join_names(orders_frame, customers_frame):
+    return orders_frame.join(customers_frame, "customer").select("order", "name", "amount")
+
+
+def endless():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.active().range(0, 10**13, numPartitions=2).selectExpr("sum(id * id) AS s")
+
+
+def not_a_frame(*frames):
+    return 42
+
+
+def select_missing():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.active().range(3).select("no_such_column")
+
+
+def rows(table: pa.Table) -> list[dict]:
+    return sorted(table.to_pylist(), key=lambda row: row["order"])
+
+
+def test_a_pyspark_task_joins_its_two_inputs(tmp_path, spark_provider):
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    for name, make in (("orders", orders), ("customers", customers)):
+        producer = tdd(name, blobs.code(arrow(make)),
+                       outputs=[output(f"{name}->join", 3, "hash", ("customer",))])
+        assert isinstance(run_task(producer, env, CancelToken()), TaskFinished)
+    inputs = [gate(f"{name}->join", [descriptor(env, f"{name}->join", 0, 3)], [((0, 0), (0, 2))])
+              for name in ("orders", "customers")]
+    consumer = tdd("join", blobs.code(spark(join_names)), inputs=inputs,
+                   outputs=[output("join->sink", 1, "forward")])
+
+    finished = run_task(consumer, env, CancelToken())
+
+    assert isinstance(finished, TaskFinished), getattr(finished, "error", finished)
+    joined = read_range(env.registry.path_for(PartitionId("join->sink", 0)),
+                        PartitionId("join->sink", 0), IndexRange(0, 0))
+    names = dict(zip(CUSTOMERS["customer"].to_pylist(), CUSTOMERS["name"].to_pylist(), strict=True))
+    expected = [{"order": o["order"], "name": names[o["customer"]], "amount": o["amount"]}
+                for o in ORDERS.to_pylist() if o["customer"] in names]
+    assert rows(joined) == expected
+    assert finished.metrics.rows_in == ORDERS.num_rows + CUSTOMERS.num_rows
+    assert finished.metrics.rows_out == len(expected)
+    assert list((env.shuffle.root / ".tasks").glob("*")) == []
+
+
+def test_a_pyspark_function_must_return_a_dataframe(tmp_path, spark_provider):
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    failed = run_task(tdd("bad", blobs.code(spark(not_a_frame))), env, CancelToken())
+    assert isinstance(failed, TaskFailed)
+    assert failed.error.startswith("TypeError: vertex 'bad': spark(not_a_frame) returned int")
+
+
+def test_a_spark_error_reports_the_python_traceback_and_the_jvm_message(tmp_path, spark_provider):
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    failed = run_task(tdd("missing", blobs.code(spark(select_missing))), env, CancelToken())
+    assert isinstance(failed, TaskFailed)
+    assert failed.error.startswith("AnalysisException: [UNRESOLVED_COLUMN")
+    assert "no_such_column" in failed.error.partition("\n")[0]
+    assert "in select_missing" in failed.error
+    assert len(failed.error) <= MAX_ERROR_CHARS
+
+
+def test_cancelling_a_pyspark_task_interrupts_its_spark_job(tmp_path, spark_provider):
+    blobs = DictBlobs()
+    env, reporter = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    deployment = tdd("endless", blobs.code(spark(endless)), attempt=4)
+    token = CancelToken()
+    worker = threading.Thread(target=run_task, args=(deployment, env, token))
+    worker.start()
+    tracker = spark_provider.session().sparkContext.statusTracker()
+    deadline = time.monotonic() + 60
+    while worker.is_alive() and not tracker.getJobIdsForGroup("job-1/endless/0/4"):
+        assert time.monotonic() < deadline, "the Spark job never started"
+        time.sleep(0.05)
+
+    token.cancel()
+    worker.join(30)
+
+    assert not worker.is_alive(), "the Spark job was not interrupted"
+    assert reporter.events[-1] == TaskCanceled("endless", 0, 4)
