@@ -1,0 +1,6 @@
+"""Example jobs: TPC-H-shaped data, the README's demo job, TPC-H Q1 and Q3.
+
+A package so that the benchmarks and tests import them as ``examples.*``; their vertex
+functions still travel to TaskManagers by value (the client registers user modules that live
+outside site-packages with cloudpickle), so Ray workers need not import this folder.
+"""

@@ -1,0 +1,253 @@
+"""TPC-H Q1 and Q3 three ways: as Tidal jobs, in PySpark alone, and in pyarrow for checking.
+
+The Tidal jobs split each query the way a distributed planner would -- scan, filter and a
+partial aggregate in every source task; a hash exchange on the group keys; the final aggregate
+-- and set no parallelism anywhere, so the adaptive scheduler sizes every vertex from its
+bytes. The PySpark versions are the queries as a Spark user would write them, planned by Spark
+itself; ``benchmarks/tpch.py`` races the two. The pyarrow versions share no code with either.
+
+Q3's ties on revenue and order date are broken by order key in all three, so "top 10" is one
+answer rather than several.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, spark
+
+__all__ = [
+    "Q1_COLUMNS",
+    "Q3_COLUMNS",
+    "q1",
+    "q3",
+    "reference_q1",
+    "reference_q3",
+    "spark_q1",
+    "spark_q3",
+]
+
+Q1_SHIP_CUTOFF = datetime.date(1998, 12, 1) - datetime.timedelta(days=90)
+Q1_KEYS = ("l_returnflag", "l_linestatus")
+Q1_COLUMNS = (*Q1_KEYS, "sum_qty", "sum_base_price", "sum_disc_price", "sum_charge",
+              "avg_qty", "avg_price", "avg_disc", "count_order")
+_Q1_PARTIALS = ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "sum_disc",
+                "count_order")
+
+Q3_SEGMENT = "BUILDING"
+Q3_DATE = datetime.date(1995, 3, 15)
+Q3_GROUP = ("l_orderkey", "o_orderdate", "o_shippriority")
+Q3_COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
+Q3_LIMIT = 10
+
+
+def _table(data_dir: str | os.PathLike, name: str) -> str:
+    return os.path.join(os.path.abspath(data_dir), name)
+
+
+# --- Q1: pricing summary report ---------------------------------------------------------------
+
+def q1_partial(lineitem: DataFrame) -> DataFrame:
+    """Per source task: the lines shipped by the cutoff, summed per (flag, status)."""
+    disc_price = F.col("l_extendedprice") * (1 - F.col("l_discount"))
+    return (
+        lineitem.where(F.col("l_shipdate") <= F.lit(Q1_SHIP_CUTOFF))
+        .groupBy(*Q1_KEYS)
+        .agg(
+            F.sum("l_quantity").alias("sum_qty"),
+            F.sum("l_extendedprice").alias("sum_base_price"),
+            F.sum(disc_price).alias("sum_disc_price"),
+            F.sum(disc_price * (1 + F.col("l_tax"))).alias("sum_charge"),
+            F.sum("l_discount").alias("sum_disc"),
+            F.count(F.lit(1)).alias("count_order"),
+        )
+    )
+
+
+def q1_final(partials: DataFrame) -> DataFrame:
+    """The partial sums of one (flag, status) meet here; averages are sums over the count.
+
+    Its input is a few rows per source task, so the scheduler gives this vertex one task and
+    its order is the result's order."""
+    totals = partials.groupBy(*Q1_KEYS).agg(*[F.sum(c).alias(c) for c in _Q1_PARTIALS])
+    count = F.col("count_order")
+    return totals.select(
+        *Q1_KEYS, "sum_qty", "sum_base_price", "sum_disc_price", "sum_charge",
+        (F.col("sum_qty") / count).alias("avg_qty"),
+        (F.col("sum_base_price") / count).alias("avg_price"),
+        (F.col("sum_disc") / count).alias("avg_disc"),
+        "count_order",
+    ).orderBy(*Q1_KEYS)
+
+
+def q1(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
+    graph = JobGraph("tpch-q1")
+    lineitem = graph.add_vertex(
+        "lineitem",
+        sources=[FileSource(_table(data_dir, "lineitem"), columns=[
+            "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_returnflag",
+            "l_linestatus", "l_shipdate"])],
+        operator=spark(q1_partial),
+    )
+    summary = graph.add_vertex("pricing_summary", operator=spark(q1_final))
+    sink = graph.add_vertex("sink", operator=ParquetSink(os.fspath(out_dir), overwrite=True))
+    graph.connect(lineitem, summary, Partitioner.hash(*Q1_KEYS))
+    graph.connect(summary, sink, Partitioner.FORWARD)
+    return graph
+
+
+def spark_q1(session: SparkSession, data_dir: str | os.PathLike) -> DataFrame:
+    lineitem = session.read.parquet(_table(data_dir, "lineitem"))
+    disc_price = F.col("l_extendedprice") * (1 - F.col("l_discount"))
+    return (
+        lineitem.where(F.col("l_shipdate") <= F.lit(Q1_SHIP_CUTOFF))
+        .groupBy(*Q1_KEYS)
+        .agg(
+            F.sum("l_quantity").alias("sum_qty"),
+            F.sum("l_extendedprice").alias("sum_base_price"),
+            F.sum(disc_price).alias("sum_disc_price"),
+            F.sum(disc_price * (1 + F.col("l_tax"))).alias("sum_charge"),
+            F.avg("l_quantity").alias("avg_qty"),
+            F.avg("l_extendedprice").alias("avg_price"),
+            F.avg("l_discount").alias("avg_disc"),
+            F.count(F.lit(1)).alias("count_order"),
+        )
+        .orderBy(*Q1_KEYS)
+    )
+
+
+def reference_q1(data_dir: str | os.PathLike) -> pa.Table:
+    lineitem = ds.dataset(_table(data_dir, "lineitem")).to_table(
+        filter=pc.field("l_shipdate") <= pa.scalar(Q1_SHIP_CUTOFF, pa.date32()))
+    disc_price = pc.multiply(lineitem["l_extendedprice"],
+                             pc.subtract(1.0, lineitem["l_discount"]))
+    lineitem = lineitem.append_column("disc_price", disc_price).append_column(
+        "charge", pc.multiply(disc_price, pc.add(1.0, lineitem["l_tax"])))
+    grouped = lineitem.group_by(list(Q1_KEYS)).aggregate([
+        ("l_quantity", "sum"), ("l_extendedprice", "sum"), ("disc_price", "sum"),
+        ("charge", "sum"), ("l_quantity", "mean"), ("l_extendedprice", "mean"),
+        ("l_discount", "mean"), ([], "count_all"),
+    ])
+    names = {
+        "l_quantity_sum": "sum_qty", "l_extendedprice_sum": "sum_base_price",
+        "disc_price_sum": "sum_disc_price", "charge_sum": "sum_charge",
+        "l_quantity_mean": "avg_qty", "l_extendedprice_mean": "avg_price",
+        "l_discount_mean": "avg_disc", "count_all": "count_order",
+    }
+    grouped = grouped.rename_columns([names.get(c, c) for c in grouped.column_names])
+    return grouped.select(list(Q1_COLUMNS)).sort_by([(k, "ascending") for k in Q1_KEYS])
+
+
+# --- Q3: shipping priority ---------------------------------------------------------------------
+
+def q3_customers(customer: DataFrame) -> DataFrame:
+    return customer.where(F.col("c_mktsegment") == Q3_SEGMENT).select("c_custkey")
+
+
+def q3_orders(orders: DataFrame) -> DataFrame:
+    return orders.where(F.col("o_orderdate") < F.lit(Q3_DATE)).select(
+        "o_orderkey", "o_custkey", "o_orderdate", "o_shippriority")
+
+
+def q3_lineitems(lineitem: DataFrame) -> DataFrame:
+    return lineitem.where(F.col("l_shipdate") > F.lit(Q3_DATE)).select(
+        "l_orderkey", (F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("volume"))
+
+
+def q3_revenue_per_order(orders: DataFrame, lineitems: DataFrame,
+                         customers: DataFrame) -> DataFrame:
+    """One task holds every line of its orders, so its sums per order are final; it keeps
+    only its own top 10, which is all the global top 10 can need from it."""
+    mine = orders.join(customers, orders.o_custkey == customers.c_custkey, "left_semi")
+    joined = mine.join(lineitems, mine.o_orderkey == lineitems.l_orderkey)
+    revenue = joined.groupBy(*Q3_GROUP).agg(F.sum("volume").alias("revenue"))
+    return _q3_top(revenue)
+
+
+def q3_top_orders(candidates: DataFrame) -> DataFrame:
+    """Every task's top 10 meet here: a few rows, so the scheduler gives this vertex one task."""
+    return _q3_top(candidates)
+
+
+def _q3_top(revenue: DataFrame) -> DataFrame:
+    return (revenue.orderBy(F.col("revenue").desc(), "o_orderdate", "l_orderkey")
+            .limit(Q3_LIMIT).select(*Q3_COLUMNS))
+
+
+def q3(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
+    graph = JobGraph("tpch-q3")
+    customer = graph.add_vertex(
+        "customer",
+        sources=[FileSource(_table(data_dir, "customer"), columns=["c_custkey", "c_mktsegment"])],
+        operator=spark(q3_customers),
+    )
+    orders = graph.add_vertex(
+        "orders",
+        sources=[FileSource(_table(data_dir, "orders"), columns=[
+            "o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"])],
+        operator=spark(q3_orders),
+    )
+    lineitem = graph.add_vertex(
+        "lineitem",
+        sources=[FileSource(_table(data_dir, "lineitem"), columns=[
+            "l_orderkey", "l_extendedprice", "l_discount", "l_shipdate"])],
+        operator=spark(q3_lineitems),
+    )
+    revenue = graph.add_vertex("revenue_per_order", operator=spark(q3_revenue_per_order))
+    top = graph.add_vertex("top_orders", operator=spark(q3_top_orders))
+    sink = graph.add_vertex("sink", operator=ParquetSink(os.fspath(out_dir), overwrite=True))
+    graph.connect(orders, revenue, Partitioner.hash("o_orderkey"))
+    # Not splittable: the sums per order are finished in this vertex, so all lines of an order
+    # must reach one task. Order keys are uniform, so no subpartition is skewed anyway.
+    graph.connect(lineitem, revenue, Partitioner.hash("l_orderkey"))
+    # A fifth of the customers, keys only (about 240 KB at scale 1): cheaper to send whole to
+    # every task than to shuffle the orders a second time by customer key.
+    graph.connect(customer, revenue, Partitioner.BROADCAST)
+    graph.connect(revenue, top, Partitioner.REBALANCE)
+    graph.connect(top, sink, Partitioner.FORWARD)
+    return graph
+
+
+def spark_q3(session: SparkSession, data_dir: str | os.PathLike) -> DataFrame:
+    customer = session.read.parquet(_table(data_dir, "customer"))
+    orders = session.read.parquet(_table(data_dir, "orders"))
+    lineitem = session.read.parquet(_table(data_dir, "lineitem"))
+    joined = (
+        customer.where(F.col("c_mktsegment") == Q3_SEGMENT)
+        .join(orders.where(F.col("o_orderdate") < F.lit(Q3_DATE)),
+              F.col("c_custkey") == F.col("o_custkey"))
+        .join(lineitem.where(F.col("l_shipdate") > F.lit(Q3_DATE)),
+              F.col("l_orderkey") == F.col("o_orderkey"))
+    )
+    revenue = joined.groupBy(*Q3_GROUP).agg(
+        F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("revenue"))
+    return (revenue.orderBy(F.col("revenue").desc(), "o_orderdate", "l_orderkey")
+            .limit(Q3_LIMIT).select(*Q3_COLUMNS))
+
+
+def reference_q3(data_dir: str | os.PathLike) -> pa.Table:
+    customer = ds.dataset(_table(data_dir, "customer")).to_table(
+        columns=["c_custkey"], filter=pc.field("c_mktsegment") == Q3_SEGMENT)
+    orders = ds.dataset(_table(data_dir, "orders")).to_table(
+        columns=["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"],
+        filter=pc.field("o_orderdate") < pa.scalar(Q3_DATE, pa.date32()))
+    lineitem = ds.dataset(_table(data_dir, "lineitem")).to_table(
+        columns=["l_orderkey", "l_extendedprice", "l_discount"],
+        filter=pc.field("l_shipdate") > pa.scalar(Q3_DATE, pa.date32()))
+    lineitem = lineitem.append_column("volume", pc.multiply(
+        lineitem["l_extendedprice"], pc.subtract(1.0, lineitem["l_discount"])))
+    orders = orders.join(customer, "o_custkey", "c_custkey", join_type="left semi")
+    joined = lineitem.join(orders, "l_orderkey", "o_orderkey", join_type="inner")
+    revenue = joined.group_by(list(Q3_GROUP)).aggregate([("volume", "sum")])
+    revenue = revenue.rename_columns(
+        ["revenue" if c == "volume_sum" else c for c in revenue.column_names])
+    ordered = revenue.sort_by([("revenue", "descending"), ("o_orderdate", "ascending"),
+                               ("l_orderkey", "ascending")])
+    return ordered.slice(0, Q3_LIMIT).select(list(Q3_COLUMNS))

@@ -1,0 +1,82 @@
+"""Running a job graph's PySpark functions in one local SparkSession, without Tidal.
+
+This checks the example jobs' user code apart from the runtime. Each vertex runs as the number
+of subtasks a test gives it, and a subtask gets what its input edges would give it: its hash
+share of a HASH input, all of a BROADCAST input, producer subtask ``i``'s output over FORWARD
+between equal parallelisms, and a disjoint share of anything else (REBALANCE, RESCALE, a source's
+files). So partial and final aggregates, and local and global top-Ns, really run split, and a
+job that only works because everything landed in one task fails here. As in Tidal, what a
+subtask hands on is data (an Arrow table), not a plan.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobmanager.jobgraph import JobEdge, JobGraph, PartitionerKind
+from jobmanager.operators import ParquetSink, SparkFunction
+
+__all__ = ["run_in_one_session"]
+
+
+def run_in_one_session(graph: JobGraph, session: SparkSession,
+                       parallelism: dict[str, int] | None = None) -> pa.Table:
+    """The rows the graph's only sink would write, its subtasks' files read in order."""
+    parallelism = parallelism or {}
+    outputs: dict[str, list[pa.Table]] = {}
+    for vertex in graph.topological_order():
+        count = parallelism.get(vertex.name, 1)
+        read = [_read(session, source) for source in vertex.sources]
+        subtasks = []
+        for index in range(count):
+            inputs = [_share(frame, index, count, None) for frame in read]
+            inputs += [_edge_input(session, edge, outputs[edge.source.name], index, count)
+                       for edge in vertex.inputs]
+            subtasks.append(_run(vertex.name, vertex.operator, inputs).toArrow())
+        outputs[vertex.name] = subtasks
+    sinks = [v for v in graph.vertices if isinstance(v.operator, ParquetSink)]
+    if len(sinks) != 1:
+        raise ValueError(f"expected one sink, found {[v.name for v in sinks]}")
+    return pa.concat_tables(outputs[sinks[0].name])
+
+
+def _read(session: SparkSession, source) -> DataFrame:
+    frame = session.read.parquet(*source.paths)
+    return frame.select(*source.columns) if source.columns else frame
+
+
+def _edge_input(session: SparkSession, edge: JobEdge, produced: list[pa.Table], index: int,
+                count: int) -> DataFrame:
+    kind = edge.partitioner.kind if edge.partitioner else PartitionerKind.REBALANCE
+    if kind is PartitionerKind.FORWARD and len(produced) == count:
+        return _frame(session, produced[index])
+    everything = _frame(session, pa.concat_tables(produced))
+    if kind is PartitionerKind.BROADCAST:
+        return everything
+    keys = edge.partitioner.keys if kind is PartitionerKind.HASH else None
+    return _share(everything, index, count, keys)
+
+
+def _frame(session: SparkSession, table: pa.Table) -> DataFrame:
+    """One chunk: PySpark 4.3's ``createDataFrame`` returns no rows at all for a table whose
+    first chunk is empty, as a concatenation of subtask outputs often is."""
+    return session.createDataFrame(table.combine_chunks())
+
+
+def _share(frame: DataFrame, index: int, count: int, keys) -> DataFrame:
+    """Rows whose hash (of ``keys``, or of every column) falls to subtask ``index``."""
+    if count == 1:
+        return frame
+    columns = keys or frame.columns
+    return frame.where(F.pmod(F.hash(*columns), F.lit(count)) == index)
+
+
+def _run(name: str, operator, inputs: list[DataFrame]) -> DataFrame:
+    if isinstance(operator, SparkFunction):
+        return operator.fn(*inputs)
+    if operator is None or isinstance(operator, ParquetSink):
+        (single,) = inputs
+        return single
+    raise TypeError(f"vertex {name!r}: {operator!r} cannot run in one SparkSession")
