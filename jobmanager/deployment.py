@@ -61,11 +61,14 @@ class ShuffleDescriptors:
 @register
 @dataclass(frozen=True, slots=True)
 class InputGateDeploymentDescriptor:
-    """One input of a task: which slices of which partitions to read, and where they are."""
+    """One input of a task: which slices of which partitions to read, and where they are.
+    ``partitions``, when given, are the only partitions of the slices that hold any data for
+    them; the others are skipped (a task always reads at least one, for the schema)."""
 
     result: str
     slices: tuple[InputSlice, ...]
     descriptors: ShuffleDescriptors
+    partitions: tuple[int, ...] | None = None
 
 
 @register
@@ -189,14 +192,17 @@ class TaskDeploymentDescriptorFactory:
     def create(self, vertex: ExecutionVertex) -> TaskDeploymentDescriptor:
         ejv = vertex.job_vertex
         groups = {g.result.id: g for g in vertex.consumed_groups}
-        inputs = tuple(
-            InputGateDeploymentDescriptor(
-                result.id,
-                ejv.input_infos[result.id][vertex.subtask].slices,
-                self.cache.get(groups[result.id], self.describe),
+        inputs = []
+        for result in ejv.inputs:
+            slices = ejv.input_infos[result.id][vertex.subtask].slices
+            inputs.append(
+                InputGateDeploymentDescriptor(
+                    result.id,
+                    slices,
+                    self.cache.get(groups[result.id], self.describe),
+                    _partitions_with_data(result, slices),
+                )
             )
-            for result in ejv.inputs
-        )
         outputs = tuple(
             ResultPartitionDeploymentDescriptor(
                 p.result.id,
@@ -214,9 +220,27 @@ class TaskDeploymentDescriptorFactory:
             vertex.subtask,
             vertex.attempt,
             ejv.parallelism,
-            inputs,
+            tuple(inputs),
             outputs,
             self.code_keys.get(ejv.name, ""),
             self.split_target_bytes,
             self.source_filters(ejv.name),
         )
+
+
+def _partitions_with_data(result, slices: tuple[InputSlice, ...]) -> tuple[int, ...] | None:
+    produced = result.produced
+    if produced is None or produced.per_partition is not None or not produced.sparse:
+        return None
+    kept: list[int] = []
+    narrowed = False
+    for piece in slices:
+        span = range(piece.partitions.start, piece.partitions.end + 1)
+        found = produced.partitions_with_data(
+            span, range(piece.subpartitions.start, piece.subpartitions.end + 1)
+        )
+        narrowed = narrowed or found is not None
+        kept.extend(span if found is None else found)
+    if not narrowed:
+        return None
+    return tuple(sorted(set(kept))) or (slices[0].partitions.start,)

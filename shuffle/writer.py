@@ -193,20 +193,32 @@ class ResultPartitionWriter:
             self.abort()
 
     def _finished_streams(self, schema: pa.Schema):
-        """Each subpartition's stream bytes, in order, compressed a few subpartitions ahead on
-        worker threads (Arrow releases the GIL) while the caller writes the earlier ones."""
+        """Each subpartition's stream bytes (None when empty), in order. Non-empty ones are
+        compressed a few ahead on worker threads (Arrow releases the GIL) while the caller
+        writes the earlier ones; empty ones cost nothing, which matters when a task writes a
+        few rows into a thousand subpartitions."""
+        full = [i for i, s in enumerate(self._subpartitions) if s.pending or s.stream is not None]
+        if len(full) <= 1:
+            for subpartition in self._subpartitions:
+                yield subpartition.finish(schema)
+            return
         with ThreadPoolExecutor(_THREADS, thread_name_prefix="tidal-partition-writer") as pool:
             ahead: deque[Future[pa.Buffer | None]] = deque()
-            upcoming = iter(self._subpartitions)
-            for subpartition in upcoming:
-                ahead.append(pool.submit(subpartition.finish, schema))
+            upcoming = iter(full)
+            for index in upcoming:
+                ahead.append(pool.submit(self._subpartitions[index].finish, schema))
                 if len(ahead) >= 2 * _THREADS:
                     break
-            while ahead:
+            next_full = 0
+            for index, subpartition in enumerate(self._subpartitions):
+                if next_full >= len(full) or full[next_full] != index:
+                    yield None
+                    continue
+                next_full += 1
                 data = ahead.popleft().result()
-                subpartition = next(upcoming, None)
-                if subpartition is not None:
-                    ahead.append(pool.submit(subpartition.finish, schema))
+                following = next(upcoming, None)
+                if following is not None:
+                    ahead.append(pool.submit(self._subpartitions[following].finish, schema))
                 yield data
 
     def _compress_all_pending(self) -> None:

@@ -103,11 +103,15 @@ def read_source(source: object, tdd: TaskDeploymentDescriptor) -> tuple[pa.Table
 def gate_reads(
     gate: InputGateDeploymentDescriptor, descriptors: Sequence[ShuffleDescriptor]
 ) -> list[Read]:
-    """(descriptor, subpartition range) for every slice and every partition in its range."""
+    """(descriptor, subpartition range) for every slice and every partition in its range that
+    holds data for it (all of them unless the deployment says which)."""
     by_index = {d.partition_id.index: d for d in descriptors}
+    with_data = None if gate.partitions is None else set(gate.partitions)
     reads = []
     for piece in gate.slices:
         for index in piece.partitions:
+            if with_data is not None and index not in with_data:
+                continue
             descriptor = by_index.get(index)
             if descriptor is None:
                 raise ValueError(

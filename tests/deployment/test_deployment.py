@@ -102,3 +102,20 @@ def test_dropping_groups_deletes_their_blobs():
     entry = f.create(state.graph.vertex("b", 0)).inputs[0].descriptors
     assert f.cache.drop([entry.group]) == [entry.blob_key]
     assert not blobs.contains(BlobKey(entry.blob_key)) and len(f.cache) == 0
+
+
+def test_consumers_skip_partitions_that_wrote_nothing_for_them():
+    g = JobGraph("sparse")
+    g.connect(g.add_vertex("a", 16), g.add_vertex("b", 16), Partitioner.REBALANCE)
+    state = JobManagerState(g, job_id="j")
+    state.handle(ev.JobStarted())
+    state.handle(ev.TaskManagerRegistered("tm0", 16, "node0", "/shuffle/tm0"))
+    for k in range(16):
+        counts = [0] * 16
+        counts[k] = 10  # producer k wrote one row, to subpartition k
+        state.handle(ev.TaskFinished("a", k, 0, (ev.ProducedPartition.of("a->b", counts),)))
+    f, _ = factory(state)
+    assert f.create(state.graph.vertex("b", 5)).inputs[0].partitions == (5,)
+    dense = finished_job(producers=4, consumers=3)
+    f, _ = factory(dense)
+    assert f.create(dense.graph.vertex("b", 1)).inputs[0].partitions is None
