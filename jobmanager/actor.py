@@ -31,13 +31,9 @@ from jobmanager.operators import serialize_vertex_code
 from jobmanager.report import TaskLedger, job_status
 from jobmanager.state import JobManagerState
 
-__all__ = ["JobManagerActor", "actor_name", "work_directory"]
+__all__ = ["JobManagerActor", "work_directory"]
 
 _STOP = object()
-
-
-def actor_name(job_id: str) -> str:
-    return f"tidal-job-{job_id}"
 
 
 def work_directory(config: Configuration, job_id: str) -> str:

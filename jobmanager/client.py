@@ -23,9 +23,9 @@ import cloudpickle
 import ray
 
 from jobmanager import sinks
-from jobmanager.actor import JobManagerActor, actor_name
+from jobmanager.actor import JobManagerActor
 from jobmanager.config import Configuration
-from jobmanager.executor import NAMESPACE
+from jobmanager.names import NAMESPACE, job_manager_name
 from jobmanager.jobgraph import JobGraph
 from jobmanager.operators import ParquetSink, check_operators, serialize_vertex_code
 from jobmanager.progress import TERMINAL, Progress, progress_for
@@ -72,7 +72,7 @@ class Client:
         job_id = f"{_slug(job.name)}-{uuid.uuid4().hex[:8]}"
         actor = (
             ray.remote(JobManagerActor)
-            .options(name=actor_name(job_id), namespace=NAMESPACE, lifetime="detached",
+            .options(name=job_manager_name(job_id), namespace=NAMESPACE, lifetime="detached",
                      num_cpus=0, max_concurrency=64, max_restarts=0)  # fmt: skip
             .remote(job_id, cloudpickle.dumps(job), settings.to_dict(), time.time())
         )
@@ -80,7 +80,7 @@ class Client:
 
     def job(self, job_id: str) -> JobHandle:
         try:
-            return JobHandle(job_id, ray.get_actor(actor_name(job_id), namespace=NAMESPACE))
+            return JobHandle(job_id, ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE))
         except ValueError:
             raise LookupError(f"no job {job_id!r} on this cluster (finished jobs are kept for "
                               "jobstore.expiration-time)") from None  # fmt: skip

@@ -169,6 +169,8 @@ OPTIONS: dict[str, Option] = {
                "How often the JobManager checks that each TaskManager is alive."),
         Option("heartbeat.timeout", _positive_duration, 30_000,
                "A TaskManager that does not answer for this long is lost."),
+        Option("resourcemanager.taskmanager-timeout", _positive_duration, 30_000,
+               "An idle TaskManager is kept this long for the next job, then stopped."),
         Option("slot.request.timeout", _positive_duration, 300_000,
                "A TaskManager the cluster cannot start within this time is given up."),
         Option("io.tmp.dirs", str, "",

@@ -25,12 +25,13 @@ from jobmanager.codec import encode
 from jobmanager.config import Configuration
 from jobmanager.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
 from jobmanager.inference import infer_vertex_parallelism
+from jobmanager.names import NAMESPACE, RESOURCE_MANAGER
 from jobmanager.operators import ParquetSink
+from jobmanager.resourcemanager import resource_manager
 from jobmanager.state import JobManagerState
 
-__all__ = ["CommandExecutor", "NAMESPACE", "now_ms"]
+__all__ = ["CommandExecutor", "now_ms"]
 
-NAMESPACE = "tidal"
 _log = structlog.get_logger("tidal.executor")
 
 
@@ -88,55 +89,50 @@ class CommandExecutor:
         handler(command)
 
     def _RequestTaskManagers(self, command: cmd.RequestTaskManagers) -> None:
-        from taskmanager.actor import TaskManagerActor
-
-        remote = ray.remote(TaskManagerActor)
+        rm = resource_manager(self.config["resourcemanager.taskmanager-timeout"] / 1000)
         for _ in range(command.count):
-            with self._lock:
-                tm_id = f"tidal-{self.job_id}-tm-{self._counter}"
-                self._counter += 1
-            handle = remote.options(
-                name=tm_id,
-                namespace=NAMESPACE,
-                num_cpus=command.slots_each,
-                max_concurrency=command.slots_each + 8,
-                max_restarts=0,
-            ).remote(
-                tm_id,
-                self.job_id,
-                self.job_manager,
-                command.slots_each,
-                os.path.join(self.shuffle_root, tm_id),
-                self.config.to_dict(),
-            )
+            lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_dict())
+            self._when_leased(lease, command.slots_each)
+
+    def _when_leased(self, lease, slots: int) -> None:
+        """Lease a TaskManager, attach it to this job, then register it; or say it failed."""
+        attached = threading.Event()
+
+        def leased(future) -> None:
+            try:
+                tm_id, handle = future.result()
+            except Exception as error:
+                self.enqueue(ev.TaskManagerRequestFailed(slots, f"no TaskManager: {error}"))
+                return
             with self._lock:
                 self.task_managers[tm_id] = handle
-            self._when_started(tm_id, handle, command.slots_each)
+            root = os.path.join(self.shuffle_root, tm_id)
+            handle.attach.remote(self.job_id, self.job_manager, root).future().add_done_callback(
+                lambda f: started(tm_id, f)
+            )
+            timer = threading.Timer(self.config["slot.request.timeout"] / 1000, give_up, [tm_id])
+            timer.daemon = True
+            timer.start()
 
-    def _when_started(self, tm_id: str, handle, slots: int) -> None:
-        def started(future) -> None:
+        def started(tm_id: str, future) -> None:
             try:
                 info = future.result()
-            except Exception as error:  # the actor could not start
-                self._forget(tm_id)
+            except Exception as error:  # the process could not start, or died
+                self._forget(tm_id, lost=True)
                 self.enqueue(ev.TaskManagerRequestFailed(slots, f"{tm_id}: {error}"))
                 return
+            attached.set()
             with self._lock:
                 self.registered.add(tm_id)
             self.enqueue(ev.TaskManagerRegistered(tm_id, slots, info["node"], info["shuffle_root"]))
 
-        def give_up() -> None:
-            with self._lock:
-                waiting = tm_id in self.task_managers and tm_id not in self.registered
-            if waiting:
-                self._forget(tm_id, kill=True)
+        def give_up(tm_id: str) -> None:
+            if not attached.is_set():
+                self._forget(tm_id, lost=True)
                 self.enqueue(ev.TaskManagerRequestFailed(
                     slots, f"{tm_id} did not start within slot.request.timeout"))  # fmt: skip
 
-        handle.describe.remote().future().add_done_callback(started)
-        timer = threading.Timer(self.config["slot.request.timeout"] / 1000, give_up)
-        timer.daemon = True
-        timer.start()
+        lease.future().add_done_callback(leased)
 
     def _DeployTask(self, command: cmd.DeployTask) -> None:
         vertex = self.state.graph.vertex(command.vertex, command.subtask)
@@ -223,12 +219,13 @@ class CommandExecutor:
 
         ref.future().add_done_callback(done)
 
-    def _forget(self, tm_id: str, kill: bool = False) -> None:
+    def _forget(self, tm_id: str, lost: bool = False) -> None:
+        """Stop using a TaskManager; a lost one is not lent to anyone again."""
         with self._lock:
             handle = self.task_managers.pop(tm_id, None)
             self.registered.discard(tm_id)
-        if kill and handle is not None:
-            ray.kill(handle, no_restart=True)
+        if lost and handle is not None:
+            ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE).forget.remote(tm_id)
 
     def _watch(self) -> None:
         """Heartbeats: a TaskManager that died, or stayed silent for heartbeat.timeout, is lost."""
@@ -256,19 +253,19 @@ class CommandExecutor:
                     cause = f"no heartbeat for {timeout:.0f} s"
                 if cause is not None and not self._stopped.is_set():
                     self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
-                    self._forget(tm_id, kill=True)
+                    self._forget(tm_id, lost=True)
                     self.enqueue(ev.TaskManagerLost(tm_id, cause, now_ms()))
 
     def stop(self) -> None:
-        """Shut every TaskManager down (they remove their shuffle directories)."""
+        """Give every TaskManager back to the ResourceManager, which makes it leave the job
+        (removing the job's partition files) and keeps it warm for the next one."""
         self._stopped.set()
         with self._lock:
-            handles = list(self.task_managers.values())
+            leased = list(self.task_managers)
             self.task_managers.clear()
             self.registered.clear()
-        refs = [h.shutdown.remote() for h in handles]
-        if refs:
-            ray.wait(refs, num_returns=len(refs), timeout=10)
-        for handle in handles:
-            ray.kill(handle, no_restart=True)
+        if leased:
+            rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
+            ray.wait([rm.give_back.remote(self.job_id, t) for t in leased],
+                     num_returns=len(leased), timeout=30)  # fmt: skip
         self._work.shutdown(wait=False)

@@ -79,6 +79,7 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
         "submitted_at": submitted_at,
         "ended_at": ended_at,
         "max_running_tasks": ledger.max_running,
+        "task_managers": sorted(state.task_managers),
         "vertices": vertices,
     }
 

@@ -218,7 +218,7 @@ class JobManagerState:
 
     def _on_task_manager_request_failed(self, event: ev.TaskManagerRequestFailed) -> None:
         self.slots.request_failed(event.slots)
-        self.log.warning("task managers unavailable", count=event.count, reason=event.reason)
+        self.log.warning("task managers unavailable", slots=event.slots, reason=event.reason)
 
     def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
         self.task_managers.pop(event.task_manager, None)

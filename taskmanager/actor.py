@@ -1,9 +1,15 @@
 """TaskManagerActor: the Ray shell around a TaskManager's slots, shuffle files and Spark.
 
-The JobManager makes it a named, threaded actor (``max_concurrency`` = slots + 8): every method
-returns promptly, tasks run on the slots' own threads, and the spare actor threads serve
-``read_chunk`` to consumers on other nodes while tasks run. Everything here is wiring; the
-task runtime is in :mod:`taskmanager.runner` and its modules, which need no Ray.
+A TaskManager process outlives jobs: the ResourceManager keeps idle ones warm (their Python
+modules loaded, their SparkSession and its JIT warmed up) and leases them to the next job, as
+a Flink session cluster keeps its TaskManagers. It serves one job at a time: ``attach`` gives it
+the job's JobManager and shuffle directory, ``detach`` cancels what is left, removes the job's
+partition files and makes it idle again.
+
+Every method returns promptly (the actor is threaded, ``max_concurrency`` = slots + 8): tasks run
+on the slots' own threads, and the spare actor threads serve ``read_chunk`` to consumers on
+other nodes while tasks run. Everything here is wiring; the task runtime is in
+:mod:`taskmanager.runner` and its modules, which need no Ray.
 
 Options read from ``config`` (Flink-style keys):
 
@@ -17,6 +23,8 @@ Options read from ``config`` (Flink-style keys):
 from __future__ import annotations
 
 import os
+import threading
+from dataclasses import dataclass
 
 import ray
 import structlog
@@ -38,95 +46,143 @@ __all__ = ["NODE_ID_KEY", "TaskManagerActor"]
 
 NODE_ID_KEY = "taskmanager.node-id"
 _SHUTDOWN_WAIT_S = 5.0
-_SPARK_DIR = ".spark"  # beside the partition files; a result's folder never starts with a dot
+
+
+@dataclass
+class _JobSession:
+    """What a TaskManager holds for the job it serves."""
+
+    job_id: str
+    job_manager: object
+    shuffle: ShuffleDirectory
+    registry: PartitionRegistry
+    server: PartitionServer
+    blobs: BlobCache
+    slots: TaskSlots
 
 
 class TaskManagerActor:
-    """One TaskManager of job ``job_id``: ``slots`` slots, partition files under
-    ``shuffle_root``, reports to ``job_manager`` (an actor with ``report`` and ``get_blob``)."""
+    """``slots`` slots and a SparkSession (scratch under ``work_dir``) for one job at a time."""
 
-    def __init__(
-        self,
-        task_manager_id: str,
-        job_id: str,
-        job_manager,
-        slots: int,
-        shuffle_root: str,
-        config: dict,
-    ) -> None:
+    def __init__(self, task_manager_id: str, slots: int, config: dict, work_dir: str) -> None:
         configure_logging("INFO")
         self.task_manager_id = task_manager_id
+        self.slots = slots
         self.node_id = str(config.get(NODE_ID_KEY) or ray.get_runtime_context().get_node_id())
-        self._log = structlog.get_logger("tidal.taskmanager").bind(
-            job=job_id, task_manager=task_manager_id
-        )
-        self._job_manager = job_manager
-        self._shuffle = ShuffleDirectory(shuffle_root)
-        self._registry = PartitionRegistry(task_manager_id)
-        self._server = PartitionServer(self._registry)
-        self._blobs = BlobCache(FetchedBlobs(self._fetch_blob, f"job manager of {job_id}"))
-        self._spark = SparkSessionProvider(slots, self._shuffle.root / _SPARK_DIR, config)
-        environment = TaskEnvironment(
-            task_manager_id=task_manager_id,
-            node_id=self.node_id,
-            shuffle=self._shuffle,
-            registry=self._registry,
-            blobs=self._blobs,
-            spark=self._spark,
-            report=self._report,
-            fetch_chunk=RayChunkFetcher(),
-        )
-        self._slots = TaskSlots(
-            slots, lambda tdd, token: run_task(tdd, environment, token), self._report
-        )
-        self._log.info("task manager started", slots=slots, node=self.node_id,
-                       shuffle_root=str(self._shuffle.root))
+        self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
+        self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
+        self._job: _JobSession | None = None
+        self._lock = threading.Lock()
+        self._log.info("task manager started", slots=slots, node=self.node_id)
+
+    # -- jobs ---------------------------------------------------------------------------------
+
+    def attach(self, job_id: str, job_manager, shuffle_root: str) -> dict:
+        """Serve ``job_id`` from now on; its partition files go under ``shuffle_root``."""
+        with self._lock:
+            if self._job is not None:
+                raise RuntimeError(
+                    f"{self.task_manager_id} serves job {self._job.job_id}, not {job_id}"
+                )
+            shuffle = ShuffleDirectory(shuffle_root)
+            registry = PartitionRegistry(self.task_manager_id)
+            blobs = BlobCache(FetchedBlobs(lambda key: ray.get(job_manager.get_blob.remote(key)),
+                                           f"job manager of {job_id}"))  # fmt: skip
+
+            def report(event: Event) -> None:
+                job_manager.report.remote(encode(event))
+
+            environment = TaskEnvironment(
+                task_manager_id=self.task_manager_id,
+                node_id=self.node_id,
+                shuffle=shuffle,
+                registry=registry,
+                blobs=blobs,
+                spark=self._spark,
+                report=report,
+                fetch_chunk=RayChunkFetcher(),
+            )
+            slots = TaskSlots(self.slots, lambda tdd, token: run_task(tdd, environment, token), report)
+            self._job = _JobSession(job_id, job_manager, shuffle, registry,
+                                    PartitionServer(registry), blobs, slots)  # fmt: skip
+        self._log.info("serving job", job=job_id, shuffle_root=shuffle_root)
+        return self.describe()
+
+    def detach(self, job_id: str) -> None:
+        """Stop serving ``job_id``: cancel its tasks, remove its partition files."""
+        with self._lock:
+            job = self._job if self._job is not None and self._job.job_id == job_id else None
+            self._job = None if job is not None else self._job
+        if job is None:
+            return
+        job.slots.cancel_all()
+        if not job.slots.wait_idle(_SHUTDOWN_WAIT_S):
+            self._log.warning("tasks still running when the job left", tasks=job.slots.running())
+        job.slots.close()
+        job.shuffle.close()
+        self._log.info("job left", job=job_id)
 
     def describe(self) -> dict:
-        return {"node": self.node_id, "pid": os.getpid(), "shuffle_root": str(self._shuffle.root)}
+        job = self._job
+        return {
+            "node": self.node_id,
+            "pid": os.getpid(),
+            "slots": self.slots,
+            "job": job.job_id if job else None,
+            "shuffle_root": str(job.shuffle.root) if job else "",
+        }
+
+    # -- the job's work ---------------------------------------------------------------------------
 
     def deploy(self, tdd: bytes) -> None:
         deployment = decode(tdd)
         if not isinstance(deployment, TaskDeploymentDescriptor):
             raise TypeError(f"deploy takes a TaskDeploymentDescriptor, got {deployment!r:.200}")
-        self._slots.submit(deployment)
+        self._serving(deployment.job_id).slots.submit(deployment)
 
     def cancel(self, vertex: str, subtask: int, attempt: int) -> None:
-        self._slots.cancel((vertex, subtask, attempt))
+        job = self._job
+        if job is not None:
+            job.slots.cancel((vertex, subtask, attempt))
 
     def release(self, partitions: bytes) -> None:
         """Delete these producer attempts' files; ``partitions`` encodes (ids, attempts)."""
+        job = self._job
+        if job is None:
+            return
         ids, attempts = decode(partitions)
-        self._registry.forget(ids, attempts)
-        self._server.forget(ids)
-        self._shuffle.release(ids, attempts)
+        job.registry.forget(ids, attempts)
+        job.server.forget(ids)
+        job.shuffle.release(ids, attempts)
 
     def read_chunk(
         self, result: str, index: int, start: int, end: int, offset: int, max_bytes: int
     ) -> bytes:
-        return self._server.read_chunk(
+        job = self._job
+        if job is None:
+            raise RuntimeError(f"{self.task_manager_id} serves no job")
+        return job.server.read_chunk(
             PartitionId(result, index), IndexRange(start, end), offset, max_bytes
         )
 
     def drop_blobs(self, keys: list[str]) -> None:
-        self._blobs.drop(BlobKey(key) for key in keys)
+        job = self._job
+        if job is not None:
+            job.blobs.drop(BlobKey(key) for key in keys)
 
     def ping(self) -> int:
         return os.getpid()
 
     def shutdown(self) -> None:
-        """Cancel every task, wait a little for them to stop, then stop Spark and remove the
-        shuffle directory."""
-        self._slots.cancel_all()
-        if not self._slots.wait_idle(_SHUTDOWN_WAIT_S):
-            self._log.warning("tasks still running at shutdown", tasks=self._slots.running())
-        self._slots.close()
+        """Leave the current job, then stop Spark."""
+        job = self._job
+        if job is not None:
+            self.detach(job.job_id)
         self._spark.stop()
-        self._shuffle.close()
         self._log.info("task manager shut down")
 
-    def _report(self, event: Event) -> None:
-        self._job_manager.report.remote(encode(event))
-
-    def _fetch_blob(self, key: str) -> bytes:
-        return ray.get(self._job_manager.get_blob.remote(key))
+    def _serving(self, job_id: str) -> _JobSession:
+        job = self._job
+        if job is None or job.job_id != job_id:
+            raise RuntimeError(f"{self.task_manager_id} does not serve job {job_id}")
+        return job

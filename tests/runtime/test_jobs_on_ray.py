@@ -46,7 +46,8 @@ def test_an_arrow_job_runs_end_to_end_and_commits_its_output(client, tmp_path):
 def test_the_event_log_of_a_finished_job_replays_to_the_same_graph(client, tmp_path):
     job = sum_job(str(tmp_path / "out"))
     handle = client.submit(job, config=FAST)
-    assert handle.wait(timeout=120).status == "FINISHED"
+    result = handle.wait(timeout=120)
+    assert result.status == "FINISHED", result.cause
     from jobmanager.config import Configuration
 
     replayed = JobManagerState(job, Configuration(FAST), job_id=handle.job_id)
@@ -89,7 +90,7 @@ def test_a_killed_taskmanager_reruns_only_what_it_held(client, tmp_path):
     while victim is None and time.time() < deadline:
         status = handle.status()
         if status["vertices"][0]["running"] >= 3:
-            victim = ray.get_actor(f"tidal-{handle.job_id}-tm-0", namespace="tidal")
+            victim = ray.get_actor(status["task_managers"][0], namespace="tidal")
         time.sleep(0.1)
     assert victim is not None, "the sources never ran"
     os.kill(ray.get(victim.ping.remote()), signal.SIGKILL)

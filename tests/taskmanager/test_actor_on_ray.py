@@ -82,11 +82,14 @@ def wait_for(job_manager, done, timeout: float = 60):
 
 
 def start_task_manager(name: str, node: str, job_manager, root: str):
-    """Started exactly as the JobManager starts its TaskManagers."""
+    """Started exactly as the ResourceManager starts TaskManagers, then attached to the job as
+    the JobManager attaches them."""
     actor = ray.remote(TaskManagerActor).options(
         name=name, namespace="tidal", num_cpus=SLOTS, max_concurrency=SLOTS + 8, lifetime=None
     )
-    return actor.remote(name, JOB, job_manager, SLOTS, root, {"taskmanager.node-id": node})
+    handle = actor.remote(name, SLOTS, {"taskmanager.node-id": node}, root + "-work")
+    ray.get(handle.attach.remote(JOB, job_manager, root))
+    return handle
 
 
 def with_double(table: pa.Table) -> pa.Table:
@@ -156,5 +159,13 @@ def test_a_consumer_reads_a_remote_producers_partition_through_read_chunk(local_
     kinds = [type(e) for e in events_of(job_manager)]
     assert kinds.count(TaskRunning) == 4
 
+    ray.get(producer_tm.detach.remote(JOB))  # the job leaves: its files go, the process stays
+    assert not os.path.exists(roots["tm-a"])
+    assert ray.get(producer_tm.describe.remote())["job"] is None
+    ray.get(producer_tm.attach.remote("next-job", job_manager, roots["tm-a"] + "-next"))
+    assert ray.get(producer_tm.describe.remote())["job"] == "next-job"
+
     ray.get([producer_tm.shutdown.remote(), consumer_tm.shutdown.remote()])
-    assert not os.path.exists(roots["tm-a"]) and not os.path.exists(roots["tm-b"])
+    assert not os.path.exists(roots["tm-b"]) and not os.path.exists(roots["tm-a"] + "-next")
+    for handle in (producer_tm, consumer_tm, job_manager):
+        ray.kill(handle)
