@@ -86,6 +86,11 @@ class JobManagerActor:
         """A TaskManager's report: a msgpack-encoded event."""
         self.mailbox.put(decode(event))
 
+    def report_many(self, events: bytes) -> None:
+        """Several reports, msgpack-encoded as one tuple, in the order they happened."""
+        for event in decode(events):
+            self.mailbox.put(event)
+
     def cancel(self, reason: str = "cancelled by the user") -> None:
         self.mailbox.put(ev.JobCancelRequested(reason))
 
@@ -97,6 +102,7 @@ class JobManagerActor:
     def status(self) -> dict:
         with self.lock:
             status = job_status(self.state, self.ledger, self.job_id, self.submitted_at, self.ended_at)
+        status["pid"] = os.getpid()
         if self.executor.terminal is not None:
             status["status"], status["cause"] = self.executor.terminal
         elif self.state.status.is_terminal:
@@ -125,24 +131,38 @@ class JobManagerActor:
 
     def _loop(self) -> None:
         while True:
-            event = self.mailbox.get()
-            if event is _STOP:
+            batch = self._next_events()
+            if batch is None:
                 return
             try:
+                commands = []
                 with self.lock:
-                    self.events.append(event)
-                    self.ledger.saw_event(event)
-                    commands = self.state.handle(event)
+                    for event in batch:
+                        self.events.append(event)
+                        self.ledger.saw_event(event)
+                        commands.extend(self.state.handle(event))
                     for command in commands:
                         self.ledger.saw_command(command)
-                for command in commands:
-                    self.executor.execute(command)
+                self.executor.execute_all(commands)
             except Exception as error:  # a bug in the core: fail the job, keep answering
                 self.log.error("internal error", error=repr(error), traceback=traceback.format_exc())
                 self.executor.terminal = ("FAILED", f"internal error in the JobManager: {error!r}")
                 self.executor.stop()
             if self.executor.terminal is not None and not self.done.is_set():
                 self._finish()
+
+    def _next_events(self) -> list | None:
+        """The next event, and every other one already waiting (up to a bound): applied in one
+        go, their commands go out in one round, so deployments to a TaskManager share a call."""
+        batch = [self.mailbox.get()]
+        while len(batch) < 256:
+            try:
+                batch.append(self.mailbox.get_nowait())
+            except queue.Empty:
+                break
+        if _STOP in batch:
+            return None
+        return batch
 
     def _finish(self) -> None:
         self.ended_at = time.time()

@@ -82,6 +82,17 @@ class CommandExecutor:
 
     # -- commands ---------------------------------------------------------------------------
 
+    def execute_all(self, commands: list) -> None:
+        """Carry out commands in order; deployments to one TaskManager travel in one call."""
+        deployments: dict[str, list] = {}
+        for command in commands:
+            if type(command) is cmd.DeployTask:
+                deployments.setdefault(command.task_manager, []).append(command)
+            else:
+                self.execute(command)
+        for task_manager, batch in deployments.items():
+            self._deploy(task_manager, batch)
+
     def execute(self, command: object) -> None:
         handler = getattr(self, "_" + type(command).__name__, None)
         if handler is None:
@@ -135,19 +146,25 @@ class CommandExecutor:
         lease.future().add_done_callback(leased)
 
     def _DeployTask(self, command: cmd.DeployTask) -> None:
-        vertex = self.state.graph.vertex(command.vertex, command.subtask)
-        tdd = encode(self.factory.create(vertex))
-        handle = self.task_managers.get(command.task_manager)
+        self._deploy(command.task_manager, [command])
+
+    def _deploy(self, task_manager: str, commands: list[cmd.DeployTask]) -> None:
+        tdds = [
+            encode(self.factory.create(self.state.graph.vertex(c.vertex, c.subtask)))
+            for c in commands
+        ]
+        handle = self.task_managers.get(task_manager)
 
         def failed(error: str) -> None:
-            self.enqueue(ev.TaskFailed(command.vertex, command.subtask, command.attempt,
-                                       f"deployment to {command.task_manager} failed: {error}",
-                                       now_ms()))  # fmt: skip
+            for c in commands:
+                self.enqueue(ev.TaskFailed(c.vertex, c.subtask, c.attempt,
+                                           f"deployment to {task_manager} failed: {error}",
+                                           now_ms()))  # fmt: skip
 
         if handle is None:
             failed("the TaskManager is gone")
             return
-        self._on_failure(handle.deploy.remote(tdd), failed)
+        self._on_failure(handle.deploy_many.remote(tdds), failed)
 
     def _CancelTask(self, command: cmd.CancelTask) -> None:
         handle = self.task_managers.get(command.task_manager)

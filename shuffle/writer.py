@@ -120,7 +120,7 @@ class ResultPartitionWriter:
         self.partitioner = partitioner
         self.schema = schema
         self._buffer_bytes = buffer_bytes
-        self._subpartitions = [_Subpartition() for _ in range(num_subpartitions)]
+        self._subpartitions: dict[int, _Subpartition] = {}  # only those holding rows
         self._pending_bytes = 0
         self._rows_written = 0
         self._done = False
@@ -143,7 +143,9 @@ class ResultPartitionWriter:
         self._rows_written += rows.num_rows
         for index in np.flatnonzero(split.rows_per_subpartition()).tolist():
             piece = split.subpartition(index)
-            subpartition = self._subpartitions[index]
+            subpartition = self._subpartitions.get(index)
+            if subpartition is None:
+                subpartition = self._subpartitions[index] = _Subpartition()
             subpartition.pending.append(piece)
             subpartition.rows += piece.num_rows
         self._pending_bytes += split.rows.nbytes
@@ -153,32 +155,31 @@ class ResultPartitionWriter:
         self._check_open()
         self._done = True
         schema = self.schema if self.schema is not None else pa.schema([])
-        entries = np.zeros(self.num_subpartitions, dtype=INDEX_ENTRY)
+        lengths = np.zeros(self.num_subpartitions, dtype=np.int64)
+        rows = np.zeros(self.num_subpartitions, dtype=np.int64)
+        checksums = np.zeros(self.num_subpartitions, dtype=np.int64)
         temporary = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        offset = 0
         try:
             with open(temporary, "wb") as file:
-                for index, data in enumerate(self._finished_streams(schema)):
-                    length = 0 if data is None else data.size
-                    checksum = zlib.crc32(data) if length else 0
-                    entries[index] = (offset, length, self._subpartitions[index].rows, checksum, 0)
-                    if length:
-                        file.write(data)
-                    offset += length
-                file.write(encode_index_and_footer(offset, entries, schema))
+                for index, data in self._finished_streams(schema):
+                    lengths[index] = data.size
+                    rows[index] = self._subpartitions[index].rows
+                    checksums[index] = zlib.crc32(data)
+                    file.write(data)
+                entries = np.zeros(self.num_subpartitions, dtype=INDEX_ENTRY)
+                entries["offset"] = np.cumsum(lengths) - lengths
+                entries["length"] = lengths
+                entries["rows"] = rows
+                entries["checksum"] = checksums
+                file.write(encode_index_and_footer(int(lengths.sum()), entries, schema))
             os.replace(temporary, self.path)
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
         finally:
-            self._subpartitions = []
-        return WrittenPartition(
-            self.partition_id,
-            str(self.path),
-            entries["length"].astype(np.int64),
-            entries["rows"].astype(np.int64),
-        )
+            self._subpartitions = {}
+        return WrittenPartition(self.partition_id, str(self.path), lengths, rows)
 
     def abort(self) -> None:
         """Drop what was written; no file appears."""
@@ -193,37 +194,38 @@ class ResultPartitionWriter:
             self.abort()
 
     def _finished_streams(self, schema: pa.Schema):
-        """Each subpartition's stream bytes (None when empty), in order. Non-empty ones are
-        compressed a few ahead on worker threads (Arrow releases the GIL) while the caller
-        writes the earlier ones; empty ones cost nothing, which matters when a task writes a
-        few rows into a thousand subpartitions."""
-        full = [i for i, s in enumerate(self._subpartitions) if s.pending or s.stream is not None]
+        """(index, stream bytes) of each subpartition holding rows, in order; a few are
+        compressed ahead on worker threads (Arrow releases the GIL) while the caller writes the
+        earlier ones. Empty subpartitions cost nothing, which matters when a task writes a few
+        rows into a thousand subpartitions."""
+        full = sorted(self._subpartitions)
         if len(full) <= 1:
-            for subpartition in self._subpartitions:
-                yield subpartition.finish(schema)
+            for index in full:
+                data = self._subpartitions[index].finish(schema)
+                if data is not None:
+                    yield index, data
             return
         with ThreadPoolExecutor(_THREADS, thread_name_prefix="tidal-partition-writer") as pool:
-            ahead: deque[Future[pa.Buffer | None]] = deque()
+            ahead: deque[tuple[int, Future[pa.Buffer | None]]] = deque()
             upcoming = iter(full)
             for index in upcoming:
-                ahead.append(pool.submit(self._subpartitions[index].finish, schema))
+                ahead.append((index, pool.submit(self._subpartitions[index].finish, schema)))
                 if len(ahead) >= 2 * _THREADS:
                     break
-            next_full = 0
-            for index, subpartition in enumerate(self._subpartitions):
-                if next_full >= len(full) or full[next_full] != index:
-                    yield None
-                    continue
-                next_full += 1
-                data = ahead.popleft().result()
+            while ahead:
+                index, future = ahead.popleft()
                 following = next(upcoming, None)
                 if following is not None:
-                    ahead.append(pool.submit(self._subpartitions[following].finish, schema))
-                yield data
+                    ahead.append(
+                        (following, pool.submit(self._subpartitions[following].finish, schema))
+                    )
+                data = future.result()
+                if data is not None:
+                    yield index, data
 
     def _compress_all_pending(self) -> None:
         with ThreadPoolExecutor(_THREADS, thread_name_prefix="tidal-partition-writer") as pool:
-            list(pool.map(lambda s: s.compress_pending(self.schema), self._subpartitions))
+            list(pool.map(lambda s: s.compress_pending(self.schema), self._subpartitions.values()))
         self._pending_bytes = 0
 
     def _check_open(self) -> None:

@@ -30,14 +30,14 @@ import ray
 import structlog
 
 from blob import BlobCache, BlobKey
-from jobmanager.codec import decode, encode
+from jobmanager.codec import decode
 from jobmanager.deployment import TaskDeploymentDescriptor
-from jobmanager.events import Event
 from jobmanager.logs import configure_logging
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
 from taskmanager.blobs import FetchedBlobs
 from taskmanager.registry import PartitionRegistry
 from taskmanager.remote import RayChunkFetcher
+from taskmanager.reports import ReportBatcher
 from taskmanager.runner import TaskEnvironment, run_task
 from taskmanager.slots import TaskSlots
 from taskmanager.spark import SparkSessionProvider
@@ -59,6 +59,7 @@ class _JobSession:
     server: PartitionServer
     blobs: BlobCache
     slots: TaskSlots
+    reports: ReportBatcher
 
 
 class TaskManagerActor:
@@ -89,9 +90,7 @@ class TaskManagerActor:
             blobs = BlobCache(FetchedBlobs(lambda key: ray.get(job_manager.get_blob.remote(key)),
                                            f"job manager of {job_id}"))  # fmt: skip
 
-            def report(event: Event) -> None:
-                job_manager.report.remote(encode(event))
-
+            report = ReportBatcher(lambda batch: job_manager.report_many.remote(batch))
             environment = TaskEnvironment(
                 task_manager_id=self.task_manager_id,
                 node_id=self.node_id,
@@ -104,7 +103,7 @@ class TaskManagerActor:
             )
             slots = TaskSlots(self.slots, lambda tdd, token: run_task(tdd, environment, token), report)
             self._job = _JobSession(job_id, job_manager, shuffle, registry,
-                                    PartitionServer(registry), blobs, slots)  # fmt: skip
+                                    PartitionServer(registry), blobs, slots, report)  # fmt: skip
         self._log.info("serving job", job=job_id, shuffle_root=shuffle_root)
         return self.describe()
 
@@ -119,6 +118,7 @@ class TaskManagerActor:
         if not job.slots.wait_idle(_SHUTDOWN_WAIT_S):
             self._log.warning("tasks still running when the job left", tasks=job.slots.running())
         job.slots.close()
+        job.reports.close()
         job.shuffle.close()
         self._log.info("job left", job=job_id)
 
@@ -139,6 +139,11 @@ class TaskManagerActor:
         if not isinstance(deployment, TaskDeploymentDescriptor):
             raise TypeError(f"deploy takes a TaskDeploymentDescriptor, got {deployment!r:.200}")
         self._serving(deployment.job_id).slots.submit(deployment)
+
+    def deploy_many(self, tdds: list[bytes]) -> None:
+        """Several deployments in one call, in order."""
+        for tdd in tdds:
+            self.deploy(tdd)
 
     def cancel(self, vertex: str, subtask: int, attempt: int) -> None:
         job = self._job

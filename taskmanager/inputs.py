@@ -43,6 +43,7 @@ from shuffle import (
     ShuffleDescriptor,
 )
 from taskmanager.cancellation import CancelToken
+from taskmanager.memo import Memo
 from taskmanager.failures import InputLost
 
 __all__ = ["TaskInputs", "gate_reads", "read_gate", "read_inputs", "read_source"]
@@ -69,31 +70,46 @@ def read_inputs(
     node_id: str,
     fetch_chunk: FetchChunk | None,
     cancel: CancelToken,
+    memo: Memo | None = None,
 ) -> TaskInputs:
+    memo = memo or Memo(0)
     tables = []
     bytes_read = 0
     for source in sources:
         cancel.check(f"before reading {source!r}")
-        table, size = read_source(source, tdd)
+        splits = memo.get(
+            ("splits", source, tdd.split_target_bytes, tdd.source_filters),
+            lambda: source.splits(tdd.split_target_bytes, tdd.source_filters),
+        ) if isinstance(source, FileSource) else None
+        table, size = read_source(source, tdd, splits)
         tables.append(table)
         bytes_read += size
     for gate in tdd.inputs:
         cancel.check(f"before reading input {gate.result!r}")
-        reads = gate_reads(gate, _descriptors(gate, blobs))
+        shipped = gate.descriptors
+        by_index = memo.get(
+            ("descriptors", gate.result, shipped.group, shipped.version),
+            lambda: {d.partition_id.index: d for d in _descriptors(gate, blobs)},
+        )
+        reads = gate_reads(gate, by_index)
         table, size = read_gate(reads, node_id, fetch_chunk)
         tables.append(table)
         bytes_read += size
     return TaskInputs(tuple(tables), bytes_read)
 
 
-def read_source(source: object, tdd: TaskDeploymentDescriptor) -> tuple[pa.Table, int]:
-    """This subtask's share of ``source``, and the bytes of its splits."""
+def read_source(
+    source: object, tdd: TaskDeploymentDescriptor, splits: list | None = None
+) -> tuple[pa.Table, int]:
+    """This subtask's share of ``source``, and the bytes of its splits (enumerated here unless
+    given)."""
     if not isinstance(source, FileSource):
         raise TypeError(
             f"vertex {tdd.vertex!r}: source {source!r} is not a FileSource; a TaskManager "
             "reads FileSources only"
         )
-    splits = source.splits(tdd.split_target_bytes, tdd.source_filters)
+    if splits is None:
+        splits = source.splits(tdd.split_target_bytes, tdd.source_filters)
     mine = assign_splits(splits, tdd.parallelism)[tdd.subtask] if splits else []
     if not mine:
         return (_schema_of(source, splits[0]) if splits else pa.table({})), 0
@@ -101,11 +117,10 @@ def read_source(source: object, tdd: TaskDeploymentDescriptor) -> tuple[pa.Table
 
 
 def gate_reads(
-    gate: InputGateDeploymentDescriptor, descriptors: Sequence[ShuffleDescriptor]
+    gate: InputGateDeploymentDescriptor, by_index: dict[int, ShuffleDescriptor]
 ) -> list[Read]:
     """(descriptor, subpartition range) for every slice and every partition in its range that
     holds data for it (all of them unless the deployment says which)."""
-    by_index = {d.partition_id.index: d for d in descriptors}
     with_data = None if gate.partitions is None else set(gate.partitions)
     reads = []
     for piece in gate.slices:
@@ -116,7 +131,7 @@ def gate_reads(
             if descriptor is None:
                 raise ValueError(
                     f"input {gate.result!r}: slice {piece.partitions} names partition {index}, "
-                    f"which is not among the {len(descriptors)} shuffle descriptors shipped"
+                    f"which is not among the {len(by_index)} shuffle descriptors shipped"
                 )
             reads.append((descriptor, piece.subpartitions))
     return reads

@@ -20,7 +20,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
@@ -40,6 +40,7 @@ from taskmanager.blobs import load_vertex_code
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import InputLost, describe_failure
 from taskmanager.inputs import read_inputs
+from taskmanager.memo import Memo
 from taskmanager.operators import run_operator
 from taskmanager.outputs import discard_outputs, write_outputs
 from taskmanager.registry import PartitionRegistry
@@ -64,6 +65,7 @@ class TaskEnvironment:
     report: Callable[[Event], None]
     fetch_chunk: FetchChunk | None = None
     wall_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
+    memo: Memo = field(default_factory=Memo)
 
 
 def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: CancelToken) -> Event:
@@ -103,8 +105,9 @@ def _finished(
     task_dir: Path,
     started: float,
 ) -> TaskFinished:
-    code = load_vertex_code(env.blobs, tdd)
-    inputs = read_inputs(tdd, code.sources, env.blobs, env.node_id, env.fetch_chunk, cancel)
+    code = env.memo.get(("code", tdd.code_key), lambda: load_vertex_code(env.blobs, tdd))
+    inputs = read_inputs(tdd, code.sources, env.blobs, env.node_id, env.fetch_chunk, cancel,
+                         env.memo)  # fmt: skip
     cancel.check("before the operator")
     result = run_operator(code, inputs.tables, tdd, spark=env.spark, task_dir=task_dir,
                           cancel=cancel)

@@ -25,7 +25,8 @@ __all__ = ["ResultBytes"]
 class ResultBytes:
     """``subpartitions`` None: a pointwise result, whose partitions are kept one by one."""
 
-    __slots__ = ("subpartition_sums", "partition_totals", "per_partition", "counted", "sparse")
+    __slots__ = ("subpartition_sums", "partition_totals", "per_partition", "counted", "sparse",
+                 "_index")  # fmt: skip
 
     def __init__(self, partitions: int, subpartitions: int | None) -> None:
         self.subpartition_sums = np.zeros(subpartitions or 0, dtype=np.int64)
@@ -35,6 +36,7 @@ class ResultBytes:
             self.per_partition = [np.zeros(0, dtype=np.int64)] * partitions
         self.counted = np.zeros(partitions, dtype=bool)
         self.sparse: dict[int, np.ndarray] = {}
+        self._index: tuple | None = None
 
     def record(self, partition: int, counts: np.ndarray) -> None:
         if self.counted[partition]:
@@ -51,6 +53,7 @@ class ResultBytes:
             written = np.flatnonzero(counts)
             if len(written) <= len(counts) // 8:
                 self.sparse[partition] = written.astype(np.int32)
+                self._index = None
         self.counted[partition] = True
         self.partition_totals[partition] = int(counts.sum())
 
@@ -64,17 +67,25 @@ class ResultBytes:
 
     def partitions_with_data(self, partitions: range, subpartitions: range) -> list[int] | None:
         """Which of ``partitions`` wrote anything to ``subpartitions``; None when all may have
-        (dense partitions are not tracked, so they always count)."""
+        (dense partitions are not tracked, so they always count). O(log n + answer), from an
+        index by subpartition built once, so deploying N consumers stays O(N)."""
         if not self.sparse:
             return None
-        low, high = subpartitions.start, subpartitions.stop
-        kept = []
-        for p in partitions:
-            written = self.sparse.get(p)
-            if written is None:
-                kept.append(p)
-                continue
-            i = int(np.searchsorted(written, low))
-            if i < len(written) and written[i] < high:
-                kept.append(p)
-        return None if len(kept) == len(partitions) else kept
+        dense, by_subpartition, subpartition_of = self._sparse_index()
+        low = int(np.searchsorted(subpartition_of, subpartitions.start, side="left"))
+        high = int(np.searchsorted(subpartition_of, subpartitions.stop, side="left"))
+        found = np.union1d(dense, by_subpartition[low:high])
+        first, last = partitions.start, partitions.stop
+        kept = found[(found >= first) & (found < last)]
+        return None if len(kept) == len(partitions) else kept.tolist()
+
+    def _sparse_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._index is None:
+            sparse = set(self.sparse)
+            dense = np.array([p for p in range(len(self.counted)) if p not in sparse], np.int64)
+            pairs = [(int(s), p) for p, written in self.sparse.items() for s in written]
+            pairs.sort()
+            subpartition_of = np.array([s for s, _ in pairs], dtype=np.int64)
+            by_subpartition = np.array([p for _, p in pairs], dtype=np.int64)
+            self._index = (dense, by_subpartition, subpartition_of)
+        return self._index

@@ -4,6 +4,7 @@ and deployment descriptors built the way the JobManager's factory builds them.""
 from __future__ import annotations
 
 import threading
+import zlib
 from pathlib import Path
 
 import cloudpickle
@@ -109,8 +110,9 @@ def gate(result: str, descriptors, slices, offload_to: DictBlobs | None = None
          ) -> InputGateDeploymentDescriptor:
     """An input gate; ``slices`` are ((first partition, last), (first subpartition, last))."""
     payload = encode([d.to_list() for d in descriptors])
-    shipped = (ShuffleDescriptors(0, 0, blob_key=offload_to.put(payload)) if offload_to
-               else ShuffleDescriptors(0, 0, inline=payload))
+    version = zlib.crc32(payload)  # as the JobManager's group version: new content, new version
+    shipped = (ShuffleDescriptors(0, version, blob_key=offload_to.put(payload)) if offload_to
+               else ShuffleDescriptors(0, version, inline=payload))
     pieces = tuple(InputSlice(IndexRange(*p), IndexRange(*s)) for p, s in slices)
     return InputGateDeploymentDescriptor(result, pieces, shipped)
 

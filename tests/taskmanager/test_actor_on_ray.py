@@ -47,10 +47,10 @@ class StandInJobManager:
     def get_blob(self, key_hex: str) -> bytes:
         return self.blobs[key_hex]
 
-    def report(self, event_bytes: bytes) -> None:
-        self.reports.append(event_bytes)
+    def report_many(self, batch: bytes) -> None:
+        self.reports.extend(decode(batch))
 
-    def reported(self) -> list[bytes]:
+    def reported(self) -> list:
         return list(self.reports)
 
 
@@ -67,7 +67,7 @@ def local_ray():
 
 
 def events_of(job_manager) -> list:
-    return [decode(data) for data in ray.get(job_manager.reported.remote())]
+    return ray.get(job_manager.reported.remote())
 
 
 def wait_for(job_manager, done, timeout: float = 60):
@@ -125,7 +125,7 @@ def test_a_consumer_reads_a_remote_producers_partition_through_read_chunk(local_
     offloaded = InputGateDeploymentDescriptor(
         "producer->sink",
         (InputSlice(IndexRange(0, 0), IndexRange(0, 3)),),
-        ShuffleDescriptors(0, 0, blob_key=payload_key),  # fetched through get_blob
+        ShuffleDescriptors(0, 1, blob_key=payload_key),  # fetched through get_blob
     )
     consumer = tdd("sink", sink_code, inputs=[offloaded])
     ray.get(consumer_tm.deploy.remote(encode(consumer)))
