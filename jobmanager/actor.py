@@ -103,6 +103,7 @@ class JobManagerActor:
         with self.lock:
             status = job_status(self.state, self.ledger, self.job_id, self.submitted_at, self.ended_at)
         status["pid"] = os.getpid()
+        status["pid"] = os.getpid()
         if self.executor.terminal is not None:
             status["status"], status["cause"] = self.executor.terminal
         elif self.state.status.is_terminal:

@@ -283,6 +283,6 @@ class CommandExecutor:
             self.registered.clear()
         if leased:
             rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
-            ray.wait([rm.give_back.remote(self.job_id, t) for t in leased],
-                     num_returns=len(leased), timeout=30)  # fmt: skip
+            for tm_id in leased:
+                rm.give_back.remote(self.job_id, tm_id)
         self._work.shutdown(wait=False)

@@ -27,11 +27,16 @@ class TaskLedger:
         self.metrics: dict[tuple[str, int], ev.TaskMetrics] = {}
         self.started_at: dict[str, float] = {}
         self.finished_at: dict[str, float] = {}
+        self.deployed_at: dict[tuple[str, int, int], float] = {}
+        self.overhead_s = 0.0
+        self.finished = 0
 
     def saw_command(self, command: object) -> None:
         if type(command) is cmd.DeployTask:
+            now = time.time()
             self.deployments[command.vertex] = self.deployments.get(command.vertex, 0) + 1
-            self.started_at.setdefault(command.vertex, time.time())
+            self.started_at.setdefault(command.vertex, now)
+            self.deployed_at[(command.vertex, command.subtask, command.attempt)] = now
 
     def saw_event(self, event: object) -> None:
         kind = type(event)
@@ -40,10 +45,15 @@ class TaskLedger:
             self.max_running = max(self.max_running, len(self.running))
         elif kind in (ev.TaskFinished, ev.TaskFailed, ev.TaskCanceled):
             self.running.discard((event.vertex, event.subtask, event.attempt))
+            deployed = self.deployed_at.pop((event.vertex, event.subtask, event.attempt), None)
             if kind is ev.TaskFinished:
+                now = time.time()
                 if event.metrics is not None:
                     self.metrics[(event.vertex, event.subtask)] = event.metrics
-                self.finished_at[event.vertex] = time.time()
+                    if deployed is not None:
+                        self.overhead_s += now - deployed - event.metrics.duration_ms / 1000
+                        self.finished += 1
+                self.finished_at[event.vertex] = now
 
 
 def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ended_at: float | None):
@@ -68,6 +78,7 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
                 "bytes_in": sum(m.bytes_in for m in metrics),
                 "bytes_out": sum(r.produced.total for r in ejv.outputs if r.produced is not None),
                 "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
+                "started_at": start,
                 "explanation": explanation.text if explanation else _fixed_reason(ejv),
             }
         )
@@ -79,6 +90,7 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
         "submitted_at": submitted_at,
         "ended_at": ended_at,
         "max_running_tasks": ledger.max_running,
+        "task_overhead_ms": round(1000 * ledger.overhead_s / max(ledger.finished, 1), 3),
         "task_managers": sorted(state.task_managers),
         "vertices": vertices,
     }

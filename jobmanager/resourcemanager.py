@@ -42,9 +42,11 @@ class ResourceManager:
         self.idle_timeout_s = idle_timeout_s
         self.work_dir = work_dir or os.path.join(tempfile.gettempdir(), "tidal", "taskmanagers")
         self.task_managers: dict[str, _TaskManager] = {}
+        self.returning: dict[str, tuple] = {}  # given back, still leaving their job
         self.created = 0
         self._counter = 0
         self._lock = threading.Lock()
+        self._returned = threading.Condition(self._lock)
         threading.Thread(target=self._reap, name="tidal-rm-reaper", daemon=True).start()
 
     def lease(self, job_id: str, slots: int, config: dict) -> tuple[str, object]:
@@ -52,10 +54,16 @@ class ResourceManager:
         else a new one (stopping idle ones of other shapes to free their CPUs)."""
         shape = (slots, str(config.get("taskmanager.memory.spark-driver", "")))
         with self._lock:
-            for tm_id, tm in self.task_managers.items():
-                if tm.job is None and tm.shape == shape:
-                    tm.job, tm.since = job_id, time.time()
-                    return tm_id, tm.handle
+            deadline = time.time() + 10
+            while True:
+                for tm_id, tm in self.task_managers.items():
+                    if tm.job is None and tm.shape == shape:
+                        tm.job, tm.since = job_id, time.time()
+                        return tm_id, tm.handle
+                # one that is leaving another job is worth a short wait: it is warm
+                if shape not in self.returning.values() or time.time() > deadline:
+                    break
+                self._returned.wait(0.05)
             stopped = []
             if ray.available_resources().get("CPU", 0) < slots:
                 others = [t for t, tm in self.task_managers.items() if tm.job is None]
@@ -84,15 +92,20 @@ class ResourceManager:
             tm = self.task_managers.get(tm_id)
             if tm is None or tm.job != job_id:
                 return
+            self.returning[tm_id] = tm.shape
         try:
             ray.get(tm.handle.detach.remote(job_id), timeout=30)
         except Exception as error:  # it died or hangs: do not lend it again
             _log.warning("task manager dropped", task_manager=tm_id, error=repr(error))
+            with self._lock:
+                self.returning.pop(tm_id, None)
             self.forget(tm_id)
             return
         with self._lock:
+            self.returning.pop(tm_id, None)
             if tm.job == job_id:  # not lent again meanwhile (the reaper and the job may race)
                 tm.job, tm.since = None, time.time()
+            self._returned.notify_all()
 
     def forget(self, tm_id: str) -> None:
         with self._lock:

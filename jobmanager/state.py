@@ -143,6 +143,7 @@ class JobManagerState:
         self.slots = SlotPool(
             self.config["taskmanager.numberOfTaskSlots"],
             self.config["slotmanager.number-of-slots.max"],
+            self.config["jobmanager.slot-prefetch"],
         )
         self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
         self.status = JobStatus.CREATED
@@ -480,12 +481,13 @@ class JobManagerState:
     def _deploy(self, request: SlotRequest, slots: list[Slot]) -> None:
         used: dict[str, int] = {}
         move = self.graph.transitions.move
+        shared = len(request.vertices) > len(slots)
         for v in request.vertices:
             del self._requests[v.index]
             k = used.get(v.name, 0)
             used[v.name] = k + 1
             slot = slots[k]
-            self.slots.acquire(slot)
+            self.slots.acquire(slot, shared)
             v.slot = slot
             move(v, S.DEPLOYING)
             self._active += 1

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
+import uuid
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -92,11 +94,18 @@ class ShuffleDirectory:
         return released
 
     def close(self) -> None:
-        """Remove the directory and everything in it. Safe to call twice."""
+        """Remove the directory and everything in it. Safe to call twice. The tree is renamed
+        aside at once and deleted in the background: a job's thousands of partition files need
+        not hold up the TaskManager that is leaving it."""
         if self._closed:
             return
         self._closed = True
-        shutil.rmtree(self.root, ignore_errors=True)
+        doomed = self.root.with_name(f".{self.root.name}.removed-{uuid.uuid4().hex}")
+        try:
+            os.rename(self.root, doomed)
+        except OSError:
+            doomed = self.root
+        threading.Thread(target=shutil.rmtree, args=(doomed, True), daemon=True).start()
         _log.debug("shuffle directory removed", root=str(self.root))
 
     def __enter__(self) -> ShuffleDirectory:

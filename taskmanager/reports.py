@@ -1,8 +1,9 @@
 """Reports to the JobManager, sent in batches.
 
 A no-op task finishes in about a millisecond; a Ray call costs about as much CPU on each side.
-So reports made within ``linger_s`` of each other travel in one call: a thousand short tasks
-cost tens of calls, not two thousand, and a single slow task's report waits two milliseconds.
+So reports made within ``linger_s`` of each other travel in one call, and a task that started
+and ended within one batch is reported ended only (the scheduler takes a task straight from
+deployed to finished): a thousand short tasks cost a few hundred calls and half the events.
 Reports keep their order.
 """
 
@@ -12,13 +13,13 @@ import threading
 from collections.abc import Callable
 
 from jobmanager.codec import encode
-from jobmanager.events import Event
+from jobmanager.events import Event, TaskRunning
 
 __all__ = ["ReportBatcher"]
 
 
 class ReportBatcher:
-    def __init__(self, send: Callable[[bytes], None], linger_s: float = 0.002) -> None:
+    def __init__(self, send: Callable[[bytes], None], linger_s: float = 0.001) -> None:
         self._send = send
         self._linger_s = linger_s
         self._pending: list[Event] = []
@@ -48,4 +49,15 @@ class ReportBatcher:
                     return
                 self._ready.wait(self._linger_s)
                 batch, self._pending = self._pending, []
-            self._send(encode(tuple(batch)))
+            self._send(encode(_without_running_of_ended(batch)))
+
+
+def _without_running_of_ended(batch: list[Event]) -> tuple[Event, ...]:
+    ended = {
+        (e.vertex, e.subtask, e.attempt) for e in batch if not isinstance(e, TaskRunning)
+        and hasattr(e, "attempt")
+    }  # fmt: skip
+    return tuple(
+        e for e in batch
+        if not (isinstance(e, TaskRunning) and (e.vertex, e.subtask, e.attempt) in ended)
+    )  # fmt: skip

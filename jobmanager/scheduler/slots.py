@@ -7,6 +7,12 @@ starved by a stream of small ones; the strategies submit them in topological ord
 Subtasks of different job vertices in one region share slots, as in Flink's default slot
 sharing group: a region needs as many slots as its widest job vertex has subtasks in it, and a
 job whose regions are single subtasks runs with one slot.
+
+With ``prefetch``, a single-subtask request that finds no free slot may be placed in a slot
+whose one task is still running, to wait there (the TaskManager runs a slot's tasks in the order
+they arrive): the next task is already on the TaskManager when the running one ends, so a
+thousand short tasks do not each wait for a round trip to the JobManager. At most one task
+waits per slot; shared slots take none.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ __all__ = ["Slot", "SlotPool", "SlotRequest", "slots_needed"]
 
 
 class Slot:
-    __slots__ = ("task_manager", "index", "users", "alive")
+    __slots__ = ("task_manager", "index", "users", "alive", "shared")
 
     def __init__(self, task_manager: str, index: int) -> None:
         self.task_manager = task_manager
         self.index = index
         self.users = 0
         self.alive = True
+        self.shared = False
 
     def __repr__(self) -> str:
         return f"Slot({self.task_manager}#{self.index}, {self.users} users)"
@@ -56,10 +63,14 @@ class SlotPool:
     """Free slots of registered TaskManagers, pending requests, and slots asked for but not
     yet registered. ``max_slots`` None means the cluster may grow without bound."""
 
-    def __init__(self, slots_per_task_manager: int, max_slots: int | None) -> None:
+    def __init__(
+        self, slots_per_task_manager: int, max_slots: int | None, prefetch: bool = False
+    ) -> None:
         self.slots_per_task_manager = slots_per_task_manager
         self.max_slots = max_slots
+        self.prefetch = prefetch
         self.free: deque[Slot] = deque()
+        self.running_one: dict[int, Slot] = {}  # slots whose single task could have a follower
         self.task_managers: dict[str, list[Slot]] = {}
         self.pending: deque[SlotRequest] = deque()
         self.demand = 0
@@ -95,11 +106,18 @@ class SlotPool:
             if head.cancelled:
                 self.pending.popleft()
                 continue
-            if head.size > len(self.free):
+            if head.size <= len(self.free):
+                slots = [self.free.popleft() for _ in range(head.size)]
+                if len(head.vertices) == 1:
+                    self.running_one[id(slots[0])] = slots[0]  # may take a follower at once
+            elif self.prefetch and head.size == 1 and self.running_one:
+                key = next(iter(self.running_one))
+                slots = [self.running_one.pop(key)]
+            else:
                 break
             self.pending.popleft()
             self.demand -= head.size
-            granted.append((head, [self.free.popleft() for _ in range(head.size)]))
+            granted.append((head, slots))
         return granted
 
     def task_managers_to_request(self) -> list[int]:
@@ -132,20 +150,32 @@ class SlotPool:
         slots = self.task_managers.pop(task_manager, [])
         for slot in slots:
             slot.alive = False
+            self.running_one.pop(id(slot), None)
         self.free = deque(s for s in self.free if s.alive)
         return slots
 
-    def acquire(self, slot: Slot) -> None:
+    def acquire(self, slot: Slot, shared: bool = False) -> None:
         slot.users += 1
+        slot.shared = shared or (slot.shared and slot.users > 1)
+        if slot.users == 1 and not slot.shared:
+            self.running_one[id(slot)] = slot
+        else:
+            self.running_one.pop(id(slot), None)
 
     def release(self, slot: Slot) -> None:
         slot.users -= 1
-        if slot.users == 0 and slot.alive:
-            self.free.append(slot)
+        if slot.users == 0:
+            slot.shared = False
+            self.running_one.pop(id(slot), None)
+            if slot.alive:
+                self.free.append(slot)
+        elif slot.users == 1 and not slot.shared and slot.alive:
+            self.running_one[id(slot)] = slot
 
     def describe(self) -> tuple:
         return (
             tuple((s.task_manager, s.index) for s in self.free),
+            tuple((s.task_manager, s.index) for s in self.running_one.values()),
             tuple((r.size, r.cancelled, r.vertices[0].index) for r in self.pending),
             self.demand,
             self.requested_slots,

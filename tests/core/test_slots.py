@@ -79,3 +79,35 @@ def test_the_last_task_manager_shrinks_to_stay_within_the_limit():
     pool = SlotPool(slots_per_task_manager=4, max_slots=6)
     pool.submit(region_vertices(6, 6))
     assert pool.task_managers_to_request() == [4, 2]
+
+
+def test_prefetch_queues_one_single_task_behind_a_running_one():
+    from jobmanager import events as ev
+    from jobmanager.config import Configuration
+    from jobmanager.jobgraph import JobGraph
+    from jobmanager.state import JobManagerState
+
+    g = JobGraph("prefetch")
+    g.add_vertex("a", 3)
+    for prefetch, deployed in ((True, 2), (False, 1)):
+        config = Configuration({"jobmanager.slot-prefetch": prefetch,
+                                "taskmanager.numberOfTaskSlots": 1})  # fmt: skip
+        state = JobManagerState(g, config)
+        state.handle(ev.JobStarted())
+        commands = state.handle(ev.TaskManagerRegistered("tm", 1))
+        assert [c.subtask for c in commands] == list(range(deployed))
+        # the first task ends: with prefetch its follower is already there, the third joins it
+        commands = state.handle(ev.TaskFinished("a", 0, 0))
+        assert [c.subtask for c in commands] == ([2] if prefetch else [1])
+
+
+def test_shared_slots_take_no_follower():
+    pool = SlotPool(1, None, prefetch=True)
+    pool.register("tm", 1)
+    region = region_vertices(1, 1)  # a pipelined pair sharing one slot
+    pool.submit(region)
+    ((_, (slot,)),) = pool.fulfil()
+    for _ in region:
+        pool.acquire(slot, shared=True)
+    pool.submit(region_vertices(1, 1)[:1])
+    assert pool.fulfil() == []

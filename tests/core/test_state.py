@@ -30,7 +30,8 @@ def test_a_static_job_runs_to_the_end_and_releases_everything():
 
 
 def test_any_blocking_job_finishes_with_a_single_slot():
-    run = Run(chain(4, 4, 2), {"slotmanager.number-of-slots.max": 1})
+    run = Run(chain(4, 4, 2), {"slotmanager.number-of-slots.max": 1,
+                               "jobmanager.slot-prefetch": False})  # fmt: skip
     assert run.go().status == "FINISHED"
     assert run.state.slots.total_slots == 1 and run.max_active == 1
     run.check_invariants()
@@ -152,7 +153,8 @@ def test_only_events_are_accepted():
 
 
 def test_first_commands_ask_for_task_managers_then_deploy():
-    state = JobManagerState(chain(2, 1), Configuration({"taskmanager.numberOfTaskSlots": 1}),
+    state = JobManagerState(chain(2, 1), Configuration({"taskmanager.numberOfTaskSlots": 1,
+                                                        "jobmanager.slot-prefetch": False}),
                             job_id="j")  # fmt: skip
     assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(2, 1)]
     assert state.handle(ev.TaskManagerRegistered("tm-a", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-a", 0)]
