@@ -5,7 +5,9 @@ An input gate reads, for every slice of its deployment and every partition in th
 partition range, the slice's subpartition range, through :class:`shuffle.InputGate`: straight
 from the file when the partition is on this node, through ``fetch_chunk`` when it is not.
 
-Each input becomes one ``pyarrow.Table``. An input that read no rows still has its columns
+Each input becomes one ``pyarrow.Table``, except that a PySpark task whose share of a Parquet
+source is whole files gets those files (``ParquetFiles``), which Spark reads itself: the rows
+then never pass through Python. An input that read no rows still has its columns
 (partition files carry their schema; a source reads the schema of its first split), so a user
 function sees the columns it expects; only an input with nothing at all to read (no partitions,
 or a source whose every file was pruned) is a table without columns.
@@ -46,16 +48,25 @@ from taskmanager.cancellation import CancelToken
 from taskmanager.memo import Memo
 from taskmanager.failures import InputLost
 
-__all__ = ["TaskInputs", "gate_reads", "read_gate", "read_inputs", "read_source"]
+__all__ = ["ParquetFiles", "TaskInputs", "gate_reads", "read_gate", "read_inputs", "read_source"]
 
 Read = tuple[ShuffleDescriptor, IndexRange]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class TaskInputs:
-    """The input tables in the operator's argument order, and what reading them cost."""
+class ParquetFiles:
+    """Whole Parquet files, for Spark to read directly; ``columns`` None means all."""
 
-    tables: tuple[pa.Table, ...]
+    paths: tuple[str, ...]
+    columns: tuple[str, ...] | None
+    num_rows: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TaskInputs:
+    """The inputs in the operator's argument order, and what reading them cost."""
+
+    tables: tuple[pa.Table | ParquetFiles, ...]
     bytes_read: int
 
     @property
@@ -71,9 +82,10 @@ def read_inputs(
     fetch_chunk: FetchChunk | None,
     cancel: CancelToken,
     memo: Memo | None = None,
+    files_for_spark: bool = False,
 ) -> TaskInputs:
     memo = memo or Memo(0)
-    tables = []
+    tables: list = []
     bytes_read = 0
     for source in sources:
         cancel.check(f"before reading {source!r}")
@@ -81,6 +93,11 @@ def read_inputs(
             ("splits", source, tdd.split_target_bytes, tdd.source_filters),
             lambda: source.splits(tdd.split_target_bytes, tdd.source_filters),
         ) if isinstance(source, FileSource) else None
+        files = whole_parquet_files(source, tdd, splits) if files_for_spark else None
+        if files is not None:
+            tables.append(files[0])
+            bytes_read += files[1]
+            continue
         table, size = read_source(source, tdd, splits)
         tables.append(table)
         bytes_read += size
@@ -96,6 +113,34 @@ def read_inputs(
         tables.append(table)
         bytes_read += size
     return TaskInputs(tuple(tables), bytes_read)
+
+
+def whole_parquet_files(
+    source: object, tdd: TaskDeploymentDescriptor, splits: list | None
+) -> tuple[ParquetFiles, int] | None:
+    """This subtask's share of a Parquet source as whole files, if that is what it is (and the
+    source adds no partition columns, which Spark would type differently); else None."""
+    if not isinstance(source, FileSource) or source.partitioning or not splits:
+        return None
+    if any(split.format != "parquet" for split in splits):
+        return None
+    mine = assign_splits(splits, tdd.parallelism)[tdd.subtask]
+    if not mine:
+        return None
+    groups_of: dict[str, set[int]] = {}
+    for split in splits:
+        groups_of.setdefault(split.path, set()).update(split.row_groups)
+    held: dict[str, set[int]] = {}
+    for split in mine:
+        held.setdefault(split.path, set()).update(split.row_groups)
+    if any(groups != groups_of[path] for path, groups in held.items()):
+        return None
+    import pyarrow.parquet as pq
+
+    rows = sum(pq.read_metadata(path).num_rows for path in held)
+    columns = tuple(source.columns) if source.columns else None
+    files = ParquetFiles(tuple(sorted(held)), columns, rows)
+    return files, sum(split.length for split in mine)
 
 
 def read_source(

@@ -40,6 +40,7 @@ from taskmanager.blobs import load_vertex_code
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import InputLost, describe_failure
 from taskmanager.inputs import read_inputs
+from jobmanager.operators import SparkFunction
 from taskmanager.memo import Memo
 from taskmanager.operators import run_operator
 from taskmanager.outputs import discard_outputs, write_outputs
@@ -107,7 +108,7 @@ def _finished(
 ) -> TaskFinished:
     code = env.memo.get(("code", tdd.code_key), lambda: load_vertex_code(env.blobs, tdd))
     inputs = read_inputs(tdd, code.sources, env.blobs, env.node_id, env.fetch_chunk, cancel,
-                         env.memo)  # fmt: skip
+                         env.memo, files_for_spark=isinstance(code.operator, SparkFunction))  # fmt: skip
     cancel.check("before the operator")
     result = run_operator(code, inputs.tables, tdd, spark=env.spark, task_dir=task_dir,
                           cancel=cancel)

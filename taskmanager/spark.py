@@ -33,6 +33,7 @@ from jobmanager.config import parse_memory_size
 from jobmanager.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import JavaUnavailable
+from taskmanager.inputs import ParquetFiles
 
 __all__ = [
     "DEFAULT_DRIVER_MEMORY",
@@ -156,7 +157,7 @@ class SparkSessionProvider:
 
 def run_spark_function(
     function: SparkFunction,
-    tables: Sequence[pa.Table],
+    tables: Sequence[pa.Table | ParquetFiles],
     *,
     spark: SparkSessionProvider,
     task_dir: Path,
@@ -168,21 +169,18 @@ def run_spark_function(
     ``task_dir`` (the caller removes it), its Spark jobs in ``job_group``."""
     session = spark.session()
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType
 
     paths = [
-        _write_parquet(table, task_dir / f"input-{index}.parquet")
+        table if isinstance(table, ParquetFiles)
+        else _write_parquet(table, task_dir / f"input-{index}.parquet")
         for index, table in enumerate(tables)
-    ]
+    ]  # fmt: skip
     context = session.sparkContext
     context.setJobGroup(job_group, f"tidal task {job_group}", interruptOnCancel=True)
     stop_jobs = cancel.on_cancel(lambda: context.cancelJobGroup(job_group))
     try:
         cancel.check("before the spark function")
-        frames = [
-            session.read.parquet(str(path)) if path else session.createDataFrame([], StructType())
-            for path in paths
-        ]
+        frames = [_frame(session, path) for path in paths]
         result = function.fn(*frames)
         if not isinstance(result, DataFrame):
             raise TypeError(
@@ -194,11 +192,24 @@ def run_spark_function(
         stop_jobs()
 
 
+def _frame(session, path):
+    from pyspark.sql.types import StructType
+
+    if path is None:
+        return session.createDataFrame([], StructType())
+    if isinstance(path, ParquetFiles):
+        frame = session.read.parquet(*path.paths)
+        return frame.select(*path.columns) if path.columns else frame
+    return session.read.parquet(str(path))
+
+
 def _write_parquet(table: pa.Table, path: Path) -> Path | None:
     """Write one input for Spark; None for a table without columns, which Parquet cannot give
-    Spark a schema for. Timestamps go as microseconds, the finest unit Spark reads."""
+    Spark a schema for. Timestamps go as microseconds, the finest unit Spark reads. The file
+    lives only for this task, on this machine: uncompressed, it is quicker to write and read."""
     if not table.column_names:
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, coerce_timestamps="us", allow_truncated_timestamps=True)
+    pq.write_table(table, path, compression="none", coerce_timestamps="us",
+                   allow_truncated_timestamps=True)  # fmt: skip
     return path
