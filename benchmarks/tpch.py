@@ -102,7 +102,10 @@ def _check(name: str, actual_dir: str, expected, against: str) -> bool:
 
 def measure(name: str, args, data: str, work: Path, session, client) -> dict[str, object]:
     build, spark_query, reference = QUERIES[name]
-    config = parse_options(args.options)
+    # Tidal's tasks carry about as much data as the baseline's adaptive execution aims a
+    # partition at (spark.sql.adaptive.advisoryPartitionSizeInBytes, 64 MiB); -D overrides it
+    config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
+              **parse_options(args.options)}  # fmt: skip
     tidal_out, spark_out = str(work / f"{name}-tidal"), str(work / f"{name}-spark")
     tidal_runs, spark_runs, result = [], [], None
     for run in range(args.repeats + 1):

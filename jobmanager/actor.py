@@ -41,8 +41,16 @@ def work_directory(config: Configuration, job_id: str) -> str:
     return os.path.join(base, "tidal", job_id)
 
 
+def _warm_imports() -> None:
+    """Load, while the job starts, what inferring a source's parallelism will need."""
+    import pyarrow.parquet  # noqa: F401
+
+    import jobmanager.sources  # noqa: F401
+
+
 class JobManagerActor:
     def __init__(self, job_id: str, graph: bytes, config: dict, submitted_at: float) -> None:
+        began = time.time()
         configure_logging("INFO")
         self.job_id = job_id
         self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
@@ -76,9 +84,12 @@ class JobManagerActor:
             os.path.join(self.work_dir, "shuffle"),
             ray.get_runtime_context().current_actor,
         )
+        threading.Thread(target=_warm_imports, name="tidal-warm-imports", daemon=True).start()
         threading.Thread(target=self._loop, name="tidal-main-loop", daemon=True).start()
         threading.Thread(target=self._flush_events, name="tidal-event-log", daemon=True).start()
         self.mailbox.put(ev.JobStarted())
+        self.log.info("job manager ready", since_submit_ms=int((time.time() - submitted_at) * 1000),
+                      init_ms=int((time.time() - began) * 1000))  # fmt: skip
 
     # -- the mailbox ------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from jobmanager.executiongraph import (
     IntermediateResultPartition,
 )
 from shuffle.descriptors import ShuffleDescriptor
-from shuffle.directory import partition_path
+from shuffle.paths import partition_path
 
 __all__ = [
     "InputGateDeploymentDescriptor",

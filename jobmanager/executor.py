@@ -135,6 +135,7 @@ class CommandExecutor:
             attached.set()
             with self._lock:
                 self.registered.add(tm_id)
+            self.log.info("task manager attached", task_manager=tm_id)
             self.enqueue(ev.TaskManagerRegistered(tm_id, slots, info["node"], info["shuffle_root"]))
 
         def give_up(tm_id: str) -> None:
@@ -200,9 +201,15 @@ class CommandExecutor:
 
     def _InferSourceParallelism(self, command: cmd.InferSourceParallelism) -> None:
         sources = self.state.graph.job_graph.vertex(command.vertex).sources
-        self._work.submit(
-            lambda: self.enqueue(infer_vertex_parallelism(command.vertex, sources, command.context))
-        )
+
+        def infer() -> None:
+            started = time.perf_counter()
+            answer = infer_vertex_parallelism(command.vertex, sources, command.context)
+            self.log.info("source parallelism inferred", vertex=command.vertex,
+                          ms=int((time.perf_counter() - started) * 1000))  # fmt: skip
+            self.enqueue(answer)
+
+        self._work.submit(infer)
 
     def _JobTerminated(self, command: cmd.JobTerminated) -> None:
         status, cause = command.status, command.cause

@@ -1,65 +1,53 @@
-"""Tidal's data plane: partitioning Arrow tables, partition files, ranges and input gates."""
+"""Tidal's data plane: partitioning Arrow tables, partition files, ranges and input gates.
 
-from shuffle.descriptors import ShuffleDescriptor
-from shuffle.directory import ShuffleDirectory
-from shuffle.errors import (
-    ChecksumMismatch,
-    PartitionError,
-    PartitionFileCorrupted,
-    PartitionFileTruncated,
-    PartitionNotFound,
-    PartitionUnreachable,
-)
-from shuffle.hashing import hash_array, hash_columns
-from shuffle.ids import PartitionId
-from shuffle.input_gate import InputGate
-from shuffle.partitioning import (
-    BroadcastPartitioner,
-    ForwardPartitioner,
-    HashPartitioner,
-    PartitionedRows,
-    RebalancePartitioner,
-    RescalePartitioner,
-    RowPartitioner,
-    partition_rows,
-    reorder_by_subpartition,
-)
-from shuffle.ranges import IndexRange, even_ranges
-from shuffle.reader import PartitionFileReader, read_range
-from shuffle.remote import FetchChunk, fetch_range
-from shuffle.server import DEFAULT_CHUNK_BYTES, PartitionServer
-from shuffle.writer import ResultPartitionWriter, WrittenPartition
+Names are imported on first use: the JobManager needs ids, ranges and descriptors, and should
+not pay for loading Arrow to get them.
+"""
 
-__all__ = [
-    "DEFAULT_CHUNK_BYTES",
-    "BroadcastPartitioner",
-    "ChecksumMismatch",
-    "FetchChunk",
-    "ForwardPartitioner",
-    "HashPartitioner",
-    "IndexRange",
-    "InputGate",
-    "PartitionError",
-    "PartitionFileCorrupted",
-    "PartitionFileReader",
-    "PartitionFileTruncated",
-    "PartitionId",
-    "PartitionNotFound",
-    "PartitionServer",
-    "PartitionUnreachable",
-    "PartitionedRows",
-    "RebalancePartitioner",
-    "RescalePartitioner",
-    "ResultPartitionWriter",
-    "RowPartitioner",
-    "ShuffleDescriptor",
-    "ShuffleDirectory",
-    "WrittenPartition",
-    "even_ranges",
-    "fetch_range",
-    "hash_array",
-    "hash_columns",
-    "partition_rows",
-    "read_range",
-    "reorder_by_subpartition",
-]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "DEFAULT_CHUNK_BYTES": "shuffle.server",
+    "BroadcastPartitioner": "shuffle.partitioning",
+    "ChecksumMismatch": "shuffle.errors",
+    "FetchChunk": "shuffle.remote",
+    "ForwardPartitioner": "shuffle.partitioning",
+    "HashPartitioner": "shuffle.partitioning",
+    "IndexRange": "shuffle.ranges",
+    "InputGate": "shuffle.input_gate",
+    "PartitionError": "shuffle.errors",
+    "PartitionFileCorrupted": "shuffle.errors",
+    "PartitionFileReader": "shuffle.reader",
+    "PartitionFileTruncated": "shuffle.errors",
+    "PartitionId": "shuffle.ids",
+    "PartitionNotFound": "shuffle.errors",
+    "PartitionServer": "shuffle.server",
+    "PartitionUnreachable": "shuffle.errors",
+    "PartitionedRows": "shuffle.partitioning",
+    "RebalancePartitioner": "shuffle.partitioning",
+    "RescalePartitioner": "shuffle.partitioning",
+    "ResultPartitionWriter": "shuffle.writer",
+    "RowPartitioner": "shuffle.partitioning",
+    "ShuffleDescriptor": "shuffle.descriptors",
+    "ShuffleDirectory": "shuffle.directory",
+    "WrittenPartition": "shuffle.writer",
+    "even_ranges": "shuffle.ranges",
+    "fetch_range": "shuffle.remote",
+    "hash_array": "shuffle.hashing",
+    "hash_columns": "shuffle.hashing",
+    "partition_path": "shuffle.paths",
+    "partition_rows": "shuffle.partitioning",
+    "read_range": "shuffle.reader",
+    "reorder_by_subpartition": "shuffle.partitioning",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shuffle' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -9,7 +9,6 @@ temporary files of writes that never finished.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import threading
@@ -17,19 +16,17 @@ import uuid
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import quote
 
 import structlog
 
 from shuffle.ids import PartitionId
+from shuffle.paths import partition_path
 from shuffle.partitioning import RowPartitioner
 from shuffle.writer import ResultPartitionWriter
 
 __all__ = ["ShuffleDirectory", "partition_path"]
 
 _log = structlog.get_logger(__name__)
-_SUFFIX = ".tpf"
-_MAX_NAME = 200
 
 
 class ShuffleDirectory:
@@ -117,20 +114,3 @@ class ShuffleDirectory:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"shuffle directory {self.root} is closed")
-
-
-def partition_path(root: str, partition_id: PartitionId, attempt: int = 0) -> str:
-    """``root/<result id, %-quoted>/<index>-<attempt>.tpf``: one folder per intermediate
-    result, one file per producer attempt, so a rerun never writes over a file that a late
-    release of the previous attempt would delete. A pure function of its arguments: the
-    JobManager derives the same path for a ShuffleDescriptor without asking."""
-    name = f"{partition_id.index}-{attempt}{_SUFFIX}"
-    return os.path.join(root, _folder_name(partition_id.result), name)
-
-
-def _folder_name(result: str) -> str:
-    """The result id made safe as one file name; long ids keep a prefix and a digest."""
-    name = quote(result, safe="").replace(".", "%2E") or "%"
-    if len(name) <= _MAX_NAME:
-        return name
-    return f"{name[: _MAX_NAME - 17]}-{hashlib.sha256(result.encode()).hexdigest()[:16]}"

@@ -8,8 +8,8 @@ Subtasks of different job vertices in one region share slots, as in Flink's defa
 sharing group: a region needs as many slots as its widest job vertex has subtasks in it, and a
 job whose regions are single subtasks runs with one slot.
 
-With ``prefetch``, a single-subtask request that finds no free slot may be placed in a slot
-whose one task is still running, to wait there (the TaskManager runs a slot's tasks in the order
+With ``prefetch``, a single-subtask request that finds no free slot, while no TaskManager is on
+its way, may be placed in a slot whose one task is still running, to wait there (the TaskManager runs a slot's tasks in the order
 they arrive): the next task is already on the TaskManager when the running one ends, so a
 thousand short tasks do not each wait for a round trip to the JobManager. At most one task
 waits per slot; shared slots take none.
@@ -110,7 +110,7 @@ class SlotPool:
                 slots = [self.free.popleft() for _ in range(head.size)]
                 if len(head.vertices) == 1:
                     self.running_one[id(slots[0])] = slots[0]  # may take a follower at once
-            elif self.prefetch and head.size == 1 and self.running_one:
+            elif self.prefetch and head.size == 1 and self.running_one and not self.requested_slots:
                 key = next(iter(self.running_one))
                 slots = [self.running_one.pop(key)]
             else:

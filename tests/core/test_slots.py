@@ -82,6 +82,7 @@ def test_the_last_task_manager_shrinks_to_stay_within_the_limit():
 
 
 def test_prefetch_queues_one_single_task_behind_a_running_one():
+    """...once no more TaskManagers are coming: before that, tasks wait for their own slot."""
     from jobmanager import events as ev
     from jobmanager.config import Configuration
     from jobmanager.jobgraph import JobGraph
@@ -91,7 +92,8 @@ def test_prefetch_queues_one_single_task_behind_a_running_one():
     g.add_vertex("a", 3)
     for prefetch, deployed in ((True, 2), (False, 1)):
         config = Configuration({"jobmanager.slot-prefetch": prefetch,
-                                "taskmanager.numberOfTaskSlots": 1})  # fmt: skip
+                                "taskmanager.numberOfTaskSlots": 1,
+                                "slotmanager.number-of-slots.max": 1})  # fmt: skip
         state = JobManagerState(g, config)
         state.handle(ev.JobStarted())
         commands = state.handle(ev.TaskManagerRegistered("tm", 1))

@@ -8,7 +8,7 @@ from jobmanager.deployment import (
 )
 from jobmanager.jobgraph import JobGraph, Partitioner
 from jobmanager.state import JobManagerState
-from shuffle.directory import partition_path
+from shuffle.paths import partition_path
 from shuffle.ids import PartitionId
 from shuffle.ranges import IndexRange
 

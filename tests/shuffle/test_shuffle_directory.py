@@ -61,7 +61,7 @@ def test_distinct_long_result_ids_get_distinct_folders(shuffle_directory):
 
 
 def test_each_attempt_has_its_own_file_and_release_touches_only_the_one_named(tmp_path):
-    from shuffle.directory import partition_path
+    from shuffle.paths import partition_path
 
     directory = ShuffleDirectory(tmp_path / "shuffle")
     pid = PartitionId("a->b", 4)

@@ -20,7 +20,7 @@ from jobmanager.deployment import (
 from jobmanager.executiongraph import InputSlice
 from jobmanager.operators import VertexCode
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor, ShuffleDirectory
-from shuffle.directory import partition_path
+from shuffle.paths import partition_path
 from taskmanager.blobs import FetchedBlobs
 from taskmanager.registry import PartitionRegistry
 from taskmanager.runner import TaskEnvironment

@@ -25,7 +25,7 @@ from jobmanager.operators import ParquetSink, arrow
 from jobmanager.sinks import part_file
 from jobmanager.sources import FileSource
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor
-from shuffle.directory import partition_path
+from shuffle.paths import partition_path
 from taskmanager.actor import TaskManagerActor
 from tests.taskmanager.harness import JOB, DictBlobs, gate, output, tdd
 
