@@ -27,12 +27,15 @@ from jobmanager.config import Configuration
 from jobmanager.eventlog import EventLog
 from jobmanager.executor import CommandExecutor
 from jobmanager.logs import configure_logging
+from jobmanager.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
 from jobmanager.operators import serialize_vertex_code
 from jobmanager.report import TaskLedger, job_status
+from jobmanager.resourcemanager import resource_manager
 from jobmanager.state import JobManagerState
 
-__all__ = ["JobManagerActor", "work_directory"]
+__all__ = ["STANDBY", "JobManagerActor", "create_job_manager", "work_directory"]
 
+STANDBY = "STANDBY"  # the status of a JobManager that has no job yet
 _STOP = object()
 
 
@@ -41,19 +44,58 @@ def work_directory(config: Configuration, job_id: str) -> str:
     return os.path.join(base, "tidal", job_id)
 
 
-def _warm_imports() -> None:
-    """Load, while the job starts, what inferring a source's parallelism will need."""
+def create_job_manager(job_id: str):
+    """A new JobManager actor for ``job_id``, detached: the job outlives whoever submitted it."""
+    return (
+        ray.remote(JobManagerActor)
+        .options(name=job_manager_name(job_id), namespace=NAMESPACE, lifetime="detached",
+                 num_cpus=0, max_concurrency=64, max_restarts=0)  # fmt: skip
+        .remote(job_id)
+    )
+
+
+def _warm_up() -> None:
+    """Before the job comes (or while it starts): load what inferring a source's parallelism
+    and unpickling PySpark functions need, and open the connection to the ResourceManager."""
     import pyarrow.parquet  # noqa: F401
+    import pyspark.sql.functions  # noqa: F401
 
     import jobmanager.sources  # noqa: F401
+    import taskmanager.actor  # noqa: F401  (a TaskManager's handle needs its class)
+
+    try:
+        ray.get(ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE).describe.remote())
+    except ValueError:  # none yet: the job's first TaskManager request starts it
+        pass
 
 
 class JobManagerActor:
-    def __init__(self, job_id: str, graph: bytes, config: dict, submitted_at: float) -> None:
-        began = time.time()
+    """The JobManager of one job. It may be created before its job is known, as a standby the
+    ResourceManager keeps ready: ``start`` then hands it the job, and a submission does not
+    wait for a process to start and import Tidal (about half a second)."""
+
+    def __init__(self, job_id: str) -> None:
         configure_logging("INFO")
         self.job_id = job_id
         self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.started = False
+        self.warm = threading.Thread(target=_warm_up, name="tidal-warm-up", daemon=True)
+        self.warm.start()
+
+    def ready(self) -> bool:
+        """True once warmed up (see ``_warm_up``)."""
+        self.warm.join(timeout=60)
+        return True
+
+    def start(self, graph: bytes, config: dict, submitted_at: float) -> None:
+        """Run the job ``graph`` (a cloudpickled JobGraph); a JobManager runs one job, once."""
+        with self.lock:
+            if self.started:
+                raise RuntimeError(f"the JobManager {self.job_id} already runs a job")
+            self.started = True
+        began = time.time()
         self.submitted_at = submitted_at
         self.ended_at: float | None = None
         settings = Configuration(config)
@@ -62,8 +104,8 @@ class JobManagerActor:
             settings = settings.with_overrides({"slotmanager.number-of-slots.max": max(1, cpus)})
         self.config = settings
         job_graph = cloudpickle.loads(graph)
-        self.work_dir = work_directory(settings, job_id)
-        self.state = JobManagerState(job_graph, settings, job_id=job_id)
+        self.work_dir = work_directory(settings, self.job_id)
+        self.state = JobManagerState(job_graph, settings, job_id=self.job_id)
         self.events = EventLog(
             os.path.join(self.work_dir, "events.log"),
             settings["job-event.store.write-buffer.size"],
@@ -71,11 +113,9 @@ class JobManagerActor:
         self.blobs = FileSystemBlobStore(os.path.join(self.work_dir, "blobs"))
         code_keys = {v.name: self.blobs.put(serialize_vertex_code(v)).digest for v in job_graph.vertices}
         self.ledger = TaskLedger()
-        self.lock = threading.Lock()
-        self.done = threading.Event()
         self.mailbox: queue.Queue = queue.Queue()
         self.executor = CommandExecutor(
-            job_id,
+            self.job_id,
             self.state,
             self.mailbox.put,
             self.blobs,
@@ -84,11 +124,11 @@ class JobManagerActor:
             os.path.join(self.work_dir, "shuffle"),
             ray.get_runtime_context().current_actor,
         )
-        threading.Thread(target=_warm_imports, name="tidal-warm-imports", daemon=True).start()
         threading.Thread(target=self._loop, name="tidal-main-loop", daemon=True).start()
         threading.Thread(target=self._flush_events, name="tidal-event-log", daemon=True).start()
         self.mailbox.put(ev.JobStarted())
-        self.log.info("job manager ready", since_submit_ms=int((time.time() - submitted_at) * 1000),
+        self.log.info("job manager ready", job_name=job_graph.name,
+                      since_submit_ms=int((time.time() - submitted_at) * 1000),
                       init_ms=int((time.time() - began) * 1000))  # fmt: skip
 
     # -- the mailbox ------------------------------------------------------------------------
@@ -112,8 +152,9 @@ class JobManagerActor:
 
     def status(self) -> dict:
         with self.lock:
+            if not self.started:
+                return {"job_id": self.job_id, "status": STANDBY, "pid": os.getpid()}
             status = job_status(self.state, self.ledger, self.job_id, self.submitted_at, self.ended_at)
-        status["pid"] = os.getpid()
         status["pid"] = os.getpid()
         if self.executor.terminal is not None:
             status["status"], status["cause"] = self.executor.terminal
@@ -134,9 +175,10 @@ class JobManagerActor:
         return self.events.url
 
     def exit(self) -> None:
-        """Leave now: the job's client has what it needed."""
-        self.mailbox.put(_STOP)
-        self.executor.stop()
+        """Leave now: the job's client has what it needed (or, for a standby, no job came)."""
+        if self.started:
+            self.mailbox.put(_STOP)
+            self.executor.stop()
         ray.actor.exit_actor()
 
     # -- the main loop --------------------------------------------------------------------------
@@ -182,6 +224,7 @@ class JobManagerActor:
         status, cause = self.executor.terminal
         self.log.info("job done", status=status, cause=cause or None)
         self.done.set()
+        resource_manager(self.config["resourcemanager.taskmanager-timeout"] / 1000).prepare_job_manager.remote()
         me = ray.get_runtime_context().current_actor
         linger = threading.Timer(self.config["jobstore.expiration-time"] / 1000, me.exit.remote)
         linger.daemon = True

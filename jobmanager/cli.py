@@ -123,10 +123,10 @@ def list_jobs(address: str = typer.Option(None, help="The Ray cluster.")) -> Non
     """The jobs on the cluster, running and recently ended."""
     configure_logging("WARNING")
     table = Table(title="tidal jobs")
-    for column in ("job", "status", "vertices"):
+    for column in ("job", "name", "status", "vertices"):
         table.add_column(column)
     for status in _client(address).list():
-        table.add_row(status["job_id"], status["status"], str(len(status["vertices"])))
+        table.add_row(status["job_id"], status["name"], status["status"], str(len(status["vertices"])))
     Console().print(table)
 
 

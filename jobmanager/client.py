@@ -13,23 +13,22 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import time
-import uuid
 from typing import Any, Iterable, Mapping
 
 import cloudpickle
 import ray
 
 from jobmanager import sinks
-from jobmanager.actor import JobManagerActor
+from jobmanager.actor import STANDBY, create_job_manager
 from jobmanager.config import Configuration
-from jobmanager.names import NAMESPACE, job_manager_name
+from jobmanager.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name, new_job_id
 from jobmanager.jobgraph import JobGraph
 from jobmanager.operators import ParquetSink, check_operators, serialize_vertex_code
 from jobmanager.progress import TERMINAL, Progress, progress_for
 from jobmanager.report import JobResult
+from jobmanager.resourcemanager import resource_manager
 from jobmanager.state import validate_job
 
 __all__ = ["Client", "JobHandle"]
@@ -69,21 +68,33 @@ class Client:
             serialize_vertex_code(vertex)
             if isinstance(vertex.operator, ParquetSink):
                 sinks.check_target(vertex.operator)
-        job_id = f"{_slug(job.name)}-{uuid.uuid4().hex[:8]}"
-        actor = (
-            ray.remote(JobManagerActor)
-            .options(name=job_manager_name(job_id), namespace=NAMESPACE, lifetime="detached",
-                     num_cpus=0, max_concurrency=64, max_restarts=0)  # fmt: skip
-            .remote(job_id, cloudpickle.dumps(job), settings.to_dict(), time.time())
-        )
+        start = (cloudpickle.dumps(job), settings.to_dict(), time.time())
+        standby = _claim_standby()
+        if standby is not None:
+            job_id, actor = standby
+            if _started(actor, start):
+                return JobHandle(job_id, actor)
+        job_id = new_job_id()
+        actor = create_job_manager(job_id)
+        if not _started(actor, start):
+            raise RuntimeError(f"the JobManager of job {job_id} died while starting")
         return JobHandle(job_id, actor)
+
+    def warm_up(self, timeout: float = 60.0) -> bool:
+        """Have a standby JobManager ready for the next job (see ``ResourceManager``): call
+        it ahead of a submission whose latency matters. False if none became ready in time."""
+        rm = resource_manager(Configuration()["resourcemanager.taskmanager-timeout"] / 1000)
+        return ray.get(rm.has_job_manager.remote(timeout))
 
     def job(self, job_id: str) -> JobHandle:
         try:
-            return JobHandle(job_id, ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE))
+            handle = JobHandle(job_id, ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE))
+            if handle.status()["status"] != STANDBY:
+                return handle
         except ValueError:
-            raise LookupError(f"no job {job_id!r} on this cluster (finished jobs are kept for "
-                              "jobstore.expiration-time)") from None  # fmt: skip
+            pass
+        raise LookupError(f"no job {job_id!r} on this cluster (finished jobs are kept for "
+                          "jobstore.expiration-time)")
 
     def list(self) -> list[dict]:
         jobs = []
@@ -96,6 +107,28 @@ class Client:
                 except Exception:  # it left between the listing and the question
                     continue
         return sorted(jobs, key=lambda s: s["submitted_at"])
+
+
+def _claim_standby() -> tuple[str, object] | None:
+    """The ResourceManager's standby JobManager, if the cluster has a ResourceManager yet."""
+    try:
+        rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
+    except ValueError:
+        return None
+    return ray.get(rm.claim_job_manager.remote())
+
+
+def _started(actor, start: tuple) -> bool:
+    """Hand the job to a JobManager; False if the actor is dead. A job it cannot start (its
+    graph does not unpickle there, say) is an error raised here, and the actor is stopped."""
+    try:
+        ray.get(actor.start.remote(*start))
+        return True
+    except ray.exceptions.RayActorError:
+        return False
+    except ray.exceptions.RayTaskError as error:
+        ray.kill(actor, no_restart=True)
+        raise error.as_instanceof_cause() from None
 
 
 class JobHandle:
@@ -135,10 +168,6 @@ class JobHandle:
             self.actor.exit.remote()
         except Exception:  # already gone
             pass
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9]+", "-", name).strip("-").lower()[:40] or "job"
 
 
 def _pickle_user_modules_by_value(job: JobGraph) -> None:

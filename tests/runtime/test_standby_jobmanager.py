@@ -1,0 +1,66 @@
+"""The standby JobManager: started ahead by the ResourceManager, claimed by the next job."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import ray
+
+from jobmanager import Client
+from jobmanager.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
+from tests.runtime.jobs import FAST, sum_job
+
+pytestmark = pytest.mark.runtime
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster):
+    return Client()
+
+
+def standby_id() -> str | None:
+    rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
+    return ray.get(rm.describe.remote())["standby"]
+
+
+def test_the_next_job_runs_on_the_standby_which_is_not_a_job_before(client, tmp_path):
+    assert client.warm_up(timeout=120)
+    waiting = standby_id()
+    assert waiting is not None
+    standby_pid = ray.get(
+        ray.get_actor(job_manager_name(waiting), namespace=NAMESPACE).status.remote())["pid"]
+    assert waiting not in {status["job_id"] for status in client.list()}
+    with pytest.raises(LookupError):
+        client.job(waiting)
+
+    handle = client.submit(sum_job(str(tmp_path / "out")), config=FAST)
+    assert handle.job_id == waiting
+    result = handle.wait(timeout=120)
+    assert result.status == "FINISHED", result.cause
+    assert handle.status()["pid"] == standby_pid  # no process was started for the job
+    assert client.job(waiting).status()["status"] == "FINISHED"
+    assert standby_id() != waiting  # claimed: the next standby, if any, is another
+    handle.release()
+
+
+def test_a_dead_standby_is_replaced_by_a_new_jobmanager(client, tmp_path):
+    assert client.warm_up(timeout=120)
+    dead = standby_id()
+    actor = ray.get_actor(job_manager_name(dead), namespace=NAMESPACE)
+    pid = ray.get(actor.status.remote())["pid"]
+    os.kill(pid, 9)
+
+    handle = client.submit(sum_job(str(tmp_path / "out")), config=FAST)
+    assert handle.job_id != dead
+    result = handle.wait(timeout=120)
+    assert result.status == "FINISHED", result.cause
+    handle.release()
+
+
+def test_a_jobmanager_runs_one_job_only(client, tmp_path):
+    handle = client.submit(sum_job(str(tmp_path / "out")), config=FAST)
+    assert handle.wait(timeout=120).status == "FINISHED"
+    with pytest.raises(ray.exceptions.RayTaskError, match="already runs a job"):
+        ray.get(handle.actor.start.remote(b"", {}, 0.0))
+    handle.release()
