@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
@@ -48,18 +48,29 @@ from taskmanager.cancellation import CancelToken
 from taskmanager.memo import Memo
 from taskmanager.failures import InputLost
 
-__all__ = ["ParquetFiles", "TaskInputs", "gate_reads", "read_gate", "read_inputs", "read_source"]
+__all__ = [
+    "ParquetFiles",
+    "TaskInputs",
+    "gate_reads",
+    "parquet_schema_key",
+    "read_gate",
+    "read_inputs",
+    "read_source",
+]
 
 Read = tuple[ShuffleDescriptor, IndexRange]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ParquetFiles:
-    """Whole Parquet files, for Spark to read directly; ``columns`` None means all."""
+    """Whole Parquet files, for Spark to read directly; ``columns`` None means all.
+    ``schema_key`` names the files' common Parquet schema (None when they differ), so Spark
+    need not infer a schema it has seen before."""
 
     paths: tuple[str, ...]
     columns: tuple[str, ...] | None
     num_rows: int
+    schema_key: Hashable | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -137,10 +148,21 @@ def whole_parquet_files(
         return None
     import pyarrow.parquet as pq
 
-    rows = sum(pq.read_metadata(path).num_rows for path in held)
+    paths = tuple(sorted(held))
+    footers = [pq.read_metadata(path) for path in paths]
+    keys = {parquet_schema_key(footer) for footer in footers}
     columns = tuple(source.columns) if source.columns else None
-    files = ParquetFiles(tuple(sorted(held)), columns, rows)
+    files = ParquetFiles(paths, columns, sum(footer.num_rows for footer in footers),
+                         keys.pop() if len(keys) == 1 else None)
     return files, sum(split.length for split in mine)
+
+
+def parquet_schema_key(footer) -> Hashable:
+    """What Spark infers a Parquet file's schema from: its Parquet schema (physical and
+    logical types, as Parquet prints it below the first line's object address) and its
+    key-value metadata."""
+    printed = str(footer.schema).partition("\n")[2]
+    return printed, tuple(sorted((footer.metadata or {}).items()))
 
 
 def read_source(

@@ -8,7 +8,10 @@ gives the same answer on machines set to different zones. Spark logs warnings an
 stderr only, through a log4j2 file written into the work directory, so stdout stays the job's.
 
 A task's inputs reach Spark as Parquet files in a temporary directory: Spark reads them with
-its own reader, never through Python-side row conversion. The function's DataFrame comes back
+its own reader, never through Python-side row conversion. Spark infers a Parquet schema by
+listing and reading a footer and analysing the result, some 40 ms a query; the provider keeps
+each schema Spark inferred, keyed by the Parquet schema it came from, and hands it to the
+reader of the next files with that schema. The function's DataFrame comes back
 with ``DataFrame.toArrow()``. Each task runs its Spark jobs in its own job group, so cancelling
 the task interrupts its running Spark job (``interruptOnCancel``) and no other task's.
 """
@@ -33,7 +36,8 @@ from jobmanager.config import parse_memory_size
 from jobmanager.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import JavaUnavailable
-from taskmanager.inputs import ParquetFiles
+from taskmanager.inputs import ParquetFiles, parquet_schema_key
+from taskmanager.memo import Memo
 
 __all__ = [
     "DEFAULT_DRIVER_MEMORY",
@@ -107,6 +111,7 @@ class SparkSessionProvider:
         )
         self._session = None
         self._lock = threading.Lock()
+        self._schemas = Memo()
 
     @property
     def started(self) -> bool:
@@ -117,6 +122,17 @@ class SparkSessionProvider:
             if self._session is None:
                 self._session = self._start()
             return self._session
+
+    def read_parquet(self, files: ParquetFiles):
+        """A DataFrame of ``files``, with the schema Spark inferred for earlier files of the
+        same Parquet schema (inferred now if there were none)."""
+        session = self.session()
+        if files.schema_key is None:
+            return session.read.parquet(*files.paths)
+        schema = self._schemas.get(
+            files.schema_key, lambda: session.read.parquet(*files.paths).schema
+        )
+        return session.read.schema(schema).parquet(*files.paths)
 
     def stop(self) -> None:
         with self._lock:
@@ -170,7 +186,7 @@ def run_spark_function(
     session = spark.session()
     from pyspark.sql import DataFrame
 
-    paths = [
+    inputs = [
         table if isinstance(table, ParquetFiles)
         else _write_parquet(table, task_dir / f"input-{index}.parquet")
         for index, table in enumerate(tables)
@@ -180,7 +196,7 @@ def run_spark_function(
     stop_jobs = cancel.on_cancel(lambda: context.cancelJobGroup(job_group))
     try:
         cancel.check("before the spark function")
-        frames = [_frame(session, path) for path in paths]
+        frames = [_frame(spark, files) for files in inputs]
         result = function.fn(*frames)
         if not isinstance(result, DataFrame):
             raise TypeError(
@@ -192,18 +208,16 @@ def run_spark_function(
         stop_jobs()
 
 
-def _frame(session, path):
+def _frame(spark: SparkSessionProvider, files: ParquetFiles | None):
     from pyspark.sql.types import StructType
 
-    if path is None:
-        return session.createDataFrame([], StructType())
-    if isinstance(path, ParquetFiles):
-        frame = session.read.parquet(*path.paths)
-        return frame.select(*path.columns) if path.columns else frame
-    return session.read.parquet(str(path))
+    if files is None:
+        return spark.session().createDataFrame([], StructType())
+    frame = spark.read_parquet(files)
+    return frame.select(*files.columns) if files.columns else frame
 
 
-def _write_parquet(table: pa.Table, path: Path) -> Path | None:
+def _write_parquet(table: pa.Table, path: Path) -> ParquetFiles | None:
     """Write one input for Spark; None for a table without columns, which Parquet cannot give
     Spark a schema for. Timestamps go as microseconds, the finest unit Spark reads. The file
     lives only for this task, on this machine: uncompressed and without dictionary encoding, it
@@ -213,4 +227,5 @@ def _write_parquet(table: pa.Table, path: Path) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path, compression="none", use_dictionary=False,
                    coerce_timestamps="us", allow_truncated_timestamps=True)  # fmt: skip
-    return path
+    key = parquet_schema_key(pq.read_metadata(path))
+    return ParquetFiles((str(path),), None, table.num_rows, key)

@@ -87,7 +87,7 @@ def test_noop_baseline_runs_n_by_n_tasks_at_a_tiny_size(shared_session, capsys):
 @pytest.mark.spark
 def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tiny_data, tmp_path,
                                                              shared_session, capsys):
-    summary = load("tpch").main(["--scale", "0.002", "--data", str(tiny_data), "--repeats", "1",
+    summary = load("tpch").main(["--scale", "0.002", "--data", str(tiny_data), "--warmups", "0", "--repeats", "1",
                                  "--baseline-only", "--dir", str(tmp_path)])
     assert _last_line_json(capsys) == summary
     assert summary["same_result"] is True

@@ -4,6 +4,7 @@ interrupts the running Spark job. One SparkSession serves every test here (the
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -126,3 +127,33 @@ def test_cancelling_a_pyspark_task_interrupts_its_spark_job(tmp_path, spark_prov
 
     assert not worker.is_alive(), "the Spark job was not interrupted"
     assert reporter.events[-1] == TaskCanceled("endless", 0, 4)
+
+
+def test_spark_reuses_the_schema_it_inferred_only_for_files_of_the_same_parquet_schema(
+        tmp_path, spark_provider):
+    import pyarrow.parquet as pq
+
+    from taskmanager.inputs import ParquetFiles, parquet_schema_key
+
+    def parquet(name: str, table: pa.Table) -> ParquetFiles:
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(table, path)
+        key = parquet_schema_key(pq.read_metadata(path))
+        return ParquetFiles((str(path),), None, table.num_rows, key)
+
+    small = parquet("small", pa.table({"x": pa.array([1, 2], pa.int32())}))
+    same = parquet("same", pa.table({"x": pa.array([7], pa.int32())}))
+    wide = parquet("wide", pa.table({"x": pa.array([2**40], pa.int64())}))
+    text = parquet("text", pa.table({"x": ["a"], "y": [1.5]}))
+    assert small.schema_key == same.schema_key
+    assert len({small.schema_key, wide.schema_key, text.schema_key}) == 3
+
+    read = {name: spark_provider.read_parquet(files)
+            for name, files in [("small", small), ("same", same), ("wide", wide), ("text", text)]}
+    assert [r.x for r in read["same"].collect()] == [7]
+    assert read["same"].schema == read["small"].schema
+    assert [r.x for r in read["wide"].collect()] == [2**40]
+    assert read["wide"].schema["x"].dataType.typeName() == "long"
+    assert [tuple(r) for r in read["text"].collect()] == [("a", 1.5)]
+    unkeyed = dataclasses.replace(wide, schema_key=None)
+    assert [r.x for r in spark_provider.read_parquet(unkeyed).collect()] == [2**40]
