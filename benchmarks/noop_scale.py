@@ -16,7 +16,7 @@ Both sides run warm, as a long-lived service runs: PySpark in a started session,
 cluster whose TaskManagers stay up between jobs and whose standby JobManager is ready
 (``Client.warm_up`` before each timed run of either side, so neither shares the machine with a
 JobManager process starting).
-Each side first runs ``--warmups`` unmeasured jobs (one by default, as in ``tpch.py``: a cold
+Each side first runs ``--warmups`` unmeasured jobs (one by default: a cold
 JVM runs this job about four times slower than a warm one), then ``--repeats`` measured ones,
 alternating. ``ratio`` is Tidal's median seconds over the baseline's (issue 5 asks for at most
 1). Prints human lines, then one JSON object as the last line. ``--baseline-only`` runs PySpark

@@ -182,9 +182,9 @@ OPTIONS: dict[str, Option] = {
                "... or at least this often."),
         Option("jobstore.expiration-time", _positive_duration, 600_000,
                "How long a finished job's JobManager stays to answer status queries."),
-        Option("jobmanager.slot-prefetch", _bool, True,
-               "Deploy a single-task region into a busy slot to wait there behind the running "
-               "task, hiding the round trip to the JobManager between short tasks."),
+        Option("jobmanager.slot-prefetch", _int(0), 4,
+               "How many single-task regions may wait in a busy slot behind its running task, "
+               "hiding the round trip to the JobManager between short tasks; 0 turns it off."),
         Option("slotmanager.number-of-slots.max", _int(1), None,
                "Most slots the cluster may have; unset means no limit."),
         Option("restart-strategy.type",

@@ -8,11 +8,14 @@ Subtasks of different job vertices in one region share slots, as in Flink's defa
 sharing group: a region needs as many slots as its widest job vertex has subtasks in it, and a
 job whose regions are single subtasks runs with one slot.
 
-With ``prefetch``, a single-subtask request that finds no free slot, while no TaskManager is on
-its way, may be placed in a slot whose one task is still running, to wait there (the TaskManager runs a slot's tasks in the order
-they arrive): the next task is already on the TaskManager when the running one ends, so a
-thousand short tasks do not each wait for a round trip to the JobManager. At most one task
-waits per slot; shared slots take none.
+With ``prefetch`` above 0, a single-subtask request that finds no free slot, while no
+TaskManager is on its way, may be placed in a slot whose one task is still running, to wait
+there (a TaskManager runs its queued tasks in the order they arrive, on whichever of its slots
+frees first): the next tasks are already on the TaskManager when the running one ends, so a
+thousand short tasks do not each wait for a round trip to the JobManager, and one call carries
+several. At most ``prefetch`` tasks wait per slot, dealt round robin; shared slots take none.
+A waiting task cannot move to a slot that frees on another TaskManager, so the depth bounds
+how unevenly long tasks can spread.
 """
 
 from __future__ import annotations
@@ -64,13 +67,13 @@ class SlotPool:
     yet registered. ``max_slots`` None means the cluster may grow without bound."""
 
     def __init__(
-        self, slots_per_task_manager: int, max_slots: int | None, prefetch: bool = False
+        self, slots_per_task_manager: int, max_slots: int | None, prefetch: int = 0
     ) -> None:
         self.slots_per_task_manager = slots_per_task_manager
         self.max_slots = max_slots
         self.prefetch = prefetch
         self.free: deque[Slot] = deque()
-        self.running_one: dict[int, Slot] = {}  # slots whose single task could have a follower
+        self.takes_followers: dict[int, Slot] = {}  # unshared, with room for one more waiting
         self.task_managers: dict[str, list[Slot]] = {}
         self.pending: deque[SlotRequest] = deque()
         self.demand = 0
@@ -101,6 +104,7 @@ class SlotPool:
     def fulfil(self) -> list[tuple[SlotRequest, list[Slot]]]:
         """Hand out slots to pending requests, in order, while the head fits."""
         granted = []
+        promised: dict[int, int] = {}  # tasks given a slot in this call, not yet acquired
         while self.pending:
             head = self.pending[0]
             if head.cancelled:
@@ -108,11 +112,17 @@ class SlotPool:
                 continue
             if head.size <= len(self.free):
                 slots = [self.free.popleft() for _ in range(head.size)]
-                if len(head.vertices) == 1:
-                    self.running_one[id(slots[0])] = slots[0]  # may take a follower at once
-            elif self.prefetch and head.size == 1 and self.running_one and not self.requested_slots:
-                key = next(iter(self.running_one))
-                slots = [self.running_one.pop(key)]
+                if len(head.vertices) == 1 and self.prefetch:
+                    promised[id(slots[0])] = 1
+                    self.takes_followers[id(slots[0])] = slots[0]
+            elif (self.prefetch and head.size == 1 and self.takes_followers
+                  and not self.requested_slots):
+                key = next(iter(self.takes_followers))
+                slot = self.takes_followers.pop(key)
+                promised[key] = promised.get(key, 0) + 1
+                if slot.users + promised[key] <= self.prefetch:
+                    self.takes_followers[key] = slot  # round robin: back of the line
+                slots = [slot]
             else:
                 break
             self.pending.popleft()
@@ -150,32 +160,32 @@ class SlotPool:
         slots = self.task_managers.pop(task_manager, [])
         for slot in slots:
             slot.alive = False
-            self.running_one.pop(id(slot), None)
+            self.takes_followers.pop(id(slot), None)
         self.free = deque(s for s in self.free if s.alive)
         return slots
 
     def acquire(self, slot: Slot, shared: bool = False) -> None:
         slot.users += 1
         slot.shared = shared or (slot.shared and slot.users > 1)
-        if slot.users == 1 and not slot.shared:
-            self.running_one[id(slot)] = slot
+        if slot.users <= self.prefetch and not slot.shared:
+            self.takes_followers[id(slot)] = slot
         else:
-            self.running_one.pop(id(slot), None)
+            self.takes_followers.pop(id(slot), None)
 
     def release(self, slot: Slot) -> None:
         slot.users -= 1
         if slot.users == 0:
             slot.shared = False
-            self.running_one.pop(id(slot), None)
+            self.takes_followers.pop(id(slot), None)
             if slot.alive:
                 self.free.append(slot)
-        elif slot.users == 1 and not slot.shared and slot.alive:
-            self.running_one[id(slot)] = slot
+        elif slot.users <= self.prefetch and not slot.shared and slot.alive:
+            self.takes_followers[id(slot)] = slot
 
     def describe(self) -> tuple:
         return (
             tuple((s.task_manager, s.index) for s in self.free),
-            tuple((s.task_manager, s.index) for s in self.running_one.values()),
+            tuple((s.task_manager, s.index) for s in self.takes_followers.values()),
             tuple((r.size, r.cancelled, r.vertices[0].index) for r in self.pending),
             self.demand,
             self.requested_slots,

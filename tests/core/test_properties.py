@@ -56,7 +56,7 @@ def test_every_job_finishes_each_attempt_runs_once_and_replay_equals_live(scenar
 @settings(max_examples=100, deadline=None)
 @given(jobs(pipelined=False), st.integers(0, 2**16))
 def test_blocking_jobs_finish_with_one_slot(job, seed):
-    run = Run(job, {"slotmanager.number-of-slots.max": 1, "jobmanager.slot-prefetch": False},
+    run = Run(job, {"slotmanager.number-of-slots.max": 1, "jobmanager.slot-prefetch": 0},
               seed=seed)  # fmt: skip
     assert run.go().status == "FINISHED"
     assert run.max_active <= 1

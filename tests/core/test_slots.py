@@ -81,7 +81,8 @@ def test_the_last_task_manager_shrinks_to_stay_within_the_limit():
     assert pool.task_managers_to_request() == [4, 2]
 
 
-def test_prefetch_queues_one_single_task_behind_a_running_one():
+@pytest.mark.parametrize("prefetch", [0, 1, 2, 4])
+def test_prefetch_queues_up_to_its_depth_of_single_tasks_behind_a_running_one(prefetch):
     """...once no more TaskManagers are coming: before that, tasks wait for their own slot."""
     from jobmanager import events as ev
     from jobmanager.config import Configuration
@@ -89,22 +90,43 @@ def test_prefetch_queues_one_single_task_behind_a_running_one():
     from jobmanager.state import JobManagerState
 
     g = JobGraph("prefetch")
-    g.add_vertex("a", 3)
-    for prefetch, deployed in ((True, 2), (False, 1)):
-        config = Configuration({"jobmanager.slot-prefetch": prefetch,
-                                "taskmanager.numberOfTaskSlots": 1,
-                                "slotmanager.number-of-slots.max": 1})  # fmt: skip
-        state = JobManagerState(g, config)
-        state.handle(ev.JobStarted())
-        commands = state.handle(ev.TaskManagerRegistered("tm", 1))
-        assert [c.subtask for c in commands] == list(range(deployed))
-        # the first task ends: with prefetch its follower is already there, the third joins it
-        commands = state.handle(ev.TaskFinished("a", 0, 0))
-        assert [c.subtask for c in commands] == ([2] if prefetch else [1])
+    g.add_vertex("a", 8)
+    config = Configuration({"jobmanager.slot-prefetch": prefetch,
+                            "taskmanager.numberOfTaskSlots": 1,
+                            "slotmanager.number-of-slots.max": 1})  # fmt: skip
+    state = JobManagerState(g, config)
+    state.handle(ev.JobStarted())
+    commands = state.handle(ev.TaskManagerRegistered("tm", 1))
+    assert [c.subtask for c in commands] == list(range(1 + prefetch))
+    # each task that ends makes room for one more: the queue behind the running task stays full
+    for subtask in range(8 - 1 - prefetch):
+        commands = state.handle(ev.TaskFinished("a", subtask, 0))
+        assert [c.subtask for c in commands] == [subtask + 1 + prefetch]
+    for subtask in range(8 - 1 - prefetch, 8):
+        commands = state.handle(ev.TaskFinished("a", subtask, 0))
+        assert not [c for c in commands if hasattr(c, "subtask")]
+    assert state.status.name == "FINISHED"
+
+
+def test_followers_are_dealt_round_robin_over_the_busy_slots():
+    pool = SlotPool(2, None, prefetch=2)
+    pool.register("tm", 2)
+    for vertex in region_vertices(6, 1)[:6]:
+        pool.submit([vertex])
+    granted = pool.fulfil()
+    for _, (slot,) in granted:
+        pool.acquire(slot)
+    assert [slot.index for _, (slot,) in granted] == [0, 1, 0, 1, 0, 1]
+    assert [slot.users for slot in pool.task_managers["tm"]] == [3, 3]
+    pool.submit(region_vertices(1, 1)[:1])
+    assert pool.fulfil() == []  # both slots hold a running task and two waiting ones
+    pool.release(pool.task_managers["tm"][1])
+    ((_, (slot,)),) = pool.fulfil()
+    assert slot.index == 1
 
 
 def test_shared_slots_take_no_follower():
-    pool = SlotPool(1, None, prefetch=True)
+    pool = SlotPool(1, None, prefetch=4)
     pool.register("tm", 1)
     region = region_vertices(1, 1)  # a pipelined pair sharing one slot
     pool.submit(region)

@@ -31,7 +31,7 @@ def test_a_static_job_runs_to_the_end_and_releases_everything():
 
 def test_any_blocking_job_finishes_with_a_single_slot():
     run = Run(chain(4, 4, 2), {"slotmanager.number-of-slots.max": 1,
-                               "jobmanager.slot-prefetch": False})  # fmt: skip
+                               "jobmanager.slot-prefetch": 0})  # fmt: skip
     assert run.go().status == "FINISHED"
     assert run.state.slots.total_slots == 1 and run.max_active == 1
     run.check_invariants()
@@ -154,7 +154,7 @@ def test_only_events_are_accepted():
 
 def test_first_commands_ask_for_task_managers_then_deploy():
     state = JobManagerState(chain(2, 1), Configuration({"taskmanager.numberOfTaskSlots": 1,
-                                                        "jobmanager.slot-prefetch": False}),
+                                                        "jobmanager.slot-prefetch": 0}),
                             job_id="j")  # fmt: skip
     assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(2, 1)]
     assert state.handle(ev.TaskManagerRegistered("tm-a", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-a", 0)]
