@@ -29,7 +29,7 @@ from jobmanager.operators import ParquetSink, check_operators, serialize_vertex_
 from jobmanager.progress import TERMINAL, Progress, progress_for
 from jobmanager.report import JobResult
 from jobmanager.resourcemanager import resource_manager
-from jobmanager.state import validate_job
+from jobmanager.admission import validate_job
 
 __all__ = ["Client", "JobHandle"]
 

@@ -10,15 +10,15 @@ a fresh state gives the same state (``snapshot`` compares them).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 import structlog
 
 from jobmanager import commands as cmd
 from jobmanager import events as ev
+from jobmanager.admission import check_all_blocking, uses_adaptive_scheduler, validate_job
 from jobmanager.config import Configuration
-from jobmanager.errors import JobGraphError, NoResourceAvailableError
+from jobmanager.errors import NoResourceAvailableError
 from jobmanager.executiongraph import (
     ExecutionGraph,
     ExecutionState,
@@ -27,6 +27,8 @@ from jobmanager.executiongraph import (
     PartitionState,
 )
 from jobmanager.jobgraph import JobGraph
+from jobmanager.jobstatus import JobStatus
+from jobmanager.probe import NoProbe, Probe, ProbeListener
 from jobmanager.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
 from jobmanager.scheduler.backoff import make_restart_backoff
 from jobmanager.scheduler.failover import RestartPipelinedRegionFailoverStrategy
@@ -43,58 +45,11 @@ __all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "
 S = ExecutionState
 
 
-class JobStatus(Enum):
-    CREATED = "CREATED"
-    RUNNING = "RUNNING"
-    FAILING = "FAILING"
-    CANCELLING = "CANCELLING"
-    FINISHED = "FINISHED"
-    FAILED = "FAILED"
-    CANCELED = "CANCELED"
-
-    @property
-    def is_terminal(self) -> bool:
-        return self in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELED)
-
-
-class Probe(Protocol):
-    """Told where the work of building the graph starts (``initializing``) and where its parts
-    end (``execution_graph_built``, ``regions_built``); the stress run reads a clock there."""
-
-    def mark(self, phase: str) -> None: ...
-
-
-class _NoProbe:
-    def mark(self, phase: str) -> None:
-        pass
-
-
-class _ProbeListener:
-    def __init__(self, probe: Probe, phase: str) -> None:
-        self.probe = probe
-        self.phase = phase
-
-    def on_topology_updated(self, graph, new_job_vertices, new_vertices) -> None:
-        self.probe.mark(self.phase)
-
-
 @dataclass(slots=True)
 class _PendingRestart:
     vertices: list[ExecutionVertex]
     delay_ms: int
     awaiting_cancel: int
-
-
-def uses_adaptive_scheduler(job_graph: JobGraph, config: Configuration) -> bool:
-    chosen = config["jobmanager.scheduler"]
-    return job_graph.is_dynamic if chosen is None else chosen == "AdaptiveBatch"
-
-
-def validate_job(job_graph: JobGraph, config: Configuration) -> None:
-    """Every check the JobManager would make when it takes the job, without taking it."""
-    job_graph.validate()
-    if uses_adaptive_scheduler(job_graph, config):
-        _check_all_blocking(job_graph)
 
 
 class JobManagerState:
@@ -105,7 +60,7 @@ class JobManagerState:
         job_id: str = "job",
         probe: Probe | None = None,
     ) -> None:
-        self.probe = probe or _NoProbe()
+        self.probe = probe or NoProbe()
         self.probe.mark("initializing")
         self.config = config or Configuration()
         self.job_id = job_id
@@ -124,7 +79,7 @@ class JobManagerState:
         self.strategy: PipelinedRegionSchedulingStrategy | VertexwiseSchedulingStrategy
         self.growth: AdaptiveBatchScheduler | None = None
         if self.adaptive:
-            _check_all_blocking(job_graph)
+            check_all_blocking(job_graph)
             self.strategy = VertexwiseSchedulingStrategy(self)
             self.growth = AdaptiveBatchScheduler(
                 self.graph, self.config, lambda command: self._out.append(command)
@@ -132,9 +87,9 @@ class JobManagerState:
         else:
             self.strategy = PipelinedRegionSchedulingStrategy(self, self.regions)
         self.graph.listeners += [
-            _ProbeListener(self.probe, "execution_graph_built"),
+            ProbeListener(self.probe, "execution_graph_built"),
             self.regions,
-            _ProbeListener(self.probe, "regions_built"),
+            ProbeListener(self.probe, "regions_built"),
             self.release,
             self.strategy,
         ]
@@ -589,14 +544,3 @@ class JobManagerState:
             self.growth.describe() if self.growth is not None else (),
         )
 
-
-def _check_all_blocking(job_graph: JobGraph) -> None:
-    """The adaptive scheduler decides a consumer's parallelism from what its finished producers
-    wrote; a pipelined consumer runs while its producer does, so there is nothing to read yet."""
-    for edge in job_graph.edges:
-        if edge.result_type.must_be_pipelined:
-            raise JobGraphError(
-                f"edge {edge.id!r} is pipelined, but the adaptive batch scheduler (chosen because "
-                "some vertex leaves its parallelism unset) needs blocking edges: make it "
-                "blocking, or set every parallelism and use jobmanager.scheduler: Default"
-            )
