@@ -84,6 +84,25 @@ def test_reordering_groups_rows_and_keeps_their_order_within_a_group():
     assert split.rows.column("n").to_pylist() == [1, 4, 7, 3, 6, 0, 2, 5]
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_large_table_is_reordered_in_slices_to_the_same_rows(monkeypatch, threads):
+    import shuffle.partitioning as partitioning
+
+    rng = np.random.default_rng(7)
+    table = pa.table({"n": np.arange(1000), "s": [f"row-{i}" for i in range(1000)],
+                      "x": rng.standard_normal(1000)})  # fmt: skip
+    ids = rng.integers(0, 16, 1000).astype(np.uint8)
+    serial = reorder_by_subpartition(table, ids, 16)
+    monkeypatch.setattr(partitioning, "_PARALLEL_TAKE_BYTES", 0)
+    monkeypatch.setattr(partitioning, "_TAKE_THREADS", threads)
+    sliced = reorder_by_subpartition(table, ids, 16)
+    assert sliced.rows.column("n").num_chunks == threads
+    assert sliced.offsets.tolist() == serial.offsets.tolist()
+    assert sliced.rows.equals(serial.rows)
+    for index in range(16):
+        assert sliced.subpartition(index).equals(serial.subpartition(index))
+
+
 def test_reordering_rejects_ids_outside_the_partition():
     with pytest.raises(ValueError, match="subpartition id 5 >= 3"):
         reorder_by_subpartition(_rows(2), np.array([0, 5]), 3)
