@@ -9,7 +9,6 @@ a fresh state gives the same state (``snapshot`` compares them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import structlog
@@ -26,6 +25,7 @@ from jobmanager.executiongraph import (
     IntermediateResultPartition,
     PartitionState,
 )
+from jobmanager.executiongraph.result_bytes import report_problem
 from jobmanager.jobgraph import JobGraph
 from jobmanager.jobstatus import JobStatus
 from jobmanager.probe import NoProbe, Probe, ProbeListener
@@ -33,6 +33,7 @@ from jobmanager.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
 from jobmanager.scheduler.backoff import make_restart_backoff
 from jobmanager.scheduler.failover import RestartPipelinedRegionFailoverStrategy
 from jobmanager.scheduler.regions import PipelinedRegions
+from jobmanager.scheduler.restarts import PendingRestarts
 from jobmanager.scheduler.release import RegionPartitionGroupReleaseStrategy
 from jobmanager.scheduler.slots import Slot, SlotPool, SlotRequest
 from jobmanager.scheduler.strategy import (
@@ -43,13 +44,6 @@ from jobmanager.scheduler.strategy import (
 __all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "validate_job"]
 
 S = ExecutionState
-
-
-@dataclass(slots=True)
-class _PendingRestart:
-    vertices: list[ExecutionVertex]
-    delay_ms: int
-    awaiting_cancel: int
 
 
 class JobManagerState:
@@ -107,9 +101,7 @@ class JobManagerState:
         self._out: list[object] = []
         self._requests: dict[int, SlotRequest] = {}
         self._active = 0
-        self._restarting: dict[int, int] = {}
-        self._pending_restarts: dict[int, _PendingRestart] = {}
-        self._next_token = 0
+        self.restarts = PendingRestarts()
         self._handlers: dict[type, Callable] = {
             ev.JobStarted: self._on_job_started,
             ev.TaskManagerRegistered: self._on_task_manager_registered,
@@ -214,7 +206,7 @@ class JobManagerState:
             self._canceled(v)
             self._dispatch()
             return
-        problem = self._bad_report(v, event)
+        problem = report_problem(v, event.produced)
         if problem:
             self._on_task_failed(ev.TaskFailed(v.name, v.subtask, v.attempt, problem, 0))
             return
@@ -274,14 +266,13 @@ class JobManagerState:
             self._dispatch()
 
     def _on_timer_fired(self, event: ev.TimerFired) -> None:
-        pending = self._pending_restarts.pop(event.token, None)
-        if pending is None or self.status is not JobStatus.RUNNING:
+        vertices = self.restarts.take(event.token)
+        if vertices is None or self.status is not JobStatus.RUNNING:
             return
-        for v in pending.vertices:
-            del self._restarting[v.index]
+        for v in vertices:
             self._reset(v)
-        self.log.info("restarting", subtasks=len(pending.vertices))
-        self.strategy.restart_tasks(pending.vertices)
+        self.log.info("restarting", subtasks=len(vertices))
+        self.strategy.restart_tasks(vertices)
         self._dispatch()
 
     def _on_cancel_requested(self, event: ev.JobCancelRequested) -> None:
@@ -339,34 +330,28 @@ class JobManagerState:
         vertices = [
             v
             for v in self.failover.tasks_to_restart(failed)
-            if v.index not in self._restarting and v.state is not S.CREATED
+            if not self.restarts.includes(v) and v.state is not S.CREATED
         ]
         if not vertices:
             return
-        token = self._next_token
-        self._next_token += 1
-        pending = _PendingRestart(vertices, self.backoff.backoff_ms(), 0)
+        awaiting = sum(v.state in (S.DEPLOYING, S.RUNNING) for v in vertices)
+        delay_ms = self.backoff.backoff_ms()
+        timer = self.restarts.add(vertices, delay_ms, awaiting)
         for v in vertices:
-            self._restarting[v.index] = token
             if v.state in (S.DEPLOYING, S.RUNNING):
                 self._cancel(v)
-                pending.awaiting_cancel += 1
             elif v.state is S.SCHEDULED:
                 self._withdraw(v)
-        self._pending_restarts[token] = pending
-        self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=pending.delay_ms)
-        if pending.awaiting_cancel == 0:
-            self._out.append(cmd.StartTimer(token, pending.delay_ms))
+        self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=delay_ms)
+        if timer is not None:
+            self._out.append(timer)
 
     def _canceled(self, v: ExecutionVertex) -> None:
         self._free_slot(v)
         self.graph.transitions.move(v, S.CANCELED)
-        token = self._restarting.get(v.index)
-        pending = self._pending_restarts.get(token) if token is not None else None
-        if pending is not None:
-            pending.awaiting_cancel -= 1
-            if pending.awaiting_cancel == 0:
-                self._out.append(cmd.StartTimer(token, pending.delay_ms))
+        timer = self.restarts.canceled(v)
+        if timer is not None:
+            self._out.append(timer)
         self._maybe_terminate()
 
     def _reset(self, v: ExecutionVertex) -> None:
@@ -378,8 +363,7 @@ class JobManagerState:
             if ejv.unfinished == 0:
                 self.graph.unfinished_job_vertices += 1
             ejv.unfinished += 1
-        stale = [p for p in v.produced if p.state is PartitionState.AVAILABLE]
-        self._release(stale)
+        self._release(v.produced)
         for partition in v.produced:
             partition.reset()
         v.attempt += 1
@@ -394,8 +378,7 @@ class JobManagerState:
 
     def _wind_down(self, status: JobStatus) -> None:
         self.status = status
-        self._pending_restarts.clear()
-        self._restarting.clear()
+        self.restarts.clear()
         for v in self.graph.vertices():
             if v.state in (S.DEPLOYING, S.RUNNING):
                 self._cancel(v)
@@ -410,14 +393,7 @@ class JobManagerState:
 
     def _terminate(self, status: JobStatus, cause: str) -> None:
         self.status = status
-        self._release(
-            [
-                p
-                for result in self.graph.results.values()
-                for p in result.partitions
-                if p.state is PartitionState.AVAILABLE
-            ]
-        )
+        self._release([p for result in self.graph.results.values() for p in result.partitions])
         self.log.info("job terminated", status=status.value, cause=cause or None)
         self._out.append(cmd.JobTerminated(status.value, cause))
 
@@ -465,7 +441,8 @@ class JobManagerState:
             self.slots.cancel(request)
         self.graph.transitions.move(v, S.CANCELED)
 
-    def _release(self, partitions: list[IntermediateResultPartition]) -> None:
+    def _release(self, partitions: Sequence[IntermediateResultPartition]) -> None:
+        """Release the available ones among ``partitions``."""
         by_task_manager: dict[str, list] = {}
         for p in partitions:
             if p.state is PartitionState.AVAILABLE:
@@ -479,24 +456,6 @@ class JobManagerState:
                     tuple(p.producer.attempt for p in released),
                 )
             )
-
-    def _bad_report(self, v: ExecutionVertex, event: ev.TaskFinished) -> str:
-        """What is wrong with a finished task's byte report, if anything: a task that reports
-        what it did not produce cannot have run correctly."""
-        expected = {p.result.id: p for p in v.produced}
-        reported = [r.result for r in event.produced]
-        if sorted(reported) != sorted(expected):
-            return f"reported results {reported}, expected {sorted(expected)}"
-        for report in event.produced:
-            partition = expected[report.result]
-            if partition.result.produced.per_partition is None:
-                wanted = partition.result.subpartition_count(partition.index)
-                if len(report.counts()) != wanted:
-                    return (
-                        f"reported {len(report.counts())} subpartitions for {report.result}, "
-                        f"expected {wanted}"
-                    )
-        return ""
 
     def _current(self, event) -> ExecutionVertex | None:
         """The subtask an event is about, or None if the event is about an older attempt."""
@@ -535,12 +494,7 @@ class JobManagerState:
             tuple(sorted(self.release.unfinished_consumer_regions.items())),
             self.slots.describe(),
             self.backoff.describe(),
-            tuple(sorted(self._restarting.items())),
-            tuple(
-                (t, tuple(v.index for v in p.vertices), p.delay_ms, p.awaiting_cancel)
-                for t, p in self._pending_restarts.items()
-            ),
-            self._next_token,
+            self.restarts.describe(),
             self.growth.describe() if self.growth is not None else (),
         )
 

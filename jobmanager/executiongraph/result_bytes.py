@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ResultBytes"]
+__all__ = ["ResultBytes", "report_problem"]
 
 
 class ResultBytes:
@@ -89,3 +89,20 @@ class ResultBytes:
             by_subpartition = np.array([p for _, p in pairs], dtype=np.int64)
             self._index = (dense, by_subpartition, subpartition_of)
         return self._index
+
+
+def report_problem(vertex, produced) -> str:
+    """What is wrong with a finished subtask's byte report (``TaskFinished.produced``), if
+    anything: a task that reports what it did not produce cannot have run correctly."""
+    expected = {p.result.id: p for p in vertex.produced}
+    reported = [r.result for r in produced]
+    if sorted(reported) != sorted(expected):
+        return f"reported results {reported}, expected {sorted(expected)}"
+    for report in produced:
+        partition = expected[report.result]
+        if partition.result.produced.per_partition is None:
+            wanted = partition.result.subpartition_count(partition.index)
+            if len(report.counts()) != wanted:
+                return (f"reported {len(report.counts())} subpartitions for {report.result}, "
+                        f"expected {wanted}")  # fmt: skip
+    return ""
