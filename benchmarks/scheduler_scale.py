@@ -24,7 +24,7 @@ import platform  # noqa: E402
 
 import structlog  # noqa: E402
 
-from jobmanager.stress import run_stress  # noqa: E402
+from jobmanager.simulation.stress import run_stress  # noqa: E402
 
 
 def main() -> None:

@@ -10,18 +10,18 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "JobGraph": "jobmanager.jobgraph",
-    "JobVertex": "jobmanager.jobgraph",
-    "Partitioner": "jobmanager.jobgraph",
-    "ResultPartitionType": "jobmanager.jobgraph",
-    "DistributionPattern": "jobmanager.jobgraph",
-    "Configuration": "jobmanager.config",
-    "FileSource": "jobmanager.sources",
-    "ParquetSink": "jobmanager.operators",
-    "spark": "jobmanager.operators",
-    "arrow": "jobmanager.operators",
-    "Client": "jobmanager.client",
-    "JobHandle": "jobmanager.client",
+    "JobGraph": "jobmanager.model.jobgraph",
+    "JobVertex": "jobmanager.model.jobgraph",
+    "Partitioner": "jobmanager.model.jobgraph",
+    "ResultPartitionType": "jobmanager.model.jobgraph",
+    "DistributionPattern": "jobmanager.model.jobgraph",
+    "Configuration": "jobmanager.model.config",
+    "FileSource": "jobmanager.model.sources",
+    "ParquetSink": "jobmanager.model.operators",
+    "spark": "jobmanager.model.operators",
+    "arrow": "jobmanager.model.operators",
+    "Client": "jobmanager.client.client",
+    "JobHandle": "jobmanager.client.client",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,3 +1,3 @@
-from jobmanager.cli import main
+from jobmanager.client.cli import main
 
 main()

@@ -30,8 +30,8 @@ import ray
 import structlog
 
 from blob import BlobCache, BlobKey
-from jobmanager.codec import decode
-from jobmanager.deployment import TaskDeploymentDescriptor
+from jobmanager.messages.codec import decode
+from jobmanager.core.deployment import TaskDeploymentDescriptor
 from jobmanager.logs import configure_logging
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
 from taskmanager.blobs import FetchedBlobs

@@ -12,8 +12,8 @@ from collections.abc import Callable
 import cloudpickle
 
 from blob import BlobCache, BlobKey, verified
-from jobmanager.deployment import TaskDeploymentDescriptor
-from jobmanager.operators import VertexCode
+from jobmanager.core.deployment import TaskDeploymentDescriptor
+from jobmanager.model.operators import VertexCode
 
 __all__ = ["FetchedBlobs", "load_vertex_code"]
 

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from blob import BlobCache, BlobKey
-from jobmanager.deployment import (
+from jobmanager.core.deployment import (
     InputGateDeploymentDescriptor,
     TaskDeploymentDescriptor,
     decode_shuffle_descriptors,
 )
-from jobmanager.sources import FileSource, FileSplit, assign_splits
+from jobmanager.model.sources import FileSource, FileSplit, assign_splits
 from shuffle import (
     FetchChunk,
     IndexRange,

@@ -19,9 +19,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jobmanager.deployment import TaskDeploymentDescriptor
-from jobmanager.operators import ArrowFunction, ParquetSink, SparkFunction, VertexCode
-from jobmanager.sinks import part_file
+from jobmanager.core.deployment import TaskDeploymentDescriptor
+from jobmanager.model.operators import ArrowFunction, ParquetSink, SparkFunction, VertexCode
+from jobmanager.runtime.sinks import part_file
 from taskmanager.cancellation import CancelToken
 from taskmanager.spark import SparkSessionProvider, run_spark_function
 

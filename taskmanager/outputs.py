@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobmanager.deployment import ResultPartitionDeploymentDescriptor, TaskDeploymentDescriptor
-from jobmanager.events import ProducedPartition
+from jobmanager.core.deployment import ResultPartitionDeploymentDescriptor, TaskDeploymentDescriptor
+from jobmanager.messages.events import ProducedPartition
 from shuffle import (
     BroadcastPartitioner,
     ForwardPartitioner,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from jobmanager.codec import encode
-from jobmanager.events import Event, TaskRunning
+from jobmanager.messages.codec import encode
+from jobmanager.messages.events import Event, TaskRunning
 
 __all__ = ["ReportBatcher"]
 

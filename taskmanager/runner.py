@@ -26,8 +26,8 @@ from pathlib import Path
 import structlog
 
 from blob import BlobCache
-from jobmanager.deployment import TaskDeploymentDescriptor
-from jobmanager.events import (
+from jobmanager.core.deployment import TaskDeploymentDescriptor
+from jobmanager.messages.events import (
     Event,
     TaskCanceled,
     TaskFailed,
@@ -40,7 +40,7 @@ from taskmanager.blobs import load_vertex_code
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import InputLost, describe_failure
 from taskmanager.inputs import read_inputs
-from jobmanager.operators import SparkFunction
+from jobmanager.model.operators import SparkFunction
 from taskmanager.memo import Memo
 from taskmanager.operators import run_operator
 from taskmanager.outputs import discard_outputs, write_outputs

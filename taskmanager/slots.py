@@ -17,8 +17,8 @@ from enum import Enum
 
 import structlog
 
-from jobmanager.deployment import TaskDeploymentDescriptor
-from jobmanager.events import Event, TaskCanceled
+from jobmanager.core.deployment import TaskDeploymentDescriptor
+from jobmanager.messages.events import Event, TaskCanceled
 from taskmanager.cancellation import CancelToken
 
 __all__ = ["TaskKey", "TaskSlots", "task_key"]

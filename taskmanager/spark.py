@@ -32,8 +32,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import structlog
 
-from jobmanager.config import parse_memory_size
-from jobmanager.operators import SparkFunction
+from jobmanager.model.config import parse_memory_size
+from jobmanager.model.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import JavaUnavailable
 from taskmanager.inputs import ParquetFiles, parquet_schema_key

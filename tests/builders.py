@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-from jobmanager.executiongraph import ExecutionGraph, ExecutionState, ExecutionVertex
-from jobmanager.jobgraph import JobGraph, JobVertex, Partitioner, ResultPartitionType
-from jobmanager.scheduler.regions import PipelinedRegions
+from jobmanager.core.executiongraph import ExecutionGraph, ExecutionState, ExecutionVertex
+from jobmanager.model.jobgraph import JobGraph, JobVertex, Partitioner, ResultPartitionType
+from jobmanager.core.scheduler.regions import PipelinedRegions
 
 BLOCKING = ResultPartitionType.BLOCKING
 PIPELINED = ResultPartitionType.PIPELINED

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from jobmanager import events as ev
+from jobmanager.messages import events as ev
 from jobmanager.errors import JobGraphError
-from jobmanager.inference import InferenceContext
-from jobmanager.jobgraph import JobGraph, Partitioner, ResultPartitionType
-from jobmanager.simulation import uniform_bytes
-from jobmanager.state import JobManagerState
+from jobmanager.model.inference import InferenceContext
+from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
+from jobmanager.simulation.cluster import uniform_bytes
+from jobmanager.core.state import JobManagerState
 from tests.core.harness import Run
 
 MiB, GiB = 1 << 20, 1 << 30

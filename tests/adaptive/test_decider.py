@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobmanager.inference import combine_inferred, source_upper_bound
-from jobmanager.scheduler.adaptive.decider import decide_parallelism, decide_vertex
-from jobmanager.scheduler.adaptive.decision import DeciderSettings, InputStats
-from jobmanager.scheduler.adaptive.packing import (
+from jobmanager.model.inference import combine_inferred, source_upper_bound
+from jobmanager.core.scheduler.adaptive.decider import decide_parallelism, decide_vertex
+from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats
+from jobmanager.core.scheduler.adaptive.packing import (
     Items,
     balanced_ranges,
     exact_count_ranges,

@@ -3,8 +3,8 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jobmanager.jobgraph import JobGraph, Partitioner
-from jobmanager.sources import FileSource
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.model.sources import FileSource
 from tests.core.harness import Run
 
 

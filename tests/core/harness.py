@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from jobmanager import commands as cmd
-from jobmanager import events as ev
-from jobmanager.codec import decode, encode
-from jobmanager.config import Configuration
-from jobmanager.executiongraph import ExecutionState
-from jobmanager.simulation import SimulatedRun, SimulatedTaskManagers, TaskFault
-from jobmanager.state import JobManagerState
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.messages.codec import decode, encode
+from jobmanager.model.config import Configuration
+from jobmanager.core.executiongraph import ExecutionState
+from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers, TaskFault
+from jobmanager.core.state import JobManagerState
 
 
 class Run:

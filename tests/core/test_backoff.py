@@ -1,5 +1,5 @@
-from jobmanager.config import Configuration
-from jobmanager.scheduler.backoff import (
+from jobmanager.model.config import Configuration
+from jobmanager.core.scheduler.backoff import (
     ExponentialDelayRestartBackoffTimeStrategy,
     FixedDelayRestartBackoffTimeStrategy,
     NoRestartBackoffTimeStrategy,

@@ -1,8 +1,8 @@
 import pytest
 
-from jobmanager import commands as cmd
-from jobmanager import events as ev
-from jobmanager.codec import decode, encode
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.messages.codec import decode, encode
 from shuffle.ids import PartitionId
 
 MESSAGES = [

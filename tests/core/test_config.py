@@ -1,6 +1,6 @@
 import pytest
 
-from jobmanager.config import Configuration, parse_duration_ms, parse_memory_size
+from jobmanager.model.config import Configuration, parse_duration_ms, parse_memory_size
 from jobmanager.errors import ConfigurationError
 
 

@@ -1,8 +1,8 @@
 import pytest
 
 from jobmanager.errors import JobGraphError
-from jobmanager.executiongraph import ExecutionGraph, FormulaInputInfo
-from jobmanager.jobgraph import DistributionPattern, JobGraph, Partitioner
+from jobmanager.core.executiongraph import ExecutionGraph, FormulaInputInfo
+from jobmanager.model.jobgraph import DistributionPattern, JobGraph, Partitioner
 from shuffle.ranges import IndexRange
 from tests.builders import TopologyBuilder, finish
 

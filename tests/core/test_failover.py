@@ -1,5 +1,5 @@
-from jobmanager.executiongraph import ExecutionState, PartitionState
-from jobmanager.scheduler.failover import RestartPipelinedRegionFailoverStrategy
+from jobmanager.core.executiongraph import ExecutionState, PartitionState
+from jobmanager.core.scheduler.failover import RestartPipelinedRegionFailoverStrategy
 from tests.builders import BLOCKING, PIPELINED, TopologyBuilder, finish
 
 

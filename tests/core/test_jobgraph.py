@@ -7,7 +7,7 @@ from jobmanager.errors import (
     InvalidParallelismError,
     JobGraphError,
 )
-from jobmanager.jobgraph import (
+from jobmanager.model.jobgraph import (
     DistributionPattern,
     JobGraph,
     Partitioner,

@@ -3,10 +3,10 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobmanager import events as ev
-from jobmanager.jobgraph import JobGraph, Partitioner
-from jobmanager.simulation import TaskFault
-from jobmanager.state import JobManagerState
+from jobmanager.messages import events as ev
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.simulation.cluster import TaskFault
+from jobmanager.core.state import JobManagerState
 from tests.builders import BLOCKING, PIPELINED
 from tests.core.harness import Run
 
@@ -68,7 +68,7 @@ def test_blocking_jobs_finish_with_one_slot(job, seed):
 def test_a_job_whose_largest_region_fits_one_slot_finishes_with_one_slot(job):
     probe = JobManagerState(job)
     probe.handle(ev.JobStarted())
-    from jobmanager.scheduler.slots import slots_needed
+    from jobmanager.core.scheduler.slots import slots_needed
 
     if max(slots_needed(r.vertices) for r in probe.regions) > 1:
         return
@@ -111,7 +111,7 @@ def adaptive_scenarios(draw):
 @given(adaptive_scenarios())
 def test_adaptive_jobs_finish_and_replay_equals_live(scenario):
     job, config, faults, seed, inject = scenario
-    from jobmanager.simulation import uniform_bytes
+    from jobmanager.simulation.cluster import uniform_bytes
 
     run = Run(job, config, faults=faults, seed=seed, inject=inject,
               byte_model=uniform_bytes(3 << 20))  # fmt: skip

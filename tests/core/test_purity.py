@@ -8,16 +8,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "jobmanager"
 PURE = [
-    ROOT / "jobgraph.py",
+    ROOT / "model" / "jobgraph.py",
     ROOT / "errors.py",
-    ROOT / "config.py",
-    ROOT / "codec.py",
-    ROOT / "events.py",
-    ROOT / "commands.py",
-    ROOT / "state.py",
-    ROOT / "inference.py",
-    *sorted((ROOT / "executiongraph").rglob("*.py")),
-    *sorted((ROOT / "scheduler").rglob("*.py")),
+    ROOT / "model" / "config.py",
+    ROOT / "messages" / "codec.py",
+    ROOT / "messages" / "events.py",
+    ROOT / "core" / "commands.py",
+    ROOT / "core" / "state.py",
+    ROOT / "model" / "inference.py",
+    *sorted((ROOT / "core" / "executiongraph").rglob("*.py")),
+    *sorted((ROOT / "core" / "scheduler").rglob("*.py")),
 ]
 FORBIDDEN = {"ray", "pyspark", "time", "os", "socket", "subprocess", "threading", "asyncio"}
 

@@ -3,9 +3,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobmanager.errors import JobGraphError
-from jobmanager.executiongraph import ExecutionGraph
-from jobmanager.jobgraph import JobGraph, Partitioner
-from jobmanager.scheduler.regions import (
+from jobmanager.core.executiongraph import ExecutionGraph
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.core.scheduler.regions import (
     PipelinedRegions,
     compute_logical_regions,
     strongly_connected_components,

@@ -1,5 +1,5 @@
-from jobmanager.commands import StartTimer
-from jobmanager.scheduler.restarts import PendingRestarts
+from jobmanager.core.commands import StartTimer
+from jobmanager.core.scheduler.restarts import PendingRestarts
 from tests.builders import BLOCKING, TopologyBuilder
 
 

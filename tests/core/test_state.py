@@ -1,11 +1,11 @@
 import pytest
 
-from jobmanager import commands as cmd
-from jobmanager import events as ev
-from jobmanager.config import Configuration
-from jobmanager.jobgraph import JobGraph, Partitioner
-from jobmanager.simulation import TaskFault
-from jobmanager.state import JobManagerState
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.model.config import Configuration
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.simulation.cluster import TaskFault
+from jobmanager.core.state import JobManagerState
 from shuffle.ids import PartitionId
 from tests.builders import BLOCKING, PIPELINED
 from tests.core.harness import Run

@@ -1,7 +1,7 @@
-from jobmanager.executiongraph import ExecutionGraph, ExecutionState
-from jobmanager.jobgraph import JobGraph, Partitioner
-from jobmanager.scheduler.regions import PipelinedRegions
-from jobmanager.scheduler.strategy import (
+from jobmanager.core.executiongraph import ExecutionGraph, ExecutionState
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.core.scheduler.regions import PipelinedRegions
+from jobmanager.core.scheduler.strategy import (
     PipelinedRegionSchedulingStrategy,
     VertexwiseSchedulingStrategy,
 )

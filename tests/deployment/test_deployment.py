@@ -1,13 +1,13 @@
 from blob import BlobKey, InMemoryBlobStore
-from jobmanager import events as ev
-from jobmanager.codec import decode, encode
-from jobmanager.deployment import (
+from jobmanager.messages import events as ev
+from jobmanager.messages.codec import decode, encode
+from jobmanager.core.deployment import (
     ShuffleDescriptorCache,
     TaskDeploymentDescriptorFactory,
     decode_shuffle_descriptors,
 )
-from jobmanager.jobgraph import JobGraph, Partitioner
-from jobmanager.state import JobManagerState
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.core.state import JobManagerState
 from shuffle.paths import partition_path
 from shuffle.ids import PartitionId
 from shuffle.ranges import IndexRange

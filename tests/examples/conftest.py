@@ -1,7 +1,7 @@
 """Fixtures for the example jobs: tiny generated data, a local SparkSession, and markers.
 
 ``spark`` marks tests that start a JVM; ``runtime`` marks tests that need Tidal running on Ray
-and are skipped, with the reason, while ``jobmanager.client`` cannot be imported.
+and are skipped, with the reason, while ``jobmanager.client.client`` cannot be imported.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ def pytest_configure(config):
 
 def _client_import_error() -> str | None:
     try:
-        importlib.import_module("jobmanager.client")
+        importlib.import_module("jobmanager.client.client")
     except ImportError as error:
-        return f"Tidal's runtime is not available (jobmanager.client: {error})"
+        return f"Tidal's runtime is not available (jobmanager.client.client: {error})"
     return None
 
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobmanager.jobgraph import JobEdge, JobGraph, PartitionerKind
-from jobmanager.operators import ParquetSink, SparkFunction
+from jobmanager.model.jobgraph import JobEdge, JobGraph, PartitionerKind
+from jobmanager.model.operators import ParquetSink, SparkFunction
 
 __all__ = ["run_in_one_session"]
 

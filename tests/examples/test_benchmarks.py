@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 from jobmanager import Partitioner, ResultPartitionType
-from jobmanager.jobgraph import DistributionPattern
-from jobmanager.operators import ArrowFunction, check_operators
+from jobmanager.model.jobgraph import DistributionPattern
+from jobmanager.model.operators import ArrowFunction, check_operators
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHMARKS = REPO / "benchmarks"

@@ -15,7 +15,7 @@ from examples import revenue_by_nation
 from examples.compare import first_difference
 from examples.revenue_by_nation import build, customer_partitioner, reference
 from jobmanager import Partitioner
-from jobmanager.operators import ParquetSink, SparkFunction, check_operators
+from jobmanager.model.operators import ParquetSink, SparkFunction, check_operators
 from tests.examples.one_session import run_in_one_session
 
 D = datetime.date
@@ -141,7 +141,7 @@ class _TestingHandle:
 
 
 def _testing_client_module(status: str, cause: str = "", submitted: list | None = None):
-    """A stand-in for ``jobmanager.client`` whose jobs end at once with ``status``."""
+    """A stand-in for ``jobmanager.client.client`` whose jobs end at once with ``status``."""
     vertex = types.SimpleNamespace(parallelism=3, explanation="48.0 MiB / 16.0 MiB per task")
 
     class TestingClient:
@@ -161,7 +161,7 @@ def _testing_client_module(status: str, cause: str = "", submitted: list | None 
 
 def test_main_prints_the_result_and_every_decision(hand_data, tmp_path, monkeypatch, capsys):
     submitted: list = []
-    monkeypatch.setitem(sys.modules, "jobmanager.client",
+    monkeypatch.setitem(sys.modules, "jobmanager.client.client",
                         _testing_client_module("FINISHED", submitted=submitted))
     monkeypatch.setattr(revenue_by_nation, "generate", lambda data, scale: None)
     out = tmp_path / "result"
@@ -181,7 +181,7 @@ def test_main_prints_the_result_and_every_decision(hand_data, tmp_path, monkeypa
 
 def test_main_exits_non_zero_with_the_cause_when_the_job_fails(hand_data, tmp_path,
                                                                monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "jobmanager.client",
+    monkeypatch.setitem(sys.modules, "jobmanager.client.client",
                         _testing_client_module("FAILED", cause="ZeroDivisionError in orders"))
     monkeypatch.setattr(revenue_by_nation, "generate", lambda data, scale: None)
     code = revenue_by_nation.main(["--data", str(hand_data), "--out", str(tmp_path / "r")])

@@ -16,7 +16,7 @@ from examples.tpch_queries import (
     spark_q1,
     spark_q3,
 )
-from jobmanager.operators import ParquetSink, SparkFunction, check_operators
+from jobmanager.model.operators import ParquetSink, SparkFunction, check_operators
 from tests.examples.one_session import run_in_one_session
 
 

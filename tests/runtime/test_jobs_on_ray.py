@@ -13,8 +13,8 @@ import pytest
 
 from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow
 from jobmanager.errors import ConfigurationError, CyclicGraphError, JobGraphError
-from jobmanager.eventlog import read_events
-from jobmanager.state import JobManagerState
+from jobmanager.runtime.eventlog import read_events
+from jobmanager.core.state import JobManagerState
 from tests.runtime.jobs import FAST, expected_sums, sum_job
 
 pytestmark = pytest.mark.runtime
@@ -48,7 +48,7 @@ def test_the_event_log_of_a_finished_job_replays_to_the_same_graph(client, tmp_p
     handle = client.submit(job, config=FAST)
     result = handle.wait(timeout=120)
     assert result.status == "FINISHED", result.cause
-    from jobmanager.config import Configuration
+    from jobmanager.model.config import Configuration
 
     replayed = JobManagerState(job, Configuration(FAST), job_id=handle.job_id)
     for event in read_events(handle.event_log()):

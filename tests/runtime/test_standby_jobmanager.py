@@ -8,7 +8,7 @@ import pytest
 import ray
 
 from jobmanager import Client
-from jobmanager.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
+from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
 from tests.runtime.jobs import FAST, sum_job
 
 pytestmark = pytest.mark.runtime

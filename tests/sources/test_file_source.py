@@ -21,14 +21,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from jobmanager.codec import decode, encode
+from jobmanager.messages.codec import decode, encode
 from jobmanager.errors import TidalError
-from jobmanager.inference import (
+from jobmanager.model.inference import (
     DynamicFilteringInfo,
     DynamicParallelismInference,
     InferenceContext,
 )
-from jobmanager.sources import FileSource, FileSplit, SourceError, assign_splits, read_splits
+from jobmanager.model.sources import FileSource, FileSplit, SourceError, assign_splits, read_splits
 
 BIG = 1 << 40
 PROPERTY = settings(max_examples=40, deadline=None,

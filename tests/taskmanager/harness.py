@@ -11,14 +11,14 @@ import cloudpickle
 
 from blob import BlobCache, BlobKey
 from blob.codec import encode
-from jobmanager.deployment import (
+from jobmanager.core.deployment import (
     InputGateDeploymentDescriptor,
     ResultPartitionDeploymentDescriptor,
     ShuffleDescriptors,
     TaskDeploymentDescriptor,
 )
-from jobmanager.executiongraph import InputSlice
-from jobmanager.operators import VertexCode
+from jobmanager.core.executiongraph import InputSlice
+from jobmanager.model.operators import VertexCode
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor, ShuffleDirectory
 from shuffle.paths import partition_path
 from taskmanager.blobs import FetchedBlobs

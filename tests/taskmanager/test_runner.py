@@ -12,10 +12,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from jobmanager.events import TaskCanceled, TaskFailed, TaskFinished, TaskRunning
-from jobmanager.operators import ParquetSink, arrow
-from jobmanager.sinks import part_file
-from jobmanager.sources import FileSource, assign_splits
+from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished, TaskRunning
+from jobmanager.model.operators import ParquetSink, arrow
+from jobmanager.runtime.sinks import part_file
+from jobmanager.model.sources import FileSource, assign_splits
 from shuffle import IndexRange, PartitionFileReader, PartitionId, hash_columns, read_range
 from taskmanager.cancellation import CancelToken
 from taskmanager.runner import run_task

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from jobmanager.events import TaskCanceled, TaskFinished
+from jobmanager.messages.events import TaskCanceled, TaskFinished
 from taskmanager.slots import TaskSlots
 from tests.taskmanager.harness import RecordingReporter, tdd
 

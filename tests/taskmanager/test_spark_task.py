@@ -11,8 +11,8 @@ import time
 import pyarrow as pa
 import pytest
 
-from jobmanager.events import TaskCanceled, TaskFailed, TaskFinished
-from jobmanager.operators import arrow, spark
+from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished
+from jobmanager.model.operators import arrow, spark
 from shuffle import IndexRange, PartitionId, read_range
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import MAX_ERROR_CHARS

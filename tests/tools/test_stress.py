@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from jobmanager.stress import PHASES, run_stress
+from jobmanager.simulation.stress import PHASES, run_stress
 
 
 @pytest.mark.parametrize("pattern", ["all-to-all", "pointwise"])

@@ -1,0 +1,246 @@
+"""Task deployment descriptors, with ShuffleDescriptors built once per consumed partition group.
+
+Every consumer of an all-to-all group reads the same N partitions, so their N ShuffleDescriptors
+are built, encoded (msgpack), compressed (lz4) and cached once per group and shared by all N
+consumers: deploying N consumers costs O(N), not O(N^2) (Flink 1.14, FLINK-23005). Above
+``blob.offload.minsize`` the compressed descriptors go into the blob store and the deployment
+descriptor carries only the key; TaskManagers fetch each key once through their blob cache.
+
+A cache entry is stale as soon as any partition of its group changes state (a failover resets
+it, it is released, its TaskManager dies): each group carries a version that every such change
+bumps, so the check costs O(1), and a stale entry is dropped, with its blob.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from blob import BlobKey, BlobStore
+from blob.codec import decode, encode
+from jobmanager.messages.codec import register
+from jobmanager.messages.events import TaskManagerRegistered
+from jobmanager.core.executiongraph import (
+    ConsumedPartitionGroup,
+    ExecutionGraph,
+    ExecutionVertex,
+    InputSlice,
+    IntermediateResultPartition,
+)
+from shuffle.descriptors import ShuffleDescriptor
+from shuffle.paths import partition_path
+
+__all__ = [
+    "InputGateDeploymentDescriptor",
+    "ResultPartitionDeploymentDescriptor",
+    "ShuffleDescriptorCache",
+    "ShuffleDescriptors",
+    "TaskDeploymentDescriptor",
+    "TaskDeploymentDescriptorFactory",
+    "decode_shuffle_descriptors",
+]
+
+DEFAULT_OFFLOAD_MIN_SIZE = 1 << 20
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class ShuffleDescriptors:
+    """The compressed descriptors of one consumed partition group: inline, or a blob key."""
+
+    group: int
+    version: int
+    inline: bytes = b""
+    blob_key: str = ""
+
+    @property
+    def offloaded(self) -> bool:
+        return bool(self.blob_key)
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class InputGateDeploymentDescriptor:
+    """One input of a task: which slices of which partitions to read, and where they are.
+    ``partitions``, when given, are the only partitions of the slices that hold any data for
+    them; the others are skipped (a task always reads at least one, for the schema)."""
+
+    result: str
+    slices: tuple[InputSlice, ...]
+    descriptors: ShuffleDescriptors
+    partitions: tuple[int, ...] | None = None
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class ResultPartitionDeploymentDescriptor:
+    """One output of a task: the partition it writes and how to split it. ``filter_column``:
+    the edge carries dynamic filtering, so report the distinct values of that column."""
+
+    result: str
+    index: int
+    num_subpartitions: int
+    partitioner: str
+    keys: tuple[str, ...]
+    filter_column: str = ""
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class TaskDeploymentDescriptor:
+    """Everything one subtask attempt needs. ``code_key`` is the blob holding the vertex's
+    cloudpickled code; its sources split their files for ``split_target_bytes`` per split and
+    keep only the partitions ``source_filters`` allow."""
+
+    job_id: str
+    vertex: str
+    subtask: int
+    attempt: int
+    parallelism: int
+    inputs: tuple[InputGateDeploymentDescriptor, ...]
+    outputs: tuple[ResultPartitionDeploymentDescriptor, ...]
+    code_key: str = ""
+    split_target_bytes: int = 16 << 20
+    source_filters: tuple = ()
+
+
+def decode_shuffle_descriptors(payload: bytes) -> list[ShuffleDescriptor]:
+    return [ShuffleDescriptor.from_list(fields) for fields in decode(payload)]
+
+
+class ShuffleDescriptorCache:
+    """Encoded, compressed descriptors per consumed partition group, offloaded when large."""
+
+    def __init__(self, blobs: BlobStore, offload_min_size: int = DEFAULT_OFFLOAD_MIN_SIZE) -> None:
+        self.blobs = blobs
+        self.offload_min_size = offload_min_size
+        self._entries: dict[int, ShuffleDescriptors] = {}
+        self.builds = 0
+
+    def get(
+        self,
+        group: ConsumedPartitionGroup,
+        describe: Callable[[IntermediateResultPartition], ShuffleDescriptor],
+    ) -> ShuffleDescriptors:
+        entry = self._entries.get(group.id)
+        if entry is not None and entry.version == group.version:
+            return entry
+        if entry is not None:
+            self._drop(entry)
+        payload = encode([describe(p).to_list() for p in group.partitions])
+        self.builds += 1
+        if len(payload) >= self.offload_min_size:
+            entry = ShuffleDescriptors(group.id, group.version, blob_key=self.blobs.put(payload).digest)
+        else:
+            entry = ShuffleDescriptors(group.id, group.version, inline=payload)
+        self._entries[group.id] = entry
+        return entry
+
+    def drop(self, group_ids) -> list[str]:
+        """Forget these groups' entries; return the blob keys that were deleted."""
+        keys = []
+        for group_id in group_ids:
+            entry = self._entries.pop(group_id, None)
+            if entry is not None and self._drop(entry):
+                keys.append(entry.blob_key)
+        return keys
+
+    def _drop(self, entry: ShuffleDescriptors) -> bool:
+        if entry.offloaded:
+            self.blobs.delete(BlobKey(entry.blob_key))
+            return True
+        return False
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class TaskDeploymentDescriptorFactory:
+    """Builds a subtask's deployment descriptor from the execution graph."""
+
+    def __init__(
+        self,
+        job_id: str,
+        graph: ExecutionGraph,
+        task_managers: Mapping[str, TaskManagerRegistered],
+        cache: ShuffleDescriptorCache,
+        code_keys: Mapping[str, str] | None = None,
+        split_target_bytes: int = 16 << 20,
+        source_filters: Callable[[str], tuple] = lambda vertex: (),
+    ) -> None:
+        self.job_id = job_id
+        self.graph = graph
+        self.task_managers = task_managers
+        self.cache = cache
+        self.code_keys = code_keys or {}
+        self.split_target_bytes = split_target_bytes
+        self.source_filters = source_filters
+
+    def describe(self, partition: IntermediateResultPartition) -> ShuffleDescriptor:
+        """Where a partition lives: on its producer's TaskManager, at the path its attempt wrote
+        (a pipelined producer deployed with its consumer has a slot, not yet a location)."""
+        task_manager = partition.location or partition.producer.slot.task_manager
+        info = self.task_managers[task_manager]
+        return ShuffleDescriptor(
+            partition.id,
+            task_manager,
+            info.node,
+            partition_path(info.shuffle_root, partition.id, partition.producer.attempt),
+            partition.result.subpartition_count(partition.index),
+        )
+
+    def create(self, vertex: ExecutionVertex) -> TaskDeploymentDescriptor:
+        ejv = vertex.job_vertex
+        groups = {g.result.id: g for g in vertex.consumed_groups}
+        inputs = []
+        for result in ejv.inputs:
+            slices = ejv.input_infos[result.id][vertex.subtask].slices
+            inputs.append(
+                InputGateDeploymentDescriptor(
+                    result.id,
+                    slices,
+                    self.cache.get(groups[result.id], self.describe),
+                    _partitions_with_data(result, slices),
+                )
+            )
+        outputs = tuple(
+            ResultPartitionDeploymentDescriptor(
+                p.result.id,
+                p.index,
+                p.result.subpartition_count(p.index),
+                p.result.edge.partitioner.kind.value,
+                p.result.edge.partitioner.keys,
+                p.result.edge.dynamic_filtering or "",
+            )
+            for p in vertex.produced
+        )
+        return TaskDeploymentDescriptor(
+            self.job_id,
+            ejv.name,
+            vertex.subtask,
+            vertex.attempt,
+            ejv.parallelism,
+            tuple(inputs),
+            outputs,
+            self.code_keys.get(ejv.name, ""),
+            self.split_target_bytes,
+            self.source_filters(ejv.name),
+        )
+
+
+def _partitions_with_data(result, slices: tuple[InputSlice, ...]) -> tuple[int, ...] | None:
+    produced = result.produced
+    if produced is None or produced.per_partition is not None or not produced.sparse:
+        return None
+    kept: list[int] = []
+    narrowed = False
+    for piece in slices:
+        span = range(piece.partitions.start, piece.partitions.end + 1)
+        found = produced.partitions_with_data(
+            span, range(piece.subpartitions.start, piece.subpartitions.end + 1)
+        )
+        narrowed = narrowed or found is not None
+        kept.extend(span if found is None else found)
+    if not narrowed:
+        return None
+    return tuple(sorted(set(kept))) or (slices[0].partitions.start,)

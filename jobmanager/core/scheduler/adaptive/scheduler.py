@@ -1,0 +1,217 @@
+"""The adaptive batch scheduler's part of the JobManager state: growing the execution graph.
+
+The graph starts empty. A job vertex is initialised once its parallelism is decided and all its
+producers are initialised: a user-set parallelism (or a forward group's) is known at once;
+otherwise, once every producer has finished, the core asks for a decision (a command), and the
+decision comes back as an event that the log records. A source's parallelism comes from what
+its sources can tell: a static value known when the graph was built, else a dynamic inference
+run off the main loop (FLIP-379), else the upper bound.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.model.config import Configuration
+from jobmanager.core.executiongraph import ExecutionGraph, ExecutionJobVertex
+from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, source_upper_bound
+from jobmanager.core.scheduler.adaptive.decider import decide_vertex
+from jobmanager.core.scheduler.adaptive.decision import (
+    DeciderSettings,
+    Explanation,
+    InputStats,
+    VertexDecision,
+)
+from jobmanager.core.scheduler.adaptive.forward import compute_forward_groups
+
+__all__ = ["AdaptiveBatchScheduler", "decider_settings"]
+
+_ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
+_SKEW = "execution.batch.adaptive.skewed-join-optimization."
+_INFERRING, _DECIDING = "inferring", "deciding"
+
+
+def decider_settings(config: Configuration) -> DeciderSettings:
+    return DeciderSettings(
+        min_parallelism=config[_ADAPTIVE + "min-parallelism"],
+        max_parallelism=config[_ADAPTIVE + "max-parallelism"],
+        data_volume_per_task=config[_ADAPTIVE + "avg-data-volume-per-task"],
+        skewed_factor=config[_SKEW + "skewed-factor"],
+        skewed_threshold=config[_SKEW + "skewed-threshold"],
+        split_skew=config[_SKEW + "strategy"] == "auto",
+    )
+
+
+class AdaptiveBatchScheduler:
+    def __init__(
+        self, graph: ExecutionGraph, config: Configuration, emit: Callable[[object], None]
+    ) -> None:
+        self.graph = graph
+        self.config = config
+        self.settings = decider_settings(config)
+        self.emit = emit
+        self.groups = compute_forward_groups(graph)
+        for group in self.groups.values():
+            if group.parallelism is not None:
+                self._set_parallelism(group.names, group.parallelism)
+        self.pending: dict[str, str] = {}
+        self.inferred: dict[str, int] = {}
+        self.explanations: dict[str, Explanation] = {}
+        self.filter_values: dict[str, set[str]] = {}
+        self._input_infos: dict[str, dict] = {}
+
+    # -- growing the graph --------------------------------------------------------------------
+
+    def progress(self) -> list[ExecutionJobVertex]:
+        """Ask for what can be decided now; return the vertices that can be initialised."""
+        ready: list[ExecutionJobVertex] = []
+        names: set[str] = set()
+        for ejv in self.graph.job_vertices.values():
+            if ejv.is_initialized:
+                continue
+            if ejv.parallelism is None and ejv.name not in self.pending:
+                self._request_decision(ejv)
+            if ejv.parallelism is not None and all(
+                p.is_initialized or p.name in names for p in ejv.producers
+            ):
+                ready.append(ejv)
+                names.add(ejv.name)
+        return ready
+
+    def input_infos_of(self, vertices: list[ExecutionJobVertex]) -> dict[str, dict]:
+        return {v.name: self._input_infos.pop(v.name) for v in vertices if v.name in self._input_infos}
+
+    def _request_decision(self, ejv: ExecutionJobVertex) -> None:
+        if not all(p.is_finished for p in ejv.producers):
+            return
+        jv = ejv.job_vertex
+        if jv.infers_parallelism and jv.static_parallelism is None and ejv.name not in self.inferred:
+            self.pending[ejv.name] = _INFERRING
+            self.emit(cmd.InferSourceParallelism(ejv.name, self._inference_context(ejv)))
+        else:
+            self.pending[ejv.name] = _DECIDING
+            self.emit(cmd.DecideParallelism(ejv.name))
+
+    def _inference_context(self, ejv: ExecutionJobVertex) -> InferenceContext:
+        return InferenceContext(
+            self.upper_bound(ejv), self.settings.data_volume_per_task, self.dynamic_filters(ejv)
+        )
+
+    def dynamic_filters(self, ejv: ExecutionJobVertex) -> tuple[DynamicFilteringInfo, ...]:
+        """The partition values that upstream vertices let through to this vertex's sources."""
+        return tuple(
+            DynamicFilteringInfo(
+                r.edge.dynamic_filtering, tuple(sorted(self.filter_values.get(r.id, ())))
+            )
+            for r in ejv.inputs
+            if r.edge.dynamic_filtering
+        )
+
+    def upper_bound(self, ejv: ExecutionJobVertex) -> int:
+        c = self.config
+        return source_upper_bound(
+            c[_ADAPTIVE + "default-source-parallelism"],
+            c[_ADAPTIVE + "max-parallelism"] if c.is_set(_ADAPTIVE + "max-parallelism") else None,
+            c["parallelism.default"] if c.is_set("parallelism.default") else None,
+            self.settings.max_parallelism,
+            self._max_parallelism(ejv),
+        )
+
+    def _max_parallelism(self, ejv: ExecutionJobVertex) -> int:
+        group = self.groups.get(ejv.name)
+        return group.max_parallelism if group else ejv.max_parallelism
+
+    # -- deciding ---------------------------------------------------------------------------------
+
+    def decision_for(self, name: str) -> ev.VertexParallelismDecided:
+        """The decision for ``name`` from the bytes its inputs produced (pure; may be slow for
+        very wide vertices, so the shell runs it when it carries out DecideParallelism)."""
+        ejv = self.graph.job_vertex(name)
+        decision = self._decide(ejv)
+        return ev.VertexParallelismDecided(
+            name, decision.parallelism, tuple(decision.input_infos.items()), decision.explanation
+        )
+
+    def _decide(self, ejv: ExecutionJobVertex) -> VertexDecision:
+        jv = ejv.job_vertex
+        vertex_max = self._max_parallelism(ejv)
+        wanted = jv.static_parallelism or self.inferred.get(ejv.name)
+        how = "static parallelism of its sources" if jv.static_parallelism else "inferred by its sources"
+        if not ejv.inputs:
+            bound = self.upper_bound(ejv)
+            if wanted:
+                p = max(1, min(wanted, vertex_max))
+                text = f"source: {how} {wanted}, within the upper bound {bound} -> {p}"
+            else:
+                p = bound
+                text = f"source that infers nothing: the upper bound {bound}"
+            return VertexDecision(p, {}, Explanation(text))
+        stats = [self._stats(r) for r in ejv.inputs]
+        decision = decide_vertex(stats, None, vertex_max, self.settings)
+        if wanted and wanted > decision.parallelism:
+            fixed = min(wanted, vertex_max)
+            decision = decide_vertex(stats, fixed, vertex_max, self.settings)
+            text = f"{how}: {wanted}, more than its inputs need; {decision.explanation.text}"
+            decision = VertexDecision(
+                decision.parallelism,
+                decision.input_infos,
+                Explanation(text, decision.explanation.input_bytes,
+                            decision.explanation.broadcast_bytes),  # fmt: skip
+            )
+        return decision
+
+    def _stats(self, result) -> InputStats:
+        produced = result.produced
+        return InputStats(
+            result.id,
+            pointwise=result.pattern.value == "pointwise",
+            broadcast=result.is_broadcast,
+            num_partitions=len(result.partitions),
+            subpartition_bytes=produced.subpartition_sums,
+            partition_bytes=produced.partition_totals,
+            per_partition=produced.per_partition,
+            splittable=result.edge.splittable,
+            forward=result.edge.is_forward,
+        )
+
+    # -- events -------------------------------------------------------------------------------------
+
+    def on_decided(self, event: ev.VertexParallelismDecided) -> bool:
+        """Apply a decision; False if it no longer fits (an input was reset meanwhile)."""
+        if self.pending.get(event.vertex) != _DECIDING:
+            return False
+        del self.pending[event.vertex]
+        ejv = self.graph.job_vertex(event.vertex)
+        if ejv.parallelism is not None or not all(p.is_finished for p in ejv.producers):
+            return False
+        group = self.groups.get(ejv.name)
+        self._set_parallelism(group.names if group else [ejv.name], event.parallelism)
+        self._input_infos[ejv.name] = dict(event.input_infos)
+        self.explanations[ejv.name] = event.explanation
+        return True
+
+    def on_inferred(self, event: ev.SourceParallelismInferred) -> None:
+        if self.pending.get(event.vertex) == _INFERRING:
+            del self.pending[event.vertex]
+            self.inferred[event.vertex] = event.parallelism
+
+    def record_filter_values(self, result: str, values: tuple[str, ...]) -> None:
+        if values:
+            self.filter_values.setdefault(result, set()).update(values)
+
+    def _set_parallelism(self, names: list[str], parallelism: int) -> None:
+        for name in names:
+            ejv = self.graph.job_vertices[name]
+            if ejv.parallelism is None:
+                ejv.parallelism = parallelism
+
+    def describe(self) -> tuple:
+        return (
+            tuple(sorted(self.pending.items())),
+            tuple(sorted(self.inferred.items())),
+            tuple(sorted((k, e.text) for k, e in self.explanations.items())),
+            tuple(sorted((k, tuple(sorted(v))) for k, v in self.filter_values.items())),
+            tuple((v.name, v.parallelism) for v in self.graph.job_vertices.values()),
+        )

@@ -1,0 +1,192 @@
+"""The slot pool: a whole bulk of slots or none, handed out in the order asked for.
+
+A pipelined region needs all its slots at once (it cannot run half-deployed), so a request is
+fulfilled whole or waits. Requests are served strictly in order, so a large region is never
+starved by a stream of small ones; the strategies submit them in topological order.
+
+Subtasks of different job vertices in one region share slots, as in Flink's default slot
+sharing group: a region needs as many slots as its widest job vertex has subtasks in it, and a
+job whose regions are single subtasks runs with one slot.
+
+With ``prefetch`` above 0, a single-subtask request that finds no free slot, while no
+TaskManager is on its way, may be placed in a slot whose one task is still running, to wait
+there (a TaskManager runs its queued tasks in the order they arrive, on whichever of its slots
+frees first): the next tasks are already on the TaskManager when the running one ends, so a
+thousand short tasks do not each wait for a round trip to the JobManager, and one call carries
+several. At most ``prefetch`` tasks wait per slot, dealt round robin; shared slots take none.
+A waiting task cannot move to a slot that frees on another TaskManager, so the depth bounds
+how unevenly long tasks can spread.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Sequence
+
+from jobmanager.errors import NoResourceAvailableError
+from jobmanager.core.executiongraph import ExecutionVertex
+
+__all__ = ["Slot", "SlotPool", "SlotRequest", "slots_needed"]
+
+
+class Slot:
+    __slots__ = ("task_manager", "index", "users", "alive", "shared")
+
+    def __init__(self, task_manager: str, index: int) -> None:
+        self.task_manager = task_manager
+        self.index = index
+        self.users = 0
+        self.alive = True
+        self.shared = False
+
+    def __repr__(self) -> str:
+        return f"Slot({self.task_manager}#{self.index}, {self.users} users)"
+
+
+class SlotRequest:
+    __slots__ = ("vertices", "size", "cancelled")
+
+    def __init__(self, vertices: Sequence[ExecutionVertex], size: int) -> None:
+        self.vertices = vertices
+        self.size = size
+        self.cancelled = False
+
+
+def slots_needed(vertices: Sequence[ExecutionVertex]) -> int:
+    """With slot sharing, one slot per subtask of the widest job vertex in the bulk."""
+    if len(vertices) == 1:
+        return 1
+    per_job_vertex: dict[str, int] = {}
+    for v in vertices:
+        per_job_vertex[v.name] = per_job_vertex.get(v.name, 0) + 1
+    return max(per_job_vertex.values())
+
+
+class SlotPool:
+    """Free slots of registered TaskManagers, pending requests, and slots asked for but not
+    yet registered. ``max_slots`` None means the cluster may grow without bound."""
+
+    def __init__(
+        self, slots_per_task_manager: int, max_slots: int | None, prefetch: int = 0
+    ) -> None:
+        self.slots_per_task_manager = slots_per_task_manager
+        self.max_slots = max_slots
+        self.prefetch = prefetch
+        self.free: deque[Slot] = deque()
+        self.takes_followers: dict[int, Slot] = {}  # unshared, with room for one more waiting
+        self.task_managers: dict[str, list[Slot]] = {}
+        self.pending: deque[SlotRequest] = deque()
+        self.demand = 0
+        self.requested_slots = 0
+
+    @property
+    def total_slots(self) -> int:
+        return sum(len(slots) for slots in self.task_managers.values())
+
+    def submit(self, vertices: Sequence[ExecutionVertex]) -> SlotRequest:
+        size = slots_needed(vertices)
+        if self.max_slots is not None and size > self.max_slots:
+            raise NoResourceAvailableError(
+                f"a region of {len(vertices)} subtasks starting with {vertices[0].label} needs "
+                f"{size} slots at once, but the cluster may have at most {self.max_slots} "
+                "(slotmanager.number-of-slots.max)"
+            )
+        request = SlotRequest(vertices, size)
+        self.pending.append(request)
+        self.demand += size
+        return request
+
+    def cancel(self, request: SlotRequest) -> None:
+        if not request.cancelled:
+            request.cancelled = True
+            self.demand -= request.size
+
+    def fulfil(self) -> list[tuple[SlotRequest, list[Slot]]]:
+        """Hand out slots to pending requests, in order, while the head fits."""
+        granted = []
+        promised: dict[int, int] = {}  # tasks given a slot in this call, not yet acquired
+        while self.pending:
+            head = self.pending[0]
+            if head.cancelled:
+                self.pending.popleft()
+                continue
+            if head.size <= len(self.free):
+                slots = [self.free.popleft() for _ in range(head.size)]
+                if len(head.vertices) == 1 and self.prefetch:
+                    promised[id(slots[0])] = 1
+                    self.takes_followers[id(slots[0])] = slots[0]
+            elif (self.prefetch and head.size == 1 and self.takes_followers
+                  and not self.requested_slots):
+                key = next(iter(self.takes_followers))
+                slot = self.takes_followers.pop(key)
+                promised[key] = promised.get(key, 0) + 1
+                if slot.users + promised[key] <= self.prefetch:
+                    self.takes_followers[key] = slot  # round robin: back of the line
+                slots = [slot]
+            else:
+                break
+            self.pending.popleft()
+            self.demand -= head.size
+            granted.append((head, slots))
+        return granted
+
+    def task_managers_to_request(self) -> list[int]:
+        """The sizes (in slots) of the TaskManagers the pending requests still need, within
+        ``max_slots``; the last one may be smaller so the cluster never passes the limit."""
+        missing = self.demand - len(self.free) - self.requested_slots
+        if missing <= 0:
+            return []
+        wanted = -(-missing // self.slots_per_task_manager) * self.slots_per_task_manager
+        if self.max_slots is not None:
+            wanted = min(wanted, self.max_slots - self.total_slots - self.requested_slots)
+        sizes = [self.slots_per_task_manager] * (max(wanted, 0) // self.slots_per_task_manager)
+        if wanted > 0 and wanted % self.slots_per_task_manager:
+            sizes.append(wanted % self.slots_per_task_manager)
+        self.requested_slots += sum(sizes)
+        return sizes
+
+    def register(self, task_manager: str, slots: int) -> None:
+        if task_manager in self.task_managers:
+            return
+        self.requested_slots = max(0, self.requested_slots - slots)
+        new = [Slot(task_manager, i) for i in range(slots)]
+        self.task_managers[task_manager] = new
+        self.free.extend(new)
+
+    def request_failed(self, slots: int) -> None:
+        self.requested_slots = max(0, self.requested_slots - slots)
+
+    def remove(self, task_manager: str) -> list[Slot]:
+        slots = self.task_managers.pop(task_manager, [])
+        for slot in slots:
+            slot.alive = False
+            self.takes_followers.pop(id(slot), None)
+        self.free = deque(s for s in self.free if s.alive)
+        return slots
+
+    def acquire(self, slot: Slot, shared: bool = False) -> None:
+        slot.users += 1
+        slot.shared = shared or (slot.shared and slot.users > 1)
+        if slot.users <= self.prefetch and not slot.shared:
+            self.takes_followers[id(slot)] = slot
+        else:
+            self.takes_followers.pop(id(slot), None)
+
+    def release(self, slot: Slot) -> None:
+        slot.users -= 1
+        if slot.users == 0:
+            slot.shared = False
+            self.takes_followers.pop(id(slot), None)
+            if slot.alive:
+                self.free.append(slot)
+        elif slot.users <= self.prefetch and not slot.shared and slot.alive:
+            self.takes_followers[id(slot)] = slot
+
+    def describe(self) -> tuple:
+        return (
+            tuple((s.task_manager, s.index) for s in self.free),
+            tuple((s.task_manager, s.index) for s in self.takes_followers.values()),
+            tuple((r.size, r.cancelled, r.vertices[0].index) for r in self.pending),
+            self.demand,
+            self.requested_slots,
+        )

@@ -1,0 +1,500 @@
+"""The JobManager's state, and its one mutator: ``handle(event) -> commands``.
+
+The state composes the execution graph, its pipelined regions, a scheduling strategy, the
+region failover and partition release strategies, the restart back-off and the slot pool. It
+knows nothing of Ray, clocks or disks: the shell that holds it appends each event to the job's
+log, calls ``handle``, and carries out the commands it gets back. Replaying the same events into
+a fresh state gives the same state (``snapshot`` compares them).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import structlog
+
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.core.admission import check_all_blocking, uses_adaptive_scheduler, validate_job
+from jobmanager.model.config import Configuration
+from jobmanager.errors import NoResourceAvailableError
+from jobmanager.core.executiongraph import (
+    ExecutionGraph,
+    ExecutionState,
+    ExecutionVertex,
+    IntermediateResultPartition,
+    PartitionState,
+)
+from jobmanager.core.executiongraph.result_bytes import report_problem
+from jobmanager.model.jobgraph import JobGraph
+from jobmanager.core.jobstatus import JobStatus
+from jobmanager.core.probe import NoProbe, Probe, ProbeListener
+from jobmanager.core.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
+from jobmanager.core.scheduler.backoff import make_restart_backoff
+from jobmanager.core.scheduler.failover import RestartPipelinedRegionFailoverStrategy
+from jobmanager.core.scheduler.regions import PipelinedRegions
+from jobmanager.core.scheduler.restarts import PendingRestarts
+from jobmanager.core.scheduler.release import RegionPartitionGroupReleaseStrategy
+from jobmanager.core.scheduler.slots import Slot, SlotPool, SlotRequest
+from jobmanager.core.scheduler.strategy import (
+    PipelinedRegionSchedulingStrategy,
+    VertexwiseSchedulingStrategy,
+)
+
+__all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "validate_job"]
+
+S = ExecutionState
+
+
+class JobManagerState:
+    def __init__(
+        self,
+        job_graph: JobGraph,
+        config: Configuration | None = None,
+        job_id: str = "job",
+        probe: Probe | None = None,
+    ) -> None:
+        self.probe = probe or NoProbe()
+        self.probe.mark("initializing")
+        self.config = config or Configuration()
+        self.job_id = job_id
+        self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
+        self.adaptive = uses_adaptive_scheduler(job_graph, self.config)
+        self.graph = ExecutionGraph(
+            job_graph,
+            dynamic=self.adaptive,
+            default_parallelism=self.config["parallelism.default"],
+            default_max_parallelism=self.config[
+                "execution.batch.adaptive.auto-parallelism.max-parallelism"
+            ],
+        )
+        self.regions = PipelinedRegions(self.graph)
+        self.release = RegionPartitionGroupReleaseStrategy()
+        self.strategy: PipelinedRegionSchedulingStrategy | VertexwiseSchedulingStrategy
+        self.growth: AdaptiveBatchScheduler | None = None
+        if self.adaptive:
+            check_all_blocking(job_graph)
+            self.strategy = VertexwiseSchedulingStrategy(self)
+            self.growth = AdaptiveBatchScheduler(
+                self.graph, self.config, lambda command: self._out.append(command)
+            )
+        else:
+            self.strategy = PipelinedRegionSchedulingStrategy(self, self.regions)
+        self.graph.listeners += [
+            ProbeListener(self.probe, "execution_graph_built"),
+            self.regions,
+            ProbeListener(self.probe, "regions_built"),
+            self.release,
+            self.strategy,
+        ]
+        self.failover = RestartPipelinedRegionFailoverStrategy()
+        self.backoff = make_restart_backoff(self.config, seed=sum(map(ord, job_id)))
+        self.slots = SlotPool(
+            self.config["taskmanager.numberOfTaskSlots"],
+            self.config["slotmanager.number-of-slots.max"],
+            self.config["jobmanager.slot-prefetch"],
+        )
+        self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
+        self.status = JobStatus.CREATED
+        self.failure_cause = ""
+        self.events_applied = 0
+        self._out: list[object] = []
+        self._requests: dict[int, SlotRequest] = {}
+        self._active = 0
+        self.restarts = PendingRestarts()
+        self._handlers: dict[type, Callable] = {
+            ev.JobStarted: self._on_job_started,
+            ev.TaskManagerRegistered: self._on_task_manager_registered,
+            ev.TaskManagerRequestFailed: self._on_task_manager_request_failed,
+            ev.TaskManagerLost: self._on_task_manager_lost,
+            ev.TaskRunning: self._on_task_running,
+            ev.TaskFinished: self._on_task_finished,
+            ev.TaskFailed: self._on_task_failed,
+            ev.TaskCanceled: self._on_task_canceled,
+            ev.TimerFired: self._on_timer_fired,
+            ev.JobCancelRequested: self._on_cancel_requested,
+            ev.VertexParallelismDecided: self._on_parallelism_decided,
+            ev.SourceParallelismInferred: self._on_source_parallelism_inferred,
+            ev.SourceInferenceFailed: self._on_source_inference_failed,
+        }
+
+    # -- the one way in ---------------------------------------------------------------------
+
+    def handle(self, event: object) -> list[object]:
+        """Apply one event; return the commands it leads to."""
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            raise TypeError(f"not an event: {event!r}")
+        handler(event)
+        self.events_applied += 1
+        out, self._out = self._out, []
+        return out
+
+    # -- SchedulerOperations, for the strategies --------------------------------------------
+
+    def allocate_slots_and_deploy(self, vertices: Sequence[ExecutionVertex]) -> None:
+        for v in vertices:
+            self.graph.transitions.move(v, S.SCHEDULED)
+        try:
+            request = self.slots.submit(vertices)
+        except NoResourceAvailableError as error:
+            for v in vertices:
+                self.graph.transitions.move(v, S.FAILED)
+            self._fail_job(str(error))
+            return
+        for v in vertices:
+            self._requests[v.index] = request
+
+    # -- event handlers -----------------------------------------------------------------------
+
+    def _on_job_started(self, event: ev.JobStarted) -> None:
+        if self.status is not JobStatus.CREATED:
+            return
+        self.status = JobStatus.RUNNING
+        self.log.info("job started", adaptive=self.adaptive)
+        if self.growth is not None:
+            self._grow()
+        else:
+            self.graph.initialize(list(self.graph.job_vertices.values()))
+        self.strategy.start_scheduling()
+        self._dispatch()
+
+    def _on_task_manager_registered(self, event: ev.TaskManagerRegistered) -> None:
+        self.task_managers[event.task_manager] = event
+        self.slots.register(event.task_manager, event.slots)
+        self._dispatch()
+
+    def _on_task_manager_request_failed(self, event: ev.TaskManagerRequestFailed) -> None:
+        self.slots.request_failed(event.slots)
+        self.log.warning("task managers unavailable", slots=event.slots, reason=event.reason)
+
+    def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
+        self.task_managers.pop(event.task_manager, None)
+        self.slots.remove(event.task_manager)
+        failed: dict[int, ExecutionVertex] = {}
+        for v in self.graph.vertices():
+            if v.slot is None or v.slot.task_manager != event.task_manager:
+                continue
+            if v.state is S.CANCELING:
+                self._canceled(v)
+            else:
+                self._free_slot(v)
+                self.graph.transitions.move(v, S.FAILED)
+                failed[v.index] = v
+        for result in self.graph.results.values():
+            for p in result.partitions:
+                if p.state is PartitionState.AVAILABLE and p.location == event.task_manager:
+                    p.mark_lost()
+                    failed.setdefault(p.producer.index, p.producer)
+        cause = f"TaskManager {event.task_manager} lost: {event.cause}"
+        self.log.warning("task manager lost", task_manager=event.task_manager, affected=len(failed))
+        if failed:
+            self._failover(list(failed.values()), cause, event.time_ms)
+        self._maybe_terminate()
+        self._dispatch()
+
+    def _on_task_running(self, event: ev.TaskRunning) -> None:
+        v = self._current(event)
+        if v is not None and v.state is S.DEPLOYING:
+            self.graph.transitions.move(v, S.RUNNING)
+
+    def _on_task_finished(self, event: ev.TaskFinished) -> None:
+        v = self._current(event)
+        if v is None or v.state.is_terminal:
+            return
+        if v.state is S.CANCELING:
+            self._canceled(v)
+            self._dispatch()
+            return
+        problem = report_problem(v, event.produced)
+        if problem:
+            self._on_task_failed(ev.TaskFailed(v.name, v.subtask, v.attempt, problem, 0))
+            return
+        location = v.slot.task_manager
+        self._free_slot(v)
+        self.graph.transitions.move(v, S.FINISHED)
+        for partition in v.produced:
+            partition.mark_finished(location)
+        for report in event.produced:
+            result = self.graph.results[report.result]
+            result.produced.record(v.subtask, report.counts())
+            if self.growth is not None:
+                self.growth.record_filter_values(report.result, report.filter_values)
+        ejv = v.job_vertex
+        ejv.unfinished -= 1
+        if ejv.unfinished == 0:
+            self.graph.unfinished_job_vertices -= 1
+        self._release(self.release.vertex_finished(v))
+        if self.status is JobStatus.RUNNING:
+            self.strategy.on_vertex_finished(v)
+            if ejv.unfinished == 0 and self.growth is not None:
+                self._grow()
+            if self.graph.is_finished:
+                self._terminate(JobStatus.FINISHED, "")
+        else:
+            self._maybe_terminate()
+        self._dispatch()
+
+    def _on_task_failed(self, event: ev.TaskFailed) -> None:
+        v = self._current(event)
+        if v is None or v.state.is_terminal:
+            return
+        if v.state is S.CANCELING:
+            self._canceled(v)
+            self._dispatch()
+            return
+        self._free_slot(v)
+        self.graph.transitions.move(v, S.FAILED)
+        cause = f"{v.label} attempt {v.attempt} failed: {event.error}"
+        failed = [v]
+        if event.lost_partition is not None:
+            lost = self.graph.results[event.lost_partition.result].partitions[
+                event.lost_partition.index
+            ]
+            if lost.is_finished:
+                lost.mark_lost()
+                cause += f" (input partition {event.lost_partition} lost)"
+        self.log.warning("task failed", vertex=v.name, subtask=v.subtask, attempt=v.attempt)
+        self._failover(failed, cause, event.time_ms)
+        self._maybe_terminate()
+        self._dispatch()
+
+    def _on_task_canceled(self, event: ev.TaskCanceled) -> None:
+        v = self._current(event)
+        if v is not None and v.state is S.CANCELING:
+            self._canceled(v)
+            self._dispatch()
+
+    def _on_timer_fired(self, event: ev.TimerFired) -> None:
+        vertices = self.restarts.take(event.token)
+        if vertices is None or self.status is not JobStatus.RUNNING:
+            return
+        for v in vertices:
+            self._reset(v)
+        self.log.info("restarting", subtasks=len(vertices))
+        self.strategy.restart_tasks(vertices)
+        self._dispatch()
+
+    def _on_cancel_requested(self, event: ev.JobCancelRequested) -> None:
+        if self.status.is_terminal or self.status is JobStatus.CANCELLING:
+            return
+        self.failure_cause = event.reason
+        self._wind_down(JobStatus.CANCELLING)
+
+    def _on_parallelism_decided(self, event: ev.VertexParallelismDecided) -> None:
+        if self.status is not JobStatus.RUNNING or self.growth is None:
+            return
+        if self.growth.on_decided(event):
+            self.log.info(
+                "parallelism decided",
+                vertex=event.vertex,
+                parallelism=event.parallelism,
+                why=event.explanation.text,
+            )
+        self._grow()
+        self._dispatch()
+
+    def _on_source_parallelism_inferred(self, event: ev.SourceParallelismInferred) -> None:
+        if self.status is not JobStatus.RUNNING or self.growth is None:
+            return
+        self.growth.on_inferred(event)
+        self._grow()
+        self._dispatch()
+
+    def _on_source_inference_failed(self, event: ev.SourceInferenceFailed) -> None:
+        if self.status is JobStatus.RUNNING:
+            self._fail_job(f"vertex {event.vertex!r}: its sources could not say how much "
+                           f"data they hold: {event.error}")  # fmt: skip
+
+    def _grow(self) -> None:
+        """Initialise what the adaptive scheduler can now, and let the strategy see it."""
+        ready = self.growth.progress()
+        if ready:
+            self.probe.mark("initializing")
+            self.graph.initialize(ready, self.growth.input_infos_of(ready))
+            self.strategy.schedule_newly_added()
+
+    # -- failover -------------------------------------------------------------------------------
+
+    def _failover(self, failed: list[ExecutionVertex], cause: str, time_ms: int) -> None:
+        if self.status is not JobStatus.RUNNING:
+            return
+        if not self.failure_cause:
+            self.failure_cause = cause
+        self.backoff.notify_failure(time_ms)
+        if not self.backoff.can_restart():
+            self._fail_job(f"{cause}; no restart left ({self.backoff})")
+            return
+        # a subtask never scheduled has nothing to restart: it stays CREATED and is scheduled
+        # once its inputs are back (lost partitions do not count as produced)
+        vertices = [
+            v
+            for v in self.failover.tasks_to_restart(failed)
+            if not self.restarts.includes(v) and v.state is not S.CREATED
+        ]
+        if not vertices:
+            return
+        awaiting = sum(v.state in (S.DEPLOYING, S.RUNNING) for v in vertices)
+        delay_ms = self.backoff.backoff_ms()
+        timer = self.restarts.add(vertices, delay_ms, awaiting)
+        for v in vertices:
+            if v.state in (S.DEPLOYING, S.RUNNING):
+                self._cancel(v)
+            elif v.state is S.SCHEDULED:
+                self._withdraw(v)
+        self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=delay_ms)
+        if timer is not None:
+            self._out.append(timer)
+
+    def _canceled(self, v: ExecutionVertex) -> None:
+        self._free_slot(v)
+        self.graph.transitions.move(v, S.CANCELED)
+        timer = self.restarts.canceled(v)
+        if timer is not None:
+            self._out.append(timer)
+        self._maybe_terminate()
+
+    def _reset(self, v: ExecutionVertex) -> None:
+        if v.state is S.CREATED:
+            return
+        if v.state is S.FINISHED:
+            self.release.vertex_unfinished(v)
+            ejv = v.job_vertex
+            if ejv.unfinished == 0:
+                self.graph.unfinished_job_vertices += 1
+            ejv.unfinished += 1
+        self._release(v.produced)
+        for partition in v.produced:
+            partition.reset()
+        v.attempt += 1
+        self.graph.transitions.move(v, S.CREATED)
+
+    # -- job life cycle ---------------------------------------------------------------------------
+
+    def _fail_job(self, cause: str) -> None:
+        self.failure_cause = cause
+        self.log.error("job failing", cause=cause)
+        self._wind_down(JobStatus.FAILING)
+
+    def _wind_down(self, status: JobStatus) -> None:
+        self.status = status
+        self.restarts.clear()
+        for v in self.graph.vertices():
+            if v.state in (S.DEPLOYING, S.RUNNING):
+                self._cancel(v)
+            elif v.state is S.SCHEDULED:
+                self._withdraw(v)
+        self._maybe_terminate()
+
+    def _maybe_terminate(self) -> None:
+        if self._active == 0 and self.status in (JobStatus.FAILING, JobStatus.CANCELLING):
+            final = JobStatus.FAILED if self.status is JobStatus.FAILING else JobStatus.CANCELED
+            self._terminate(final, self.failure_cause)
+
+    def _terminate(self, status: JobStatus, cause: str) -> None:
+        self.status = status
+        self._release([p for result in self.graph.results.values() for p in result.partitions])
+        self.log.info("job terminated", status=status.value, cause=cause or None)
+        self._out.append(cmd.JobTerminated(status.value, cause))
+
+    # -- slots and deployment ---------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        """Deploy what the slot pool can now serve, and ask for TaskManagers it lacks."""
+        if self.status is not JobStatus.RUNNING:
+            return
+        for request, slots in self.slots.fulfil():
+            self._deploy(request, slots)
+        sizes = self.slots.task_managers_to_request()
+        for size in sorted(set(sizes), reverse=True):
+            self._out.append(cmd.RequestTaskManagers(sizes.count(size), size))
+
+    def _deploy(self, request: SlotRequest, slots: list[Slot]) -> None:
+        used: dict[str, int] = {}
+        move = self.graph.transitions.move
+        shared = len(request.vertices) > len(slots)
+        for v in request.vertices:
+            del self._requests[v.index]
+            k = used.get(v.name, 0)
+            used[v.name] = k + 1
+            slot = slots[k]
+            self.slots.acquire(slot, shared)
+            v.slot = slot
+            move(v, S.DEPLOYING)
+            self._active += 1
+            self._out.append(
+                cmd.DeployTask(v.name, v.subtask, v.attempt, slot.task_manager, slot.index)
+            )
+
+    def _free_slot(self, v: ExecutionVertex) -> None:
+        self.slots.release(v.slot)
+        v.slot = None
+        self._active -= 1
+
+    def _cancel(self, v: ExecutionVertex) -> None:
+        self.graph.transitions.move(v, S.CANCELING)
+        self._out.append(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
+
+    def _withdraw(self, v: ExecutionVertex) -> None:
+        request = self._requests.pop(v.index, None)
+        if request is not None:
+            self.slots.cancel(request)
+        self.graph.transitions.move(v, S.CANCELED)
+
+    def _release(self, partitions: Sequence[IntermediateResultPartition]) -> None:
+        """Release the available ones among ``partitions``."""
+        by_task_manager: dict[str, list] = {}
+        for p in partitions:
+            if p.state is PartitionState.AVAILABLE:
+                by_task_manager.setdefault(p.location, []).append(p)
+                p.mark_released()
+        for task_manager, released in by_task_manager.items():
+            self._out.append(
+                cmd.ReleasePartitions(
+                    task_manager,
+                    tuple(p.id for p in released),
+                    tuple(p.producer.attempt for p in released),
+                )
+            )
+
+    def _current(self, event) -> ExecutionVertex | None:
+        """The subtask an event is about, or None if the event is about an older attempt."""
+        ejv = self.graph.job_vertices.get(event.vertex)
+        if ejv is None or not 0 <= event.subtask < len(ejv.vertices):
+            self.log.warning("event for an unknown task", event=event)
+            return None
+        v = ejv.vertices[event.subtask]
+        return v if v.attempt == event.attempt else None
+
+    # -- inspection ---------------------------------------------------------------------------------
+
+    def snapshot(self) -> tuple:
+        """Everything that makes this state what it is, as plain values, for comparing a replay
+        with the live run."""
+        vertices = tuple(
+            (
+                v.label,
+                v.state.value,
+                v.attempt,
+                None if v.slot is None else (v.slot.task_manager, v.slot.index),
+            )
+            for v in self.graph.vertices()
+        )
+        partitions = tuple(
+            (str(p.id), p.state.value, p.location)
+            for result in self.graph.results.values()
+            for p in result.partitions
+        )
+        return (
+            self.status.value,
+            self.failure_cause,
+            vertices,
+            partitions,
+            tuple(sorted(self.strategy.scheduled)),
+            tuple(sorted(self.release.unfinished_consumer_regions.items())),
+            self.slots.describe(),
+            self.backoff.describe(),
+            self.restarts.describe(),
+            self.growth.describe() if self.growth is not None else (),
+        )
+

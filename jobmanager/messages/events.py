@@ -1,0 +1,187 @@
+"""Events: everything that happens to a job, in the order it happened.
+
+The JobManager appends each event to the job's log before applying it; replaying the log into a
+fresh state rebuilds the same state. Anything that depends on the outside world or on time
+enters as an event: a TaskManager registering, a task finishing with its byte counts, a timer
+firing, a failure with the time it was seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jobmanager.messages.codec import message, register
+from jobmanager.core.scheduler.adaptive.decision import Explanation
+from shuffle.ids import PartitionId
+
+__all__ = [
+    "Event",
+    "JobCancelRequested",
+    "JobStarted",
+    "ProducedPartition",
+    "SourceInferenceFailed",
+    "SourceParallelismInferred",
+    "TaskCanceled",
+    "TaskFailed",
+    "TaskFinished",
+    "TaskManagerLost",
+    "TaskManagerRegistered",
+    "TaskManagerRequestFailed",
+    "TaskMetrics",
+    "TaskRunning",
+    "TimerFired",
+    "VertexParallelismDecided",
+]
+
+register(PartitionId)
+
+
+@message
+class JobStarted:
+    """The JobManager took the job; scheduling begins."""
+
+
+@message
+class TaskManagerRegistered:
+    """A TaskManager joined: its slots, the node it runs on (consumers on the same node read
+    its partition files directly) and the root of its shuffle directory."""
+
+    task_manager: str
+    slots: int
+    node: str = ""
+    shuffle_root: str = ""
+
+
+@message
+class TaskManagerRequestFailed:
+    """TaskManagers of ``slots`` slots in all could not be started."""
+
+    slots: int
+    reason: str
+
+
+@message
+class TaskManagerLost:
+    task_manager: str
+    cause: str
+    time_ms: int
+
+
+@message
+class TaskRunning:
+    vertex: str
+    subtask: int
+    attempt: int
+
+
+@message
+class ProducedPartition:
+    """Bytes one finished task wrote to each subpartition of one result partition, as a
+    little-endian int64 array (for a broadcast result: one number, the bytes produced once).
+    ``filter_values``: for an edge with dynamic filtering, the values of the filtering column
+    this task's output holds."""
+
+    result: str
+    subpartition_bytes: bytes
+    filter_values: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(result: str, counts) -> ProducedPartition:
+        return ProducedPartition(result, np.asarray(counts, dtype="<i8").tobytes())
+
+    def counts(self) -> np.ndarray:
+        return np.frombuffer(self.subpartition_bytes, dtype="<i8")
+
+    @property
+    def total(self) -> int:
+        return int(self.counts().sum())
+
+
+@message
+class TaskMetrics:
+    """What a task did, for people: rows and bytes in and out, and how long it ran."""
+
+    rows_in: int = 0
+    rows_out: int = 0
+    bytes_in: int = 0
+    duration_ms: int = 0
+
+
+@message
+class TaskFinished:
+    vertex: str
+    subtask: int
+    attempt: int
+    produced: tuple[ProducedPartition, ...] = ()
+    metrics: TaskMetrics | None = None
+
+
+@message
+class TaskFailed:
+    """A task failed. ``lost_partition`` names an input it could not read (missing, truncated,
+    corrupt): that partition's producer must run again; the task's own code is not at fault."""
+
+    vertex: str
+    subtask: int
+    attempt: int
+    error: str
+    time_ms: int
+    lost_partition: PartitionId | None = None
+
+
+@message
+class TaskCanceled:
+    vertex: str
+    subtask: int
+    attempt: int
+
+
+@message
+class TimerFired:
+    token: int
+
+
+@message
+class JobCancelRequested:
+    reason: str
+
+
+@message
+class VertexParallelismDecided:
+    """The adaptive scheduler's decision for one job vertex, recorded so a replay applies it
+    rather than deciding again, and so a user can ask why."""
+
+    vertex: str
+    parallelism: int
+    input_infos: tuple[tuple[str, object], ...]
+    explanation: Explanation
+
+
+@message
+class SourceParallelismInferred:
+    vertex: str
+    parallelism: int
+    detail: str
+
+
+@message
+class SourceInferenceFailed:
+    vertex: str
+    error: str
+
+
+Event = (
+    JobStarted
+    | TaskManagerRegistered
+    | TaskManagerRequestFailed
+    | TaskManagerLost
+    | TaskRunning
+    | TaskFinished
+    | TaskFailed
+    | TaskCanceled
+    | TimerFired
+    | JobCancelRequested
+    | VertexParallelismDecided
+    | SourceParallelismInferred
+    | SourceInferenceFailed
+)

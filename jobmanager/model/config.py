@@ -1,0 +1,297 @@
+"""Configuration options, under Flink's keys where Flink has one.
+
+Values come from the defaults, then a YAML file, then ``-D key=value`` pairs or the client call.
+An unknown key or a bad value is an error that names the key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from jobmanager.errors import ConfigurationError
+
+__all__ = ["OPTIONS", "Configuration", "Option", "parse_duration_ms", "parse_memory_size"]
+
+_DURATION_UNITS = {
+    "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+}  # fmt: skip
+_MEMORY_UNITS = {
+    "b": 1, "bytes": 1,
+    "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "kibibytes": 1 << 10,
+    "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "mebibytes": 1 << 20,
+    "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "gibibytes": 1 << 30,
+    "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40, "tebibytes": 1 << 40,
+}  # fmt: skip
+_AMOUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def _parse_amount(text: str, units: dict[str, int], default_unit: int, what: str) -> int:
+    match = _AMOUNT.match(text)
+    if not match or match.group(2).lower() not in units and match.group(2):
+        raise ValueError(f"not a {what}: {text!r} (examples: {', '.join(list(units)[:4])})")
+    unit = units[match.group(2).lower()] if match.group(2) else default_unit
+    return int(float(match.group(1)) * unit)
+
+
+def parse_duration_ms(value: Any) -> int:
+    """``"1 s"``, ``"500 ms"``, ``"1 min"`` or a number of milliseconds."""
+    if isinstance(value, bool):
+        raise ValueError("a duration, not a boolean")
+    if isinstance(value, int):
+        return value
+    return _parse_amount(str(value), _DURATION_UNITS, 1, "duration")
+
+
+def parse_memory_size(value: Any) -> int:
+    """``"16 mb"``, ``"1 MiB"``, ``"1g"`` or a number of bytes."""
+    if isinstance(value, bool):
+        raise ValueError("a size, not a boolean")
+    if isinstance(value, int):
+        return value
+    return _parse_amount(str(value), _MEMORY_UNITS, 1, "memory size")
+
+
+def _int(minimum: int) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"expected an integer, got {value!r}")
+        number = int(value)
+        if number < minimum:
+            raise ValueError(f"must be at least {minimum}, got {number}")
+        return number
+
+    return parse
+
+
+def _float(minimum: float, maximum: float | None = None) -> Callable[[Any], float]:
+    def parse(value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError(f"expected a number, got {value!r}")
+        number = float(value)
+        if number < minimum or (maximum is not None and number > maximum):
+            raise ValueError(f"must be within [{minimum}, {maximum}], got {number}")
+        return number
+
+    return parse
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def _choice(*choices: str, aliases: Mapping[str, str] | None = None) -> Callable[[Any], str]:
+    lookup = {c.lower(): c for c in choices}
+    lookup.update({k.lower(): v for k, v in (aliases or {}).items()})
+
+    def parse(value: Any) -> str:
+        try:
+            return lookup[str(value).strip().lower()]
+        except KeyError:
+            raise ValueError(f"expected one of {', '.join(choices)}; got {value!r}") from None
+
+    return parse
+
+
+def _positive_duration(value: Any) -> int:
+    ms = parse_duration_ms(value)
+    if ms < 0:
+        raise ValueError("a duration cannot be negative")
+    return ms
+
+
+def _positive_memory(value: Any) -> int:
+    size = parse_memory_size(value)
+    if size < 1:
+        raise ValueError("must be at least one byte")
+    return size
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    key: str
+    parse: Callable[[Any], Any]
+    default: Any
+    description: str
+
+
+_ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
+_SKEW = "execution.batch.adaptive.skewed-join-optimization."
+_EXP = "restart-strategy.exponential-delay."
+
+OPTIONS: dict[str, Option] = {
+    o.key: o
+    for o in [
+        Option("parallelism.default", _int(1), 1,
+               "Parallelism of a vertex that sets none when the job runs without the adaptive "
+               "scheduler; the last fallback for a source's parallelism upper bound."),
+        Option("jobmanager.core.scheduler", _choice("Default", "AdaptiveBatch"), None,
+               "Default: every parallelism is fixed before the job starts. AdaptiveBatch: "
+               "decided from the bytes inputs produced. Unset: AdaptiveBatch when some vertex "
+               "leaves its parallelism unset."),
+        Option(_ADAPTIVE + "min-parallelism", _int(1), 1,
+               "Lower bound of a parallelism the adaptive scheduler decides."),
+        Option(_ADAPTIVE + "max-parallelism", _int(1), 128,
+               "Upper bound of a decided parallelism; also how many subpartitions a producer "
+               "writes for a consumer whose parallelism is not decided yet."),
+        Option(_ADAPTIVE + "avg-data-volume-per-task", _positive_memory, 16 << 20,
+               "Bytes of input each task should get."),
+        Option(_ADAPTIVE + "default-source-parallelism", _int(1), None,
+               "Upper bound of a source's inferred parallelism; unset falls back to "
+               "max-parallelism, then parallelism.default."),
+        Option(_SKEW + "strategy", _choice("none", "auto"), "auto",
+               "auto: cut skewed subpartitions of inputs marked splittable across consumers."),
+        Option(_SKEW + "skewed-factor", _float(1.0), 4.0,
+               "A subpartition is skewed above this many times the median ..."),
+        Option(_SKEW + "skewed-threshold", _positive_memory, 256 << 20,
+               "... and above this many bytes."),
+        Option("blob.offload.minsize", _positive_memory, 1 << 20,
+               "Shuffle descriptors of a consumed partition group at least this large travel "
+               "through the blob store; smaller ones inline in the deployment."),
+        Option("taskmanager.numberOfTaskSlots", _int(1), 2,
+               "Slots per TaskManager; each runs one task at a time. (Flink: 1; Tidal: 2, "
+               "because every TaskManager process carries its own Spark JVM.)"),
+        Option("taskmanager.memory.spark-driver", _positive_memory, 1 << 30,
+               "JVM heap of the SparkSession in each TaskManager."),
+        Option("heartbeat.interval", _positive_duration, 1000,
+               "How often the JobManager checks that each TaskManager is alive."),
+        Option("heartbeat.timeout", _positive_duration, 30_000,
+               "A TaskManager that does not answer for this long is lost."),
+        Option("resourcemanager.taskmanager-timeout", _positive_duration, 30_000,
+               "An idle TaskManager is kept this long for the next job, then stopped."),
+        Option("slot.request.timeout", _positive_duration, 300_000,
+               "A TaskManager the cluster cannot start within this time is given up."),
+        Option("io.tmp.dirs", str, "",
+               "Where TaskManagers keep partition files and the JobManager its blobs and event "
+               "log; empty means the system's temporary directory."),
+        Option("job-event.store.write-buffer.size", _positive_memory, 1 << 20,
+               "Events are written to the job's event log in batches of this size ..."),
+        Option("job-event.store.write-buffer.flush-interval", _positive_duration, 1000,
+               "... or at least this often."),
+        Option("jobstore.expiration-time", _positive_duration, 600_000,
+               "How long a finished job's JobManager stays to answer status queries."),
+        Option("jobmanager.slot-prefetch", _int(0), 4,
+               "How many single-task regions may wait in a busy slot behind its running task, "
+               "hiding the round trip to the JobManager between short tasks; 0 turns it off."),
+        Option("slotmanager.number-of-slots.max", _int(1), None,
+               "Most slots the cluster may have; unset means no limit."),
+        Option("restart-strategy.type",
+               _choice("none", "fixed-delay", "exponential-delay",
+                       aliases={"off": "none", "disable": "none", "no_restart": "none",
+                                "norestart": "none", "fixeddelay": "fixed-delay",
+                                "exponentialdelay": "exponential-delay"}),
+               "exponential-delay", "How the job restarts failed regions."),
+        Option("restart-strategy.fixed-delay.attempts", _int(0), 1,
+               "Restarts before the job fails, for fixed-delay."),
+        Option("restart-strategy.fixed-delay.delay", _positive_duration, 1000,
+               "Delay before each restart, for fixed-delay."),
+        Option(_EXP + "initial-backoff", _positive_duration, 1000, "First back-off."),
+        Option(_EXP + "max-backoff", _positive_duration, 60_000, "Largest back-off."),
+        Option(_EXP + "backoff-multiplier", _float(1.0), 1.5, "Growth of the back-off."),
+        Option(_EXP + "reset-backoff-threshold", _positive_duration, 3_600_000,
+               "Time without failure after which the back-off starts over."),
+        Option(_EXP + "jitter-factor", _float(0.0, 1.0), 0.1, "Random spread of a back-off."),
+        Option(_EXP + "attempts-before-reset-backoff", _int(0), 4,
+               "Restarts before the job fails (Flink: unlimited; Tidal stops a deterministic "
+               "bug after 4, like Spark's spark.task.maxFailures)."),
+    ]
+}  # fmt: skip
+
+
+class Configuration(Mapping[str, Any]):
+    """Validated option values; reading an unset option gives its default."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        for key, value in (values or {}).items():
+            self._values[key] = _parse(key, value)
+
+    @classmethod
+    def from_yaml(cls, path: str) -> Configuration:
+        import yaml
+
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = yaml.safe_load(handle) or {}
+        except FileNotFoundError:
+            raise ConfigurationError(path, "configuration file not found") from None
+        if not isinstance(data, dict):
+            raise ConfigurationError(path, "a configuration file must be a mapping of keys")
+        return cls(_flatten(data))
+
+    def with_overrides(self, values: Mapping[str, Any]) -> Configuration:
+        merged = Configuration()
+        merged._values = dict(self._values)
+        for key, value in values.items():
+            merged._values[key] = _parse(key, value)
+        return merged
+
+    def with_dynamic_properties(self, pairs: Iterable[str]) -> Configuration:
+        """Apply ``-D key=value`` pairs."""
+        values = {}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            if not sep:
+                raise ConfigurationError(pair, "expected key=value")
+            values[key.strip()] = value.strip()
+        return self.with_overrides(values)
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._values:
+            return self._values[key]
+        try:
+            return OPTIONS[key].default
+        except KeyError:
+            raise ConfigurationError(key, "unknown option") from None
+
+    def is_set(self, key: str) -> bool:
+        return key in self._values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return f"Configuration({self._values})"
+
+
+def _parse(key: str, value: Any) -> Any:
+    option = OPTIONS.get(key)
+    if option is None:
+        close = [k for k in OPTIONS if k.split(".")[-1] == key.split(".")[-1]]
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigurationError(key, f"unknown option{hint}")
+    if value is None:
+        return None
+    try:
+        return option.parse(value)
+    except (TypeError, ValueError) as error:
+        raise ConfigurationError(key, f"bad value {value!r}: {error}") from None
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, full + "."))
+        else:
+            flat[full] = value
+    return flat

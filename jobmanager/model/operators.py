@@ -1,0 +1,115 @@
+"""What a vertex runs: a PySpark function, an Arrow function, or a Parquet sink.
+
+A vertex's function receives one input per source it reads (in the order given) and then one
+per incoming edge (in declared order): DataFrames for a PySpark function, ``pyarrow.Table``s for
+an Arrow function. It returns one DataFrame or Table, which every outgoing edge partitions its
+own way. A vertex with no operator passes its single input through. Arrow functions run with no
+JVM at all.
+
+User code travels with cloudpickle, as in Ray; everything else Tidal sends is msgpack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import cloudpickle
+
+from jobmanager.errors import JobGraphError
+from jobmanager.model.jobgraph import JobGraph, JobVertex
+
+__all__ = [
+    "ArrowFunction",
+    "ParquetSink",
+    "SparkFunction",
+    "VertexCode",
+    "arrow",
+    "check_operators",
+    "serialize_vertex_code",
+    "spark",
+]
+
+
+@dataclass(frozen=True)
+class SparkFunction:
+    """``fn(*dataframes) -> DataFrame``, run in the TaskManager's SparkSession."""
+
+    fn: Callable[..., Any]
+
+    def __str__(self) -> str:
+        return f"spark({getattr(self.fn, '__name__', 'function')})"
+
+
+@dataclass(frozen=True)
+class ArrowFunction:
+    """``fn(*tables) -> pyarrow.Table``, run in plain Python."""
+
+    fn: Callable[..., Any]
+
+    def __str__(self) -> str:
+        return f"arrow({getattr(self.fn, '__name__', 'function')})"
+
+
+@dataclass(frozen=True)
+class ParquetSink:
+    """Writes its input as Parquet part files under ``path``, committed only when the whole
+    job finishes: tasks write into a staging directory beside ``path``, and the JobManager moves
+    the final attempts' files into place, so a failed or restarted job never leaves half a
+    result. ``overwrite`` replaces an existing ``path``; otherwise the job refuses to start."""
+
+    path: str
+    overwrite: bool = False
+
+    def __str__(self) -> str:
+        return f"parquet sink {self.path}"
+
+
+def spark(fn: Callable[..., Any]) -> SparkFunction:
+    return SparkFunction(fn)
+
+
+def arrow(fn: Callable[..., Any]) -> ArrowFunction:
+    return ArrowFunction(fn)
+
+
+@dataclass(frozen=True)
+class VertexCode:
+    """Everything a TaskManager needs of a vertex's user code, shipped once per TaskManager
+    through the blob store."""
+
+    operator: Any
+    sources: tuple
+
+
+def serialize_vertex_code(vertex: JobVertex) -> bytes:
+    try:
+        return cloudpickle.dumps(VertexCode(vertex.operator, vertex.sources))
+    except Exception as error:
+        raise JobGraphError(
+            f"vertex {vertex.name!r}: its function or sources cannot be serialised to ship to "
+            f"TaskManagers ({type(error).__name__}: {error}); functions must not capture "
+            "locks, sockets, open files or SparkSessions"
+        ) from error
+
+
+def check_operators(graph: JobGraph) -> None:
+    """Refuse, by vertex name, shapes a TaskManager could not run."""
+    for vertex in graph.vertices:
+        inputs = len(vertex.sources) + len(vertex.inputs)
+        op = vertex.operator
+        if op is not None and not isinstance(op, (SparkFunction, ArrowFunction, ParquetSink)):
+            raise JobGraphError(
+                f"vertex {vertex.name!r}: operator {op!r} is not spark(fn), arrow(fn) or a "
+                "ParquetSink"
+            )
+        if isinstance(op, ParquetSink):
+            if vertex.outputs:
+                raise JobGraphError(f"vertex {vertex.name!r}: a sink cannot have outgoing edges")
+            if inputs != 1:
+                raise JobGraphError(f"vertex {vertex.name!r}: a sink reads exactly one input")
+        if op is None and inputs != 1:
+            raise JobGraphError(
+                f"vertex {vertex.name!r} has no operator, so it passes its input through, "
+                f"but it has {inputs} inputs"
+            )

@@ -1,0 +1,413 @@
+"""File sources: Parquet and CSV files cut into splits, with FLIP-379 dynamic parallelism.
+
+A ``FileSource`` only records what to read; the file system is first touched when splits are
+enumerated, which is when the JobManager infers the source's parallelism (off its event loop),
+so building a job graph never lists a directory. A source's parallelism is the number of its
+splits, capped by the upper bound the scheduler gives, as in Flink's FileSource.
+
+CSV splits are byte ranges, aligned to lines when read (Hadoop's rule, restated):
+
+* a split owns every line whose first byte lies in ``[start, start + length)``; a line that
+  crosses the split's end is read to its end (or the end of the file), and a split that starts
+  mid-line skips to the byte after the next newline, so every line is read exactly once;
+* the header is the file's first line: the split starting at byte 0 owns it and drops it, and
+  every split reads it separately to name its columns (``column_names`` means no header line);
+* columns are strings unless ``csv_options["column_types"]`` says otherwise (Spark's default),
+  so every split of a file agrees on the schema;
+* newlines inside quoted values cannot be found from the middle of a file: with
+  ``newlines_in_values=True`` each CSV file is one split.
+
+Connector code: it may use the file system; the pure scheduling core never imports it.
+"""
+
+from __future__ import annotations
+
+import glob
+import heapq
+import io
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import unquote
+
+import fsspec
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import structlog
+
+from jobmanager.messages.codec import register
+from jobmanager.errors import TidalError
+from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext
+
+__all__ = ["FileSource", "FileSplit", "SourceError", "assign_splits", "read_splits"]
+
+_log = structlog.get_logger("tidal.sources")
+
+_FORMATS = ("parquet", "csv")
+_EXTENSIONS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv"}
+_PARSE_KEYS = {"delimiter", "quote_char", "double_quote", "escape_char", "newlines_in_values",
+               "ignore_empty_lines"}
+_CONVERT_KEYS = {"column_types", "null_values", "true_values", "false_values", "decimal_point",
+                 "strings_can_be_null", "quoted_strings_can_be_null", "timestamp_parsers"}
+_CSV_KEYS = _PARSE_KEYS | _CONVERT_KEYS | {"column_names"}
+PartitionValues = tuple[tuple[str, str], ...]
+Filters = DynamicFilteringInfo | Iterable[DynamicFilteringInfo] | None
+
+
+class SourceError(TidalError):
+    """A source cannot be enumerated or read; names the source and the path at fault."""
+
+    def __init__(self, source: str, path: str | None, problem: str) -> None:
+        self.source = source
+        self.path = path
+        super().__init__(f"{source}: {path}: {problem}" if path else f"{source}: {problem}")
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class FileSplit:
+    """One unit of reading: whole Parquet row groups, or a byte range of a CSV file.
+
+    Registered as a message, so split assignments can travel in deployment descriptors."""
+
+    path: str
+    format: str
+    start: int
+    length: int
+    row_groups: tuple[int, ...] = ()
+    partition_values: PartitionValues = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _DataFile:
+    path: str
+    size: int
+    format: str
+    partition_values: PartitionValues
+
+
+class FileSource:
+    """Parquet or CSV files named by paths, directories, globs (``**`` allowed) or fsspec URLs."""
+
+    __slots__ = ("paths", "format", "partitioning", "columns", "csv_options")
+
+    def __init__(self, paths: str | os.PathLike | Sequence[str | os.PathLike],
+                 format: str | None = None, partitioning: str | None = None,
+                 columns: Sequence[str] | None = None,
+                 csv_options: Mapping[str, Any] | None = None) -> None:
+        given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        self.paths = tuple(_absolute(os.fspath(p)) for p in given)
+        self.format = format
+        self.partitioning = partitioning
+        self.columns = tuple(columns) if columns is not None else None
+        self.csv_options = dict(csv_options or {})
+        self._check_arguments()
+
+    def __repr__(self) -> str:
+        shown = [f"{name}={getattr(self, name)!r}" for name in self.__slots__[1:]
+                 if getattr(self, name)]
+        return f"FileSource({', '.join([repr(list(self.paths)), *shown])})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileSource) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def splits(self, target_split_bytes: int, dynamic_filtering: Filters = None
+               ) -> list[FileSplit]:
+        """Every split of the source in path order, dropping hive partitions that a dynamic
+        filter rules out; lists the files now, so the errors of a bad path surface here."""
+        if target_split_bytes < 1:
+            raise SourceError(repr(self), None, f"target split size {target_split_bytes} < 1")
+        filters = ((dynamic_filtering,) if isinstance(dynamic_filtering, DynamicFilteringInfo)
+                   else tuple(dynamic_filtering or ()))
+        files = self._surviving(self._discover(), filters)
+        splittable = not self.csv_options.get("newlines_in_values", False)
+        result = [split for file in files
+                  for split in self._file_splits(file, target_split_bytes, splittable)]
+        _log.debug("splits enumerated", source=repr(self), files=len(files), splits=len(result))
+        return result
+
+    def infer_parallelism(self, context: InferenceContext) -> int:
+        """FLIP-379's FileSource: enumerate splits of about the data volume per task, keeping
+        only partitions the dynamic filters let through; min(splits, upper bound), at least 1."""
+        splits = self.splits(max(1, context.data_volume_per_task), context.dynamic_filtering)
+        inferred = max(1, min(len(splits), context.parallelism_upper_bound))
+        _log.info("source parallelism inferred", source=repr(self), splits=len(splits),
+                  upper_bound=context.parallelism_upper_bound, parallelism=inferred)
+        return inferred
+
+    def read(self, splits: Sequence[FileSplit]) -> pa.Table:
+        """The rows of ``splits``, projected to this source's columns."""
+        return _read(splits, self.columns, self.csv_options, repr(self))
+
+    def _check_arguments(self) -> None:
+        """Mistakes visible without the file system fail at construction, naming the source."""
+        if not self.paths:
+            raise SourceError(repr(self), None, "no paths given")
+        if self.format not in (None, *_FORMATS):
+            raise SourceError(repr(self), None, f"unknown format {self.format!r}; use {_FORMATS}")
+        if self.partitioning not in (None, "hive"):
+            raise SourceError(repr(self), None, f"unknown partitioning {self.partitioning!r}")
+        unknown = sorted(set(self.csv_options) - _CSV_KEYS)
+        if unknown:
+            raise SourceError(repr(self), None, f"unknown csv options {unknown}")
+
+    def _discover(self) -> list[_DataFile]:
+        """The data files behind every path, deduplicated and sorted by path."""
+        found: dict[str, _DataFile] = {}
+        for pattern in self.paths:
+            for file in self._files_of(pattern):
+                found.setdefault(file.path, file)
+        files = [found[path] for path in sorted(found)]
+        self._check_formats(files)
+        self._check_partition_columns(files)
+        return files
+
+    def _files_of(self, pattern: str) -> list[_DataFile]:
+        fs, path = fsspec.core.url_to_fs(pattern)
+        try:
+            base, infos = _listing(fs, path)
+        except OSError as error:
+            raise SourceError(repr(self), pattern, f"cannot list: {error}") from error
+        if base is None:
+            problem = "glob matches nothing" if glob.has_magic(path) else "path does not exist"
+            raise SourceError(repr(self), pattern, problem)
+        files = [self._data_file(fs, name, info["size"], base) for name, info in infos.items()
+                 if info.get("type") != "directory"
+                 and (name == path or _is_data_path(name, base))]
+        if not files:
+            raise SourceError(repr(self), pattern, "no data files (hidden files are skipped)")
+        return files
+
+    def _data_file(self, fs: Any, path: str, size: int, base: str) -> _DataFile:
+        address = path if _is_local(fs) else fs.unstrip_protocol(path)
+        directories = posixpath.relpath(posixpath.dirname(path), base).split("/")
+        values = tuple((key, unquote(value)) for key, sep, value
+                       in (part.partition("=") for part in directories) if sep and key)
+        return _DataFile(address, size, self.format or _format_of(path),
+                         values if self.partitioning == "hive" else ())
+
+    def _check_formats(self, files: list[_DataFile]) -> None:
+        for file in files:
+            if file.format is None:
+                raise SourceError(repr(self), file.path,
+                                  f"unknown file format; pass format= one of {_FORMATS}")
+        by_format = {file.format: file.path for file in files}
+        if len(by_format) > 1:
+            mixed = ", ".join(f"{fmt} ({path})" for fmt, path in sorted(by_format.items()))
+            raise SourceError(repr(self), files[0].path, f"mixed file formats: {mixed}")
+
+    def _check_partition_columns(self, files: list[_DataFile]) -> None:
+        expected = _partition_columns(files)
+        for file in files:
+            if tuple(key for key, _ in file.partition_values) != expected:
+                raise SourceError(repr(self), file.path,
+                                  f"partition directories differ from {list(expected)}")
+
+    def _surviving(self, files: list[_DataFile],
+                   filters: tuple[DynamicFilteringInfo, ...]) -> list[_DataFile]:
+        """Files whose hive partition values pass every filter on a partition column; the first
+        filter of a column counts, as with ``InferenceContext.filter_for``."""
+        columns = _partition_columns(files)
+        allowed: dict[str, frozenset[str]] = {}
+        for info in filters:
+            if info.column not in columns:
+                _log.warning("dynamic filter on a column that is not a partition column ignored",
+                             source=repr(self), column=info.column, partition_columns=columns)
+            else:
+                allowed.setdefault(info.column, frozenset(map(str, info.values)))
+        kept = [f for f in files
+                if all(value in allowed.get(key, (value,)) for key, value in f.partition_values)]
+        if len(kept) < len(files):
+            _log.info("partitions pruned by dynamic filtering", source=repr(self),
+                      files=len(files), kept=len(kept))
+        return kept
+
+    def _file_splits(self, file: _DataFile, target: int, splittable: bool) -> list[FileSplit]:
+        try:
+            if file.format == "parquet":
+                return _parquet_splits(file, target)
+            return _csv_splits(file, target if splittable else max(file.size, 1))
+        except (OSError, pa.ArrowException) as error:
+            raise SourceError(repr(self), file.path, f"unreadable file: {error}") from error
+
+
+def assign_splits(splits: Sequence[FileSplit], parallelism: int) -> list[list[FileSplit]]:
+    """Balance splits over subtasks by bytes: biggest first to the least-loaded subtask (ties
+    to the lowest index). Each subtask keeps its splits in enumeration order, so consecutive
+    row groups of a file are read front to back; every split is assigned exactly once."""
+    if parallelism < 1:
+        raise ValueError(f"parallelism must be at least 1, not {parallelism}")
+    loads = [(0, subtask) for subtask in range(parallelism)]
+    owner = [0] * len(splits)
+    for index in sorted(range(len(splits)), key=lambda i: (-splits[i].length, i)):
+        load, subtask = heapq.heappop(loads)
+        owner[index] = subtask
+        heapq.heappush(loads, (load + splits[index].length, subtask))
+    assigned: list[list[FileSplit]] = [[] for _ in range(parallelism)]
+    for index, split in enumerate(splits):
+        assigned[owner[index]].append(split)
+    return assigned
+
+
+def read_splits(splits: Sequence[FileSplit], columns: Sequence[str] | None = None, *,
+                csv_options: Mapping[str, Any] | None = None) -> pa.Table:
+    """Exactly the rows of ``splits``, in order, with hive partition values as string columns.
+    CSV splits need the options of their source (``FileSource.read`` passes them)."""
+    return _read(splits, columns, csv_options or {}, "read_splits")
+
+
+def _read(splits: Sequence[FileSplit], columns: Sequence[str] | None,
+          csv_options: Mapping[str, Any], source: str) -> pa.Table:
+    tables = []
+    for split in splits:
+        try:
+            tables.append(_read_split(split, columns, csv_options))
+        except (OSError, pa.ArrowException, KeyError) as error:
+            raise SourceError(source, split.path, f"cannot read split: {error}") from error
+    if not tables:
+        return pa.table({})
+    return pa.concat_tables(tables, promote_options="default")
+
+
+def _read_split(split: FileSplit, columns: Sequence[str] | None,
+                csv_options: Mapping[str, Any]) -> pa.Table:
+    partitions = dict(split.partition_values)
+    file_columns = None if columns is None else [c for c in columns if c not in partitions]
+    fs, path = fsspec.core.url_to_fs(split.path)
+    with fs.open(path, "rb") as file:
+        if split.format == "parquet":
+            table = pq.ParquetFile(file).read_row_groups(list(split.row_groups), file_columns)
+        else:
+            table = _read_csv_range(file, split, file_columns, csv_options)
+    for key, value in split.partition_values:
+        if key in table.column_names:
+            table = table.drop_columns([key])
+        table = table.append_column(key, pa.array([value] * table.num_rows, pa.string()))
+    return table if columns is None else table.select(list(columns))
+
+
+def _read_csv_range(file: Any, split: FileSplit, columns: list[str] | None,
+                    options: Mapping[str, Any]) -> pa.Table:
+    parse = pacsv.ParseOptions(**{k: v for k, v in options.items() if k in _PARSE_KEYS})
+    has_header = "column_names" not in options
+    names = list(options["column_names"]) if not has_header else _header_names(file, parse)
+    types = {name: pa.string() for name in names} | dict(options.get("column_types", {}))
+    convert = pacsv.ConvertOptions(**{k: v for k, v in options.items() if k in _CONVERT_KEYS}
+                                   | {"column_types": types, "include_columns": columns or []})
+    body = _owned_lines(file, split.start, split.start + split.length, has_header)
+    if not body:
+        return pa.schema([(n, types[n]) for n in columns or names]).empty_table()
+    return pacsv.read_csv(io.BytesIO(body), pacsv.ReadOptions(column_names=names), parse, convert)
+
+
+def _header_names(file: Any, parse: pacsv.ParseOptions) -> list[str]:
+    """The header line parsed by Arrow with the source's dialect. Arrow cannot read a header
+    without a row after it, so the line is given twice and the copy is thrown away."""
+    file.seek(0)
+    line = file.readline().rstrip(b"\r\n")
+    if not line:
+        raise pa.ArrowInvalid("the CSV file has no header line")
+    return pacsv.read_csv(io.BytesIO(line + b"\n" + line), parse_options=parse).column_names
+
+
+def _owned_lines(file: Any, start: int, end: int, skip_header: bool) -> bytes:
+    """The bytes of the lines that begin in ``[start, end)``, through the end of the last."""
+    if start > 0:
+        file.seek(start - 1)
+        file.readline()
+    else:
+        file.seek(0)
+        if skip_header:
+            file.readline()
+    first = file.tell()
+    if first >= end:
+        return b""
+    body = file.read(end - first)
+    return body if body.endswith(b"\n") else body + file.readline()
+
+
+def _parquet_splits(file: _DataFile, target: int) -> list[FileSplit]:
+    """Consecutive row groups grouped up to about ``target`` bytes; a row group is never cut."""
+    fs, path = fsspec.core.url_to_fs(file.path)
+    with fs.open(path, "rb") as handle:
+        metadata = pq.read_metadata(handle)
+    groups = [_row_group_range(metadata.row_group(i)) for i in range(metadata.num_row_groups)]
+    batches: list[list[int]] = []
+    batch_bytes = 0
+    for index, (_, length) in enumerate(groups):
+        if not batches or batch_bytes + length > target:
+            batches.append([])
+            batch_bytes = 0
+        batches[-1].append(index)
+        batch_bytes += length
+    return [FileSplit(file.path, "parquet", groups[batch[0]][0],
+                      sum(groups[i][1] for i in batch), tuple(batch), file.partition_values)
+            for batch in batches]
+
+
+def _row_group_range(row_group: Any) -> tuple[int, int]:
+    """A row group's first byte and its compressed size on disk."""
+    columns = [row_group.column(i) for i in range(row_group.num_columns)]
+    starts = [c.dictionary_page_offset if c.has_dictionary_page and c.dictionary_page_offset
+              else c.data_page_offset for c in columns]
+    return min(starts, default=0), sum(c.total_compressed_size for c in columns)
+
+
+def _csv_splits(file: _DataFile, target: int) -> list[FileSplit]:
+    """``ceil(size / target)`` byte ranges of near-equal size; an empty file has none."""
+    count = -(-file.size // target)
+    bounds = [file.size * i // count for i in range(count + 1)] if count else []
+    return [FileSplit(file.path, "csv", lo, hi - lo, (), file.partition_values)
+            for lo, hi in zip(bounds, bounds[1:])]
+
+
+def _listing(fs: Any, path: str) -> tuple[str | None, dict[str, dict]]:
+    """The base directory (partition values and hidden names are read below it) and every entry
+    under ``path``; no base when nothing is there. A glob's base is its fixed prefix, a
+    directory is its own base, and a file's base is its folder."""
+    if glob.has_magic(path):
+        parts = path.split("/")
+        base = "/".join(parts[:next(i for i, p in enumerate(parts) if glob.has_magic(p))]) or "/"
+        matches = fs.glob(path, detail=True)
+        expanded: dict[str, dict] = {}
+        for name, info in matches.items():
+            expanded |= fs.find(name, detail=True) if info.get("type") == "directory" \
+                else {name: info}
+        return (base if matches else None), expanded
+    if not fs.exists(path):
+        return None, {}
+    if fs.isdir(path):
+        return path.rstrip("/") or "/", fs.find(path, detail=True)
+    return posixpath.dirname(path), {path: fs.info(path)}
+
+
+def _is_data_path(path: str, base: str) -> bool:
+    """Spark's rule below the base: skip names starting with '.' or '_' (except partition
+    directories such as ``_c=1``) and checksum files."""
+    parts = posixpath.relpath(path, base).split("/")
+    return not path.endswith(".crc") and all(
+        not (part.startswith(".") or (part.startswith("_") and "=" not in part))
+        for part in parts)
+
+
+def _partition_columns(files: list[_DataFile]) -> tuple[str, ...]:
+    return tuple(key for key, _ in files[0].partition_values) if files else ()
+
+
+def _format_of(path: str) -> str | None:
+    return _EXTENSIONS.get(posixpath.splitext(path)[1].lower())
+
+
+def _is_local(fs: Any) -> bool:
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else fs.protocol
+    return "file" in protocols
+
+
+def _absolute(path: str) -> str:
+    """Local paths become absolute at construction: the job reads them in another process."""
+    return path if "://" in path else os.path.abspath(path)

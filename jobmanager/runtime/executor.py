@@ -1,0 +1,295 @@
+"""Carrying out the scheduling core's commands on Ray, and turning every outcome into an event.
+
+Nothing here decides anything, and nothing raises back into the main loop: a TaskManager that
+cannot be started, a deployment that fails, an actor that dies, a heartbeat that goes quiet all
+come back through ``enqueue`` as events. Ray calls are fire-and-forget with a callback on the
+returned future, so the main loop never waits on the cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+import ray
+import structlog
+
+from blob import BlobStore
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.runtime import sinks
+from jobmanager.messages.codec import encode
+from jobmanager.model.config import Configuration
+from jobmanager.core.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
+from jobmanager.model.inference import infer_vertex_parallelism
+from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER
+from jobmanager.model.operators import ParquetSink
+from jobmanager.runtime.resourcemanager import resource_manager
+from jobmanager.core.state import JobManagerState
+
+__all__ = ["CommandExecutor", "now_ms"]
+
+_log = structlog.get_logger("tidal.executor")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class CommandExecutor:
+    def __init__(
+        self,
+        job_id: str,
+        state: JobManagerState,
+        enqueue: Callable[[object], None],
+        blobs: BlobStore,
+        code_keys: dict[str, str],
+        config: Configuration,
+        shuffle_root: str,
+        job_manager,
+    ) -> None:
+        self.job_id = job_id
+        self.state = state
+        self.enqueue = enqueue
+        self.config = config
+        self.shuffle_root = shuffle_root
+        self.job_manager = job_manager
+        self.log = _log.bind(job=job_id)
+        self.cache = ShuffleDescriptorCache(blobs, config["blob.offload.minsize"])
+        growth = state.growth
+        self.factory = TaskDeploymentDescriptorFactory(
+            job_id,
+            state.graph,
+            state.task_managers,
+            self.cache,
+            code_keys,
+            config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
+            (lambda name: growth.dynamic_filters(state.graph.job_vertex(name))) if growth else
+            (lambda name: ()),
+        )  # fmt: skip
+        self.task_managers: dict[str, object] = {}
+        self.registered: set[str] = set()
+        self._lock = threading.Lock()
+        self._counter = 0
+        self._work = ThreadPoolExecutor(4, thread_name_prefix="tidal-jm-work")
+        self._stopped = threading.Event()
+        self.terminal: tuple[str, str] | None = None
+        self._heartbeat = threading.Thread(target=self._watch, name="tidal-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def execute_all(self, commands: list) -> None:
+        """Carry out commands in order; deployments to one TaskManager travel in one call."""
+        deployments: dict[str, list] = {}
+        for command in commands:
+            if type(command) is cmd.DeployTask:
+                deployments.setdefault(command.task_manager, []).append(command)
+            else:
+                self.execute(command)
+        for task_manager, batch in deployments.items():
+            self._deploy(task_manager, batch)
+
+    def execute(self, command: object) -> None:
+        handler = getattr(self, "_" + type(command).__name__, None)
+        if handler is None:
+            raise TypeError(f"no way to carry out {command!r}")
+        handler(command)
+
+    def _RequestTaskManagers(self, command: cmd.RequestTaskManagers) -> None:
+        rm = resource_manager(self.config["resourcemanager.taskmanager-timeout"] / 1000)
+        for _ in range(command.count):
+            lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_dict())
+            self._when_leased(lease, command.slots_each)
+
+    def _when_leased(self, lease, slots: int) -> None:
+        """Lease a TaskManager, attach it to this job, then register it; or say it failed."""
+        attached = threading.Event()
+
+        def leased(future) -> None:
+            try:
+                tm_id, handle = future.result()
+            except Exception as error:
+                self.enqueue(ev.TaskManagerRequestFailed(slots, f"no TaskManager: {error}"))
+                return
+            with self._lock:
+                self.task_managers[tm_id] = handle
+            root = os.path.join(self.shuffle_root, tm_id)
+            handle.attach.remote(self.job_id, self.job_manager, root).future().add_done_callback(
+                lambda f: started(tm_id, f)
+            )
+            timer = threading.Timer(self.config["slot.request.timeout"] / 1000, give_up, [tm_id])
+            timer.daemon = True
+            timer.start()
+
+        def started(tm_id: str, future) -> None:
+            try:
+                info = future.result()
+            except Exception as error:  # the process could not start, or died
+                self._forget(tm_id, lost=True)
+                self.enqueue(ev.TaskManagerRequestFailed(slots, f"{tm_id}: {error}"))
+                return
+            attached.set()
+            with self._lock:
+                self.registered.add(tm_id)
+            self.log.info("task manager attached", task_manager=tm_id)
+            self.enqueue(ev.TaskManagerRegistered(tm_id, slots, info["node"], info["shuffle_root"]))
+
+        def give_up(tm_id: str) -> None:
+            if not attached.is_set():
+                self._forget(tm_id, lost=True)
+                self.enqueue(ev.TaskManagerRequestFailed(
+                    slots, f"{tm_id} did not start within slot.request.timeout"))  # fmt: skip
+
+        lease.future().add_done_callback(leased)
+
+    def _DeployTask(self, command: cmd.DeployTask) -> None:
+        self._deploy(command.task_manager, [command])
+
+    def _deploy(self, task_manager: str, commands: list[cmd.DeployTask]) -> None:
+        tdds = [
+            encode(self.factory.create(self.state.graph.vertex(c.vertex, c.subtask)))
+            for c in commands
+        ]
+        handle = self.task_managers.get(task_manager)
+
+        def failed(error: str) -> None:
+            for c in commands:
+                self.enqueue(ev.TaskFailed(c.vertex, c.subtask, c.attempt,
+                                           f"deployment to {task_manager} failed: {error}",
+                                           now_ms()))  # fmt: skip
+
+        if handle is None:
+            failed("the TaskManager is gone")
+            return
+        self._on_failure(handle.deploy_many.remote(tdds), failed)
+
+    def _CancelTask(self, command: cmd.CancelTask) -> None:
+        handle = self.task_managers.get(command.task_manager)
+        gone = ev.TaskCanceled(command.vertex, command.subtask, command.attempt)
+        if handle is None:
+            self.enqueue(gone)
+            return
+        ref = handle.cancel.remote(command.vertex, command.subtask, command.attempt)
+        self._on_failure(ref, lambda error: self.enqueue(gone))
+
+    def _ReleasePartitions(self, command: cmd.ReleasePartitions) -> None:
+        handle = self.task_managers.get(command.task_manager)
+        if handle is not None:
+            handle.release.remote(encode((command.partitions, command.attempts)))
+        groups = {
+            g.id
+            for pid in command.partitions
+            for g in self.state.graph.results[pid.result].partitions[pid.index].groups
+        }
+        dropped = self.cache.drop(groups)
+        if dropped:
+            for other in list(self.task_managers.values()):
+                other.drop_blobs.remote(dropped)
+
+    def _StartTimer(self, command: cmd.StartTimer) -> None:
+        timer = threading.Timer(command.delay_ms / 1000, self.enqueue, [ev.TimerFired(command.token)])
+        timer.daemon = True
+        timer.start()
+
+    def _DecideParallelism(self, command: cmd.DecideParallelism) -> None:
+        # pure and O(subpartitions): computed right here, on the main loop, between events
+        self.enqueue(self.state.growth.decision_for(command.vertex))
+
+    def _InferSourceParallelism(self, command: cmd.InferSourceParallelism) -> None:
+        sources = self.state.graph.job_graph.vertex(command.vertex).sources
+
+        def infer() -> None:
+            started = time.perf_counter()
+            answer = infer_vertex_parallelism(command.vertex, sources, command.context)
+            self.log.info("source parallelism inferred", vertex=command.vertex,
+                          ms=int((time.perf_counter() - started) * 1000))  # fmt: skip
+            self.enqueue(answer)
+
+        self._work.submit(infer)
+
+    def _JobTerminated(self, command: cmd.JobTerminated) -> None:
+        status, cause = command.status, command.cause
+        for vertex, sink in self._sinks():
+            try:
+                if status == "FINISHED":
+                    finals = {v.subtask: v.attempt for v in self.state.graph.job_vertex(vertex).vertices}
+                    sinks.commit(sink, self.job_id, finals)
+                else:
+                    sinks.abort(sink, self.job_id)
+            except Exception as error:
+                status, cause = "FAILED", f"committing the output of {vertex!r} failed: {error}"
+                sinks.abort(sink, self.job_id)
+        self.terminal = (status, cause)
+        self.stop()
+
+    def _sinks(self):
+        for name, ejv in self.state.graph.job_vertices.items():
+            if isinstance(ejv.job_vertex.operator, ParquetSink):
+                yield name, ejv.job_vertex.operator
+
+    # -- outcomes -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _on_failure(ref, react: Callable[[str], None]) -> None:
+        def done(future) -> None:
+            try:
+                future.result()
+            except Exception as error:
+                react(f"{type(error).__name__}: {error}")
+
+        ref.future().add_done_callback(done)
+
+    def _forget(self, tm_id: str, lost: bool = False) -> None:
+        """Stop using a TaskManager; a lost one is not lent to anyone again."""
+        with self._lock:
+            handle = self.task_managers.pop(tm_id, None)
+            self.registered.discard(tm_id)
+        if lost and handle is not None:
+            ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE).forget.remote(tm_id)
+
+    def _watch(self) -> None:
+        """Heartbeats: a TaskManager that died, or stayed silent for heartbeat.timeout, is lost."""
+        interval = self.config["heartbeat.interval"] / 1000
+        timeout = self.config["heartbeat.timeout"] / 1000
+        last_seen: dict[str, float] = {}
+        while not self._stopped.wait(interval):
+            with self._lock:
+                watched = {t: self.task_managers[t] for t in self.registered}
+            pings = {t: h.ping.remote() for t, h in watched.items()}
+            if not pings:
+                continue
+            ready, _ = ray.wait(list(pings.values()), num_returns=len(pings), timeout=interval)
+            ready = set(ready)
+            now = time.time()
+            for tm_id, ref in pings.items():
+                cause = None
+                if ref in ready:
+                    try:
+                        ray.get(ref)
+                        last_seen[tm_id] = now
+                    except Exception as error:
+                        cause = f"{type(error).__name__}: {error}".splitlines()[0]
+                elif now - last_seen.setdefault(tm_id, now) > timeout:
+                    cause = f"no heartbeat for {timeout:.0f} s"
+                if cause is not None and not self._stopped.is_set():
+                    self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
+                    self._forget(tm_id, lost=True)
+                    self.enqueue(ev.TaskManagerLost(tm_id, cause, now_ms()))
+
+    def stop(self) -> None:
+        """Give every TaskManager back to the ResourceManager, which makes it leave the job
+        (removing the job's partition files) and keeps it warm for the next one."""
+        self._stopped.set()
+        with self._lock:
+            leased = list(self.task_managers)
+            self.task_managers.clear()
+            self.registered.clear()
+        if leased:
+            rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
+            for tm_id in leased:
+                rm.give_back.remote(self.job_id, tm_id)
+        self._work.shutdown(wait=False)

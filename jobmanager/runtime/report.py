@@ -1,0 +1,154 @@
+"""What a job did, for people: per vertex, its parallelism and why, its tasks, rows and bytes.
+
+The JobManager shell feeds a ``TaskLedger`` the events and commands that pass through it and
+builds a plain-dict status from it and the scheduling state on request; the client turns that
+dict into a ``JobResult``. Nothing here changes what the scheduler does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.core.executiongraph import ExecutionState
+
+__all__ = ["JobResult", "TaskLedger", "VertexReport", "job_status"]
+
+
+class TaskLedger:
+    """Counts deployments and running tasks, and keeps each subtask's latest metrics."""
+
+    def __init__(self) -> None:
+        self.deployments: dict[str, int] = {}
+        self.running: set[tuple[str, int, int]] = set()
+        self.max_running = 0
+        self.metrics: dict[tuple[str, int], ev.TaskMetrics] = {}
+        self.started_at: dict[str, float] = {}
+        self.finished_at: dict[str, float] = {}
+        self.deployed_at: dict[tuple[str, int, int], float] = {}
+        self.overhead_s = 0.0
+        self.finished = 0
+
+    def saw_command(self, command: object) -> None:
+        if type(command) is cmd.DeployTask:
+            now = time.time()
+            self.deployments[command.vertex] = self.deployments.get(command.vertex, 0) + 1
+            self.started_at.setdefault(command.vertex, now)
+            self.deployed_at[(command.vertex, command.subtask, command.attempt)] = now
+
+    def saw_event(self, event: object) -> None:
+        kind = type(event)
+        if kind is ev.TaskRunning:
+            self.running.add((event.vertex, event.subtask, event.attempt))
+            self.max_running = max(self.max_running, len(self.running))
+        elif kind in (ev.TaskFinished, ev.TaskFailed, ev.TaskCanceled):
+            self.running.discard((event.vertex, event.subtask, event.attempt))
+            deployed = self.deployed_at.pop((event.vertex, event.subtask, event.attempt), None)
+            if kind is ev.TaskFinished:
+                now = time.time()
+                if event.metrics is not None:
+                    self.metrics[(event.vertex, event.subtask)] = event.metrics
+                    if deployed is not None:
+                        self.overhead_s += now - deployed - event.metrics.duration_ms / 1000
+                        self.finished += 1
+                self.finished_at[event.vertex] = now
+
+
+def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ended_at: float | None):
+    growth = state.growth
+    vertices = []
+    for ejv in state.graph.job_vertices.values():
+        subtasks = ejv.vertices
+        metrics = [m for (name, _), m in ledger.metrics.items() if name == ejv.name]
+        start, end = ledger.started_at.get(ejv.name), ledger.finished_at.get(ejv.name)
+        explanation = growth.explanations.get(ejv.name) if growth else None
+        vertices.append(
+            {
+                "name": ejv.name,
+                "parallelism": ejv.parallelism,
+                "max_parallelism": ejv.max_parallelism,
+                "tasks": len(subtasks),
+                "finished": sum(1 for v in subtasks if v.state is ExecutionState.FINISHED),
+                "running": sum(1 for v in subtasks if v.state is ExecutionState.RUNNING),
+                "deployments": ledger.deployments.get(ejv.name, 0),
+                "rows_in": sum(m.rows_in for m in metrics),
+                "rows_out": sum(m.rows_out for m in metrics),
+                "bytes_in": sum(m.bytes_in for m in metrics),
+                "bytes_out": sum(r.produced.total for r in ejv.outputs if r.produced is not None),
+                "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
+                "started_at": start,
+                "explanation": explanation.text if explanation else _fixed_reason(ejv),
+            }
+        )
+    return {
+        "job_id": job_id,
+        "name": state.graph.job_graph.name,
+        "status": state.status.value,
+        "cause": state.failure_cause,
+        "submitted_at": submitted_at,
+        "ended_at": ended_at,
+        "max_running_tasks": ledger.max_running,
+        "task_overhead_ms": round(1000 * ledger.overhead_s / max(ledger.finished, 1), 3),
+        "task_managers": sorted(state.task_managers),
+        "vertices": vertices,
+    }
+
+
+def _fixed_reason(ejv) -> str:
+    if ejv.parallelism is None:
+        return "not decided yet"
+    if ejv.job_vertex.parallelism is not None:
+        return f"set by the user: {ejv.parallelism}"
+    return f"fixed before the job started: {ejv.parallelism}"
+
+
+@dataclass(frozen=True)
+class VertexReport:
+    name: str
+    parallelism: int | None
+    explanation: str
+    tasks: int
+    finished: int
+    deployments: int
+    rows_in: int
+    rows_out: int
+    bytes_in: int
+    bytes_out: int
+    duration_s: float | None
+
+    @staticmethod
+    def of(entry: dict) -> VertexReport:
+        return VertexReport(
+            entry["name"], entry["parallelism"], entry["explanation"], entry["tasks"],
+            entry["finished"], entry["deployments"], entry["rows_in"], entry["rows_out"],
+            entry["bytes_in"], entry["bytes_out"], entry["duration_s"],
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job_id: str
+    status: str
+    cause: str
+    duration_s: float | None
+    max_running_tasks: int
+    vertices: dict[str, VertexReport] = field(default_factory=dict)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "FINISHED"
+
+    @staticmethod
+    def of(status: dict) -> JobResult:
+        ended = status.get("ended_at")
+        duration = round(ended - status["submitted_at"], 3) if ended else None
+        return JobResult(
+            status["job_id"],
+            status["status"],
+            status["cause"],
+            duration,
+            status["max_running_tasks"],
+            {v["name"]: VertexReport.of(v) for v in status["vertices"]},
+        )

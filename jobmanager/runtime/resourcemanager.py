@@ -1,0 +1,208 @@
+"""The ResourceManager: TaskManager processes kept warm between jobs and leased one job at a
+time, like the TaskManagers of a Flink session cluster; and a standby JobManager for the next job.
+
+Starting a TaskManager costs a process, its imports, and for PySpark work a JVM whose first
+queries run slowly until its JIT warms up: seconds a short batch job should not pay every time.
+So a TaskManager a job gives back stays, idle, for ``resourcemanager.taskmanager-timeout`` and
+goes to the next job that asks for one of the same size; idle ones of another size are stopped
+when a job needs the CPUs they hold. A TaskManager leased to a job whose JobManager is gone is
+taken back.
+
+A JobManager is a process of its own per job; starting one (the interpreter, Ray, Tidal's
+imports) takes about half a second, which a short job would feel. So when a job ends, the
+ResourceManager starts a standby JobManager, and the next submission claims it: the job's id is
+the standby's. A claim while the standby is still starting waits for it, which is never slower
+than starting another.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+import ray
+import structlog
+
+from jobmanager.logs import configure_logging
+from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name, new_job_id
+
+__all__ = ["ResourceManager", "resource_manager"]
+
+_log = structlog.get_logger("tidal.resourcemanager")
+
+
+@dataclass
+class _TaskManager:
+    handle: object
+    shape: tuple
+    job: str | None
+    since: float
+
+
+class ResourceManager:
+    def __init__(self, idle_timeout_s: float, work_dir: str = "") -> None:
+        configure_logging("INFO")
+        self.idle_timeout_s = idle_timeout_s
+        self.work_dir = work_dir or os.path.join(tempfile.gettempdir(), "tidal", "taskmanagers")
+        self.task_managers: dict[str, _TaskManager] = {}
+        self.returning: dict[str, tuple] = {}  # given back, still leaving their job
+        self.created = 0
+        self._counter = 0
+        self._lock = threading.Lock()
+        self._returned = threading.Condition(self._lock)
+        self._standby: tuple[str, object] | None = None  # (job id, JobManager handle)
+        self._standby_ready = threading.Condition(self._lock)
+        self._standby_starting = False
+        threading.Thread(target=self._reap, name="tidal-rm-reaper", daemon=True).start()
+
+    # -- the standby JobManager ---------------------------------------------------------------
+
+    def prepare_job_manager(self) -> None:
+        """Start a standby JobManager, unless one is ready or starting."""
+        with self._lock:
+            if self._standby is not None or self._standby_starting:
+                return
+            self._standby_starting = True
+        from jobmanager.runtime.actor import create_job_manager
+
+        job_id = new_job_id()
+        handle = create_job_manager(job_id)
+        handle.ready.remote().future().add_done_callback(
+            lambda future: self._standby_started(job_id, handle, future)
+        )
+
+    def _standby_started(self, job_id: str, handle, future) -> None:
+        try:
+            future.result()
+        except Exception as error:
+            _log.warning("standby job manager did not start", job=job_id, error=repr(error))
+            handle = None
+        with self._lock:
+            self._standby_starting = False
+            self._standby = (job_id, handle) if handle is not None else None
+            self._standby_ready.notify_all()
+
+    def claim_job_manager(self, timeout_s: float = 30.0) -> tuple[str, object] | None:
+        """The standby JobManager, now the caller's, waiting for it if it is starting; None if
+        there is none."""
+        with self._lock:
+            self._standby_ready.wait_for(lambda: not self._standby_starting, timeout_s)
+            standby, self._standby = self._standby, None
+        return standby
+
+    def has_job_manager(self, timeout_s: float) -> bool:
+        """Prepare a standby JobManager and wait until it is ready."""
+        self.prepare_job_manager()
+        with self._lock:
+            self._standby_ready.wait_for(lambda: not self._standby_starting, timeout_s)
+            return self._standby is not None
+
+    # -- TaskManagers ---------------------------------------------------------------------------
+
+    def lease(self, job_id: str, slots: int, config: dict) -> tuple[str, object]:
+        """A TaskManager of ``slots`` slots for ``job_id``: a warm idle one if there is one,
+        else a new one (stopping idle ones of other shapes to free their CPUs)."""
+        shape = (slots, str(config.get("taskmanager.memory.spark-driver", "")))
+        with self._lock:
+            deadline = time.time() + 10
+            while True:
+                for tm_id, tm in self.task_managers.items():
+                    if tm.job is None and tm.shape == shape:
+                        tm.job, tm.since = job_id, time.time()
+                        return tm_id, tm.handle
+                # one that is leaving another job is worth a short wait: it is warm
+                if shape not in self.returning.values() or time.time() > deadline:
+                    break
+                self._returned.wait(0.05)
+            stopped = []
+            if ray.available_resources().get("CPU", 0) < slots:
+                others = [t for t, tm in self.task_managers.items() if tm.job is None]
+                stopped = [self.task_managers.pop(t) for t in others]
+            tm_id = f"tidal-tm-{self._counter}"
+            self._counter += 1
+        for tm in stopped:
+            ray.kill(tm.handle, no_restart=True)
+        from taskmanager.actor import TaskManagerActor
+
+        handle = (
+            ray.remote(TaskManagerActor)
+            .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots,
+                     max_concurrency=slots + 8, max_restarts=0)  # fmt: skip
+            .remote(tm_id, slots, config, os.path.join(self.work_dir, tm_id))
+        )
+        with self._lock:
+            self.task_managers[tm_id] = _TaskManager(handle, shape, job_id, time.time())
+            self.created += 1
+        _log.info("task manager created", task_manager=tm_id, slots=slots, job=job_id)
+        return tm_id, handle
+
+    def give_back(self, job_id: str, tm_id: str) -> None:
+        """The job is done with it: the TaskManager leaves the job and waits, idle."""
+        with self._lock:
+            tm = self.task_managers.get(tm_id)
+            if tm is None or tm.job != job_id:
+                return
+            self.returning[tm_id] = tm.shape
+        try:
+            ray.get(tm.handle.detach.remote(job_id), timeout=30)
+        except Exception as error:  # it died or hangs: do not lend it again
+            _log.warning("task manager dropped", task_manager=tm_id, error=repr(error))
+            with self._lock:
+                self.returning.pop(tm_id, None)
+            self.forget(tm_id)
+            return
+        with self._lock:
+            self.returning.pop(tm_id, None)
+            if tm.job == job_id:  # not lent again meanwhile (the reaper and the job may race)
+                tm.job, tm.since = None, time.time()
+            self._returned.notify_all()
+
+    def forget(self, tm_id: str) -> None:
+        with self._lock:
+            tm = self.task_managers.pop(tm_id, None)
+        if tm is not None:
+            ray.kill(tm.handle, no_restart=True)
+
+    def describe(self) -> dict:
+        with self._lock:
+            return {
+                "idle": sorted(t for t, tm in self.task_managers.items() if tm.job is None),
+                "leased": {t: tm.job for t, tm in self.task_managers.items() if tm.job},
+                "created": self.created,
+                "standby": self._standby[0] if self._standby else None,
+            }
+
+    def _reap(self) -> None:
+        while True:
+            time.sleep(min(5.0, max(0.5, self.idle_timeout_s / 4)))
+            now = time.time()
+            with self._lock:
+                expired = [t for t, tm in self.task_managers.items()
+                           if tm.job is None and now - tm.since > self.idle_timeout_s]  # fmt: skip
+                leases = [(t, tm.job) for t, tm in self.task_managers.items() if tm.job]
+            for tm_id in expired:
+                self.forget(tm_id)
+            for tm_id, job_id in leases:
+                if not _alive(job_id):
+                    self.give_back(job_id, tm_id)
+
+
+def _alive(job_id: str) -> bool:
+    try:
+        ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE)
+        return True
+    except ValueError:
+        return False
+
+
+def resource_manager(idle_timeout_s: float):
+    """The cluster's ResourceManager, started by the first job that needs it."""
+    return (
+        ray.remote(ResourceManager)
+        .options(name=RESOURCE_MANAGER, namespace=NAMESPACE, lifetime="detached",
+                 get_if_exists=True, num_cpus=0, max_concurrency=32)  # fmt: skip
+        .remote(idle_timeout_s)
+    )

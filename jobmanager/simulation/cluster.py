@@ -1,0 +1,173 @@
+"""Simulated TaskManagers: drive the real scheduling core with no Ray, no Spark and no data.
+
+They answer each command the way a cluster would, at once: TaskManagers register when asked
+for, a deployed task finishes with synthetic byte counts, a cancelled task reports cancelled, a
+timer fires after its delay on a simulated clock. This is how the core is run at 10,000 x
+10,000 in one process, in a test or ``tidal stress``. Nothing here is the runtime; the Ray
+TaskManager is.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from jobmanager.core import commands as cmd
+from jobmanager.messages import events as ev
+from jobmanager.core.executiongraph import ExecutionGraph
+from jobmanager.model.inference import infer_vertex_parallelism
+from jobmanager.core.state import JobManagerState, Probe
+
+__all__ = [
+    "ByteModel",
+    "SimulatedRun",
+    "SimulatedTaskManagers",
+    "TaskFault",
+    "uniform_bytes",
+]
+
+ByteModel = Callable[[str, int, str, int], bytes]
+"""(vertex, subtask, result, subpartitions) -> bytes written to each subpartition, packed as
+``ProducedPartition.subpartition_bytes`` (little-endian int64)."""
+
+
+def uniform_bytes(per_task: int) -> ByteModel:
+    """Each task writes ``per_task`` bytes spread evenly over its subpartitions."""
+    cache: dict[int, bytes] = {}
+
+    def model(vertex: str, subtask: int, result: str, subpartitions: int) -> bytes:
+        packed = cache.get(subpartitions)
+        if packed is None:
+            counts = np.full(subpartitions, per_task // subpartitions, dtype="<i8")
+            counts[: per_task % subpartitions] += 1
+            packed = cache[subpartitions] = counts.tobytes()
+        return packed
+
+    return model
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFault:
+    """Make one attempt of one subtask fail (optionally blaming a lost input partition)."""
+
+    vertex: str
+    subtask: int
+    attempt: int = 0
+    error: str = "simulated failure"
+    lost_partition: object = None
+
+
+class SimulatedTaskManagers:
+    """Answers commands with the events a healthy cluster would send back."""
+
+    def __init__(
+        self,
+        graph: ExecutionGraph,
+        byte_model: ByteModel = uniform_bytes(1 << 20),
+        faults: Iterable[TaskFault] = (),
+        filter_values: Callable[[str, int], tuple[str, ...]] | None = None,
+    ) -> None:
+        self.graph = graph
+        self.byte_model = byte_model
+        self.filter_values = filter_values
+        self.faults = {(f.vertex, f.subtask, f.attempt): f for f in faults}
+        self.clock_ms = 0
+        self.task_managers = 0
+        self.deployed: list[tuple[str, int, int]] = []
+        self.released: list = []
+        self.terminated: cmd.JobTerminated | None = None
+
+    def answer(self, command: object) -> list[object]:
+        kind = type(command)
+        if kind is cmd.DeployTask:
+            return [self._run(command)]
+        if kind is cmd.RequestTaskManagers:
+            registered = []
+            for _ in range(command.count):
+                registered.append(
+                    ev.TaskManagerRegistered(f"sim-tm-{self.task_managers}", command.slots_each)
+                )
+                self.task_managers += 1
+            return registered
+        if kind is cmd.CancelTask:
+            return [ev.TaskCanceled(command.vertex, command.subtask, command.attempt)]
+        if kind is cmd.StartTimer:
+            self.clock_ms += command.delay_ms
+            return [ev.TimerFired(command.token)]
+        if kind is cmd.ReleasePartitions:
+            self.released.extend(command.partitions)
+            return []
+        if kind is cmd.JobTerminated:
+            self.terminated = command
+            return []
+        raise TypeError(f"simulated TaskManagers cannot do {command!r}")
+
+    def _run(self, deploy: cmd.DeployTask) -> object:
+        key = (deploy.vertex, deploy.subtask, deploy.attempt)
+        self.deployed.append(key)
+        fault = self.faults.get(key)
+        if fault is not None:
+            return ev.TaskFailed(*key, fault.error, self.clock_ms, fault.lost_partition)
+        vertex = self.graph.vertex(deploy.vertex, deploy.subtask)
+        produced = []
+        for p in vertex.produced:
+            n = p.result.subpartition_count(p.index)
+            packed = self.byte_model(deploy.vertex, deploy.subtask, p.result.id, n)
+            values = ()
+            if self.filter_values is not None and p.result.edge.dynamic_filtering:
+                values = self.filter_values(p.result.id, deploy.subtask)
+            produced.append(ev.ProducedPartition(p.result.id, packed, values))
+        return ev.TaskFinished(*key, tuple(produced))
+
+
+@dataclass
+class SimulatedRun:
+    """Feeds the core's commands to simulated TaskManagers and their answers back, until the
+    job terminates. ``shuffle`` picks the next event at random (seeded) instead of in order,
+    so tests see tasks finish out of order. ``inject[n]`` events happen right after the n-th
+    event (a TaskManager dying mid-job, say). A ``probe`` is told when the first task result
+    comes back, which ends the stress run's deployment phase."""
+
+    state: JobManagerState
+    cluster: SimulatedTaskManagers
+    record: bool = False
+    shuffle: random.Random | None = None
+    probe: Probe | None = None
+    inject: dict[int, list] = field(default_factory=dict)
+    events: list = field(default_factory=list)
+
+    def run(self, first: Iterable[object] = (ev.JobStarted(),), max_events: int = 10**8):
+        queue: deque = deque(first)
+        handle, answer = self.state.handle, self.cluster.answer
+        applied = 0
+        first_result = self.probe is not None
+        while queue and self.cluster.terminated is None:
+            if self.shuffle is not None and len(queue) > 1:
+                queue.rotate(-self.shuffle.randrange(len(queue)))
+            event = queue.popleft()
+            if first_result and type(event) in (ev.TaskFinished, ev.TaskFailed):
+                self.probe.mark("first_task_done")
+                first_result = False
+            if self.record:
+                self.events.append(event)
+            for command in handle(event):
+                queue.extend(self._carry_out(command) or answer(command))
+            applied += 1
+            if applied in self.inject:
+                queue.extendleft(reversed(self.inject[applied]))
+            if applied >= max_events:
+                raise RuntimeError(f"the job did not terminate within {max_events} events")
+        return self.cluster.terminated
+
+    def _carry_out(self, command: object) -> list | None:
+        """The JobManager shell's own work: decisions and source inference."""
+        if type(command) is cmd.DecideParallelism:
+            return [self.state.growth.decision_for(command.vertex)]
+        if type(command) is cmd.InferSourceParallelism:
+            sources = self.state.graph.job_graph.vertex(command.vertex).sources
+            return [infer_vertex_parallelism(command.vertex, sources, command.context)]
+        return None
