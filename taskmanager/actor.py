@@ -30,9 +30,9 @@ import ray
 import structlog
 
 from blob import BlobCache, BlobKey
-from jobmanager.messages.codec import decode
-from jobmanager.core.deployment import TaskDeploymentDescriptor
 from jobmanager.logs import configure_logging
+from jobmanager.messages.codec import decode
+from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
 from taskmanager.blobs import FetchedBlobs
 from taskmanager.registry import PartitionRegistry

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import cloudpickle
 
 from blob import BlobCache, BlobKey, verified
-from jobmanager.core.deployment import TaskDeploymentDescriptor
+from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.model.operators import VertexCode
 
 __all__ = ["FetchedBlobs", "load_vertex_code"]

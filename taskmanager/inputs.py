@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from blob import BlobCache, BlobKey
-from jobmanager.core.deployment import (
+from jobmanager.messages.deployment import (
     InputGateDeploymentDescriptor,
     TaskDeploymentDescriptor,
     decode_shuffle_descriptors,
@@ -45,8 +45,8 @@ from shuffle import (
     ShuffleDescriptor,
 )
 from taskmanager.cancellation import CancelToken
-from taskmanager.memo import Memo
 from taskmanager.failures import InputLost
+from taskmanager.memo import Memo
 
 __all__ = [
     "ParquetFiles",

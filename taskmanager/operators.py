@@ -19,9 +19,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jobmanager.core.deployment import TaskDeploymentDescriptor
-from jobmanager.model.operators import ArrowFunction, ParquetSink, SparkFunction, VertexCode
-from jobmanager.runtime.sinks import part_file
+from jobmanager.messages.deployment import TaskDeploymentDescriptor
+from jobmanager.model.operators import (
+    ArrowFunction,
+    ParquetSink,
+    SparkFunction,
+    VertexCode,
+    part_file,
+)
 from taskmanager.cancellation import CancelToken
 from taskmanager.spark import SparkSessionProvider, run_spark_function
 

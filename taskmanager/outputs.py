@@ -16,7 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobmanager.core.deployment import ResultPartitionDeploymentDescriptor, TaskDeploymentDescriptor
+from jobmanager.messages.deployment import (
+    ResultPartitionDeploymentDescriptor,
+    TaskDeploymentDescriptor,
+)
 from jobmanager.messages.events import ProducedPartition
 from shuffle import (
     BroadcastPartitioner,

@@ -26,7 +26,7 @@ from pathlib import Path
 import structlog
 
 from blob import BlobCache
-from jobmanager.core.deployment import TaskDeploymentDescriptor
+from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.messages.events import (
     Event,
     TaskCanceled,
@@ -35,12 +35,12 @@ from jobmanager.messages.events import (
     TaskMetrics,
     TaskRunning,
 )
+from jobmanager.model.operators import SparkFunction
 from shuffle import FetchChunk, ShuffleDirectory
 from taskmanager.blobs import load_vertex_code
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import InputLost, describe_failure
 from taskmanager.inputs import read_inputs
-from jobmanager.model.operators import SparkFunction
 from taskmanager.memo import Memo
 from taskmanager.operators import run_operator
 from taskmanager.outputs import discard_outputs, write_outputs

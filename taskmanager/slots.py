@@ -17,7 +17,7 @@ from enum import Enum
 
 import structlog
 
-from jobmanager.core.deployment import TaskDeploymentDescriptor
+from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.messages.events import Event, TaskCanceled
 from taskmanager.cancellation import CancelToken
 

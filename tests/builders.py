@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 from jobmanager.core.executiongraph import ExecutionGraph, ExecutionState, ExecutionVertex
-from jobmanager.model.jobgraph import JobGraph, JobVertex, Partitioner, ResultPartitionType
 from jobmanager.core.scheduler.regions import PipelinedRegions
+from jobmanager.model.jobgraph import JobGraph, JobVertex, Partitioner, ResultPartitionType
 
 BLOCKING = ResultPartitionType.BLOCKING
 PIPELINED = ResultPartitionType.PIPELINED

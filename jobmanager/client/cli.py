@@ -94,8 +94,8 @@ def run(
     """Submit a job and, unless detached, show its progress until it ends."""
     import runpy
 
-    from jobmanager.errors import TidalError
     from jobmanager.client.progress import summary_table
+    from jobmanager.errors import TidalError
 
     configure_logging("WARNING")
     namespace = runpy.run_path(job_file, run_name="tidal_job")

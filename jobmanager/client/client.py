@@ -20,16 +20,16 @@ from typing import Any, Iterable, Mapping
 import cloudpickle
 import ray
 
-from jobmanager.runtime import sinks
-from jobmanager.runtime.actor import STANDBY, create_job_manager
+from jobmanager.client.progress import TERMINAL, Progress, progress_for
+from jobmanager.client.result import JobResult
+from jobmanager.core.admission import validate_job
 from jobmanager.model.config import Configuration
-from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name, new_job_id
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import ParquetSink, check_operators, serialize_vertex_code
-from jobmanager.client.progress import TERMINAL, Progress, progress_for
-from jobmanager.runtime.report import JobResult
+from jobmanager.runtime import sinks
+from jobmanager.runtime.actor import STANDBY, create_job_manager
+from jobmanager.runtime.names import NAMESPACE, job_manager_name, new_job_id
 from jobmanager.runtime.resourcemanager import resource_manager
-from jobmanager.core.admission import validate_job
 
 __all__ = ["Client", "JobHandle"]
 
@@ -69,7 +69,8 @@ class Client:
             if isinstance(vertex.operator, ParquetSink):
                 sinks.check_target(vertex.operator)
         start = (cloudpickle.dumps(job), settings.to_dict(), time.time())
-        standby = _claim_standby()
+        rm = resource_manager(settings["resourcemanager.taskmanager-timeout"] / 1000)
+        standby = ray.get(rm.claim_job_manager.remote())
         if standby is not None:
             job_id, actor = standby
             if _started(actor, start):
@@ -107,15 +108,6 @@ class Client:
                 except Exception:  # it left between the listing and the question
                     continue
         return sorted(jobs, key=lambda s: s["submitted_at"])
-
-
-def _claim_standby() -> tuple[str, object] | None:
-    """The ResourceManager's standby JobManager, if the cluster has a ResourceManager yet."""
-    try:
-        rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
-    except ValueError:
-        return None
-    return ray.get(rm.claim_job_manager.remote())
 
 
 def _started(actor, start: tuple) -> bool:

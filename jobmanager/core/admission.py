@@ -6,8 +6,8 @@ with the error naming the culprit, not in a JobManager started for nothing.
 
 from __future__ import annotations
 
-from jobmanager.model.config import Configuration
 from jobmanager.errors import JobGraphError
+from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 
 __all__ = ["check_all_blocking", "uses_adaptive_scheduler", "validate_job"]

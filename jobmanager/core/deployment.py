@@ -1,4 +1,5 @@
-"""Task deployment descriptors, with ShuffleDescriptors built once per consumed partition group.
+"""Building task deployment descriptors, with ShuffleDescriptors built once per consumed
+partition group.
 
 Every consumer of an all-to-all group reads the same N partitions, so their N ShuffleDescriptors
 are built, encoded (msgpack), compressed (lz4) and cached once per group and shared by all N
@@ -13,99 +14,30 @@ bumps, so the check costs O(1), and a stale entry is dropped, with its blob.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from blob import BlobKey, BlobStore
-from blob.codec import decode, encode
-from jobmanager.messages.codec import register
-from jobmanager.messages.events import TaskManagerRegistered
+from blob.codec import encode
 from jobmanager.core.executiongraph import (
     ConsumedPartitionGroup,
     ExecutionGraph,
     ExecutionVertex,
-    InputSlice,
     IntermediateResultPartition,
 )
+from jobmanager.messages.deployment import (
+    InputGateDeploymentDescriptor,
+    InputSlice,
+    ResultPartitionDeploymentDescriptor,
+    ShuffleDescriptors,
+    TaskDeploymentDescriptor,
+)
+from jobmanager.messages.events import TaskManagerRegistered
 from shuffle.descriptors import ShuffleDescriptor
 from shuffle.paths import partition_path
 
-__all__ = [
-    "InputGateDeploymentDescriptor",
-    "ResultPartitionDeploymentDescriptor",
-    "ShuffleDescriptorCache",
-    "ShuffleDescriptors",
-    "TaskDeploymentDescriptor",
-    "TaskDeploymentDescriptorFactory",
-    "decode_shuffle_descriptors",
-]
+__all__ = ["DEFAULT_OFFLOAD_MIN_SIZE", "ShuffleDescriptorCache", "TaskDeploymentDescriptorFactory"]
 
 DEFAULT_OFFLOAD_MIN_SIZE = 1 << 20
-
-
-@register
-@dataclass(frozen=True, slots=True)
-class ShuffleDescriptors:
-    """The compressed descriptors of one consumed partition group: inline, or a blob key."""
-
-    group: int
-    version: int
-    inline: bytes = b""
-    blob_key: str = ""
-
-    @property
-    def offloaded(self) -> bool:
-        return bool(self.blob_key)
-
-
-@register
-@dataclass(frozen=True, slots=True)
-class InputGateDeploymentDescriptor:
-    """One input of a task: which slices of which partitions to read, and where they are.
-    ``partitions``, when given, are the only partitions of the slices that hold any data for
-    them; the others are skipped (a task always reads at least one, for the schema)."""
-
-    result: str
-    slices: tuple[InputSlice, ...]
-    descriptors: ShuffleDescriptors
-    partitions: tuple[int, ...] | None = None
-
-
-@register
-@dataclass(frozen=True, slots=True)
-class ResultPartitionDeploymentDescriptor:
-    """One output of a task: the partition it writes and how to split it. ``filter_column``:
-    the edge carries dynamic filtering, so report the distinct values of that column."""
-
-    result: str
-    index: int
-    num_subpartitions: int
-    partitioner: str
-    keys: tuple[str, ...]
-    filter_column: str = ""
-
-
-@register
-@dataclass(frozen=True, slots=True)
-class TaskDeploymentDescriptor:
-    """Everything one subtask attempt needs. ``code_key`` is the blob holding the vertex's
-    cloudpickled code; its sources split their files for ``split_target_bytes`` per split and
-    keep only the partitions ``source_filters`` allow."""
-
-    job_id: str
-    vertex: str
-    subtask: int
-    attempt: int
-    parallelism: int
-    inputs: tuple[InputGateDeploymentDescriptor, ...]
-    outputs: tuple[ResultPartitionDeploymentDescriptor, ...]
-    code_key: str = ""
-    split_target_bytes: int = 16 << 20
-    source_filters: tuple = ()
-
-
-def decode_shuffle_descriptors(payload: bytes) -> list[ShuffleDescriptor]:
-    return [ShuffleDescriptor.from_list(fields) for fields in decode(payload)]
 
 
 class ShuffleDescriptorCache:

@@ -14,10 +14,7 @@ from typing import Callable, Sequence
 import structlog
 
 from jobmanager.core import commands as cmd
-from jobmanager.messages import events as ev
 from jobmanager.core.admission import check_all_blocking, uses_adaptive_scheduler, validate_job
-from jobmanager.model.config import Configuration
-from jobmanager.errors import NoResourceAvailableError
 from jobmanager.core.executiongraph import (
     ExecutionGraph,
     ExecutionState,
@@ -26,20 +23,23 @@ from jobmanager.core.executiongraph import (
     PartitionState,
 )
 from jobmanager.core.executiongraph.result_bytes import report_problem
-from jobmanager.model.jobgraph import JobGraph
 from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.probe import NoProbe, Probe, ProbeListener
 from jobmanager.core.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
 from jobmanager.core.scheduler.backoff import make_restart_backoff
 from jobmanager.core.scheduler.failover import RestartPipelinedRegionFailoverStrategy
 from jobmanager.core.scheduler.regions import PipelinedRegions
-from jobmanager.core.scheduler.restarts import PendingRestarts
 from jobmanager.core.scheduler.release import RegionPartitionGroupReleaseStrategy
+from jobmanager.core.scheduler.restarts import PendingRestarts
 from jobmanager.core.scheduler.slots import Slot, SlotPool, SlotRequest
 from jobmanager.core.scheduler.strategy import (
     PipelinedRegionSchedulingStrategy,
     VertexwiseSchedulingStrategy,
 )
+from jobmanager.errors import NoResourceAvailableError
+from jobmanager.messages import events as ev
+from jobmanager.model.config import Configuration
+from jobmanager.model.jobgraph import JobGraph
 
 __all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "validate_job"]
 

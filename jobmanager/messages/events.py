@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from jobmanager.messages.codec import message, register
-from jobmanager.core.scheduler.adaptive.decision import Explanation
 from shuffle.ids import PartitionId
 
 __all__ = [
     "Event",
+    "Explanation",
     "JobCancelRequested",
     "JobStarted",
     "ProducedPartition",
@@ -144,6 +144,17 @@ class TimerFired:
 @message
 class JobCancelRequested:
     reason: str
+
+
+@message
+class Explanation:
+    """Why a vertex got its parallelism: the numbers and every adjustment, in words too."""
+
+    text: str
+    input_bytes: int = 0
+    broadcast_bytes: int = 0
+    raw: float = 0.0
+    clamps: tuple[str, ...] = ()
 
 
 @message

@@ -11,6 +11,7 @@ User code travels with cloudpickle, as in Ray; everything else Tidal sends is ms
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -26,8 +27,10 @@ __all__ = [
     "VertexCode",
     "arrow",
     "check_operators",
+    "part_file",
     "serialize_vertex_code",
     "spark",
+    "staging_dir",
 ]
 
 
@@ -63,6 +66,16 @@ class ParquetSink:
 
     def __str__(self) -> str:
         return f"parquet sink {self.path}"
+
+
+def staging_dir(sink: ParquetSink, job_id: str) -> str:
+    """Where a job's sink tasks write their part files: beside the target, on its file system,
+    so the commit is a rename."""
+    return f"{os.path.abspath(sink.path).rstrip(os.sep)}.tidal-staging-{job_id}"
+
+
+def part_file(sink: ParquetSink, job_id: str, subtask: int, attempt: int) -> str:
+    return os.path.join(staging_dir(sink, job_id), f"part-{subtask:05d}-{attempt}.parquet")
 
 
 def spark(fn: Callable[..., Any]) -> SparkFunction:

@@ -37,8 +37,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import structlog
 
-from jobmanager.messages.codec import register
 from jobmanager.errors import TidalError
+from jobmanager.messages.codec import register
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext
 
 __all__ = ["FileSource", "FileSplit", "SourceError", "assign_splits", "read_splits"]

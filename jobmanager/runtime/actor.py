@@ -21,17 +21,16 @@ import ray
 import structlog
 
 from blob import BlobKey, FileSystemBlobStore
+from jobmanager.core.state import JobManagerState
+from jobmanager.logs import configure_logging
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
 from jobmanager.model.config import Configuration
+from jobmanager.model.operators import serialize_vertex_code
 from jobmanager.runtime.eventlog import EventLog
 from jobmanager.runtime.executor import CommandExecutor
-from jobmanager.logs import configure_logging
-from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
-from jobmanager.model.operators import serialize_vertex_code
-from jobmanager.runtime.report import TaskLedger, job_status
-from jobmanager.runtime.resourcemanager import resource_manager
-from jobmanager.core.state import JobManagerState
+from jobmanager.runtime.names import NAMESPACE, job_manager_name, resource_manager_handle
+from jobmanager.runtime.status import TaskLedger, job_status
 
 __all__ = ["STANDBY", "JobManagerActor", "create_job_manager", "work_directory"]
 
@@ -64,8 +63,8 @@ def _warm_up() -> None:
     import taskmanager.actor  # noqa: F401  (a TaskManager's handle needs its class)
 
     try:
-        ray.get(ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE).describe.remote())
-    except ValueError:  # none yet: the job's first TaskManager request starts it
+        ray.get(resource_manager_handle().describe.remote())
+    except ValueError:  # no ResourceManager: a JobManager started without a client
         pass
 
 
@@ -224,7 +223,7 @@ class JobManagerActor:
         status, cause = self.executor.terminal
         self.log.info("job done", status=status, cause=cause or None)
         self.done.set()
-        resource_manager(self.config["resourcemanager.taskmanager-timeout"] / 1000).prepare_job_manager.remote()
+        resource_manager_handle().prepare_job_manager.remote()
         me = ray.get_runtime_context().current_actor
         linger = threading.Timer(self.config["jobstore.expiration-time"] / 1000, me.exit.remote)
         linger.daemon = True

@@ -22,8 +22,8 @@ from typing import Iterator
 import fsspec
 import lz4.frame
 
-from jobmanager.messages.codec import decode, encode
 from jobmanager.errors import TidalError
+from jobmanager.messages.codec import decode, encode
 
 __all__ = ["EventLog", "EventLogCorrupted", "read_events"]
 

@@ -19,16 +19,15 @@ import structlog
 
 from blob import BlobStore
 from jobmanager.core import commands as cmd
+from jobmanager.core.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
+from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
-from jobmanager.runtime import sinks
 from jobmanager.messages.codec import encode
 from jobmanager.model.config import Configuration
-from jobmanager.core.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
 from jobmanager.model.inference import infer_vertex_parallelism
-from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER
 from jobmanager.model.operators import ParquetSink
-from jobmanager.runtime.resourcemanager import resource_manager
-from jobmanager.core.state import JobManagerState
+from jobmanager.runtime import sinks
+from jobmanager.runtime.names import resource_manager_handle
 
 __all__ = ["CommandExecutor", "now_ms"]
 
@@ -100,7 +99,7 @@ class CommandExecutor:
         handler(command)
 
     def _RequestTaskManagers(self, command: cmd.RequestTaskManagers) -> None:
-        rm = resource_manager(self.config["resourcemanager.taskmanager-timeout"] / 1000)
+        rm = resource_manager_handle()
         for _ in range(command.count):
             lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_dict())
             self._when_leased(lease, command.slots_each)
@@ -249,7 +248,7 @@ class CommandExecutor:
             handle = self.task_managers.pop(tm_id, None)
             self.registered.discard(tm_id)
         if lost and handle is not None:
-            ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE).forget.remote(tm_id)
+            resource_manager_handle().forget.remote(tm_id)
 
     def _watch(self) -> None:
         """Heartbeats: a TaskManager that died, or stayed silent for heartbeat.timeout, is lost."""
@@ -289,7 +288,7 @@ class CommandExecutor:
             self.task_managers.clear()
             self.registered.clear()
         if leased:
-            rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
+            rm = resource_manager_handle()
             for tm_id in leased:
                 rm.give_back.remote(self.job_id, tm_id)
         self._work.shutdown(wait=False)

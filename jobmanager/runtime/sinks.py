@@ -14,23 +14,15 @@ import re
 import shutil
 
 from jobmanager.errors import TidalError
-from jobmanager.model.operators import ParquetSink
+from jobmanager.model.operators import ParquetSink, staging_dir
 
-__all__ = ["SinkError", "abort", "check_target", "commit", "part_file", "staging_dir"]
+__all__ = ["SinkError", "abort", "check_target", "commit"]
 
 _PART = re.compile(r"^part-(\d+)-(\d+)\.parquet$")
 
 
 class SinkError(TidalError):
     pass
-
-
-def staging_dir(sink: ParquetSink, job_id: str) -> str:
-    return f"{os.path.abspath(sink.path).rstrip(os.sep)}.tidal-staging-{job_id}"
-
-
-def part_file(sink: ParquetSink, job_id: str, subtask: int, attempt: int) -> str:
-    return os.path.join(staging_dir(sink, job_id), f"part-{subtask:05d}-{attempt}.parquet")
 
 
 def check_target(sink: ParquetSink) -> None:

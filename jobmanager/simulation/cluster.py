@@ -17,10 +17,10 @@ from typing import Callable, Iterable
 import numpy as np
 
 from jobmanager.core import commands as cmd
-from jobmanager.messages import events as ev
 from jobmanager.core.executiongraph import ExecutionGraph
-from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.core.state import JobManagerState, Probe
+from jobmanager.messages import events as ev
+from jobmanager.model.inference import infer_vertex_parallelism
 
 __all__ = [
     "ByteModel",

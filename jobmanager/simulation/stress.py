@@ -20,11 +20,11 @@ import time
 import tracemalloc
 from dataclasses import dataclass, field
 
+from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
 from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers, uniform_bytes
-from jobmanager.core.state import JobManagerState
 
 __all__ = ["PHASES", "StressReport", "build_stress_job", "run_stress"]
 

@@ -11,13 +11,13 @@ import cloudpickle
 
 from blob import BlobCache, BlobKey
 from blob.codec import encode
-from jobmanager.core.deployment import (
+from jobmanager.messages.deployment import (
     InputGateDeploymentDescriptor,
+    InputSlice,
     ResultPartitionDeploymentDescriptor,
     ShuffleDescriptors,
     TaskDeploymentDescriptor,
 )
-from jobmanager.core.executiongraph import InputSlice
 from jobmanager.model.operators import VertexCode
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor, ShuffleDirectory
 from shuffle.paths import partition_path

@@ -18,11 +18,13 @@ import ray
 from blob import BlobKey
 from blob.codec import encode as encode_blob
 from jobmanager.messages.codec import decode, encode
-from jobmanager.core.deployment import InputGateDeploymentDescriptor, ShuffleDescriptors
+from jobmanager.messages.deployment import (
+    InputGateDeploymentDescriptor,
+    InputSlice,
+    ShuffleDescriptors,
+)
 from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished, TaskRunning
-from jobmanager.core.executiongraph import InputSlice
-from jobmanager.model.operators import ParquetSink, arrow
-from jobmanager.runtime.sinks import part_file
+from jobmanager.model.operators import ParquetSink, arrow, part_file
 from jobmanager.model.sources import FileSource
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor
 from shuffle.paths import partition_path

@@ -13,8 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished, TaskRunning
-from jobmanager.model.operators import ParquetSink, arrow
-from jobmanager.runtime.sinks import part_file
+from jobmanager.model.operators import ParquetSink, arrow, part_file
 from jobmanager.model.sources import FileSource, assign_splits
 from shuffle import IndexRange, PartitionFileReader, PartitionId, hash_columns, read_range
 from taskmanager.cancellation import CancelToken

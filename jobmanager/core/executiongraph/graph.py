@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Iterator, Mapping, Protocol
 
-from jobmanager.errors import JobGraphError
 from jobmanager.core.executiongraph.edges import connect_to_result
 from jobmanager.core.executiongraph.inputs import FormulaInputInfo, JobVertexInputInfo
 from jobmanager.core.executiongraph.partition import IntermediateResult
 from jobmanager.core.executiongraph.states import TransitionLog
 from jobmanager.core.executiongraph.vertex import ExecutionJobVertex, ExecutionVertex
+from jobmanager.errors import JobGraphError
 from jobmanager.model.jobgraph import JobGraph
 
 __all__ = ["ExecutionGraph", "TopologyListener"]

@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from jobmanager.core.executiongraph.partition import IntermediateResult, IntermediateResultPartition
+    from jobmanager.core.executiongraph.partition import (
+        IntermediateResult,
+        IntermediateResultPartition,
+    )
     from jobmanager.core.executiongraph.vertex import ExecutionVertex
 
 __all__ = ["ConsumedPartitionGroup", "ConsumerVertexGroup"]

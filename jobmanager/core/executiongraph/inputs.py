@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jobmanager.messages.codec import register
+from jobmanager.messages.deployment import InputSlice
 from jobmanager.model.jobgraph import DistributionPattern
 from shuffle.ranges import IndexRange
 
@@ -26,19 +27,6 @@ __all__ = [
     "JobVertexInputInfo",
     "SubpartitionRangesInputInfo",
 ]
-
-register(IndexRange)
-
-
-@register
-@dataclass(frozen=True, slots=True)
-class InputSlice:
-    partitions: IndexRange
-    subpartitions: IndexRange
-
-    @property
-    def size(self) -> int:
-        return len(self.partitions) * len(self.subpartitions)
 
 
 @register

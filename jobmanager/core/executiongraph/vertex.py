@@ -10,7 +10,10 @@ from jobmanager.model.jobgraph import JobVertex
 if TYPE_CHECKING:
     from jobmanager.core.executiongraph.groups import ConsumedPartitionGroup
     from jobmanager.core.executiongraph.inputs import JobVertexInputInfo
-    from jobmanager.core.executiongraph.partition import IntermediateResult, IntermediateResultPartition
+    from jobmanager.core.executiongraph.partition import (
+        IntermediateResult,
+        IntermediateResultPartition,
+    )
 
 __all__ = ["ExecutionJobVertex", "ExecutionVertex"]
 

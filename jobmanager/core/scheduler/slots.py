@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Sequence
 
-from jobmanager.errors import NoResourceAvailableError
 from jobmanager.core.executiongraph import ExecutionVertex
+from jobmanager.errors import NoResourceAvailableError
 
 __all__ = ["Slot", "SlotPool", "SlotRequest", "slots_needed"]
 

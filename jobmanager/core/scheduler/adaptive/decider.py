@@ -20,11 +20,11 @@ from jobmanager.core.executiongraph.inputs import BroadcastInputInfo
 from jobmanager.core.scheduler.adaptive.alltoall import balance_all_to_all
 from jobmanager.core.scheduler.adaptive.decision import (
     DeciderSettings,
-    Explanation,
     InputStats,
     VertexDecision,
 )
 from jobmanager.core.scheduler.adaptive.pointwise import balance_pointwise
+from jobmanager.messages.events import Explanation
 
 __all__ = ["decide_parallelism", "decide_vertex", "describe_bytes"]
 

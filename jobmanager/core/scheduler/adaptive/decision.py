@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jobmanager.messages.codec import register
+from jobmanager.messages.events import Explanation
 
-__all__ = ["DeciderSettings", "Explanation", "InputStats", "VertexDecision"]
+__all__ = ["DeciderSettings", "InputStats", "VertexDecision"]
 
 
 @dataclass(frozen=True)
@@ -69,18 +69,6 @@ class DeciderSettings:
     skewed_factor: float = 4.0
     skewed_threshold: int = 256 << 20
     split_skew: bool = True
-
-
-@register
-@dataclass(frozen=True, slots=True)
-class Explanation:
-    """Why a vertex got its parallelism: the numbers and every adjustment, in words too."""
-
-    text: str
-    input_bytes: int = 0
-    broadcast_bytes: int = 0
-    raw: float = 0.0
-    clamps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jobmanager.messages.codec import register
-from jobmanager.core.executiongraph.inputs import ExecutionVertexInputInfo, ExplicitInputInfo, InputSlice
+from jobmanager.core.executiongraph.inputs import (
+    ExecutionVertexInputInfo,
+    ExplicitInputInfo,
+    InputSlice,
+)
 from jobmanager.core.scheduler.adaptive.decision import InputStats
 from jobmanager.core.scheduler.adaptive.packing import Items, exact_count_ranges
+from jobmanager.messages.codec import register
 from shuffle.ranges import IndexRange, even_ranges
 
 __all__ = ["ForwardInputInfo", "balance_pointwise"]

@@ -13,18 +13,18 @@ from __future__ import annotations
 from typing import Callable
 
 from jobmanager.core import commands as cmd
-from jobmanager.messages import events as ev
-from jobmanager.model.config import Configuration
 from jobmanager.core.executiongraph import ExecutionGraph, ExecutionJobVertex
-from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, source_upper_bound
 from jobmanager.core.scheduler.adaptive.decider import decide_vertex
 from jobmanager.core.scheduler.adaptive.decision import (
     DeciderSettings,
-    Explanation,
     InputStats,
     VertexDecision,
 )
 from jobmanager.core.scheduler.adaptive.forward import compute_forward_groups
+from jobmanager.messages import events as ev
+from jobmanager.messages.events import Explanation
+from jobmanager.model.config import Configuration
+from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, source_upper_bound
 
 __all__ = ["AdaptiveBatchScheduler", "decider_settings"]
 

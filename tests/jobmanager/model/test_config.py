@@ -1,7 +1,7 @@
 import pytest
 
-from jobmanager.model.config import Configuration, parse_duration_ms, parse_memory_size
 from jobmanager.errors import ConfigurationError
+from jobmanager.model.config import Configuration, parse_duration_ms, parse_memory_size
 
 
 def test_defaults_follow_flink():

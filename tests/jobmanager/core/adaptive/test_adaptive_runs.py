@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from jobmanager.messages import events as ev
+from jobmanager.core.state import JobManagerState
 from jobmanager.errors import JobGraphError
+from jobmanager.messages import events as ev
 from jobmanager.model.inference import InferenceContext
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
 from jobmanager.simulation.cluster import uniform_bytes
-from jobmanager.core.state import JobManagerState
-from tests.core.harness import Run
+from tests.jobmanager.core.harness import Run
 
 MiB, GiB = 1 << 20, 1 << 30
 

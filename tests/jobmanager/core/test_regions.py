@@ -2,14 +2,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobmanager.errors import JobGraphError
 from jobmanager.core.executiongraph import ExecutionGraph
-from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.core.scheduler.regions import (
     PipelinedRegions,
     compute_logical_regions,
     strongly_connected_components,
 )
+from jobmanager.errors import JobGraphError
+from jobmanager.model.jobgraph import JobGraph, Partitioner
 from tests.builders import BLOCKING, PIPELINED, TopologyBuilder
 
 

@@ -1,4 +1,4 @@
-"""What a job did, for people: per vertex, its parallelism and why, its tasks, rows and bytes.
+"""A job's status, for people: per vertex, its parallelism and why, its tasks, rows and bytes.
 
 The JobManager shell feeds a ``TaskLedger`` the events and commands that pass through it and
 builds a plain-dict status from it and the scheduling state on request; the client turns that
@@ -8,13 +8,12 @@ dict into a ``JobResult``. Nothing here changes what the scheduler does.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from jobmanager.core import commands as cmd
-from jobmanager.messages import events as ev
 from jobmanager.core.executiongraph import ExecutionState
+from jobmanager.messages import events as ev
 
-__all__ = ["JobResult", "TaskLedger", "VertexReport", "job_status"]
+__all__ = ["TaskLedger", "job_status"]
 
 
 class TaskLedger:
@@ -102,53 +101,3 @@ def _fixed_reason(ejv) -> str:
     if ejv.job_vertex.parallelism is not None:
         return f"set by the user: {ejv.parallelism}"
     return f"fixed before the job started: {ejv.parallelism}"
-
-
-@dataclass(frozen=True)
-class VertexReport:
-    name: str
-    parallelism: int | None
-    explanation: str
-    tasks: int
-    finished: int
-    deployments: int
-    rows_in: int
-    rows_out: int
-    bytes_in: int
-    bytes_out: int
-    duration_s: float | None
-
-    @staticmethod
-    def of(entry: dict) -> VertexReport:
-        return VertexReport(
-            entry["name"], entry["parallelism"], entry["explanation"], entry["tasks"],
-            entry["finished"], entry["deployments"], entry["rows_in"], entry["rows_out"],
-            entry["bytes_in"], entry["bytes_out"], entry["duration_s"],
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class JobResult:
-    job_id: str
-    status: str
-    cause: str
-    duration_s: float | None
-    max_running_tasks: int
-    vertices: dict[str, VertexReport] = field(default_factory=dict)
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status == "FINISHED"
-
-    @staticmethod
-    def of(status: dict) -> JobResult:
-        ended = status.get("ended_at")
-        duration = round(ended - status["submitted_at"], 3) if ended else None
-        return JobResult(
-            status["job_id"],
-            status["status"],
-            status["cause"],
-            duration,
-            status["max_running_tasks"],
-            {v["name"]: VertexReport.of(v) for v in status["vertices"]},
-        )

@@ -1,7 +1,7 @@
 from jobmanager.core.executiongraph import ExecutionGraph
-from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.core.scheduler.regions import PipelinedRegions
 from jobmanager.core.scheduler.release import RegionPartitionGroupReleaseStrategy
+from jobmanager.model.jobgraph import JobGraph, Partitioner
 from tests.builders import BLOCKING, PIPELINED
 
 

@@ -3,12 +3,12 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.simulation.cluster import TaskFault
-from jobmanager.core.state import JobManagerState
 from tests.builders import BLOCKING, PIPELINED
-from tests.core.harness import Run
+from tests.jobmanager.core.harness import Run
 
 
 @st.composite

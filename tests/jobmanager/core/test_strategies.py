@@ -1,10 +1,10 @@
 from jobmanager.core.executiongraph import ExecutionGraph, ExecutionState
-from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.core.scheduler.regions import PipelinedRegions
 from jobmanager.core.scheduler.strategy import (
     PipelinedRegionSchedulingStrategy,
     VertexwiseSchedulingStrategy,
 )
+from jobmanager.model.jobgraph import JobGraph, Partitioner
 from tests.builders import BLOCKING, PIPELINED, RecordingOperations, TopologyBuilder, finish
 
 

@@ -1,10 +1,10 @@
-from jobmanager.model.config import Configuration
 from jobmanager.core.scheduler.backoff import (
     ExponentialDelayRestartBackoffTimeStrategy,
     FixedDelayRestartBackoffTimeStrategy,
     NoRestartBackoffTimeStrategy,
     make_restart_backoff,
 )
+from jobmanager.model.config import Configuration
 
 
 def test_no_restart_never_restarts():

@@ -6,12 +6,12 @@ import random
 from collections import Counter
 
 from jobmanager.core import commands as cmd
+from jobmanager.core.executiongraph import ExecutionState
+from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
 from jobmanager.model.config import Configuration
-from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers, TaskFault
-from jobmanager.core.state import JobManagerState
 
 
 class Run:

@@ -1,10 +1,10 @@
 import pytest
 
-from jobmanager.messages import events as ev
-from jobmanager.runtime.eventlog import EventLog, EventLogCorrupted, read_events
-from jobmanager.model.jobgraph import JobGraph, Partitioner
-from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers
 from jobmanager.core.state import JobManagerState
+from jobmanager.messages import events as ev
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.runtime.eventlog import EventLog, EventLogCorrupted, read_events
+from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers
 
 
 def job():

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from jobmanager.messages.codec import decode, encode
 from jobmanager.errors import TidalError
+from jobmanager.messages.codec import decode, encode
 from jobmanager.model.inference import (
     DynamicFilteringInfo,
     DynamicParallelismInference,

@@ -1,15 +1,12 @@
 from blob import BlobKey, InMemoryBlobStore
+from jobmanager.core.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
+from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
-from jobmanager.core.deployment import (
-    ShuffleDescriptorCache,
-    TaskDeploymentDescriptorFactory,
-    decode_shuffle_descriptors,
-)
+from jobmanager.messages.deployment import decode_shuffle_descriptors
 from jobmanager.model.jobgraph import JobGraph, Partitioner
-from jobmanager.core.state import JobManagerState
-from shuffle.paths import partition_path
 from shuffle.ids import PartitionId
+from shuffle.paths import partition_path
 from shuffle.ranges import IndexRange
 
 

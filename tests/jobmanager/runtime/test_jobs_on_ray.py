@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow
+from jobmanager.core.state import JobManagerState
 from jobmanager.errors import ConfigurationError, CyclicGraphError, JobGraphError
 from jobmanager.runtime.eventlog import read_events
-from jobmanager.core.state import JobManagerState
-from tests.runtime.jobs import FAST, expected_sums, sum_job
+from tests.jobmanager.runtime.jobs import FAST, expected_sums, sum_job
 
 pytestmark = pytest.mark.runtime
 

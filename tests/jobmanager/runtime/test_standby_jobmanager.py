@@ -9,7 +9,7 @@ import ray
 
 from jobmanager import Client
 from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
-from tests.runtime.jobs import FAST, sum_job
+from tests.jobmanager.runtime.jobs import FAST, sum_job
 
 pytestmark = pytest.mark.runtime
 

@@ -5,7 +5,7 @@ import pyarrow.parquet as pq
 
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.sources import FileSource
-from tests.core.harness import Run
+from tests.jobmanager.core.harness import Run
 
 
 def write_days(root, days, rows=2000):

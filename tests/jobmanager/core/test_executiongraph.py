@@ -1,7 +1,7 @@
 import pytest
 
-from jobmanager.errors import JobGraphError
 from jobmanager.core.executiongraph import ExecutionGraph, FormulaInputInfo
+from jobmanager.errors import JobGraphError
 from jobmanager.model.jobgraph import DistributionPattern, JobGraph, Partitioner
 from shuffle.ranges import IndexRange
 from tests.builders import TopologyBuilder, finish

@@ -5,7 +5,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobmanager.model.inference import combine_inferred, source_upper_bound
 from jobmanager.core.scheduler.adaptive.decider import decide_parallelism, decide_vertex
 from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats
 from jobmanager.core.scheduler.adaptive.packing import (
@@ -14,6 +13,7 @@ from jobmanager.core.scheduler.adaptive.packing import (
     exact_count_ranges,
     greedy_ranges,
 )
+from jobmanager.model.inference import combine_inferred, source_upper_bound
 from shuffle.ranges import IndexRange, even_ranges
 
 MiB = 1 << 20

@@ -1,7 +1,7 @@
 import pytest
 
-from jobmanager.errors import NoResourceAvailableError
 from jobmanager.core.scheduler.slots import SlotPool, slots_needed
+from jobmanager.errors import NoResourceAvailableError
 from tests.builders import PIPELINED, TopologyBuilder
 
 
@@ -84,10 +84,10 @@ def test_the_last_task_manager_shrinks_to_stay_within_the_limit():
 @pytest.mark.parametrize("prefetch", [0, 1, 2, 4])
 def test_prefetch_queues_up_to_its_depth_of_single_tasks_behind_a_running_one(prefetch):
     """...once no more TaskManagers are coming: before that, tasks wait for their own slot."""
+    from jobmanager.core.state import JobManagerState
     from jobmanager.messages import events as ev
     from jobmanager.model.config import Configuration
     from jobmanager.model.jobgraph import JobGraph
-    from jobmanager.core.state import JobManagerState
 
     g = JobGraph("prefetch")
     g.add_vertex("a", 8)

@@ -1,14 +1,14 @@
 import pytest
 
 from jobmanager.core import commands as cmd
+from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.simulation.cluster import TaskFault
-from jobmanager.core.state import JobManagerState
 from shuffle.ids import PartitionId
 from tests.builders import BLOCKING, PIPELINED
-from tests.core.harness import Run
+from tests.jobmanager.core.harness import Run
 
 RESTARTS = {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 5}
 

@@ -1,0 +1,58 @@
+"""A job's result as the client hands it to the user: built from the status dict the JobManager
+answers with (``jobmanager.runtime.status``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["JobResult", "VertexReport"]
+
+
+@dataclass(frozen=True)
+class VertexReport:
+    name: str
+    parallelism: int | None
+    explanation: str
+    tasks: int
+    finished: int
+    deployments: int
+    rows_in: int
+    rows_out: int
+    bytes_in: int
+    bytes_out: int
+    duration_s: float | None
+
+    @staticmethod
+    def of(entry: dict) -> VertexReport:
+        return VertexReport(
+            entry["name"], entry["parallelism"], entry["explanation"], entry["tasks"],
+            entry["finished"], entry["deployments"], entry["rows_in"], entry["rows_out"],
+            entry["bytes_in"], entry["bytes_out"], entry["duration_s"],
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job_id: str
+    status: str
+    cause: str
+    duration_s: float | None
+    max_running_tasks: int
+    vertices: dict[str, VertexReport] = field(default_factory=dict)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "FINISHED"
+
+    @staticmethod
+    def of(status: dict) -> JobResult:
+        ended = status.get("ended_at")
+        duration = round(ended - status["submitted_at"], 3) if ended else None
+        return JobResult(
+            status["job_id"],
+            status["status"],
+            status["cause"],
+            duration,
+            status["max_running_tasks"],
+            {v["name"]: VertexReport.of(v) for v in status["vertices"]},
+        )

@@ -1,0 +1,226 @@
+"""The folders are the architecture, and the imports keep them honest.
+
+Inside ``jobmanager/`` imports point one way: messages <- job model <- core <- runtime <- client,
+with the simulation beside the runtime driving the same core. ``taskmanager/`` loads only the
+messages and the job model of the JobManager. The core touches nothing outside itself: no Ray,
+no Spark, no clock, no file system. Every import counts, including those inside functions;
+imports under ``if TYPE_CHECKING:`` do not run and are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("jobmanager", "taskmanager", "shuffle", "blob")
+
+# part -> the parts it may import (besides itself)
+ALLOWED = {
+    "errors": set(),
+    "logs": set(),
+    "blob": set(),
+    "shuffle": {"blob"},
+    "messages": {"errors", "shuffle", "blob"},
+    "model": {"messages", "errors", "shuffle"},
+    "core": {"model", "messages", "errors", "shuffle", "blob"},
+    "simulation": {"core", "model", "messages", "errors"},
+    "runtime": {"core", "model", "messages", "errors", "logs", "shuffle", "blob", "taskmanager"},
+    "client": {"runtime", "simulation", "core", "model", "messages", "errors", "logs"},
+    "taskmanager": {"messages", "model", "errors", "logs", "shuffle", "blob"},
+    "api": {"client", "model"},
+}
+
+# what the pure parts may never import: Ray, Spark, clocks, the file system, the network, threads
+EFFECTFUL = {
+    "ray", "pyspark", "time", "datetime", "os", "pathlib", "shutil", "glob", "io", "tempfile",
+    "fsspec", "socket", "subprocess", "threading", "asyncio", "concurrent", "cloudpickle",
+}  # fmt: skip
+PURE_PARTS = {"core", "messages"}
+PURE_MODULES = {"jobmanager.model.jobgraph", "jobmanager.model.config", "jobmanager.errors"}
+
+
+def part_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] in ("taskmanager", "shuffle", "blob"):
+        return parts[0]
+    if parts[0] != "jobmanager":
+        return None
+    if len(parts) == 1 or parts[1] == "__main__":
+        return "api"
+    return parts[1]
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module ``path`` imports when it runs (``from a import b`` counts as ``a`` and,
+    when ``b`` is a module, ``a.b``)."""
+    tree = ast.parse(path.read_text())
+    not_run = {
+        id(node)
+        for branch in ast.walk(tree)
+        if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+        for node in ast.walk(branch)
+    }
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in not_run:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    files = {module_name(p, root): p for pkg in PACKAGES for p in (root / pkg).rglob("*.py")}
+    return {name: imports_of(path) & files.keys() for name, path in files.items()}
+
+
+def wrong_directions(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for module, imported in sorted(graph.items()):
+        source = part_of(module)
+        for target in sorted(imported):
+            goal = part_of(target)
+            if goal != source and goal not in ALLOWED[source]:
+                wrong.append(f"{module} ({source}) imports {target} ({goal})")
+    return wrong
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def impure_imports(graph_root: Path) -> list[str]:
+    problems = []
+    for pkg_path in (graph_root / "jobmanager").rglob("*.py"):
+        module = module_name(pkg_path, graph_root)
+        if part_of(module) not in PURE_PARTS and module not in PURE_MODULES:
+            continue
+        bad = {name.split(".")[0] for name in imports_of(pkg_path)} & EFFECTFUL
+        if bad:
+            problems.append(f"{module} imports {', '.join(sorted(bad))}")
+    return sorted(problems)
+
+
+GRAPH = import_graph(ROOT)
+
+
+def test_every_module_belongs_to_a_known_part():
+    assert {part_of(m) for m in GRAPH} <= ALLOWED.keys()
+
+
+def test_imports_point_one_way():
+    assert wrong_directions(GRAPH) == []
+
+
+def test_no_module_imports_itself_through_others():
+    assert cycles(GRAPH) == []
+
+
+def test_the_core_and_the_messages_touch_nothing_outside():
+    assert impure_imports(ROOT) == []
+
+
+def test_the_taskmanager_loads_no_scheduling_code():
+    loaded = {t for m, imported in GRAPH.items() if m.startswith("taskmanager") for t in imported}
+    assert not {part_of(t) for t in loaded} & {"core", "runtime", "client", "simulation"}
+
+
+# -- the checks catch what they should: a deliberately wrong tree -------------------------------
+
+
+@pytest.fixture
+def wrong_tree(tmp_path):
+    files = {
+        "jobmanager/__init__.py": "",
+        "jobmanager/core/__init__.py": "",
+        "jobmanager/core/state.py": "import time\nfrom jobmanager.runtime.actor import X\n",
+        "jobmanager/model/__init__.py": "",
+        "jobmanager/model/jobgraph.py": "from jobmanager.core.state import JobManagerState\n",
+        "jobmanager/runtime/__init__.py": "",
+        "jobmanager/runtime/actor.py": "def f():\n    from jobmanager.runtime import executor\n",
+        "jobmanager/runtime/executor.py": "from jobmanager.runtime.actor import f\n",
+        "jobmanager/messages/__init__.py": "",
+        "jobmanager/messages/events.py": "from pathlib import Path\n",
+        "taskmanager/__init__.py": "",
+        "taskmanager/actor.py": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from jobmanager.runtime.actor import f\n"
+            "from jobmanager.core.state import JobManagerState\n"
+        ),
+        "shuffle/__init__.py": "",
+        "blob/__init__.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_a_wrong_direction_is_caught(wrong_tree):
+    assert wrong_directions(import_graph(wrong_tree)) == [
+        "jobmanager.core.state (core) imports jobmanager.runtime.actor (runtime)",
+        "jobmanager.model.jobgraph (model) imports jobmanager.core.state (core)",
+        "taskmanager.actor (taskmanager) imports jobmanager.core.state (core)",
+    ]
+
+
+def test_a_cycle_through_a_function_level_import_is_caught(wrong_tree):
+    assert cycles(import_graph(wrong_tree)) == [
+        ["jobmanager.runtime.actor", "jobmanager.runtime.executor"]
+    ]
+
+
+def test_a_clock_or_a_file_system_in_the_core_is_caught(wrong_tree):
+    assert impure_imports(wrong_tree) == [
+        "jobmanager.core.state imports time",
+        "jobmanager.messages.events imports pathlib",
+    ]
