@@ -10,6 +10,9 @@ Every error names what is wrong and where: the vertex, the edge, the option key,
     │   └── DuplicateNameError      ... two vertices share a name
     ├── ConfigurationError          an unknown option key or a bad value (names the key)
     ├── NoResourceAvailableError    a region needs more slots than the cluster may ever have
+    ├── JobManagerLost              a job's JobManager is gone and nothing can take the job over
+    ├── JobStoreError               a job's store is missing, unreachable or cannot be written
+    │   └── EventLogCorrupted       ... a record in the middle of its event log is broken
     └── InvalidTransition           the scheduling core was asked to do something impossible;
                                     carries the story of the transitions that led there
 """
@@ -22,8 +25,11 @@ __all__ = [
     "DuplicateNameError",
     "InvalidEdgeError",
     "InvalidParallelismError",
+    "EventLogCorrupted",
     "InvalidTransition",
     "JobGraphError",
+    "JobManagerLost",
+    "JobStoreError",
     "NoResourceAvailableError",
     "TidalError",
 ]
@@ -62,6 +68,18 @@ class ConfigurationError(TidalError, ValueError):
 
 
 class NoResourceAvailableError(TidalError):
+    pass
+
+
+class JobManagerLost(TidalError):
+    pass
+
+
+class JobStoreError(TidalError):
+    pass
+
+
+class EventLogCorrupted(JobStoreError):
     pass
 
 

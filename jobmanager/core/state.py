@@ -4,7 +4,7 @@ The state composes the execution graph, its pipelined regions, a scheduling stra
 region failover and partition release strategies, the restart back-off and the slot pool. It
 knows nothing of Ray, clocks or disks: the shell that holds it appends each event to the job's
 log, calls ``handle``, and carries out the commands it gets back. Replaying the same events into
-a fresh state gives the same state (``snapshot`` compares them).
+a fresh state gives the same state (``describe`` compares them).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from jobmanager.core.executiongraph import (
 from jobmanager.core.executiongraph.result_bytes import report_problem
 from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.probe import NoProbe, Probe, ProbeListener
+from jobmanager.core.reconcile import plan_reconciliation
 from jobmanager.core.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
 from jobmanager.core.scheduler.backoff import make_restart_backoff
 from jobmanager.core.scheduler.failover import RestartPipelinedRegionFailoverStrategy
@@ -53,6 +54,7 @@ class JobManagerState:
         config: Configuration | None = None,
         job_id: str = "job",
         probe: Probe | None = None,
+        cluster_slots: int | None = None,
     ) -> None:
         self.probe = probe or NoProbe()
         self.probe.mark("initializing")
@@ -89,15 +91,19 @@ class JobManagerState:
         ]
         self.failover = RestartPipelinedRegionFailoverStrategy()
         self.backoff = make_restart_backoff(self.config, seed=sum(map(ord, job_id)))
+        max_slots = self.config["slotmanager.number-of-slots.max"]
         self.slots = SlotPool(
             self.config["taskmanager.numberOfTaskSlots"],
-            self.config["slotmanager.number-of-slots.max"],
+            max_slots if max_slots is not None else cluster_slots,
             self.config["jobmanager.slot-prefetch"],
         )
         self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
         self.status = JobStatus.CREATED
         self.failure_cause = ""
+        self.ended: tuple[str, str] | None = None
+        self.recoveries = 0
         self.events_applied = 0
+        self._reconciling = False
         self._out: list[object] = []
         self._requests: dict[int, SlotRequest] = {}
         self._active = 0
@@ -116,6 +122,8 @@ class JobManagerState:
             ev.VertexParallelismDecided: self._on_parallelism_decided,
             ev.SourceParallelismInferred: self._on_source_parallelism_inferred,
             ev.SourceInferenceFailed: self._on_source_inference_failed,
+            ev.JobManagerRecovered: self._on_recovered,
+            ev.JobEnded: self._on_job_ended,
         }
 
     # -- the one way in ---------------------------------------------------------------------
@@ -306,6 +314,69 @@ class JobManagerState:
             self._fail_job(f"vertex {event.vertex!r}: its sources could not say how much "
                            f"data they hold: {event.error}")  # fmt: skip
 
+    def _on_recovered(self, event: ev.JobManagerRecovered) -> None:
+        """A new JobManager took over: line the state up with what the TaskManagers say (see
+        ``jobmanager.core.reconcile``), then carry on."""
+        self.recoveries += 1
+        plan = plan_reconciliation(self.graph, self.task_managers, event)
+        self.log.info("reconciling", task_managers=len(event.task_managers),
+                      lost=len(plan.lost_task_managers), ended=len(plan.ended),
+                      lost_in_flight=len(plan.lost_in_flight), missing=len(plan.missing))  # fmt: skip
+        was_terminal = self.status.is_terminal
+        self._reconciling = True  # deploy nothing until every fact is in
+        self.slots.request_failed(self.slots.requested_slots)  # those requests died with it
+        self._reissue_pending_work()
+        for task_manager in plan.lost_task_managers:
+            self._on_task_manager_lost(ev.TaskManagerLost(
+                task_manager, "it did not answer the JobManager that took over", event.time_ms))  # fmt: skip
+        for report in plan.new_task_managers:
+            self._on_task_manager_registered(ev.TaskManagerRegistered(
+                report.task_manager, report.slots, report.node, report.shuffle_root))  # fmt: skip
+        # each planned step is checked against the state again: an earlier one may have moved
+        # the subtask on (a failover cancelling it, say)
+        lost = []
+        for v in plan.lost_in_flight + plan.canceled:
+            if v.state is S.CANCELING:
+                self._canceled(v)
+            elif v.state in (S.DEPLOYING, S.RUNNING):
+                self._free_slot(v)
+                self.graph.transitions.move(v, S.FAILED)
+                lost.append(v)
+        self._failover(lost, "lost in flight when its JobManager died", event.time_ms,
+                       counted=False)  # fmt: skip
+        missing = [p for p in plan.missing if p.state is PartitionState.AVAILABLE]
+        for p in missing:
+            p.mark_lost()
+        if missing:
+            self._failover([p.producer for p in missing],
+                           f"partition {missing[0].id} is gone from {missing[0].location}",
+                           event.time_ms)  # fmt: skip
+        for report in plan.ended:
+            self._handlers[type(report)](report)
+        for v in plan.cancel_again:
+            if v.state is S.CANCELING:
+                self._out.append(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
+        for task_manager, (partitions, attempts) in plan.stale.items():
+            self._out.append(cmd.ReleasePartitions(task_manager, tuple(partitions), tuple(attempts)))
+        if was_terminal and self.ended is None:
+            self._out.append(cmd.JobTerminated(self.status.value, self.failure_cause))
+        self._reconciling = False
+        self._maybe_terminate()
+        self._dispatch()
+
+    def _reissue_pending_work(self) -> None:
+        """What the JobManager that died was computing or waiting out, asked for again: the
+        adaptive decisions and source inferences it had not logged, the restart timers it had
+        started. Nothing it logged is decided again."""
+        if self.status is not JobStatus.RUNNING:
+            return
+        if self.growth is not None:
+            self._out.extend(self.growth.pending_requests())
+        self._out.extend(self.restarts.started_timers())
+
+    def _on_job_ended(self, event: ev.JobEnded) -> None:
+        self.ended = (event.status, event.cause)
+
     def _grow(self) -> None:
         """Initialise what the adaptive scheduler can now, and let the strategy see it."""
         ready = self.growth.progress()
@@ -316,15 +387,20 @@ class JobManagerState:
 
     # -- failover -------------------------------------------------------------------------------
 
-    def _failover(self, failed: list[ExecutionVertex], cause: str, time_ms: int) -> None:
+    def _failover(
+        self, failed: list[ExecutionVertex], cause: str, time_ms: int, counted: bool = True
+    ) -> None:
+        """Restart what ``failed`` needs. ``counted`` False: not a failure of the job (a task
+        whose deployment died with a JobManager), so no back-off and no restart attempt used."""
         if self.status is not JobStatus.RUNNING:
             return
-        if not self.failure_cause:
-            self.failure_cause = cause
-        self.backoff.notify_failure(time_ms)
-        if not self.backoff.can_restart():
-            self._fail_job(f"{cause}; no restart left ({self.backoff})")
-            return
+        if counted:
+            if not self.failure_cause:
+                self.failure_cause = cause
+            self.backoff.notify_failure(time_ms)
+            if not self.backoff.can_restart():
+                self._fail_job(f"{cause}; no restart left ({self.backoff})")
+                return
         # a subtask never scheduled has nothing to restart: it stays CREATED and is scheduled
         # once its inputs are back (lost partitions do not count as produced)
         vertices = [
@@ -335,7 +411,7 @@ class JobManagerState:
         if not vertices:
             return
         awaiting = sum(v.state in (S.DEPLOYING, S.RUNNING) for v in vertices)
-        delay_ms = self.backoff.backoff_ms()
+        delay_ms = self.backoff.backoff_ms() if counted else 0
         timer = self.restarts.add(vertices, delay_ms, awaiting)
         for v in vertices:
             if v.state in (S.DEPLOYING, S.RUNNING):
@@ -401,7 +477,7 @@ class JobManagerState:
 
     def _dispatch(self) -> None:
         """Deploy what the slot pool can now serve, and ask for TaskManagers it lacks."""
-        if self.status is not JobStatus.RUNNING:
+        if self.status is not JobStatus.RUNNING or self._reconciling:
             return
         for request, slots in self.slots.fulfil():
             self._deploy(request, slots)
@@ -468,7 +544,7 @@ class JobManagerState:
 
     # -- inspection ---------------------------------------------------------------------------------
 
-    def snapshot(self) -> tuple:
+    def describe(self) -> tuple:
         """Everything that makes this state what it is, as plain values, for comparing a replay
         with the live run."""
         vertices = tuple(

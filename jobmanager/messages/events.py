@@ -17,7 +17,10 @@ __all__ = [
     "Event",
     "Explanation",
     "JobCancelRequested",
+    "JobEnded",
+    "JobManagerRecovered",
     "JobStarted",
+    "JobSubmitted",
     "ProducedPartition",
     "SourceInferenceFailed",
     "SourceParallelismInferred",
@@ -26,6 +29,7 @@ __all__ = [
     "TaskFinished",
     "TaskManagerLost",
     "TaskManagerRegistered",
+    "TaskManagerReport",
     "TaskManagerRequestFailed",
     "TaskMetrics",
     "TaskRunning",
@@ -34,6 +38,25 @@ __all__ = [
 ]
 
 register(PartitionId)
+
+
+@message
+class JobSubmitted:
+    """The job as its JobManager took it: the first record of every job's log, and all a replay
+    needs besides the events. The graph travels as the blob of its cloudpickled bytes (user
+    code); the configuration is the effective one; ``cluster_cpus`` is the one value read from
+    the cluster at submission (the slot limit when ``slotmanager.number-of-slots.max`` is
+    unset), so a JobManager replaying the log on another node makes the same plan.
+    ``sink_paths`` are the targets of the job's Parquet sinks, so a job can be cleaned up
+    without unpickling its graph."""
+
+    name: str
+    graph_key: str
+    config: tuple[tuple[str, object], ...]
+    submitted_at: float
+    cluster_cpus: int
+    code_keys: tuple[tuple[str, str], ...]
+    sink_paths: tuple[str, ...] = ()
 
 
 @message
@@ -147,6 +170,41 @@ class JobCancelRequested:
 
 
 @message
+class TaskManagerReport:
+    """What one TaskManager told a JobManager taking over the job: the job's tasks it still runs
+    or has queued, how those it was asked about ended (their final reports, which may never have
+    reached the JobManager that died), and the partitions it holds, as (partition, attempt)."""
+
+    task_manager: str
+    slots: int
+    node: str
+    shuffle_root: str
+    running: tuple[tuple[str, int, int], ...]
+    ended: tuple[TaskFinished | TaskFailed | TaskCanceled, ...]
+    partitions: tuple[tuple[PartitionId, int], ...]
+
+
+@message
+class JobManagerRecovered:
+    """A new JobManager took over the job after the previous one died, and these TaskManagers
+    answered it; every other TaskManager the job had is lost. Everything the previous
+    JobManager had on its way (TaskManager requests, timers, decisions being computed) died
+    with it."""
+
+    time_ms: int
+    task_managers: tuple[TaskManagerReport, ...]
+
+
+@message
+class JobEnded:
+    """The JobManager finished ending the job (its sinks committed, or aborted): the final
+    status a client sees. Until this is in the log, a new JobManager ends the job again."""
+
+    status: str
+    cause: str
+
+
+@message
 class Explanation:
     """Why a vertex got its parallelism: the numbers and every adjustment, in words too."""
 
@@ -195,4 +253,6 @@ Event = (
     | VertexParallelismDecided
     | SourceParallelismInferred
     | SourceInferenceFailed
+    | JobManagerRecovered
+    | JobEnded
 )

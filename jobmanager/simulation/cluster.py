@@ -70,8 +70,10 @@ class SimulatedTaskManagers:
         byte_model: ByteModel = uniform_bytes(1 << 20),
         faults: Iterable[TaskFault] = (),
         filter_values: Callable[[str, int], tuple[str, ...]] | None = None,
+        reports_running: bool = False,
     ) -> None:
         self.graph = graph
+        self.reports_running = reports_running
         self.byte_model = byte_model
         self.filter_values = filter_values
         self.faults = {(f.vertex, f.subtask, f.attempt): f for f in faults}
@@ -84,6 +86,9 @@ class SimulatedTaskManagers:
     def answer(self, command: object) -> list[object]:
         kind = type(command)
         if kind is cmd.DeployTask:
+            if self.reports_running:  # as a real TaskManager does, before the result
+                running = ev.TaskRunning(command.vertex, command.subtask, command.attempt)
+                return [running, self._run(command)]
             return [self._run(command)]
         if kind is cmd.RequestTaskManagers:
             registered = []
@@ -139,13 +144,25 @@ class SimulatedRun:
     probe: Probe | None = None
     inject: dict[int, list] = field(default_factory=dict)
     events: list = field(default_factory=list)
+    queue: deque = field(default_factory=deque)
+    applied: int = 0
 
-    def run(self, first: Iterable[object] = (ev.JobStarted(),), max_events: int = 10**8):
-        queue: deque = deque(first)
+    def run(
+        self,
+        first: Iterable[object] = (ev.JobStarted(),),
+        max_events: int = 10**8,
+        stop_after: int | None = None,
+    ):
+        """Run until the job terminates (its JobTerminated command) or, with ``stop_after``,
+        until that many events were applied in all: then None, with the undelivered answers
+        left in ``queue`` (where a crash of the JobManager would leave them)."""
+        queue = self.queue
+        queue.extend(first)
         handle, answer = self.state.handle, self.cluster.answer
-        applied = 0
         first_result = self.probe is not None
         while queue and self.cluster.terminated is None:
+            if stop_after is not None and self.applied >= stop_after:
+                return None
             if self.shuffle is not None and len(queue) > 1:
                 queue.rotate(-self.shuffle.randrange(len(queue)))
             event = queue.popleft()
@@ -156,10 +173,10 @@ class SimulatedRun:
                 self.events.append(event)
             for command in handle(event):
                 queue.extend(self._carry_out(command) or answer(command))
-            applied += 1
-            if applied in self.inject:
-                queue.extendleft(reversed(self.inject[applied]))
-            if applied >= max_events:
+            self.applied += 1
+            if self.applied in self.inject:
+                queue.extendleft(reversed(self.inject[self.applied]))
+            if self.applied >= max_events:
                 raise RuntimeError(f"the job did not terminate within {max_events} events")
         return self.cluster.terminated
 

@@ -63,6 +63,7 @@ class ExecutionGraph:
         self.listeners: list[TopologyListener] = []
         self.transitions = TransitionLog()
         self.unfinished_job_vertices = len(self.job_vertices)
+        self.growth_steps: list[tuple] = []
         self._vertex_count = 0
         self._group_count = 0
 
@@ -101,7 +102,18 @@ class ExecutionGraph:
     ) -> list[ExecutionVertex]:
         """Create the subtasks of ``job_vertices`` (given in topological order), connect them to
         their producers, and tell the listeners. ``input_infos[vertex][result]`` overrides the
-        static mapping of an input, as the adaptive scheduler's decisions do."""
+        static mapping of an input, as the adaptive scheduler's decisions do.
+
+        Each call is remembered in ``growth_steps`` with every job vertex's parallelism at that
+        moment (a producer sizes its partitions by whether its consumer's is known yet), so a
+        snapshot can grow the same graph again, step by step."""
+        self.growth_steps.append(
+            (
+                tuple(ejv.name for ejv in job_vertices),
+                tuple(ejv.parallelism for ejv in self.job_vertices.values()),
+                tuple((name, tuple(infos.items())) for name, infos in (input_infos or {}).items()),
+            )
+        )
         new_vertices: list[ExecutionVertex] = []
         for ejv in job_vertices:
             if not self.can_initialize(ejv):

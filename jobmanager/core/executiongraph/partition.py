@@ -129,6 +129,11 @@ class IntermediateResultPartition:
         self._move(PartitionState.PENDING)
         self.location = None
 
+    def restore(self, state: PartitionState, location: str | None) -> None:
+        """Take a state from a snapshot (from PENDING, as the partition was created)."""
+        self._move(state)
+        self.location = location
+
     def _move(self, state: PartitionState) -> None:
         """Change state, keeping every group's count of unfinished partitions in step."""
         was, now = self.state.is_finished, state.is_finished

@@ -61,6 +61,26 @@ class ResultBytes:
     def total(self) -> int:
         return int(self.partition_totals.sum())
 
+    def export(self) -> tuple:
+        """Everything recorded, as bytes, for a snapshot."""
+        return (
+            self.subpartition_sums.tobytes(),
+            self.partition_totals.tobytes(),
+            self.counted.tobytes(),
+            None if self.per_partition is None else tuple(a.tobytes() for a in self.per_partition),
+            tuple((p, written.tobytes()) for p, written in self.sparse.items()),
+        )
+
+    def restore(self, image: tuple) -> None:
+        sums, totals, counted, per_partition, sparse = image
+        self.subpartition_sums = np.frombuffer(sums, dtype=np.int64).copy()
+        self.partition_totals = np.frombuffer(totals, dtype=np.int64).copy()
+        self.counted = np.frombuffer(counted, dtype=bool).copy()
+        if per_partition is not None:
+            self.per_partition = [np.frombuffer(a, dtype=np.int64).copy() for a in per_partition]
+        self.sparse = {p: np.frombuffer(w, dtype=np.int32).copy() for p, w in sparse}
+        self._index = None
+
     @property
     def complete(self) -> bool:
         return bool(self.counted.all())

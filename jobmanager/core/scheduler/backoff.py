@@ -31,6 +31,12 @@ class RestartBackoffTimeStrategy(Protocol):
 
     def describe(self) -> tuple: ...
 
+    def export(self) -> tuple:
+        """What it counted so far, for a snapshot; ``restore`` takes it back."""
+        ...
+
+    def restore(self, image: tuple) -> None: ...
+
 
 class NoRestartBackoffTimeStrategy:
     def notify_failure(self, time_ms: int) -> None:
@@ -44,6 +50,12 @@ class NoRestartBackoffTimeStrategy:
 
     def describe(self) -> tuple:
         return ("none",)
+
+    def export(self) -> tuple:
+        return ()
+
+    def restore(self, image: tuple) -> None:
+        pass
 
     def __str__(self) -> str:
         return "no restarts"
@@ -68,6 +80,12 @@ class FixedDelayRestartBackoffTimeStrategy:
 
     def describe(self) -> tuple:
         return ("fixed-delay", self.failures)
+
+    def export(self) -> tuple:
+        return (self.failures,)
+
+    def restore(self, image: tuple) -> None:
+        (self.failures,) = image
 
     def __str__(self) -> str:
         return f"fixed delay {self.delay_ms} ms, {self.attempts} attempts"
@@ -128,6 +146,12 @@ class ExponentialDelayRestartBackoffTimeStrategy:
 
     def describe(self) -> tuple:
         return ("exponential-delay", self.attempt, self.current_ms, self.next_restart_at)
+
+    def export(self) -> tuple:
+        return (self.attempt, self.current_ms, self.next_restart_at, self.last_failure_at)
+
+    def restore(self, image: tuple) -> None:
+        self.attempt, self.current_ms, self.next_restart_at, self.last_failure_at = image
 
     def __str__(self) -> str:
         return (

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jobmanager.core.executiongraph import ExecutionState
+
 if TYPE_CHECKING:
     from jobmanager.core.executiongraph import (
         ConsumedPartitionGroup,
@@ -65,6 +67,16 @@ class RegionPartitionGroupReleaseStrategy:
         if was_finished:
             for group in self._released_groups(region):
                 self.unfinished_consumer_regions[group.id] += 1
+
+    def recount(self, regions) -> None:
+        """Count again from the subtasks' states (a snapshot restores states, not counts)."""
+        self.unfinished_consumer_regions = dict.fromkeys(self.unfinished_consumer_regions, 0)
+        for region in regions:
+            unfinished = sum(1 for v in region.vertices if v.state is not ExecutionState.FINISHED)
+            self.unfinished_in_region[region.id] = unfinished
+            if unfinished:
+                for group in self._released_groups(region):
+                    self.unfinished_consumer_regions[group.id] += 1
 
     def _all_groups_done(self, partition: IntermediateResultPartition) -> bool:
         return all(self.unfinished_consumer_regions.get(g.id) == 0 for g in partition.groups)

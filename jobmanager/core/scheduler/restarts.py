@@ -66,9 +66,37 @@ class PendingRestarts:
             del self._token_of[v.index]
         return restart.vertices
 
+    def started_timers(self) -> list[StartTimer]:
+        """The timers of restarts that await no cancellation: started already, and to start
+        again by a shell that lost them."""
+        return [
+            StartTimer(token, r.delay_ms)
+            for token, r in self._restarts.items()
+            if r.awaiting_cancel == 0
+        ]
+
     def clear(self) -> None:
         self._restarts.clear()
         self._token_of.clear()
+
+    def export(self) -> tuple:
+        return (
+            tuple(
+                (token, tuple(v.index for v in r.vertices), r.delay_ms, r.awaiting_cancel)
+                for token, r in self._restarts.items()
+            ),
+            self._next_token,
+        )
+
+    def restore(self, image: tuple, vertex_at) -> None:
+        restarts, self._next_token = image
+        self._restarts.clear()
+        self._token_of.clear()
+        for token, indices, delay_ms, awaiting in restarts:
+            vertices = [vertex_at(i) for i in indices]
+            self._restarts[token] = _Restart(vertices, delay_ms, awaiting)
+            for v in vertices:
+                self._token_of[v.index] = token
 
     def describe(self) -> tuple:
         return (

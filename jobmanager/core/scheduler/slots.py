@@ -182,6 +182,43 @@ class SlotPool:
         elif slot.users <= self.prefetch and not slot.shared and slot.alive:
             self.takes_followers[id(slot)] = slot
 
+    def slot(self, task_manager: str, index: int) -> Slot:
+        return self.task_managers[task_manager][index]
+
+    def export(self) -> tuple:
+        """Everything the pool holds, in its order, for a snapshot."""
+        return (
+            tuple(
+                (tm, tuple((s.users, s.shared) for s in slots))
+                for tm, slots in self.task_managers.items()
+            ),
+            tuple((s.task_manager, s.index) for s in self.free),
+            tuple((s.task_manager, s.index) for s in self.takes_followers.values()),
+            tuple((tuple(v.index for v in r.vertices), r.size, r.cancelled) for r in self.pending),
+            self.demand,
+            self.requested_slots,
+        )
+
+    def restore(self, image: tuple, vertex_at) -> list[SlotRequest]:
+        """Take back an exported pool; ``vertex_at(index)`` finds a subtask. Returns the
+        pending requests, in order."""
+        task_managers, free, followers, pending, self.demand, self.requested_slots = image
+        self.task_managers = {}
+        for tm, slots in task_managers:
+            self.task_managers[tm] = []
+            for index, (users, shared) in enumerate(slots):
+                slot = Slot(tm, index)
+                slot.users, slot.shared = users, shared
+                self.task_managers[tm].append(slot)
+        self.free = deque(self.slot(tm, i) for tm, i in free)
+        self.takes_followers = {id(s): s for s in (self.slot(tm, i) for tm, i in followers)}
+        self.pending = deque()
+        for indices, size, cancelled in pending:
+            request = SlotRequest([vertex_at(i) for i in indices], size)
+            request.cancelled = cancelled
+            self.pending.append(request)
+        return list(self.pending)
+
     def describe(self) -> tuple:
         return (
             tuple((s.task_manager, s.index) for s in self.free),

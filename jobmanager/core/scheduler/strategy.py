@@ -88,6 +88,12 @@ class PipelinedRegionSchedulingStrategy:
         self.scheduled.difference_update(regions)
         self._maybe_schedule(regions.values())
 
+    def export(self) -> tuple:
+        return (tuple(sorted(self.scheduled)),)
+
+    def restore(self, image: tuple, vertex_at) -> None:
+        self.scheduled = set(image[0])
+
     def _waits_on_others(self, region: SchedulingPipelinedRegion) -> bool:
         return any(
             g.id in self.cross_region_groups or g.partitions[0].producer.region is not region
@@ -176,6 +182,15 @@ class VertexwiseSchedulingStrategy:
         """Run a pass for subtasks the graph gained outside of a finish event."""
         if self.started:
             self._maybe_schedule([])
+
+    def export(self) -> tuple:
+        return (tuple(sorted(self.scheduled)), tuple(v.index for v in self.newly_added),
+                self.started)  # fmt: skip
+
+    def restore(self, image: tuple, vertex_at) -> None:
+        scheduled, newly_added, self.started = image
+        self.scheduled = set(scheduled)
+        self.newly_added = [vertex_at(i) for i in newly_added]
 
     def _maybe_schedule(self, vertices: list[ExecutionVertex]) -> None:
         if self.newly_added:

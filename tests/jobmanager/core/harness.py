@@ -71,7 +71,7 @@ class Run:
                                 job_id="test")  # fmt: skip
         for event in self.run.events:
             fresh.handle(decode(encode(event)))
-        assert fresh.snapshot() == self.state.snapshot()
+        assert fresh.describe() == self.state.describe()
         return fresh
 
 

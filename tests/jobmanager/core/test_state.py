@@ -142,9 +142,9 @@ def test_events_for_older_attempts_are_ignored():
     state = JobManagerState(chain(1, 1))
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm", 1))
-    before = state.snapshot()
+    before = state.describe()
     assert state.handle(ev.TaskFinished("v0", 0, 7)) == []
-    assert state.snapshot() == before
+    assert state.describe() == before
 
 
 def test_only_events_are_accepted():

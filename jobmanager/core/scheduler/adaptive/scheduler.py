@@ -80,6 +80,15 @@ class AdaptiveBatchScheduler:
                 names.add(ejv.name)
         return ready
 
+    def pending_requests(self) -> list[object]:
+        """The decisions and inferences asked for and not answered yet, as commands again."""
+        return [
+            cmd.InferSourceParallelism(name, self._inference_context(self.graph.job_vertex(name)))
+            if kind == _INFERRING
+            else cmd.DecideParallelism(name)
+            for name, kind in self.pending.items()
+        ]
+
     def input_infos_of(self, vertices: list[ExecutionJobVertex]) -> dict[str, dict]:
         return {v.name: self._input_infos.pop(v.name) for v in vertices if v.name in self._input_infos}
 
@@ -206,6 +215,23 @@ class AdaptiveBatchScheduler:
             ejv = self.graph.job_vertices[name]
             if ejv.parallelism is None:
                 ejv.parallelism = parallelism
+
+    def export(self) -> tuple:
+        return (
+            tuple(self.pending.items()),
+            tuple(self.inferred.items()),
+            tuple(self.explanations.items()),
+            tuple((r, tuple(sorted(v))) for r, v in self.filter_values.items()),
+            tuple((name, tuple(infos.items())) for name, infos in self._input_infos.items()),
+        )
+
+    def restore(self, image: tuple) -> None:
+        pending, inferred, explanations, filter_values, input_infos = image
+        self.pending = dict(pending)
+        self.inferred = dict(inferred)
+        self.explanations = dict(explanations)
+        self.filter_values = {r: set(v) for r, v in filter_values}
+        self._input_infos = {name: dict(infos) for name, infos in input_infos}
 
     def describe(self) -> tuple:
         return (

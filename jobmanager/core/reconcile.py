@@ -1,0 +1,99 @@
+"""Reconciling a replayed state with what the TaskManagers say, after a JobManager died.
+
+The replayed state is the dead JobManager's state as of its last logged event. What happened
+since lives only on the TaskManagers: tasks that ended (their final reports may never have
+reached the log), tasks still running, partitions they still hold or lost. A new JobManager
+asks every TaskManager leased to the job and feeds the answers to the core as one event
+(``JobManagerRecovered``); this module reads that event against the state and says what to do.
+It decides nothing the live run had decided: parallelisms, ranges and finished tasks stay.
+
+The rules, per subtask the state has in flight (deploying, running or cancelling) on a
+TaskManager that answered:
+
+- the TaskManager has its final report: apply the report, as if it had just arrived;
+- the TaskManager still runs it: leave it running (it reports to the new JobManager);
+- the TaskManager never heard of it (the deployment died with the JobManager): it is lost in
+  flight, and runs again without counting as a failure (or, if it was being cancelled, it is).
+
+A TaskManager the job had that did not answer is lost, as if its heartbeat had stopped. A
+partition the state has as available on a TaskManager that does not hold it is lost, and its
+producer reruns through region failover. A partition a TaskManager holds that the state does
+not expect there (an older attempt, a task the state reset) is released.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jobmanager.core.executiongraph import (
+    ExecutionGraph,
+    ExecutionState,
+    ExecutionVertex,
+    IntermediateResultPartition,
+    PartitionState,
+)
+from jobmanager.messages import events as ev
+from shuffle.ids import PartitionId
+
+__all__ = ["Reconciliation", "plan_reconciliation"]
+
+_IN_FLIGHT = (ExecutionState.DEPLOYING, ExecutionState.RUNNING, ExecutionState.CANCELING)
+
+
+@dataclass
+class Reconciliation:
+    lost_task_managers: list[str] = field(default_factory=list)
+    new_task_managers: list[ev.TaskManagerReport] = field(default_factory=list)
+    ended: list[object] = field(default_factory=list)
+    cancel_again: list[ExecutionVertex] = field(default_factory=list)
+    canceled: list[ExecutionVertex] = field(default_factory=list)
+    lost_in_flight: list[ExecutionVertex] = field(default_factory=list)
+    missing: list[IntermediateResultPartition] = field(default_factory=list)
+    stale: dict[str, tuple[list[PartitionId], list[int]]] = field(default_factory=dict)
+
+
+def plan_reconciliation(
+    graph: ExecutionGraph, known_task_managers, event: ev.JobManagerRecovered
+) -> Reconciliation:
+    plan = Reconciliation()
+    answered = {report.task_manager: report for report in event.task_managers}
+    plan.lost_task_managers = [t for t in known_task_managers if t not in answered]
+    plan.new_task_managers = [r for r in event.task_managers if r.task_manager not in known_task_managers]
+    running = {t: set(r.running) for t, r in answered.items()}
+    ended = {t: {(e.vertex, e.subtask, e.attempt): e for e in r.ended} for t, r in answered.items()}
+    expected: dict[str, set[tuple[PartitionId, int]]] = {t: set() for t in answered}
+
+    for v in graph.vertices():
+        if v.state not in _IN_FLIGHT or v.slot.task_manager not in answered:
+            continue
+        where = v.slot.task_manager
+        key = (v.name, v.subtask, v.attempt)
+        report = ended[where].get(key)
+        if report is not None:
+            plan.ended.append(report)
+            expected[where].update((p.id, v.attempt) for p in v.produced)
+        elif key in running[where]:
+            expected[where].update((p.id, v.attempt) for p in v.produced)
+            if v.state is ExecutionState.CANCELING:
+                plan.cancel_again.append(v)
+        elif v.state is ExecutionState.CANCELING:
+            plan.canceled.append(v)
+        else:
+            plan.lost_in_flight.append(v)
+
+    held = {t: set(r.partitions) for t, r in answered.items()}
+    for result in graph.results.values():
+        for p in result.partitions:
+            if p.state is not PartitionState.AVAILABLE or p.location not in answered:
+                continue
+            mine = (p.id, p.producer.attempt)
+            if mine in held[p.location]:
+                expected[p.location].add(mine)
+            else:
+                plan.missing.append(p)
+
+    for task_manager, partitions in held.items():
+        stale = sorted(partitions - expected[task_manager], key=lambda x: (x[0].result, x[0].index))
+        if stale:
+            plan.stale[task_manager] = ([pid for pid, _ in stale], [a for _, a in stale])
+    return plan

@@ -1,0 +1,59 @@
+"""Rebuilding a job's state from its log: never deciding again, only applying what was logged.
+
+A log starts with ``JobSubmitted`` (the graph, the effective configuration, the values read from
+the cluster); a fresh state built from it and handed every later event, with the commands it
+answers dropped (the JobManager that logged the events carried them out), is the state that
+JobManager had. With a snapshot, the state is restored from it and only the later events are
+applied.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from jobmanager.core import snapshot as snapshots
+from jobmanager.core.state import JobManagerState
+from jobmanager.messages import events as ev
+from jobmanager.model.config import Configuration
+from jobmanager.model.jobgraph import JobGraph
+
+__all__ = ["new_state", "replay"]
+
+Observer = Callable[[object, list], None]
+
+
+def new_state(
+    job_graph: JobGraph,
+    submitted: ev.JobSubmitted,
+    job_id: str,
+    snapshot: snapshots.StateSnapshot | None = None,
+) -> JobManagerState:
+    """The state of a job as it was submitted, or as ``snapshot`` has it."""
+    config = Configuration(dict(submitted.config))
+    if snapshot is not None:
+        return snapshots.restore(job_graph, config, snapshot, job_id, submitted.cluster_cpus)
+    return JobManagerState(job_graph, config, job_id=job_id, cluster_slots=submitted.cluster_cpus)
+
+
+def replay(
+    state: JobManagerState, events: Iterable[object], observe: Observer | None = None
+) -> JobManagerState:
+    """Apply logged ``events``; ``observe(event, commands)`` sees each one go by."""
+    log, state.log = state.log, _Quiet()
+    try:
+        for event in events:
+            commands = state.handle(event)
+            if observe is not None:
+                observe(event, commands)
+    finally:
+        state.log = log
+    return state
+
+
+class _Quiet:
+    """A logger that says nothing: what a replay applies was logged when it happened."""
+
+    def _nothing(self, *args, **kwargs) -> None:
+        pass
+
+    debug = info = warning = error = exception = _nothing

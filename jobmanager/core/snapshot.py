@@ -1,0 +1,160 @@
+"""Snapshots of the JobManager state: the state itself, not the events that led to it.
+
+Replaying a long log event by event costs what the live run cost. A snapshot holds the state
+as values (every subtask's state and attempt, every partition's state and where it is, the
+bytes each result produced, the adaptive decisions, the slot pool, pending restarts, the
+back-off), so a JobManager taking over restores it and replays only the events logged after it.
+
+The execution graph is rebuilt the way it grew: the same vertices initialised in the same
+steps, each with the parallelisms known at that step and the ranges decided for it, so every
+subtask, partition and group gets the index and id it had. Counters that follow from states
+(unfinished subtasks, unfinished partitions per group, the release strategy's counts) are
+counted again rather than stored. ``restore(take(state))`` describes equal to ``state``, and
+the two answer every later event with the same commands; a property test holds it to that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jobmanager.core.executiongraph import ExecutionState, PartitionState
+from jobmanager.core.jobstatus import JobStatus
+from jobmanager.core.state import JobManagerState
+from jobmanager.messages import events as ev
+from jobmanager.messages.codec import message
+from jobmanager.model.config import Configuration
+from jobmanager.model.jobgraph import JobGraph
+
+__all__ = ["StateSnapshot", "restore", "take"]
+
+_STATES = list(ExecutionState)
+_PARTITION_STATES = list(PartitionState)
+
+
+@message
+class StateSnapshot:
+    """A JobManager state after ``events_applied`` events (see the module docstring)."""
+
+    events_applied: int
+    status: str
+    failure_cause: str
+    ended: tuple[str, str] | None
+    recoveries: int
+    task_managers: tuple[ev.TaskManagerRegistered, ...]
+    growth_steps: tuple
+    parallelisms: tuple[int | None, ...]
+    vertex_states: bytes
+    attempts: bytes
+    slots_held: tuple[tuple[int, str, int], ...]
+    locations: tuple[str, ...]
+    partitions: tuple[tuple[bytes, bytes], ...]
+    result_bytes: tuple
+    strategy: tuple
+    growth: tuple
+    backoff: tuple
+    restarts: tuple
+    slot_pool: tuple
+    requests: tuple[tuple[int, int], ...]
+    active: int
+
+
+def take(state: JobManagerState) -> StateSnapshot:
+    graph = state.graph
+    vertices = list(graph.vertices())
+    locations: dict[str, int] = {}
+    partitions = []
+    for result in graph.results.values():
+        codes = np.array([_PARTITION_STATES.index(p.state) for p in result.partitions], np.uint8)
+        where = np.array(
+            [-1 if p.location is None else locations.setdefault(p.location, len(locations))
+             for p in result.partitions], np.int32)  # fmt: skip
+        partitions.append((codes.tobytes(), where.tobytes()))
+    pending = list(state.slots.pending)
+    return StateSnapshot(
+        events_applied=state.events_applied,
+        status=state.status.value,
+        failure_cause=state.failure_cause,
+        ended=state.ended,
+        recoveries=state.recoveries,
+        task_managers=tuple(state.task_managers.values()),
+        growth_steps=tuple(graph.growth_steps),
+        parallelisms=tuple(ejv.parallelism for ejv in graph.job_vertices.values()),
+        vertex_states=np.array([_STATES.index(v.state) for v in vertices], np.uint8).tobytes(),
+        attempts=np.array([v.attempt for v in vertices], np.int32).tobytes(),
+        slots_held=tuple(
+            (v.index, v.slot.task_manager, v.slot.index) for v in vertices if v.slot is not None
+        ),
+        locations=tuple(locations),
+        partitions=tuple(partitions),
+        result_bytes=tuple(
+            None if r.produced is None else r.produced.export() for r in graph.results.values()
+        ),
+        strategy=state.strategy.export(),
+        growth=() if state.growth is None else state.growth.export(),
+        backoff=state.backoff.export(),
+        restarts=state.restarts.export(),
+        slot_pool=state.slots.export(),
+        requests=tuple((index, pending.index(r)) for index, r in state._requests.items()),
+        active=state._active,
+    )
+
+
+def restore(
+    job_graph: JobGraph,
+    config: Configuration,
+    snapshot: StateSnapshot,
+    job_id: str = "job",
+    cluster_slots: int | None = None,
+) -> JobManagerState:
+    state = JobManagerState(job_graph, config, job_id=job_id, cluster_slots=cluster_slots)
+    graph = state.graph
+    job_vertices = list(graph.job_vertices.values())
+    for names, parallelisms, infos in snapshot.growth_steps:
+        for ejv, parallelism in zip(job_vertices, parallelisms):
+            ejv.parallelism = parallelism
+        graph.initialize(
+            [graph.job_vertices[n] for n in names],
+            {name: dict(pairs) for name, pairs in infos},
+        )
+    for ejv, parallelism in zip(job_vertices, snapshot.parallelisms):
+        ejv.parallelism = parallelism
+    vertices = list(graph.vertices())
+    vertex_at = {v.index: v for v in vertices}.__getitem__
+
+    codes = np.frombuffer(snapshot.vertex_states, np.uint8)
+    attempts = np.frombuffer(snapshot.attempts, np.int32)
+    for v, code, attempt in zip(vertices, codes.tolist(), attempts.tolist()):
+        v.state, v.attempt = _STATES[code], attempt
+    for result, (codes, where), produced in zip(
+        graph.results.values(), snapshot.partitions, snapshot.result_bytes
+    ):
+        for p, code, at in zip(result.partitions, np.frombuffer(codes, np.uint8).tolist(),
+                               np.frombuffer(where, np.int32).tolist()):  # fmt: skip
+            p.restore(_PARTITION_STATES[code], None if at < 0 else snapshot.locations[at])
+        if produced is not None:
+            result.produced.restore(produced)
+    unfinished = 0
+    for ejv in job_vertices:
+        ejv.unfinished = sum(1 for v in ejv.vertices if v.state is not ExecutionState.FINISHED)
+        unfinished += not ejv.is_finished
+    graph.unfinished_job_vertices = unfinished
+    state.release.recount(state.regions)
+
+    for registered in snapshot.task_managers:
+        state.task_managers[registered.task_manager] = registered
+    pending = state.slots.restore(snapshot.slot_pool, vertex_at)
+    for index, tm, slot in snapshot.slots_held:
+        vertex_at(index).slot = state.slots.slot(tm, slot)
+    state._requests = {index: pending[position] for index, position in snapshot.requests}
+    state._active = snapshot.active
+    state.strategy.restore(snapshot.strategy, vertex_at)
+    if state.growth is not None:
+        state.growth.restore(snapshot.growth)
+    state.backoff.restore(snapshot.backoff)
+    state.restarts.restore(snapshot.restarts, vertex_at)
+    state.status = JobStatus(snapshot.status)
+    state.failure_cause = snapshot.failure_cause
+    state.ended = None if snapshot.ended is None else tuple(snapshot.ended)
+    state.recoveries = snapshot.recoveries
+    state.events_applied = snapshot.events_applied
+    return state
