@@ -1,6 +1,9 @@
 """Shared fixtures: one real local Ray cluster for every test that needs one."""
 
 import logging
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -8,6 +11,11 @@ import pytest
 def pytest_configure(config):
     config.addinivalue_line("markers", "runtime: runs jobs on a real local Ray cluster")
     config.addinivalue_line("markers", "spark: starts a real SparkSession (a JVM)")
+    # job stores of the tests' jobs go to a temporary home, not the user's ~/.tidal; Ray's
+    # processes, started later, inherit it
+    home = tempfile.mkdtemp(prefix="tidal-home-")
+    os.environ["TIDAL_HOME"] = home
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
 @pytest.fixture(scope="session")

@@ -174,19 +174,38 @@ OPTIONS: dict[str, Option] = {
         Option("slot.request.timeout", _positive_duration, 300_000,
                "A TaskManager the cluster cannot start within this time is given up."),
         Option("io.tmp.dirs", str, "",
-               "Where TaskManagers keep partition files and the JobManager its blobs and event "
-               "log; empty means the system's temporary directory."),
+               "Where TaskManagers keep partition files; empty means the system's temporary "
+               "directory."),
+        Option("jobstore.dir", str, "",
+               "Where each job's store lives (its event log, snapshots, graph and blobs): a "
+               "local directory or any fsspec URL a restarted JobManager can reach. Empty: "
+               "$TIDAL_HOME/jobs, or ~/.tidal/jobs."),
         Option("job-event.store.write-buffer.size", _positive_memory, 1 << 20,
-               "Events are written to the job's event log in batches of this size ..."),
+               "Events that start no work (a task reporting it runs) are written to the job's "
+               "event log in batches of this size ..."),
         Option("job-event.store.write-buffer.flush-interval", _positive_duration, 1000,
-               "... or at least this often."),
+               "... or at least this often. An event that leads to work (a deployment, a "
+               "cancellation, a decision) is written before the work starts."),
+        Option("execution.batch.job-recovery.enabled", _bool, True,
+               "A JobManager that dies is restarted and takes the job over from its store, "
+               "keeping finished tasks and every decision. (Flink: off by default.)"),
+        Option("execution.batch.job-recovery.previous-worker.recovery.timeout",
+               _positive_duration, 30_000,
+               "How long a new JobManager waits for the job's TaskManagers to say what they "
+               "hold; TaskManagers leased to a job whose JobManager is gone stay leased to it "
+               "this long."),
+        Option("execution.batch.job-recovery.snapshot.min-pause", _positive_duration, 180_000,
+               "The job's state is written to its store as a snapshot at most this often, so "
+               "a recovery replays only the events after it."),
         Option("jobstore.expiration-time", _positive_duration, 600_000,
                "How long a finished job's JobManager stays to answer status queries."),
         Option("jobmanager.slot-prefetch", _int(0), 4,
                "How many single-task regions may wait in a busy slot behind its running task, "
                "hiding the round trip to the JobManager between short tasks; 0 turns it off."),
         Option("slotmanager.number-of-slots.max", _int(1), None,
-               "Most slots the cluster may have; unset means no limit."),
+               "Most slots the job's TaskManagers may have in all. Unset: the cluster's CPUs "
+               "when the job was submitted (kept in the job's store, so a recovered job plans "
+               "with the same number)."),
         Option("restart-strategy.type",
                _choice("none", "fixed-delay", "exponential-delay",
                        aliases={"off": "none", "disable": "none", "no_restart": "none",

@@ -1,61 +1,84 @@
-"""The job's event log: append-only, checksummed, compressed, flushed in batches.
+"""The job's event log: append-only segments of checksummed, compressed records.
 
-Every event is appended here before the scheduling core applies it, so replaying the log into a
-fresh state rebuilds the same execution graph. A record is a little header (payload length and
-CRC-32 of the payload) followed by the payload: the event, msgpack-encoded and LZ4-compressed.
-Records are buffered and written in batches (Flink's job event store does the same: a buffer
-flushed by size or every second), to a local directory by default or at any fsspec URL whose
-file system can append.
+Every event is appended here before the scheduling core applies it, and the log is flushed
+before any command leaves the JobManager, so no deployment, cancellation or decision is ever
+ahead of the log. A record is a header (payload length, CRC-32 of the payload, CRC-32 of those two) and the payload:
+``(time_ms, event)``, msgpack-encoded and LZ4-compressed. ``time_ms`` is when it was logged.
 
-Reading stops quietly at a torn last record (the process died mid-write: those events were
-never acknowledged) and raises ``EventLogCorrupted`` for a bad record in the middle, which would
-mean the store itself broke.
+The log is a directory of segments ``00000000.log``, ``00000001.log``, ... on a local disk or at
+any fsspec URL. A JobManager writes its own segments, never one another wrote: on a local disk
+it appends to one segment (a write per flush), elsewhere (object stores cannot append) each
+flush is a new segment, written whole. A snapshot rolls to a new segment, so recovery reads
+the snapshot and the segments after it.
+
+Reading stops quietly at a torn last record of the last segment (the process died mid-write:
+those events were never acted on) and, when asked to repair, cuts it off so the segment is
+whole again. A bad record anywhere else raises ``EventLogCorrupted``, naming the segment, the
+record and its offset: the store itself broke, and the job cannot be recovered from it.
 """
 
 from __future__ import annotations
 
 import struct
 import threading
+import time
 import zlib
 from typing import Iterator
 
 import fsspec
 import lz4.frame
+from fsspec.implementations.local import LocalFileSystem
 
-from jobmanager.errors import TidalError
+from jobmanager.errors import EventLogCorrupted, JobStoreError
 from jobmanager.messages.codec import decode, encode
 
-__all__ = ["EventLog", "EventLogCorrupted", "read_events"]
+__all__ = ["EventLog", "EventLogCorrupted", "JobStoreError", "read_events", "read_log", "segments"]
 
-_HEADER = struct.Struct("<II")
-
-
-class EventLogCorrupted(TidalError):
-    pass
+_HEADER = struct.Struct("<III")
+_LENGTH_AND_CHECKSUM = struct.Struct("<II")
+_SUFFIX = ".log"
 
 
-def encode_record(event: object) -> bytes:
-    payload = lz4.frame.compress(encode(event))
-    return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+def encode_record(event: object, time_ms: int) -> bytes:
+    payload = lz4.frame.compress(encode((time_ms, event)))
+    described = _LENGTH_AND_CHECKSUM.pack(len(payload), zlib.crc32(payload))
+    return described + struct.pack("<I", zlib.crc32(described)) + payload
+
+
+def segment_name(number: int) -> str:
+    return f"{number:08d}{_SUFFIX}"
+
+
+def segments(fs, path: str) -> list[int]:
+    """The segment numbers under ``path``, in order."""
+    try:
+        names = [entry.rsplit("/", 1)[-1] for entry in fs.ls(path, detail=False)]
+    except FileNotFoundError:
+        return []
+    return sorted(int(n[: -len(_SUFFIX)]) for n in names if n.endswith(_SUFFIX) and n[:-4].isdigit())
 
 
 class EventLog:
-    """Appends events to ``url`` (a file path or fsspec URL); thread-safe."""
+    """Appends events under ``url`` (a directory: a path or fsspec URL); thread-safe.
+    ``flush_bytes``: buffered records are written once they reach this size (and whenever
+    ``flush`` is called)."""
 
     def __init__(self, url: str, flush_bytes: int = 1 << 20) -> None:
-        self.url = url
+        self.url = url.rstrip("/")
         self.flush_bytes = flush_bytes
-        self._fs, self._path = fsspec.core.url_to_fs(url)
-        parent = self._path.rsplit("/", 1)[0]
-        if parent and parent != self._path:
-            self._fs.makedirs(parent, exist_ok=True)
+        self._fs, self._path = fsspec.core.url_to_fs(self.url)
+        self._fs.makedirs(self._path, exist_ok=True)
+        existing = segments(self._fs, self._path)
+        self.segment = existing[-1] + 1 if existing else 0
+        self._appends = isinstance(self._fs, LocalFileSystem)
+        self._handle = None
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._lock = threading.Lock()
         self.appended = 0
 
-    def append(self, event: object) -> None:
-        record = encode_record(event)
+    def append(self, event: object, time_ms: int | None = None) -> None:
+        record = encode_record(event, time.time_ns() // 1_000_000 if time_ms is None else time_ms)
         with self._lock:
             self._buffer.append(record)
             self._buffered += len(record)
@@ -71,24 +94,82 @@ class EventLog:
             data = b"".join(self._buffer)
             self._buffer.clear()
             self._buffered = 0
-            with self._fs.open(self._path, "ab") as handle:
-                handle.write(data)
+            path = f"{self._path}/{segment_name(self.segment)}"
+            if self._appends:
+                if self._handle is None:
+                    self._handle = self._fs.open(path, "ab")
+                self._handle.write(data)
+                self._handle.flush()
+            else:
+                self._fs.pipe_file(path, data)
+                self.segment += 1
+
+    def roll(self) -> int:
+        """Write what is buffered and start a new segment; return its number."""
+        self.flush()
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+                self.segment += 1
+            return self.segment
+
+    def close(self) -> None:
+        self.flush()
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+
+def read_log(url: str, first_segment: int = 0, repair: bool = False) -> Iterator[tuple[int, object]]:
+    """``(time_ms, event)`` for every record from ``first_segment`` on. ``repair``: cut a torn
+    tail off the last segment, so a new writer's segments follow a whole one."""
+    fs, path = fsspec.core.url_to_fs(url.rstrip("/"))
+    numbers = [n for n in segments(fs, path) if n >= first_segment]
+    for position, number in enumerate(numbers):
+        name = f"{path}/{segment_name(number)}"
+        data = fs.cat_file(name)
+        last = position == len(numbers) - 1
+        offset, record = 0, 0
+        while offset < len(data):
+            end = _record_end(data, offset, url, number, record)
+            if end is None:
+                if not last:
+                    raise EventLogCorrupted(
+                        f"event log {url}: segment {segment_name(number)} ends in the middle "
+                        f"of record {record} at byte {offset}, and later segments follow it"
+                    )
+                if repair:
+                    fs.pipe_file(name, data[:offset])
+                return
+            checksum = _HEADER.unpack_from(data, offset)[1]
+            payload = data[offset + _HEADER.size : end]
+            if zlib.crc32(payload) != checksum:
+                raise EventLogCorrupted(
+                    f"event log {url}: segment {segment_name(number)}, record {record} at byte "
+                    f"{offset} is corrupt (checksum mismatch)"
+                )
+            time_ms, event = decode(lz4.frame.decompress(payload))
+            yield time_ms, event
+            offset, record = end, record + 1
+
+
+def _record_end(data: bytes, offset: int, url: str, segment: int, record: int) -> int | None:
+    """Where the record at ``offset`` ends; None if it is torn (cut short by a crash). A whole
+    header carries its own checksum, so a corrupt length is told from a torn write."""
+    if offset + _HEADER.size > len(data):
+        return None
+    length, _, header_checksum = _HEADER.unpack_from(data, offset)
+    if zlib.crc32(data[offset : offset + _LENGTH_AND_CHECKSUM.size]) != header_checksum:
+        raise EventLogCorrupted(
+            f"event log {url}: segment {segment_name(segment)}, record {record} at byte {offset} "
+            "has a corrupt header"
+        )
+    end = offset + _HEADER.size + length
+    return end if end <= len(data) else None
 
 
 def read_events(url: str) -> Iterator[object]:
-    fs, path = fsspec.core.url_to_fs(url)
-    with fs.open(path, "rb") as handle:
-        data = handle.read()
-    offset, number = 0, 0
-    while offset < len(data):
-        if offset + _HEADER.size > len(data):
-            return  # torn header at the tail
-        length, checksum = _HEADER.unpack_from(data, offset)
-        start, end = offset + _HEADER.size, offset + _HEADER.size + length
-        if end > len(data):
-            return  # torn payload at the tail
-        payload = data[start:end]
-        if zlib.crc32(payload) != checksum:
-            raise EventLogCorrupted(f"event log {url}: record {number} at byte {offset} is corrupt")
-        yield decode(lz4.frame.decompress(payload))
-        offset, number = end, number + 1
+    for _, event in read_log(url):
+        yield event

@@ -1,0 +1,168 @@
+"""A job's durable store: everything a new JobManager needs to take the job over.
+
+    <jobstore.dir>/<job id>/
+        events/00000000.log ...    the event log (JobSubmitted first), in segments
+        snapshots/<segment>.snap   the state as of the start of that segment
+        blobs/                     the graph and each vertex's code, shuffle descriptors
+        recovering                 how many recoveries in a row died before they finished
+
+``jobstore.dir`` is a local directory (default ``~/.tidal/jobs``, or ``$TIDAL_HOME/jobs``) or
+any fsspec URL, so a JobManager restarted on another node finds the store. It outlives the
+JobManager process, and is removed only when the job is cleaned up. Every failure to reach or
+read it is a ``JobStoreError`` naming the store.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import fsspec
+import lz4.frame
+
+from blob import FileSystemBlobStore
+from jobmanager.messages import events as ev
+from jobmanager.messages.codec import decode, encode, message
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.eventlog import EventLog, JobStoreError, read_log
+
+__all__ = ["JobStore", "StoredSnapshot", "store_root"]
+
+_SNAPSHOT = ".snap"
+
+
+def store_root(config: Configuration) -> str:
+    """Where job stores live: ``jobstore.dir``, else ``$TIDAL_HOME/jobs`` (``~/.tidal``), as an
+    absolute path or a URL."""
+    configured = config["jobstore.dir"]
+    if configured and "://" in configured:
+        return configured.rstrip("/")
+    home = os.environ.get("TIDAL_HOME") or os.path.join(os.path.expanduser("~"), ".tidal")
+    return os.path.abspath(os.path.expanduser(configured or os.path.join(home, "jobs")))
+
+
+@message
+class StoredSnapshot:
+    """The JobManager state (``jobmanager.core.snapshot``) and the shell's task ledger as of the
+    start of log segment ``next_segment``."""
+
+    next_segment: int
+    state: object
+    ledger: tuple
+
+
+class JobStore:
+    def __init__(self, root: str, job_id: str) -> None:
+        self.url = f"{root.rstrip('/')}/{job_id}"
+        try:
+            self.fs, self.path = fsspec.core.url_to_fs(self.url)
+        except Exception as error:
+            raise JobStoreError(
+                f"job store {self.url}: cannot reach it: {type(error).__name__}: {error}"
+            ) from None
+
+    @property
+    def events_url(self) -> str:
+        return f"{self.url}/events"
+
+    def _call(self, what: str, fn, *args):
+        try:
+            return fn(*args)
+        except JobStoreError:
+            raise
+        except Exception as error:
+            raise JobStoreError(
+                f"job store {self.url}: cannot {what}: {type(error).__name__}: {error}"
+            ) from error
+
+    def exists(self) -> bool:
+        return self._call("look for the event log", self.fs.exists, f"{self.path}/events")
+
+    def create(self) -> None:
+        """An empty store (a store left by a JobManager that died before its job started is
+        not a job: it goes)."""
+
+        def fresh() -> None:
+            if self.fs.exists(self.path):
+                self.fs.rm(self.path, recursive=True)
+            self.fs.makedirs(f"{self.path}/events", exist_ok=True)
+
+        self._call("create it", fresh)
+
+    def open_log(self, flush_bytes: int) -> EventLog:
+        return self._call("open the event log", EventLog, self.events_url, flush_bytes)
+
+    def blobs(self) -> FileSystemBlobStore:
+        return self._call("open the blob store", FileSystemBlobStore, f"{self.url}/blobs")
+
+    def submitted(self) -> ev.JobSubmitted:
+        """The job as it was submitted: the first record of the log."""
+
+        def first():
+            for _, event in read_log(self.events_url):
+                return event
+            return None
+
+        event = self._call("read the event log", first)
+        if not isinstance(event, ev.JobSubmitted):
+            raise JobStoreError(f"job store {self.url}: the event log does not start with the job")
+        return event
+
+    def records(self, first_segment: int):
+        """``(time_ms, event)`` from ``first_segment`` on, the torn tail cut off."""
+        return self._call(
+            "read the event log", lambda: list(read_log(self.events_url, first_segment, repair=True))
+        )
+
+    def latest_snapshot(self) -> StoredSnapshot | None:
+        def latest():
+            try:
+                names = self.fs.ls(f"{self.path}/snapshots", detail=False)
+            except FileNotFoundError:
+                return None
+            numbers = sorted(int(n.rsplit("/", 1)[-1][: -len(_SNAPSHOT)]) for n in names
+                             if n.endswith(_SNAPSHOT))  # fmt: skip
+            if not numbers:
+                return None
+            data = self.fs.cat_file(f"{self.path}/snapshots/{numbers[-1]}{_SNAPSHOT}")
+            return decode(lz4.frame.decompress(data))
+
+        return self._call("read its snapshot", latest)
+
+    def write_snapshot(self, snapshot: StoredSnapshot) -> None:
+        """Written whole under a temporary name, then moved into place: never half a snapshot."""
+
+        def write() -> None:
+            folder = f"{self.path}/snapshots"
+            self.fs.makedirs(folder, exist_ok=True)
+            temporary = f"{folder}/.{uuid.uuid4().hex}"
+            self.fs.pipe_file(temporary, lz4.frame.compress(encode(snapshot)))
+            self.fs.mv(temporary, f"{folder}/{snapshot.next_segment}{_SNAPSHOT}")
+            for old in self.fs.ls(folder, detail=False):
+                name = old.rsplit("/", 1)[-1]
+                if name.endswith(_SNAPSHOT) and int(name[: -len(_SNAPSHOT)]) < snapshot.next_segment:
+                    self.fs.rm_file(old)
+
+        self._call("write a snapshot", write)
+
+    def recovery_attempt(self) -> int:
+        """Count one more recovery begun; return how many began in a row without finishing."""
+
+        def count() -> int:
+            path = f"{self.path}/recovering"
+            attempts = int(self.fs.cat_file(path)) + 1 if self.fs.exists(path) else 1
+            self.fs.pipe_file(path, str(attempts).encode())
+            return attempts
+
+        return self._call("count recoveries", count)
+
+    def recovered(self) -> None:
+        path = f"{self.path}/recovering"
+        self._call("count recoveries", lambda: self.fs.exists(path) and self.fs.rm_file(path))
+
+    def remove(self) -> None:
+        def remove() -> None:
+            if self.fs.exists(self.path):
+                self.fs.rm(self.path, recursive=True)
+
+        self._call("remove it", remove)
