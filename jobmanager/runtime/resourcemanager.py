@@ -13,6 +13,12 @@ imports) takes about half a second, which a short job would feel. So when a job 
 ResourceManager starts a standby JobManager, and the next submission claims it: the job's id is
 the standby's. A claim while the standby is still starting waits for it, which is never slower
 than starting another.
+
+Its loss loses nothing. TaskManagers are detached actors, so they outlive it; Ray restarts it,
+and the new one rebuilds its books from the TaskManagers themselves (each says which job it
+serves). A job's JobManager may die too: its TaskManagers stay leased to the job for
+``execution.batch.job-recovery.previous-worker.recovery.timeout``, for the JobManager that takes
+the job over (``leases_of``), and only then go back to the pool.
 """
 
 from __future__ import annotations
@@ -27,11 +33,22 @@ import ray
 import structlog
 
 from jobmanager.logs import configure_logging
-from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name, new_job_id
+from jobmanager.model.config import parse_duration_ms
+from jobmanager.runtime.names import (
+    NAMESPACE,
+    RESOURCE_MANAGER,
+    job_manager_name,
+    new_job_id,
+)
 
 __all__ = ["ResourceManager", "resource_manager"]
 
 _log = structlog.get_logger("tidal.resourcemanager")
+
+
+_TM_PREFIX = "tidal-tm-"
+_JM_PREFIX = job_manager_name("")
+_RECOVERY_TIMEOUT = "execution.batch.job-recovery.previous-worker.recovery.timeout"
 
 
 @dataclass
@@ -40,12 +57,14 @@ class _TaskManager:
     shape: tuple
     job: str | None
     since: float
+    recovery_timeout_s: float = 30.0  # how long it stays leased to a job whose JobManager is gone
 
 
 class ResourceManager:
-    def __init__(self, idle_timeout_s: float, work_dir: str = "") -> None:
+    def __init__(self, idle_timeout_s: float, store_root: str = "", work_dir: str = "") -> None:
         configure_logging("INFO")
         self.idle_timeout_s = idle_timeout_s
+        self.store_root = store_root
         self.work_dir = work_dir or os.path.join(tempfile.gettempdir(), "tidal", "taskmanagers")
         self.task_managers: dict[str, _TaskManager] = {}
         self.returning: dict[str, tuple] = {}  # given back, still leaving their job
@@ -56,7 +75,43 @@ class ResourceManager:
         self._standby: tuple[str, object] | None = None  # (job id, JobManager handle)
         self._standby_ready = threading.Condition(self._lock)
         self._standby_starting = False
+        self._orphaned_since: dict[str, float] = {}  # job -> when its JobManager was found gone
+        if ray.get_runtime_context().was_current_actor_reconstructed:
+            self._rebuild()
         threading.Thread(target=self._reap, name="tidal-rm-reaper", daemon=True).start()
+
+    def _rebuild(self) -> None:
+        """After a restart: learn the TaskManagers and the standby JobManager back from Ray's
+        named actors, and each TaskManager's lease from the TaskManager itself."""
+        names = [n for n in ray.util.list_named_actors(all_namespaces=True)
+                 if isinstance(n, dict) and n.get("namespace") == NAMESPACE]  # fmt: skip
+        asked = {}
+        for entry in names:
+            name = entry["name"]
+            try:
+                handle = ray.get_actor(name, namespace=NAMESPACE)
+            except ValueError:
+                continue
+            if name.startswith(_TM_PREFIX):
+                asked[name] = (handle, handle.describe.remote())
+            elif name.startswith(_JM_PREFIX) and self._standby is None:
+                asked[name] = (handle, handle.status.remote())
+        for name, (handle, answer) in asked.items():
+            try:
+                info = ray.get(answer, timeout=10)
+            except Exception as error:
+                _log.warning("actor did not answer a restarted resource manager", actor=name,
+                             error=repr(error))  # fmt: skip
+                continue
+            if name.startswith(_TM_PREFIX):
+                self.task_managers[name] = _TaskManager(handle, tuple(info["shape"]), info["job"],
+                                                        time.time())  # fmt: skip
+                self._counter = max(self._counter, int(name[len(_TM_PREFIX):]) + 1)
+            elif info.get("status") == "STANDBY":
+                self._standby = (name[len(_JM_PREFIX):], handle)
+        _log.info("resource manager restarted", task_managers=len(self.task_managers),
+                  leased=sum(1 for tm in self.task_managers.values() if tm.job),
+                  standby=self._standby is not None)  # fmt: skip
 
     # -- the standby JobManager ---------------------------------------------------------------
 
@@ -69,7 +124,7 @@ class ResourceManager:
         from jobmanager.runtime.actor import create_job_manager
 
         job_id = new_job_id()
-        handle = create_job_manager(job_id)
+        handle = create_job_manager(job_id, self.store_root)
         handle.ready.remote().future().add_done_callback(
             lambda future: self._standby_started(job_id, handle, future)
         )
@@ -85,9 +140,12 @@ class ResourceManager:
             self._standby = (job_id, handle) if handle is not None else None
             self._standby_ready.notify_all()
 
-    def claim_job_manager(self, timeout_s: float = 30.0) -> tuple[str, object] | None:
+    def claim_job_manager(self, store_root: str, timeout_s: float = 30.0) -> tuple[str, object] | None:
         """The standby JobManager, now the caller's, waiting for it if it is starting; None if
-        there is none."""
+        there is none, or if it would keep its job's store elsewhere than ``store_root`` (a
+        JobManager restarted by Ray finds its store by where it was created to keep it)."""
+        if store_root != self.store_root:
+            return None
         with self._lock:
             self._standby_ready.wait_for(lambda: not self._standby_starting, timeout_s)
             standby, self._standby = self._standby, None
@@ -106,12 +164,14 @@ class ResourceManager:
         """A TaskManager of ``slots`` slots for ``job_id``: a warm idle one if there is one,
         else a new one (stopping idle ones of other shapes to free their CPUs)."""
         shape = (slots, str(config.get("taskmanager.memory.spark-driver", "")))
+        recovery_timeout_s = parse_duration_ms(config.get(_RECOVERY_TIMEOUT, 30_000)) / 1000
         with self._lock:
             deadline = time.time() + 10
             while True:
                 for tm_id, tm in self.task_managers.items():
                     if tm.job is None and tm.shape == shape:
                         tm.job, tm.since = job_id, time.time()
+                        tm.recovery_timeout_s = recovery_timeout_s
                         return tm_id, tm.handle
                 # one that is leaving another job is worth a short wait: it is warm
                 if shape not in self.returning.values() or time.time() > deadline:
@@ -129,12 +189,13 @@ class ResourceManager:
 
         handle = (
             ray.remote(TaskManagerActor)
-            .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots,
+            .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0)  # fmt: skip
             .remote(tm_id, slots, config, os.path.join(self.work_dir, tm_id))
         )
         with self._lock:
-            self.task_managers[tm_id] = _TaskManager(handle, shape, job_id, time.time())
+            self.task_managers[tm_id] = _TaskManager(handle, shape, job_id, time.time(),
+                                                     recovery_timeout_s)  # fmt: skip
             self.created += 1
         _log.info("task manager created", task_manager=tm_id, slots=slots, job=job_id)
         return tm_id, handle
@@ -160,6 +221,20 @@ class ResourceManager:
                 tm.job, tm.since = None, time.time()
             self._returned.notify_all()
 
+    def leases_of(self, job_id: str) -> list[tuple[str, object]]:
+        """The TaskManagers leased to ``job_id``: what a JobManager taking the job over asks."""
+        with self._lock:
+            self._orphaned_since.pop(job_id, None)
+            return [(t, tm.handle) for t, tm in self.task_managers.items() if tm.job == job_id]
+
+    def release_job(self, job_id: str) -> None:
+        """The job is over: every TaskManager leased to it comes back, including any its
+        JobManager never heard of (a lease whose answer died with an earlier JobManager)."""
+        with self._lock:
+            leased = [t for t, tm in self.task_managers.items() if tm.job == job_id]
+        for tm_id in leased:
+            self.give_back(job_id, tm_id)
+
     def forget(self, tm_id: str) -> None:
         with self._lock:
             tm = self.task_managers.pop(tm_id, None)
@@ -173,6 +248,7 @@ class ResourceManager:
                 "leased": {t: tm.job for t, tm in self.task_managers.items() if tm.job},
                 "created": self.created,
                 "standby": self._standby[0] if self._standby else None,
+                "pid": os.getpid(),
             }
 
     def _reap(self) -> None:
@@ -182,11 +258,19 @@ class ResourceManager:
             with self._lock:
                 expired = [t for t, tm in self.task_managers.items()
                            if tm.job is None and now - tm.since > self.idle_timeout_s]  # fmt: skip
-                leases = [(t, tm.job) for t, tm in self.task_managers.items() if tm.job]
+                leases = [(t, tm.job, tm.recovery_timeout_s)
+                          for t, tm in self.task_managers.items() if tm.job]  # fmt: skip
             for tm_id in expired:
                 self.forget(tm_id)
-            for tm_id, job_id in leases:
-                if not _alive(job_id):
+            for job_id in {job for _, job, _ in leases}:
+                if _alive(job_id):
+                    self._orphaned_since.pop(job_id, None)
+                else:
+                    self._orphaned_since.setdefault(job_id, now)
+            for tm_id, job_id, timeout_s in leases:
+                gone = self._orphaned_since.get(job_id)
+                if gone is not None and now - gone >= timeout_s:
+                    _log.info("job manager gone, lease ends", job=job_id, task_manager=tm_id)
                     self.give_back(job_id, tm_id)
 
 
@@ -198,11 +282,15 @@ def _alive(job_id: str) -> bool:
         return False
 
 
-def resource_manager(idle_timeout_s: float):
-    """The cluster's ResourceManager, started by the first job that needs it."""
+def resource_manager(idle_timeout_s: float, store_root: str = ""):
+    """The cluster's ResourceManager, started by the first client that submits a job. Ray
+    restarts it if its process dies (see the module docstring); a call made meanwhile waits
+    for the new one rather than failing (a lease asked twice that way is given back with the
+    job's others when it ends)."""
     return (
         ray.remote(ResourceManager)
         .options(name=RESOURCE_MANAGER, namespace=NAMESPACE, lifetime="detached",
-                 get_if_exists=True, num_cpus=0, max_concurrency=32)  # fmt: skip
-        .remote(idle_timeout_s)
+                 get_if_exists=True, num_cpus=0, max_concurrency=32, max_restarts=-1,
+                 max_task_retries=-1)  # fmt: skip
+        .remote(idle_timeout_s, store_root)
     )
