@@ -31,10 +31,12 @@ import structlog
 
 from blob import BlobCache, BlobKey
 from jobmanager.logs import configure_logging
-from jobmanager.messages.codec import decode
+from jobmanager.messages.codec import decode, encode
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
+from jobmanager.messages.events import TaskManagerReport
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
 from taskmanager.blobs import FetchedBlobs
+from taskmanager.ended import EndedTasks
 from taskmanager.registry import PartitionRegistry
 from taskmanager.remote import RayChunkFetcher
 from taskmanager.reports import ReportBatcher
@@ -60,6 +62,7 @@ class _JobSession:
     blobs: BlobCache
     slots: TaskSlots
     reports: ReportBatcher
+    ended: EndedTasks
 
 
 class TaskManagerActor:
@@ -69,6 +72,7 @@ class TaskManagerActor:
         configure_logging("INFO")
         self.task_manager_id = task_manager_id
         self.slots = slots
+        self.shape = (slots, str(config.get("taskmanager.memory.spark-driver", "")))
         self.node_id = str(config.get(NODE_ID_KEY) or ray.get_runtime_context().get_node_id())
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
@@ -79,8 +83,12 @@ class TaskManagerActor:
     # -- jobs ---------------------------------------------------------------------------------
 
     def attach(self, job_id: str, job_manager, shuffle_root: str) -> dict:
-        """Serve ``job_id`` from now on; its partition files go under ``shuffle_root``."""
+        """Serve ``job_id`` from now on; its partition files go under ``shuffle_root``. Asked
+        again for the job it serves, it keeps serving it (a JobManager that took the job over
+        may not know whether the one before it had attached this TaskManager)."""
         with self._lock:
+            if self._job is not None and self._job.job_id == job_id:
+                return self.describe()
             if self._job is not None:
                 raise RuntimeError(
                     f"{self.task_manager_id} serves job {self._job.job_id}, not {job_id}"
@@ -90,7 +98,13 @@ class TaskManagerActor:
             blobs = BlobCache(FetchedBlobs(lambda key: ray.get(job_manager.get_blob.remote(key)),
                                            f"job manager of {job_id}"))  # fmt: skip
 
-            report = ReportBatcher(lambda batch: job_manager.report_many.remote(batch))
+            batcher = ReportBatcher(lambda batch: job_manager.report_many.remote(batch))
+            ended = EndedTasks()
+
+            def report(event) -> None:
+                ended.record(event)
+                batcher(event)
+
             environment = TaskEnvironment(
                 task_manager_id=self.task_manager_id,
                 node_id=self.node_id,
@@ -103,7 +117,7 @@ class TaskManagerActor:
             )
             slots = TaskSlots(self.slots, lambda tdd, token: run_task(tdd, environment, token), report)
             self._job = _JobSession(job_id, job_manager, shuffle, registry,
-                                    PartitionServer(registry), blobs, slots, report)  # fmt: skip
+                                    PartitionServer(registry), blobs, slots, batcher, ended)  # fmt: skip
         self._log.info("serving job", job=job_id, shuffle_root=shuffle_root)
         return self.describe()
 
@@ -122,12 +136,34 @@ class TaskManagerActor:
         job.shuffle.close()
         self._log.info("job left", job=job_id)
 
+    def rejoin(self, job_id: str, job_manager, shuffle_root: str, in_flight: bytes) -> bytes:
+        """A JobManager taking ``job_id`` over asks what is left of it here: the job's tasks
+        still running or queued, the final reports of those among ``in_flight`` (encoded task
+        keys) that ended, and the partitions held. A TaskManager leased to the job but never
+        attached to it attaches now. Answers an encoded ``TaskManagerReport``."""
+        info = self.attach(job_id, job_manager, shuffle_root)
+        job = self._serving(job_id)
+        keys = [tuple(key) for key in decode(in_flight)]
+        report = TaskManagerReport(
+            self.task_manager_id,
+            self.slots,
+            info["node"],
+            info["shuffle_root"],
+            tuple(job.slots.active()),
+            tuple(job.ended.reports_of(keys)),
+            tuple(job.registry.held()),
+        )
+        self._log.info("rejoined job", job=job_id, running=len(report.running),
+                       ended=len(report.ended), partitions=len(report.partitions))  # fmt: skip
+        return encode(report)
+
     def describe(self) -> dict:
         job = self._job
         return {
             "node": self.node_id,
             "pid": os.getpid(),
             "slots": self.slots,
+            "shape": self.shape,
             "job": job.job_id if job else None,
             "shuffle_root": str(job.shuffle.root) if job else "",
         }
@@ -156,6 +192,7 @@ class TaskManagerActor:
         if job is None:
             return
         ids, attempts = decode(partitions)
+        job.ended.released(ids, attempts)
         job.registry.forget(ids, attempts)
         job.server.forget(ids)
         job.shuffle.release(ids, attempts)

@@ -57,6 +57,11 @@ class PartitionRegistry:
                     forgotten.append(partition_id)
         return forgotten
 
+    def held(self) -> list[tuple[PartitionId, int]]:
+        """Every partition served here, with the attempt that wrote it."""
+        with self._lock:
+            return [(pid, attempt) for pid, (attempt, _) in self._files.items()]
+
     def __contains__(self, partition_id: object) -> bool:
         with self._lock:
             return partition_id in self._files

@@ -18,8 +18,9 @@ from enum import Enum
 import structlog
 
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
-from jobmanager.messages.events import Event, TaskCanceled
+from jobmanager.messages.events import Event, TaskCanceled, TaskFailed
 from taskmanager.cancellation import CancelToken
+from taskmanager.failures import describe_failure
 
 __all__ = ["TaskKey", "TaskSlots", "task_key"]
 
@@ -98,6 +99,11 @@ class TaskSlots:
         for key in keys:
             self.cancel(key)
 
+    def active(self) -> list[TaskKey]:
+        """Tasks queued or running."""
+        with self._lock:
+            return list(self._tasks)
+
     def running(self) -> list[TaskKey]:
         with self._lock:
             return [key for key, task in self._tasks.items() if task.state is _State.RUNNING]
@@ -123,9 +129,13 @@ class TaskSlots:
         ended = None
         try:
             ended = self._run(task.tdd, task.token)
-        except Exception:
+        except Exception as error:  # a bug in the runtime, not the task's code: still its end
             _log.exception("a task escaped its runner", vertex=key[0], subtask=key[1],
-                           attempt=key[2])
+                           attempt=key[2])  # fmt: skip
+            ended = TaskFailed(*key, f"the TaskManager failed running it: {describe_failure(error)}",
+                               time.time_ns() // 1_000_000)  # fmt: skip
+            if not task.cancel_requested:
+                self._report(ended)
         finally:
             with self._lock:
                 self._tasks.pop(key, None)
