@@ -22,6 +22,9 @@ _EXPORTS = {
     "arrow": "jobmanager.model.operators",
     "Client": "jobmanager.client.client",
     "JobHandle": "jobmanager.client.client",
+    "TidalError": "jobmanager.errors",
+    "JobManagerLost": "jobmanager.errors",
+    "JobStoreError": "jobmanager.errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -23,11 +23,14 @@ import ray
 from jobmanager.client.progress import TERMINAL, Progress, progress_for
 from jobmanager.client.result import JobResult
 from jobmanager.core.admission import validate_job
+from jobmanager.errors import JobManagerLost
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import ParquetSink, check_operators, serialize_vertex_code
 from jobmanager.runtime import sinks
 from jobmanager.runtime.actor import STANDBY, create_job_manager
+from jobmanager.runtime.jobrecords import job_record
+from jobmanager.runtime.jobstore import store_root
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, new_job_id
 from jobmanager.runtime.resourcemanager import resource_manager
 
@@ -69,22 +72,26 @@ class Client:
             if isinstance(vertex.operator, ParquetSink):
                 sinks.check_target(vertex.operator)
         start = (cloudpickle.dumps(job), settings.to_dict(), time.time())
-        rm = resource_manager(settings["resourcemanager.taskmanager-timeout"] / 1000)
-        standby = ray.get(rm.claim_job_manager.remote())
+        root = store_root(settings)
+        recovery = settings["execution.batch.job-recovery.enabled"]
+        rm = resource_manager(settings["resourcemanager.taskmanager-timeout"] / 1000, root)
+        standby = ray.get(rm.claim_job_manager.remote(root)) if recovery else None
         if standby is not None:
             job_id, actor = standby
             if _started(actor, start):
                 return JobHandle(job_id, actor)
         job_id = new_job_id()
-        actor = create_job_manager(job_id)
+        actor = create_job_manager(job_id, root, recovery)
         if not _started(actor, start):
-            raise RuntimeError(f"the JobManager of job {job_id} died while starting")
+            raise JobManagerLost(f"the JobManager of job {job_id} died while starting")
         return JobHandle(job_id, actor)
 
     def warm_up(self, timeout: float = 60.0) -> bool:
         """Have a standby JobManager ready for the next job (see ``ResourceManager``): call
         it ahead of a submission whose latency matters. False if none became ready in time."""
-        rm = resource_manager(Configuration()["resourcemanager.taskmanager-timeout"] / 1000)
+        defaults = Configuration()
+        rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
+                              store_root(defaults))  # fmt: skip
         return ray.get(rm.has_job_manager.remote(timeout))
 
     def job(self, job_id: str) -> JobHandle:
@@ -124,12 +131,22 @@ def _started(actor, start: tuple) -> bool:
 
 
 class JobHandle:
+    """A submitted job. Its JobManager may die and be replaced by one that takes the job over;
+    the handle keeps working across that (status ``RECOVERING`` meanwhile). A JobManager gone
+    for good is a ``JobManagerLost`` error saying why, never a raw Ray error."""
+
     def __init__(self, job_id: str, actor) -> None:
         self.job_id = job_id
         self.actor = actor
 
+    def _ask(self, ref):
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayActorError as error:
+            raise JobManagerLost(_why_lost(self.job_id, error)) from None
+
     def status(self) -> dict:
-        return ray.get(self.actor.status.remote())
+        return self._ask(self.actor.status.remote())
 
     def wait(self, timeout: float | None = None, progress: bool | Progress = False) -> JobResult:
         """Block until the job ends (or ``timeout`` seconds pass); show progress if asked."""
@@ -141,18 +158,18 @@ class JobHandle:
             left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
             if left <= 0:
                 break
-            status = ray.get(self.actor.wait.remote(left))
+            status = self._ask(self.actor.wait.remote(left))
         display.close(status)
         return JobResult.of(status)
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
-        ray.get(self.actor.cancel.remote(reason))
+        self._ask(self.actor.cancel.remote(reason))
 
     def event_log(self) -> str:
-        return ray.get(self.actor.event_log.remote())
+        return self._ask(self.actor.event_log.remote())
 
-    def snapshot(self) -> tuple:
-        return ray.get(self.actor.snapshot.remote())
+    def describe(self) -> tuple:
+        return self._ask(self.actor.describe.remote())
 
     def release(self) -> None:
         """Let the JobManager go now instead of after jobstore.expiration-time."""
@@ -160,6 +177,16 @@ class JobHandle:
             self.actor.exit.remote()
         except Exception:  # already gone
             pass
+
+
+def _why_lost(job_id: str, error: Exception) -> str:
+    record = job_record(job_id)
+    if record is not None and not record["recovery"]:
+        why = "job recovery is off (execution.batch.job-recovery.enabled: false)"
+    else:
+        why = "Ray did not restart it (it was stopped for good, or its node is gone)"
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return f"the JobManager of job {job_id} is gone and the job cannot go on: {why} ({first})"
 
 
 def _pickle_user_modules_by_value(job: JobGraph) -> None:

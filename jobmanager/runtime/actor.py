@@ -1,10 +1,16 @@
 """The JobManager: one detached, named Ray actor per job, holding the scheduling core.
 
 Its main loop runs on one thread: take a message, append its event to the job's event log,
-apply it (``JobManagerState.handle``), hand the commands to the executor. Everything else that
+apply it (``JobManagerState.handle``), write the log, hand the commands to the executor. So no
+command leaves before the events that caused it are in the job's store. Everything else that
 reaches the actor (TaskManagers reporting, clients asking for status, timers firing, Ray
 callbacks) only puts a message in the mailbox or reads a status built under the same lock, so
 the core never sees two threads.
+
+When its process dies, Ray restarts it (``max_restarts``) and it takes its job over from the
+job's store (``jobmanager.runtime.recovery``): replay, reconcile with the TaskManagers, carry
+on. Calls in flight when it died are sent again by Ray (``max_task_retries``), so clients keep
+their handle and TaskManagers' reports arrive, after the recovery, to the new process.
 """
 
 from __future__ import annotations
@@ -20,21 +26,27 @@ import cloudpickle
 import ray
 import structlog
 
-from blob import BlobKey, FileSystemBlobStore
-from jobmanager.core.state import JobManagerState
+from blob import BlobKey
+from jobmanager.core import snapshot as snapshots
+from jobmanager.core.replay import new_state
+from jobmanager.errors import TidalError
 from jobmanager.logs import configure_logging
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
 from jobmanager.model.config import Configuration
-from jobmanager.model.operators import serialize_vertex_code
-from jobmanager.runtime.eventlog import EventLog
-from jobmanager.runtime.executor import CommandExecutor
+from jobmanager.model.operators import ParquetSink, serialize_vertex_code
+from jobmanager.runtime import jobrecords, sinks
+from jobmanager.runtime.executor import CommandExecutor, now_ms
+from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, resource_manager_handle
+from jobmanager.runtime.recovery import reconnect, replay_store
 from jobmanager.runtime.status import TaskLedger, job_status
 
-__all__ = ["STANDBY", "JobManagerActor", "create_job_manager", "work_directory"]
+__all__ = ["RECOVERING", "STANDBY", "JobManagerActor", "create_job_manager", "work_directory"]
 
 STANDBY = "STANDBY"  # the status of a JobManager that has no job yet
+RECOVERING = "RECOVERING"  # taking a job over from its store
+MAX_RECOVERIES_IN_A_ROW = 5  # recoveries that died before finishing, before the job fails
 _STOP = object()
 
 
@@ -43,13 +55,17 @@ def work_directory(config: Configuration, job_id: str) -> str:
     return os.path.join(base, "tidal", job_id)
 
 
-def create_job_manager(job_id: str):
-    """A new JobManager actor for ``job_id``, detached: the job outlives whoever submitted it."""
+def create_job_manager(job_id: str, store_root: str, recovery: bool = True):
+    """A new JobManager actor for ``job_id``, detached: the job outlives whoever submitted it.
+    With ``recovery``, Ray restarts it when its process dies, and it takes the job over from
+    the job's store under ``store_root``."""
+    retries = -1 if recovery else 0
     return (
         ray.remote(JobManagerActor)
         .options(name=job_manager_name(job_id), namespace=NAMESPACE, lifetime="detached",
-                 num_cpus=0, max_concurrency=64, max_restarts=0)  # fmt: skip
-        .remote(job_id)
+                 num_cpus=0, max_concurrency=64, max_restarts=retries,
+                 max_task_retries=retries)  # fmt: skip
+        .remote(job_id, store_root)
     )
 
 
@@ -73,62 +89,154 @@ class JobManagerActor:
     ResourceManager keeps ready: ``start`` then hands it the job, and a submission does not
     wait for a process to start and import Tidal (about half a second)."""
 
-    def __init__(self, job_id: str) -> None:
+    def __init__(self, job_id: str, store_root: str) -> None:
         configure_logging("INFO")
         self.job_id = job_id
+        self.store_root = store_root
         self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.started = False
+        self.recovering = False
+        self.submitted: ev.JobSubmitted | None = None
+        self.known = threading.Event()  # set once ``submitted`` is
+        self.state = None
+        self.executor: CommandExecutor | None = None
+        self.ledger = TaskLedger()
+        self.unrecoverable: tuple[str, str] | None = None
+        self.ended_at: float | None = None
+        self.mailbox: queue.Queue = queue.Queue()
         self.warm = threading.Thread(target=_warm_up, name="tidal-warm-up", daemon=True)
         self.warm.start()
+        if ray.get_runtime_context().was_current_actor_reconstructed:
+            if jobrecords.job_record(job_id) is not None:  # it had taken a job: take it over
+                self.started = self.recovering = True
+                threading.Thread(target=self._recover, name="tidal-recovery", daemon=True).start()
 
     def ready(self) -> bool:
         """True once warmed up (see ``_warm_up``)."""
         self.warm.join(timeout=60)
         return True
 
+    # -- taking a job -------------------------------------------------------------------------
+
     def start(self, graph: bytes, config: dict, submitted_at: float) -> None:
-        """Run the job ``graph`` (a cloudpickled JobGraph); a JobManager runs one job, once."""
+        """Run the job ``graph`` (a cloudpickled JobGraph); a JobManager runs one job, once.
+        The same submission again (Ray resending the call to a restarted JobManager) is not a
+        second job."""
         with self.lock:
-            if self.started:
-                raise RuntimeError(f"the JobManager {self.job_id} already runs a job")
-            self.started = True
+            already, self.started = self.started, True
+        if already:
+            if self.known.wait(60) and self.submitted.submitted_at == submitted_at:
+                return
+            raise RuntimeError(f"the JobManager {self.job_id} already runs a job")
         began = time.time()
-        self.submitted_at = submitted_at
-        self.ended_at: float | None = None
         settings = Configuration(config)
-        if not settings.is_set("slotmanager.number-of-slots.max"):
-            cpus = int(ray.cluster_resources().get("CPU", 1))
-            settings = settings.with_overrides({"slotmanager.number-of-slots.max": max(1, cpus)})
-        self.config = settings
         job_graph = cloudpickle.loads(graph)
-        self.work_dir = work_directory(settings, self.job_id)
-        self.state = JobManagerState(job_graph, settings, job_id=self.job_id)
-        self.events = EventLog(
-            os.path.join(self.work_dir, "events.log"),
-            settings["job-event.store.write-buffer.size"],
-        )
-        self.blobs = FileSystemBlobStore(os.path.join(self.work_dir, "blobs"))
-        code_keys = {v.name: self.blobs.put(serialize_vertex_code(v)).digest for v in job_graph.vertices}
-        self.ledger = TaskLedger()
-        self.mailbox: queue.Queue = queue.Queue()
-        self.executor = CommandExecutor(
-            self.job_id,
-            self.state,
-            self.mailbox.put,
-            self.blobs,
+        store = JobStore(self.store_root, self.job_id)
+        store.create()
+        blobs = store.blobs()
+        code_keys = tuple((v.name, blobs.put(serialize_vertex_code(v)).digest) for v in job_graph.vertices)
+        submitted = ev.JobSubmitted(
+            job_graph.name,
+            blobs.put(graph).digest,
+            tuple(settings.to_dict().items()),
+            submitted_at,
+            max(1, int(ray.cluster_resources().get("CPU", 1))),
             code_keys,
-            settings,
-            os.path.join(self.work_dir, "shuffle"),
-            ray.get_runtime_context().current_actor,
+            tuple(v.operator.path for v in job_graph.vertices if isinstance(v.operator, ParquetSink)),
         )
-        threading.Thread(target=self._loop, name="tidal-main-loop", daemon=True).start()
-        threading.Thread(target=self._flush_events, name="tidal-event-log", daemon=True).start()
+        events = store.open_log(settings["job-event.store.write-buffer.size"])
+        events.append(submitted)
+        events.flush()
+        jobrecords.record_job(self.job_id, store.url, settings["execution.batch.job-recovery.enabled"])
+        self._take(store, submitted, new_state(job_graph, submitted, self.job_id), events, blobs)
         self.mailbox.put(ev.JobStarted())
+        self._start_loop()
         self.log.info("job manager ready", job_name=job_graph.name,
                       since_submit_ms=int((time.time() - submitted_at) * 1000),
                       init_ms=int((time.time() - began) * 1000))  # fmt: skip
+
+    def _take(self, store: JobStore, submitted, state, events, blobs) -> None:
+        """Hold the job: its store, log, state and an executor for its commands."""
+        self.store, self.events, self.blobs = store, events, blobs
+        self.config = Configuration(dict(submitted.config))
+        self.work_dir = work_directory(self.config, self.job_id)
+        self.executor = CommandExecutor(
+            self.job_id,
+            state,
+            self.mailbox.put,
+            blobs,
+            dict(submitted.code_keys),
+            self.config,
+            os.path.join(self.work_dir, "shuffle"),
+            ray.get_runtime_context().current_actor,
+        )
+        self.snapshot_at = time.monotonic()
+        self.snapshot_events = state.events_applied
+        with self.lock:
+            self.submitted, self.state = submitted, state
+        self.known.set()
+
+    def _start_loop(self) -> None:
+        threading.Thread(target=self._loop, name="tidal-main-loop", daemon=True).start()
+        threading.Thread(target=self._flush_events, name="tidal-event-log", daemon=True).start()
+
+    # -- taking a job over ----------------------------------------------------------------------
+
+    def _recover(self) -> None:
+        began = time.time()
+        store = JobStore(self.store_root, self.job_id)
+        try:
+            attempts = store.recovery_attempt() if store.exists() else 1
+            if attempts > MAX_RECOVERIES_IN_A_ROW:
+                raise TidalError(f"the JobManager died {attempts - 1} times in a row while "
+                                 f"taking the job over from {store.url}")  # fmt: skip
+            replayed = replay_store(store, self.job_id)
+            with self.lock:
+                self.submitted, self.ledger = replayed.submitted, replayed.ledger
+            settings = Configuration(dict(replayed.submitted.config))
+            events = store.open_log(settings["job-event.store.write-buffer.size"])
+            self._take(store, replayed.submitted, replayed.state, events, store.blobs())
+            replayed_s = time.time() - began
+            reports, handles = reconnect(
+                self.job_id, replayed.state, ray.get_runtime_context().current_actor,
+                os.path.join(self.work_dir, "shuffle"),
+                settings["execution.batch.job-recovery.previous-worker.recovery.timeout"] / 1000,
+            )  # fmt: skip
+            for tm_id, handle in handles.items():
+                self.executor.adopt(tm_id, handle)
+            self._apply([ev.JobManagerRecovered(now_ms(), tuple(reports))])
+            self.events.flush()  # the take-over is stored even when it asked for nothing
+            if replayed.state.status.value == "CREATED":
+                self.mailbox.put(ev.JobStarted())
+            store.recovered()
+            if replayed.state.ended is not None:  # it had ended: only answering was left to do
+                self._finish()
+        except Exception as error:
+            cause = str(error) if isinstance(error, TidalError) else f"{type(error).__name__}: {error}"
+            self.log.error("recovery failed", cause=cause, traceback=traceback.format_exc())
+            self._give_up(f"the job could not be recovered: {cause}")
+            return
+        self.recovering = False
+        self._start_loop()
+        self.log.info("job taken over", events=replayed.events, snapshot=replayed.from_snapshot,
+                      task_managers=len(reports), replay_ms=int(replayed_s * 1000),
+                      recovery_ms=int((time.time() - began) * 1000))  # fmt: skip
+
+    def _give_up(self, cause: str) -> None:
+        """The job cannot go on: fail it, leave nothing behind but what it published."""
+        with self.lock:
+            self.unrecoverable = ("FAILED", cause)
+            self.recovering = False
+            self.ended_at = time.time()
+        self._abort_sinks()
+        if self.executor is not None:
+            self.executor.stop()
+        else:
+            _release_job(self.job_id)
+        self.done.set()
+        self._linger()
 
     # -- the mailbox ------------------------------------------------------------------------
 
@@ -145,6 +253,7 @@ class JobManagerActor:
         self.mailbox.put(ev.JobCancelRequested(reason))
 
     def get_blob(self, key: str) -> bytes:
+        self.known.wait(60)
         return self.blobs.get(BlobKey(key))
 
     # -- questions ---------------------------------------------------------------------------
@@ -153,11 +262,22 @@ class JobManagerActor:
         with self.lock:
             if not self.started:
                 return {"job_id": self.job_id, "status": STANDBY, "pid": os.getpid()}
-            status = job_status(self.state, self.ledger, self.job_id, self.submitted_at, self.ended_at)
+            if self.state is None:
+                status = _empty_status(self.job_id, self.submitted,
+                                       RECOVERING if self.recovering else "CREATED")  # fmt: skip
+            else:
+                status = job_status(self.state, self.ledger, self.job_id,
+                                    self.submitted.submitted_at, self.ended_at)  # fmt: skip
+            ended = None if self.state is None else self.state.ended
+            terminal = self.state is not None and self.state.status.is_terminal
         status["pid"] = os.getpid()
-        if self.executor.terminal is not None:
-            status["status"], status["cause"] = self.executor.terminal
-        elif self.state.status.is_terminal:
+        if self.unrecoverable is not None:
+            status["status"], status["cause"] = self.unrecoverable
+        elif self.recovering:
+            status["status"] = RECOVERING
+        elif ended is not None:
+            status["status"], status["cause"] = ended
+        elif terminal:
             status["status"] = "FINISHING"
         return status
 
@@ -165,20 +285,40 @@ class JobManagerActor:
         self.done.wait(timeout)
         return self.status()
 
-    def snapshot(self) -> tuple:
+    def describe(self) -> tuple:
         with self.lock:
-            return self.state.snapshot()
+            return self.state.describe()
 
     def event_log(self) -> str:
         self.events.flush()
         return self.events.url
 
+    @ray.method(max_task_retries=0)  # leaving on purpose: there is nothing to send again
     def exit(self) -> None:
-        """Leave now: the job's client has what it needed (or, for a standby, no job came)."""
+        """Leave now: the job's client has what it needed (or, for a standby, no job came).
+        The job is cleaned up: its store removed, and, if it had not ended, its staging."""
         if self.started:
             self.mailbox.put(_STOP)
-            self.executor.stop()
+            if self.executor is not None:
+                self.executor.stop()
+            self._clean_up()
         ray.actor.exit_actor()
+
+    def _abort_sinks(self) -> None:
+        """Drop what the job's sinks staged (after a commit there is nothing left to drop)."""
+        for path in self.submitted.sink_paths if self.submitted else ():
+            try:
+                sinks.abort(ParquetSink(path), self.job_id)
+            except OSError as error:
+                self.log.warning("sink staging not removed", sink=path, error=repr(error))
+
+    def _clean_up(self) -> None:
+        self._abort_sinks()
+        try:
+            JobStore(self.store_root, self.job_id).remove()
+            jobrecords.forget_job(self.job_id)
+        except Exception as error:
+            self.log.warning("job store not removed", error=repr(error))
 
     # -- the main loop --------------------------------------------------------------------------
 
@@ -188,21 +328,45 @@ class JobManagerActor:
             if batch is None:
                 return
             try:
-                commands = []
-                with self.lock:
-                    for event in batch:
-                        self.events.append(event)
-                        self.ledger.saw_event(event)
-                        commands.extend(self.state.handle(event))
-                    for command in commands:
-                        self.ledger.saw_command(command)
-                self.executor.execute_all(commands)
+                self._apply(batch)
+                self._maybe_snapshot()
             except Exception as error:  # a bug in the core: fail the job, keep answering
                 self.log.error("internal error", error=repr(error), traceback=traceback.format_exc())
-                self.executor.terminal = ("FAILED", f"internal error in the JobManager: {error!r}")
-                self.executor.stop()
-            if self.executor.terminal is not None and not self.done.is_set():
+                with self.lock:
+                    self.unrecoverable = ("FAILED", f"internal error in the JobManager: {error!r}")
+                self._abort_sinks()
                 self._finish()
+                return
+            if self.state.ended is not None and not self.done.is_set():
+                self._finish()
+
+    def _apply(self, batch: list) -> None:
+        """Log, apply, write the log, then act: nothing leaves before its cause is stored."""
+        commands = []
+        with self.lock:
+            now = time.time()
+            for event in batch:
+                self.events.append(event, int(now * 1000))
+                self.ledger.saw_event(event, now)
+                commands.extend(self.state.handle(event))
+            for command in commands:
+                self.ledger.saw_command(command, now)
+        if commands:
+            self.events.flush()
+        self.executor.execute_all(commands)
+
+    def _maybe_snapshot(self) -> None:
+        pause = self.config["execution.batch.job-recovery.snapshot.min-pause"] / 1000
+        if time.monotonic() - self.snapshot_at < pause or self.state.events_applied == self.snapshot_events:
+            return
+        began = time.monotonic()
+        with self.lock:
+            image, ledger = snapshots.take(self.state), self.ledger.export()
+        segment = self.events.roll()
+        self.store.write_snapshot(StoredSnapshot(segment, image, ledger))
+        self.snapshot_at, self.snapshot_events = time.monotonic(), self.state.events_applied
+        self.log.info("snapshot written", events=self.state.events_applied, segment=segment,
+                      ms=int((time.monotonic() - began) * 1000))  # fmt: skip
 
     def _next_events(self) -> list | None:
         """The next event, and every other one already waiting (up to a bound): applied in one
@@ -220,12 +384,23 @@ class JobManagerActor:
     def _finish(self) -> None:
         self.ended_at = time.time()
         self.events.flush()
-        status, cause = self.executor.terminal
+        status, cause = self.unrecoverable or self.state.ended
         self.log.info("job done", status=status, cause=cause or None)
+        self.executor.stop()
         self.done.set()
-        resource_manager_handle().prepare_job_manager.remote()
+        try:
+            resource_manager_handle().prepare_job_manager.remote()
+        except Exception as error:
+            self.log.warning("no standby job manager prepared", error=repr(error))
+        self._linger()
+
+    def _linger(self) -> None:
+        """Stay to answer status questions for jobstore.expiration-time, then clean up."""
+        expiration = Configuration(dict(self.submitted.config) if self.submitted else {})[
+            "jobstore.expiration-time"
+        ]
         me = ray.get_runtime_context().current_actor
-        linger = threading.Timer(self.config["jobstore.expiration-time"] / 1000, me.exit.remote)
+        linger = threading.Timer(expiration / 1000, me.exit.remote)
         linger.daemon = True
         linger.start()
 
@@ -233,3 +408,26 @@ class JobManagerActor:
         interval = self.config["job-event.store.write-buffer.flush-interval"] / 1000
         while not self.done.wait(interval):
             self.events.flush()
+
+
+def _empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: str) -> dict:
+    return {
+        "job_id": job_id,
+        "name": submitted.name if submitted else "",
+        "status": status,
+        "cause": "",
+        "submitted_at": submitted.submitted_at if submitted else 0.0,
+        "ended_at": None,
+        "max_running_tasks": 0,
+        "task_overhead_ms": 0.0,
+        "task_managers": [],
+        "recoveries": 0,
+        "vertices": [],
+    }
+
+
+def _release_job(job_id: str) -> None:
+    try:
+        resource_manager_handle().release_job.remote(job_id)
+    except Exception:  # no ResourceManager: nothing is leased
+        pass

@@ -1,9 +1,10 @@
 """Carrying out the scheduling core's commands on Ray, and turning every outcome into an event.
 
 Nothing here decides anything, and nothing raises back into the main loop: a TaskManager that
-cannot be started, a deployment that fails, an actor that dies, a heartbeat that goes quiet all
-come back through ``enqueue`` as events. Ray calls are fire-and-forget with a callback on the
-returned future, so the main loop never waits on the cluster.
+cannot be started, a deployment that fails, an actor that dies, a heartbeat that goes quiet, a
+ResourceManager that is restarting all come back through ``enqueue`` as events. Ray calls are
+fire-and-forget with a callback on the returned future, so the main loop never waits on the
+cluster.
 """
 
 from __future__ import annotations
@@ -75,7 +76,6 @@ class CommandExecutor:
         self._counter = 0
         self._work = ThreadPoolExecutor(4, thread_name_prefix="tidal-jm-work")
         self._stopped = threading.Event()
-        self.terminal: tuple[str, str] | None = None
         self._heartbeat = threading.Thread(target=self._watch, name="tidal-heartbeat", daemon=True)
         self._heartbeat.start()
 
@@ -99,7 +99,13 @@ class CommandExecutor:
         handler(command)
 
     def _RequestTaskManagers(self, command: cmd.RequestTaskManagers) -> None:
-        rm = resource_manager_handle()
+        try:
+            rm = resource_manager_handle()
+        except ValueError:
+            for _ in range(command.count):
+                self.enqueue(ev.TaskManagerRequestFailed(command.slots_each,
+                                                         "the cluster has no ResourceManager"))  # fmt: skip
+            return
         for _ in range(command.count):
             lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_dict())
             self._when_leased(lease, command.slots_each)
@@ -211,6 +217,8 @@ class CommandExecutor:
         self._work.submit(infer)
 
     def _JobTerminated(self, command: cmd.JobTerminated) -> None:
+        """Commit the sinks of a finished job, or drop their staging; then say so in the log.
+        Both are idempotent: a JobManager that died half way does it again, to the same end."""
         status, cause = command.status, command.cause
         for vertex, sink in self._sinks():
             try:
@@ -222,8 +230,7 @@ class CommandExecutor:
             except Exception as error:
                 status, cause = "FAILED", f"committing the output of {vertex!r} failed: {error}"
                 sinks.abort(sink, self.job_id)
-        self.terminal = (status, cause)
-        self.stop()
+        self.enqueue(ev.JobEnded(status, cause))
 
     def _sinks(self):
         for name, ejv in self.state.graph.job_vertices.items():
@@ -242,53 +249,72 @@ class CommandExecutor:
 
         ref.future().add_done_callback(done)
 
+    def adopt(self, tm_id: str, handle) -> None:
+        """Use a TaskManager the job already had (a JobManager taking the job over)."""
+        with self._lock:
+            self.task_managers[tm_id] = handle
+            self.registered.add(tm_id)
+
     def _forget(self, tm_id: str, lost: bool = False) -> None:
         """Stop using a TaskManager; a lost one is not lent to anyone again."""
         with self._lock:
             handle = self.task_managers.pop(tm_id, None)
             self.registered.discard(tm_id)
         if lost and handle is not None:
-            resource_manager_handle().forget.remote(tm_id)
+            _tell_resource_manager("forget", tm_id)
 
     def _watch(self) -> None:
-        """Heartbeats: a TaskManager that died, or stayed silent for heartbeat.timeout, is lost."""
+        """Heartbeats: a TaskManager that died, or stayed silent for heartbeat.timeout, is lost.
+        Nothing stops the watch but the job's end: an error in one round is logged, and the
+        next round comes."""
         interval = self.config["heartbeat.interval"] / 1000
-        timeout = self.config["heartbeat.timeout"] / 1000
         last_seen: dict[str, float] = {}
         while not self._stopped.wait(interval):
-            with self._lock:
-                watched = {t: self.task_managers[t] for t in self.registered}
-            pings = {t: h.ping.remote() for t, h in watched.items()}
-            if not pings:
-                continue
-            ready, _ = ray.wait(list(pings.values()), num_returns=len(pings), timeout=interval)
-            ready = set(ready)
-            now = time.time()
-            for tm_id, ref in pings.items():
-                cause = None
-                if ref in ready:
-                    try:
-                        ray.get(ref)
-                        last_seen[tm_id] = now
-                    except Exception as error:
-                        cause = f"{type(error).__name__}: {error}".splitlines()[0]
-                elif now - last_seen.setdefault(tm_id, now) > timeout:
-                    cause = f"no heartbeat for {timeout:.0f} s"
-                if cause is not None and not self._stopped.is_set():
-                    self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
-                    self._forget(tm_id, lost=True)
-                    self.enqueue(ev.TaskManagerLost(tm_id, cause, now_ms()))
+            try:
+                self._heartbeat_round(interval, last_seen)
+            except Exception as error:
+                self.log.warning("heartbeat round failed", error=repr(error))
+
+    def _heartbeat_round(self, interval: float, last_seen: dict[str, float]) -> None:
+        timeout = self.config["heartbeat.timeout"] / 1000
+        with self._lock:
+            watched = {t: self.task_managers[t] for t in self.registered}
+        pings = {t: h.ping.remote() for t, h in watched.items()}
+        if not pings:
+            return
+        ready, _ = ray.wait(list(pings.values()), num_returns=len(pings), timeout=interval)
+        ready = set(ready)
+        now = time.time()
+        for tm_id, ref in pings.items():
+            cause = None
+            if ref in ready:
+                try:
+                    ray.get(ref)
+                    last_seen[tm_id] = now
+                except Exception as error:
+                    cause = f"{type(error).__name__}: {error}".splitlines()[0]
+            elif now - last_seen.setdefault(tm_id, now) > timeout:
+                cause = f"no heartbeat for {timeout:.0f} s"
+            if cause is not None and not self._stopped.is_set():
+                self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
+                self._forget(tm_id, lost=True)
+                self.enqueue(ev.TaskManagerLost(tm_id, cause, now_ms()))
 
     def stop(self) -> None:
-        """Give every TaskManager back to the ResourceManager, which makes it leave the job
-        (removing the job's partition files) and keeps it warm for the next one."""
+        """Give every TaskManager of the job back to the ResourceManager, which makes it leave
+        the job (removing the job's partition files) and keeps it warm for the next one."""
         self._stopped.set()
         with self._lock:
-            leased = list(self.task_managers)
             self.task_managers.clear()
             self.registered.clear()
-        if leased:
-            rm = resource_manager_handle()
-            for tm_id in leased:
-                rm.give_back.remote(self.job_id, tm_id)
+        _tell_resource_manager("release_job", self.job_id)
         self._work.shutdown(wait=False)
+
+
+def _tell_resource_manager(method: str, *args) -> None:
+    """A fire-and-forget call to the ResourceManager, which may be gone or restarting: never an
+    error for the caller (a restarted one rebuilds its leases from the TaskManagers)."""
+    try:
+        getattr(resource_manager_handle(), method).remote(*args)
+    except Exception as error:
+        _log.warning("resource manager unreachable", call=method, error=repr(error))

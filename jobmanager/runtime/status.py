@@ -7,8 +7,6 @@ dict into a ``JobResult``. Nothing here changes what the scheduler does.
 
 from __future__ import annotations
 
-import time
-
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.messages import events as ev
@@ -17,7 +15,8 @@ __all__ = ["TaskLedger", "job_status"]
 
 
 class TaskLedger:
-    """Counts deployments and running tasks, and keeps each subtask's latest metrics."""
+    """Counts deployments and running tasks, and keeps each subtask's latest metrics. Fed the
+    time each event was logged, so a replay of the log rebuilds the same ledger."""
 
     def __init__(self) -> None:
         self.deployments: dict[str, int] = {}
@@ -30,14 +29,13 @@ class TaskLedger:
         self.overhead_s = 0.0
         self.finished = 0
 
-    def saw_command(self, command: object) -> None:
+    def saw_command(self, command: object, now: float) -> None:
         if type(command) is cmd.DeployTask:
-            now = time.time()
             self.deployments[command.vertex] = self.deployments.get(command.vertex, 0) + 1
             self.started_at.setdefault(command.vertex, now)
             self.deployed_at[(command.vertex, command.subtask, command.attempt)] = now
 
-    def saw_event(self, event: object) -> None:
+    def saw_event(self, event: object, now: float) -> None:
         kind = type(event)
         if kind is ev.TaskRunning:
             self.running.add((event.vertex, event.subtask, event.attempt))
@@ -46,13 +44,38 @@ class TaskLedger:
             self.running.discard((event.vertex, event.subtask, event.attempt))
             deployed = self.deployed_at.pop((event.vertex, event.subtask, event.attempt), None)
             if kind is ev.TaskFinished:
-                now = time.time()
                 if event.metrics is not None:
                     self.metrics[(event.vertex, event.subtask)] = event.metrics
                     if deployed is not None:
                         self.overhead_s += now - deployed - event.metrics.duration_ms / 1000
                         self.finished += 1
                 self.finished_at[event.vertex] = now
+
+    def export(self) -> tuple:
+        return (
+            tuple(self.deployments.items()),
+            tuple(self.running),
+            self.max_running,
+            tuple(self.metrics.items()),
+            tuple(self.started_at.items()),
+            tuple(self.finished_at.items()),
+            tuple(self.deployed_at.items()),
+            self.overhead_s,
+            self.finished,
+        )
+
+    @staticmethod
+    def restore(image: tuple) -> TaskLedger:
+        ledger = TaskLedger()
+        (deployments, running, ledger.max_running, metrics, started, finished, deployed,
+         ledger.overhead_s, ledger.finished) = image  # fmt: skip
+        ledger.deployments = dict(deployments)
+        ledger.running = {tuple(key) for key in running}
+        ledger.metrics = {tuple(key): m for key, m in metrics}
+        ledger.started_at = dict(started)
+        ledger.finished_at = dict(finished)
+        ledger.deployed_at = {tuple(key): at for key, at in deployed}
+        return ledger
 
 
 def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ended_at: float | None):
@@ -91,6 +114,7 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
         "max_running_tasks": ledger.max_running,
         "task_overhead_ms": round(1000 * ledger.overhead_s / max(ledger.finished, 1), 3),
         "task_managers": sorted(state.task_managers),
+        "recoveries": state.recoveries,
         "vertices": vertices,
     }
 

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow
-from jobmanager.core.state import JobManagerState
+from jobmanager.core.replay import new_state, replay
+from jobmanager.messages import events as ev
 from jobmanager.errors import ConfigurationError, CyclicGraphError, JobGraphError
 from jobmanager.runtime.eventlog import read_events
 from tests.jobmanager.runtime.jobs import FAST, expected_sums, sum_job
@@ -48,14 +49,13 @@ def test_the_event_log_of_a_finished_job_replays_to_the_same_graph(client, tmp_p
     handle = client.submit(job, config=FAST)
     result = handle.wait(timeout=120)
     assert result.status == "FINISHED", result.cause
-    from jobmanager.model.config import Configuration
-
-    replayed = JobManagerState(job, Configuration(FAST), job_id=handle.job_id)
-    for event in read_events(handle.event_log()):
-        replayed.handle(event)
-    live = handle.snapshot()
-    assert replayed.snapshot()[2] == live[2]  # every subtask: state, attempt, slot
-    assert replayed.snapshot()[-1] == live[-1]  # every decision the adaptive scheduler made
+    submitted, *events = read_events(handle.event_log())
+    assert isinstance(submitted, ev.JobSubmitted) and submitted.name == "sums"
+    replayed = replay(new_state(job, submitted, handle.job_id), events)
+    live = handle.describe()
+    assert replayed.describe()[2] == live[2]  # every subtask: state, attempt, slot
+    assert replayed.describe()[-1] == live[-1]  # every decision the adaptive scheduler made
+    assert replayed.ended == ("FINISHED", "")
     handle.release()
 
 

@@ -1,0 +1,35 @@
+"""Which jobs a JobManager took, kept by Ray's GCS key-value store for the cluster's life.
+
+Ray restarts a JobManager with the arguments it was created with, and a standby JobManager is
+created before it knows its job. So when a JobManager takes a job it writes here where the
+job's store is; a restarted one reads it to know it had a job (and to fail the job clearly if
+that store is gone), and a client reads it to explain a JobManager that is gone for good.
+"""
+
+from __future__ import annotations
+
+import json
+
+import ray.experimental.internal_kv as kv
+
+from jobmanager.runtime.names import NAMESPACE
+
+__all__ = ["forget_job", "job_record", "record_job"]
+
+
+def _key(job_id: str) -> str:
+    return f"job/{job_id}"
+
+
+def record_job(job_id: str, store_url: str, recovery: bool) -> None:
+    record = json.dumps({"store": store_url, "recovery": recovery})
+    kv._internal_kv_put(_key(job_id), record, overwrite=True, namespace=NAMESPACE)
+
+
+def job_record(job_id: str) -> dict | None:
+    value = kv._internal_kv_get(_key(job_id), namespace=NAMESPACE)
+    return None if value is None else json.loads(value)
+
+
+def forget_job(job_id: str) -> None:
+    kv._internal_kv_del(_key(job_id), namespace=NAMESPACE)
