@@ -9,6 +9,7 @@ applied.
 
 from __future__ import annotations
 
+import gc
 from typing import Callable, Iterable
 
 from jobmanager.core import snapshot as snapshots
@@ -38,8 +39,12 @@ def new_state(
 def replay(
     state: JobManagerState, events: Iterable[object], observe: Observer | None = None
 ) -> JobManagerState:
-    """Apply logged ``events``; ``observe(event, commands)`` sees each one go by."""
+    """Apply logged ``events``; ``observe(event, commands)`` sees each one go by. The cyclic
+    garbage collector is off meanwhile: a replay only builds state that lives on, and at
+    20,000 tasks the collector's passes over it cost a fifth of the replay."""
     log, state.log = state.log, _Quiet()
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         for event in events:
             commands = state.handle(event)
@@ -47,6 +52,8 @@ def replay(
                 observe(event, commands)
     finally:
         state.log = log
+        if collecting:
+            gc.enable()
     return state
 
 

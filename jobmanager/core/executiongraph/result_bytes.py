@@ -50,9 +50,8 @@ class ResultBytes:
             )
         else:
             self.subpartition_sums += counts
-            written = np.flatnonzero(counts)
-            if len(written) <= len(counts) // 8:
-                self.sparse[partition] = written.astype(np.int32)
+            if np.count_nonzero(counts) <= len(counts) // 8:  # counted without an index array
+                self.sparse[partition] = np.flatnonzero(counts).astype(np.int32)
                 self._index = None
         self.counted[partition] = True
         self.partition_totals[partition] = int(counts.sum())
@@ -122,7 +121,8 @@ def report_problem(vertex, produced) -> str:
         partition = expected[report.result]
         if partition.result.produced.per_partition is None:
             wanted = partition.result.subpartition_count(partition.index)
-            if len(report.counts()) != wanted:
-                return (f"reported {len(report.counts())} subpartitions for {report.result}, "
+            reported_count = len(report.subpartition_bytes) // 8
+            if reported_count != wanted:
+                return (f"reported {reported_count} subpartitions for {report.result}, "
                         f"expected {wanted}")  # fmt: skip
     return ""
