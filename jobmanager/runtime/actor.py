@@ -35,7 +35,8 @@ from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, serialize_vertex_code
-from jobmanager.runtime import jobrecords, sinks
+from jobmanager.runtime import jobrecords
+from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, resource_manager_handle
@@ -306,19 +307,12 @@ class JobManagerActor:
 
     def _abort_sinks(self) -> None:
         """Drop what the job's sinks staged (after a commit there is nothing left to drop)."""
-        for path in self.submitted.sink_paths if self.submitted else ():
-            try:
-                sinks.abort(ParquetSink(path), self.job_id)
-            except OSError as error:
-                self.log.warning("sink staging not removed", sink=path, error=repr(error))
+        abort_sinks(self.job_id, self.submitted.sink_paths if self.submitted else ())
 
     def _clean_up(self) -> None:
-        self._abort_sinks()
-        try:
-            JobStore(self.store_root, self.job_id).remove()
-            jobrecords.forget_job(self.job_id)
-        except Exception as error:
-            self.log.warning("job store not removed", error=repr(error))
+        clean_up_job(self.job_id, JobStore(self.store_root, self.job_id),
+                     self.submitted.sink_paths if self.submitted else ())  # fmt: skip
+        jobrecords.forget_job(self.job_id)
 
     # -- the main loop --------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 Ray restarts a JobManager with the arguments it was created with, and a standby JobManager is
 created before it knows its job. So when a JobManager takes a job it writes here where the
 job's store is; a restarted one reads it to know it had a job (and to fail the job clearly if
-that store is gone), and a client reads it to explain a JobManager that is gone for good.
+that store is gone), a client reads it to explain a JobManager that is gone for good, and the
+ResourceManager reads them all to clean up after such a job (then marks it ``cleaned``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import ray.experimental.internal_kv as kv
 
 from jobmanager.runtime.names import NAMESPACE
 
-__all__ = ["forget_job", "job_record", "record_job"]
+__all__ = ["forget_job", "job_record", "job_records", "mark_cleaned", "record_job"]
 
 
 def _key(job_id: str) -> str:
@@ -29,6 +30,23 @@ def record_job(job_id: str, store_url: str, recovery: bool) -> None:
 def job_record(job_id: str) -> dict | None:
     value = kv._internal_kv_get(_key(job_id), namespace=NAMESPACE)
     return None if value is None else json.loads(value)
+
+
+def job_records() -> dict[str, dict]:
+    """Every job a JobManager took and nobody forgot yet, by id."""
+    keys = kv._internal_kv_list(_key(""), namespace=NAMESPACE)
+    records = {}
+    for key in keys:
+        job_id = (key.decode() if isinstance(key, bytes) else key)[len(_key("")):]
+        record = job_record(job_id)
+        if record is not None:
+            records[job_id] = record
+    return records
+
+
+def mark_cleaned(job_id: str, record: dict) -> None:
+    kv._internal_kv_put(_key(job_id), json.dumps({**record, "cleaned": True}), overwrite=True,
+                        namespace=NAMESPACE)  # fmt: skip
 
 
 def forget_job(job_id: str) -> None:

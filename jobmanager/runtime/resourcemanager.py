@@ -18,7 +18,8 @@ Its loss loses nothing. TaskManagers are detached actors, so they outlive it; Ra
 and the new one rebuilds its books from the TaskManagers themselves (each says which job it
 serves). A job's JobManager may die too: its TaskManagers stay leased to the job for
 ``execution.batch.job-recovery.previous-worker.recovery.timeout``, for the JobManager that takes
-the job over (``leases_of``), and only then go back to the pool.
+the job over (``leases_of``), and only then go back to the pool. A job whose JobManager is gone
+for good is cleaned up here (its staging and store removed, ``jobmanager.runtime.cleanup``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import structlog
 
 from jobmanager.logs import configure_logging
 from jobmanager.model.config import parse_duration_ms
+from jobmanager.runtime.cleanup import clean_up_lost_jobs
 from jobmanager.runtime.names import (
     NAMESPACE,
     RESOURCE_MANAGER,
@@ -272,6 +274,10 @@ class ResourceManager:
                 if gone is not None and now - gone >= timeout_s:
                     _log.info("job manager gone, lease ends", job=job_id, task_manager=tm_id)
                     self.give_back(job_id, tm_id)
+            try:
+                clean_up_lost_jobs(_alive)
+            except Exception as error:  # the GCS unreachable a moment: next round
+                _log.warning("lost jobs not cleaned up", error=repr(error))
 
 
 def _alive(job_id: str) -> bool:

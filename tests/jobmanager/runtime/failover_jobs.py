@@ -88,3 +88,19 @@ def failover_job(data: str, out: str, gate: str, *, at: str, pyspark: bool = Tru
     g.connect(src, total, Partitioner.hash("key"))
     g.connect(total, sink, Partitioner.FORWARD)
     return g
+
+
+def staging_job(data: str, out: str, gate: str) -> JobGraph:
+    """Read and write ``data`` one file per task, forward: the first task's output is staged
+    at the sink while the others wait at the gate."""
+
+    def read(table: pa.Table) -> pa.Table:
+        if table.num_rows and table.column("part")[0].as_py() != 0:
+            wait_open(gate)
+        return table
+
+    g = JobGraph("staged")
+    src = g.add_vertex("read", parallelism=PARTS, operator=arrow(read), sources=[FileSource(data)])
+    sink = g.add_vertex("sink", parallelism=PARTS, operator=ParquetSink(out))
+    g.connect(src, sink, Partitioner.FORWARD)
+    return g

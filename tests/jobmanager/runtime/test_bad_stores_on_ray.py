@@ -1,7 +1,8 @@
 """What a JobManager that takes a job over finds in its store, and the ResourceManager's death:
 a torn tail is cut off and the job goes on; a corrupt record, a missing store and an
 unreachable one are clear errors naming the store; a job whose ResourceManager is killed
-finishes. Real Ray, real processes killed by pid; Arrow jobs, so no JVM."""
+finishes; with recovery off, a dead JobManager is a clear error and its job is cleaned up.
+Real Ray, real processes killed by pid; Arrow jobs, so no JVM."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 import ray
 
-from jobmanager import Client, JobStoreError
+from jobmanager import Client, JobManagerLost, JobStoreError, ParquetSink
 from jobmanager.model.config import Configuration
+from jobmanager.model.operators import staging_dir
 from jobmanager.runtime.jobstore import JobStore, store_root
 from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER
-from tests.jobmanager.runtime.failover_jobs import PARTS, failover_job, write_data
+from tests.jobmanager.runtime.failover_jobs import PARTS, failover_job, staging_job, write_data
 from tests.jobmanager.runtime.jobs import FAST
 from tests.jobmanager.runtime.test_failover_on_ray import eventually, started, vertex
 
@@ -123,3 +125,21 @@ def test_a_killed_resource_manager_is_restarted_and_the_job_finishes(held):
     after = ray.get(rm.describe.remote())
     assert after["pid"] != before["pid"]
     assert set(before["leased"]) <= set(after["idle"]) | set(after["leased"])
+
+
+def test_with_recovery_off_a_dead_jobmanager_is_a_clear_error_and_its_job_is_cleaned_up(
+        client, tmp_path):  # fmt: skip
+    data, gate, out = str(tmp_path / "data"), tmp_path / "gate", str(tmp_path / "out")
+    gate.mkdir()
+    write_data(data)
+    config = {**CONFIG, "execution.batch.job-recovery.enabled": False}
+    handle = client.submit(staging_job(data, out, str(gate)), config=config)
+    staging = staging_dir(ParquetSink(out), handle.job_id)
+    eventually(lambda: os.path.isdir(staging) and os.listdir(staging), "the first part staged")
+    store = os.path.dirname(os.path.dirname(first_segment(handle)))
+    kill_job_manager(handle)
+    with pytest.raises(JobManagerLost, match="job recovery is off"):
+        handle.wait(timeout=60)
+    eventually(lambda: not os.path.exists(staging) and not os.path.exists(store),
+               "the ResourceManager to clean the job up", timeout=60)  # fmt: skip
+    assert not os.path.exists(out)

@@ -12,6 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobmanager import Client
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.jobstore import store_root
 from jobmanager.runtime.sinks import committed_by
 from tests.jobmanager.runtime.failover_jobs import PARTS, failover_job, write_data
 from tests.jobmanager.runtime.jobs import FAST
@@ -123,11 +125,14 @@ def test_killed_during_the_sink_commit(client, job):
     assert not any(name.startswith("old-") for name in os.listdir(out))
 
 
-def test_killed_twice_in_one_job(client, job):
+def test_killed_twice_in_one_job_recovering_from_a_snapshot(client, job):
     data, out, gate, expected = job
-    handle = client.submit(failover_job(data, out, str(gate), at="source"), config=CONFIG)
+    config = {**CONFIG, "execution.batch.job-recovery.snapshot.min-pause": "1 ms"}
+    handle = client.submit(failover_job(data, out, str(gate), at="source"), config=config)
     eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read")["finished"] == 1,
                "one source task finished and three waiting")  # fmt: skip
+    snapshots = os.path.join(store_root(Configuration()), handle.job_id, "snapshots")
+    eventually(lambda: os.path.isdir(snapshots) and os.listdir(snapshots), "a snapshot")
     killed = [kill_job_manager(handle)]
     eventually(lambda: handle.status()["status"] == "RUNNING", "the job to run again")
     killed.append(kill_job_manager(handle))

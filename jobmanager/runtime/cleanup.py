@@ -1,0 +1,52 @@
+"""Cleaning up after a job: what its sinks staged is dropped (an old target that a broken
+commit had set aside is put back) and its store removed; a sink a finished job published is
+left alone. The JobManager does it when it leaves; the ResourceManager does it for a job whose
+JobManager is gone for good (recovery off, or Ray gave up restarting it), so no staging
+directory or store of such a job stays behind.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from jobmanager.model.operators import ParquetSink
+from jobmanager.runtime import jobrecords, sinks
+from jobmanager.runtime.jobstore import JobStore
+
+__all__ = ["abort_sinks", "clean_up_job", "clean_up_lost_jobs"]
+
+_log = structlog.get_logger("tidal.cleanup")
+
+
+def abort_sinks(job_id: str, sink_paths) -> None:
+    for path in sink_paths:
+        try:
+            sinks.abort(ParquetSink(path), job_id)
+        except OSError as error:
+            _log.warning("sink staging not removed", job=job_id, sink=path, error=repr(error))
+
+
+def clean_up_job(job_id: str, store: JobStore, sink_paths=None) -> None:
+    """``sink_paths`` None: read them from the store (a job whose JobManager is gone)."""
+    try:
+        if sink_paths is None:
+            sink_paths = store.submitted().sink_paths if store.exists() else ()
+        abort_sinks(job_id, sink_paths)
+        store.remove()
+    except Exception as error:
+        _log.warning("job store not removed", job=job_id, store=store.url, error=repr(error))
+
+
+def clean_up_lost_jobs(alive) -> list[str]:
+    """Clean up after every recorded job whose JobManager is not ``alive(job_id)``; the
+    record stays, marked, so a client can still be told why its job is gone."""
+    cleaned = []
+    for job_id, record in jobrecords.job_records().items():
+        if record.get("cleaned") or alive(job_id):
+            continue
+        root = record["store"].rstrip("/").rsplit("/", 1)[0]
+        clean_up_job(job_id, JobStore(root, job_id))
+        jobrecords.mark_cleaned(job_id, record)
+        _log.info("job cleaned up after its JobManager was gone", job=job_id)
+        cleaned.append(job_id)
+    return cleaned
