@@ -33,7 +33,7 @@ def _guard(path: Path) -> list[str]:
     return lines[start:start + 3]
 
 
-@pytest.mark.parametrize("script", ["tpch.py", "noop_scale.py"])
+@pytest.mark.parametrize("script", ["tpch.py", "noop_scale.py", "recovery.py"])
 def test_each_script_starts_with_the_path_guard_of_shuffle_py(script):
     guard = _guard(BENCHMARKS / "shuffle.py")
     assert guard[-1].strip() == "sys.path[0] = str(_ROOT)"
@@ -99,7 +99,20 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tiny_data, tmp_path
 
 
 def test_the_scripts_explain_themselves():
-    for name in ("tpch", "noop_scale"):
+    for name in ("tpch", "noop_scale", "recovery"):
         with pytest.raises(SystemExit) as stopped:
             load(name).main(["--help"])
         assert stopped.value.code == 0
+
+
+@pytest.mark.runtime
+@pytest.mark.spark
+def test_recovery_benchmark_kills_a_jobmanager_and_loses_no_finished_task_at_a_tiny_size(
+        tiny_data, ray_cluster, capsys):  # fmt: skip
+    summary = load("recovery").main(["--scale", "0.002", "--data", str(tiny_data), "--warmups",
+                                     "0", "--repeats", "1", "--no-baseline"])  # fmt: skip
+    assert _last_line_json(capsys) == summary
+    assert summary["same_result"] is True
+    assert summary["finished_tasks_rerun"] == 0
+    assert 0 < summary["recovery_seconds"] < summary["crashed_seconds"]
+    assert summary["ratio"] > 0 and summary["baseline_ratio"] is None
