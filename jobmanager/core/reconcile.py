@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import (
     ExecutionGraph,
     ExecutionState,
@@ -32,10 +33,11 @@ from jobmanager.core.executiongraph import (
     IntermediateResultPartition,
     PartitionState,
 )
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages import events as ev
 from shuffle.ids import PartitionId
 
-__all__ = ["Reconciliation", "plan_reconciliation"]
+__all__ = ["Reconciliation", "Reconciling", "plan_reconciliation"]
 
 _IN_FLIGHT = (ExecutionState.DEPLOYING, ExecutionState.RUNNING, ExecutionState.CANCELING)
 
@@ -97,3 +99,69 @@ def plan_reconciliation(
         if stale:
             plan.stale[task_manager] = ([pid for pid, _ in stale], [a for _, a in stale])
     return plan
+
+
+class Reconciling:
+    """The part of ``JobManagerState`` that handles ``JobManagerRecovered``: it applies the
+    plan above with the state's own steps (a lost TaskManager, a registered one, a failover, a
+    report arriving), so a take-over goes the ways the live run would have gone."""
+
+    def _on_recovered(self, event: ev.JobManagerRecovered) -> None:
+        """A new JobManager took over: line the state up with what the TaskManagers say (see
+        ``jobmanager.core.reconcile``), then carry on."""
+        self.recoveries += 1
+        plan = plan_reconciliation(self.graph, self.task_managers, event)
+        self.log.info("reconciling", task_managers=len(event.task_managers),
+                      lost=len(plan.lost_task_managers), ended=len(plan.ended),
+                      lost_in_flight=len(plan.lost_in_flight), missing=len(plan.missing))  # fmt: skip
+        was_terminal = self.status.is_terminal
+        self._reconciling = True  # deploy nothing until every fact is in
+        self.slots.request_failed(self.slots.requested_slots)  # those requests died with it
+        self._reissue_pending_work()
+        for task_manager in plan.lost_task_managers:
+            self._on_task_manager_lost(ev.TaskManagerLost(
+                task_manager, "it did not answer the JobManager that took over", event.time_ms))  # fmt: skip
+        for report in plan.new_task_managers:
+            self._on_task_manager_registered(ev.TaskManagerRegistered(
+                report.task_manager, report.slots, report.node, report.shuffle_root))  # fmt: skip
+        # each planned step is checked against the state again: an earlier one may have moved
+        # the subtask on (a failover cancelling it, say)
+        lost = []
+        for v in plan.lost_in_flight + plan.canceled:
+            if v.state is ExecutionState.CANCELING:
+                self._canceled(v)
+            elif v.state in (ExecutionState.DEPLOYING, ExecutionState.RUNNING):
+                self._free_slot(v)
+                self.graph.transitions.move(v, ExecutionState.FAILED)
+                lost.append(v)
+        self._failover(lost, "lost in flight when its JobManager died", event.time_ms,
+                       counted=False)  # fmt: skip
+        missing = [p for p in plan.missing if p.state is PartitionState.AVAILABLE]
+        for p in missing:
+            p.mark_lost()
+        if missing:
+            self._failover([p.producer for p in missing],
+                           f"partition {missing[0].id} is gone from {missing[0].location}",
+                           event.time_ms)  # fmt: skip
+        for report in plan.ended:
+            self._handlers[type(report)](report)
+        for v in plan.cancel_again:
+            if v.state is ExecutionState.CANCELING:
+                self._out.append(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
+        for task_manager, (partitions, attempts) in plan.stale.items():
+            self._out.append(cmd.ReleasePartitions(task_manager, tuple(partitions), tuple(attempts)))
+        if was_terminal and self.ended is None:
+            self._out.append(cmd.JobTerminated(self.status.value, self.failure_cause))
+        self._reconciling = False
+        self._maybe_terminate()
+        self._dispatch()
+
+    def _reissue_pending_work(self) -> None:
+        """What the JobManager that died was computing or waiting out, asked for again: the
+        adaptive decisions and source inferences it had not logged, the restart timers it had
+        started. Nothing it logged is decided again."""
+        if self.status is not JobStatus.RUNNING:
+            return
+        if self.growth is not None:
+            self._out.extend(self.growth.pending_requests())
+        self._out.extend(self.restarts.started_timers())

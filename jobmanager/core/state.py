@@ -15,6 +15,7 @@ import structlog
 
 from jobmanager.core import commands as cmd
 from jobmanager.core.admission import check_all_blocking, uses_adaptive_scheduler, validate_job
+from jobmanager.core.description import describe
 from jobmanager.core.executiongraph import (
     ExecutionGraph,
     ExecutionState,
@@ -25,7 +26,7 @@ from jobmanager.core.executiongraph import (
 from jobmanager.core.executiongraph.result_bytes import report_problem
 from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.probe import NoProbe, Probe, ProbeListener
-from jobmanager.core.reconcile import plan_reconciliation
+from jobmanager.core.reconcile import Reconciling
 from jobmanager.core.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
 from jobmanager.core.scheduler.backoff import make_restart_backoff
 from jobmanager.core.scheduler.failover import RestartPipelinedRegionFailoverStrategy
@@ -47,7 +48,7 @@ __all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "
 S = ExecutionState
 
 
-class JobManagerState:
+class JobManagerState(Reconciling):
     def __init__(
         self,
         job_graph: JobGraph,
@@ -314,66 +315,6 @@ class JobManagerState:
             self._fail_job(f"vertex {event.vertex!r}: its sources could not say how much "
                            f"data they hold: {event.error}")  # fmt: skip
 
-    def _on_recovered(self, event: ev.JobManagerRecovered) -> None:
-        """A new JobManager took over: line the state up with what the TaskManagers say (see
-        ``jobmanager.core.reconcile``), then carry on."""
-        self.recoveries += 1
-        plan = plan_reconciliation(self.graph, self.task_managers, event)
-        self.log.info("reconciling", task_managers=len(event.task_managers),
-                      lost=len(plan.lost_task_managers), ended=len(plan.ended),
-                      lost_in_flight=len(plan.lost_in_flight), missing=len(plan.missing))  # fmt: skip
-        was_terminal = self.status.is_terminal
-        self._reconciling = True  # deploy nothing until every fact is in
-        self.slots.request_failed(self.slots.requested_slots)  # those requests died with it
-        self._reissue_pending_work()
-        for task_manager in plan.lost_task_managers:
-            self._on_task_manager_lost(ev.TaskManagerLost(
-                task_manager, "it did not answer the JobManager that took over", event.time_ms))  # fmt: skip
-        for report in plan.new_task_managers:
-            self._on_task_manager_registered(ev.TaskManagerRegistered(
-                report.task_manager, report.slots, report.node, report.shuffle_root))  # fmt: skip
-        # each planned step is checked against the state again: an earlier one may have moved
-        # the subtask on (a failover cancelling it, say)
-        lost = []
-        for v in plan.lost_in_flight + plan.canceled:
-            if v.state is S.CANCELING:
-                self._canceled(v)
-            elif v.state in (S.DEPLOYING, S.RUNNING):
-                self._free_slot(v)
-                self.graph.transitions.move(v, S.FAILED)
-                lost.append(v)
-        self._failover(lost, "lost in flight when its JobManager died", event.time_ms,
-                       counted=False)  # fmt: skip
-        missing = [p for p in plan.missing if p.state is PartitionState.AVAILABLE]
-        for p in missing:
-            p.mark_lost()
-        if missing:
-            self._failover([p.producer for p in missing],
-                           f"partition {missing[0].id} is gone from {missing[0].location}",
-                           event.time_ms)  # fmt: skip
-        for report in plan.ended:
-            self._handlers[type(report)](report)
-        for v in plan.cancel_again:
-            if v.state is S.CANCELING:
-                self._out.append(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
-        for task_manager, (partitions, attempts) in plan.stale.items():
-            self._out.append(cmd.ReleasePartitions(task_manager, tuple(partitions), tuple(attempts)))
-        if was_terminal and self.ended is None:
-            self._out.append(cmd.JobTerminated(self.status.value, self.failure_cause))
-        self._reconciling = False
-        self._maybe_terminate()
-        self._dispatch()
-
-    def _reissue_pending_work(self) -> None:
-        """What the JobManager that died was computing or waiting out, asked for again: the
-        adaptive decisions and source inferences it had not logged, the restart timers it had
-        started. Nothing it logged is decided again."""
-        if self.status is not JobStatus.RUNNING:
-            return
-        if self.growth is not None:
-            self._out.extend(self.growth.pending_requests())
-        self._out.extend(self.restarts.started_timers())
-
     def _on_job_ended(self, event: ev.JobEnded) -> None:
         self.ended = (event.status, event.cause)
 
@@ -546,31 +487,5 @@ class JobManagerState:
 
     def describe(self) -> tuple:
         """Everything that makes this state what it is, as plain values, for comparing a replay
-        with the live run."""
-        vertices = tuple(
-            (
-                v.label,
-                v.state.value,
-                v.attempt,
-                None if v.slot is None else (v.slot.task_manager, v.slot.index),
-            )
-            for v in self.graph.vertices()
-        )
-        partitions = tuple(
-            (str(p.id), p.state.value, p.location)
-            for result in self.graph.results.values()
-            for p in result.partitions
-        )
-        return (
-            self.status.value,
-            self.failure_cause,
-            vertices,
-            partitions,
-            tuple(sorted(self.strategy.scheduled)),
-            tuple(sorted(self.release.unfinished_consumer_regions.items())),
-            self.slots.describe(),
-            self.backoff.describe(),
-            self.restarts.describe(),
-            self.growth.describe() if self.growth is not None else (),
-        )
-
+        with the live run (``jobmanager.core.description``)."""
+        return describe(self)
