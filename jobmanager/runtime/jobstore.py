@@ -95,15 +95,19 @@ class JobStore:
     def blobs(self) -> FileSystemBlobStore:
         return self._call("open the blob store", FileSystemBlobStore, f"{self.url}/blobs")
 
-    def submitted(self) -> ev.JobSubmitted:
-        """The job as it was submitted: the first record of the log."""
+    def submitted(self, records: list | None = None) -> ev.JobSubmitted:
+        """The job as it was submitted: the first record of the log, or of ``records`` when
+        they were read from its start."""
 
         def first():
             for _, event in read_log(self.events_url):
                 return event
             return None
 
-        event = self._call("read the event log", first)
+        if records is None:
+            event = self._call("read the event log", first)
+        else:
+            event = records[0][1] if records else None
         if not isinstance(event, ev.JobSubmitted):
             raise JobStoreError(f"job store {self.url}: the event log does not start with the job")
         return event

@@ -48,18 +48,19 @@ class Replayed:
 def replay_store(store: JobStore, job_id: str) -> Replayed:
     if not store.exists():
         raise JobStoreError(f"job store {store.url} is missing: nothing to recover the job from")
-    submitted = store.submitted()
+    snapshot = store.latest_snapshot()
+    records = store.records(snapshot.next_segment if snapshot else 0)
+    if snapshot:
+        submitted = store.submitted()
+    else:  # read from its start, the log begins with the submission: not read twice
+        submitted, records = store.submitted(records), records[1:]
     try:
         graph = cloudpickle.loads(store.blobs().get(BlobKey(submitted.graph_key)))
     except Exception as error:
         raise JobStoreError(f"job store {store.url}: the job graph cannot be read back: "
                             f"{type(error).__name__}: {error}") from error  # fmt: skip
-    snapshot = store.latest_snapshot()
     state = new_state(graph, submitted, job_id, snapshot.state if snapshot else None)
     ledger = TaskLedger.restore(snapshot.ledger) if snapshot else TaskLedger()
-    records = store.records(snapshot.next_segment if snapshot else 0)
-    if not snapshot:
-        records = records[1:]  # the JobSubmitted the state was built from
 
     logged_at = [0.0]  # the time the event being replayed was logged, for the ledger
 
