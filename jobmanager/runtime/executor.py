@@ -116,10 +116,13 @@ class CommandExecutor:
 
         def leased(future) -> None:
             try:
-                tm_id, handle = future.result()
+                granted = future.result()
             except Exception as error:
                 self.enqueue(ev.TaskManagerRequestFailed(slots, f"no TaskManager: {error}"))
                 return
+            if granted is None:  # the job ended while the request waited
+                return
+            tm_id, handle = granted
             with self._lock:
                 self.task_managers[tm_id] = handle
             root = os.path.join(self.shuffle_root, tm_id)

@@ -5,7 +5,9 @@ Starting a TaskManager costs a process, its imports, and for PySpark work a JVM 
 queries run slowly until its JIT warms up: seconds a short batch job should not pay every time.
 So a TaskManager a job gives back stays, idle, for ``resourcemanager.taskmanager-timeout`` and
 goes to the next job that asks for one of the same size; idle ones of another size are stopped
-when a job needs the CPUs they hold. A TaskManager leased to a job whose JobManager is gone is
+when a job needs the CPUs they hold. Requests the cluster cannot serve yet wait, in the order
+the jobs asked, and are served the moment a TaskManager comes back
+(``jobmanager.runtime.leasing``). A TaskManager leased to a job whose JobManager is gone is
 taken back.
 
 A JobManager is a process of its own per job; starting one (the interpreter, Ray, Tidal's
@@ -24,11 +26,12 @@ for good is cleaned up here (its staging and store removed, ``jobmanager.runtime
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ray
 import structlog
@@ -36,6 +39,7 @@ import structlog
 from jobmanager.logs import configure_logging
 from jobmanager.model.config import parse_duration_ms
 from jobmanager.runtime.cleanup import clean_up_lost_jobs
+from jobmanager.runtime.leasing import Create, Request, Reuse, plan
 from jobmanager.runtime.names import (
     NAMESPACE,
     RESOURCE_MANAGER,
@@ -62,6 +66,19 @@ class _TaskManager:
     recovery_timeout_s: float = 30.0  # how long it stays leased to a job whose JobManager is gone
 
 
+@dataclass
+class _Waiting:
+    """A lease request waiting for its turn; ``granted`` once served."""
+
+    request: Request
+    order: int  # the job's first ticket: jobs are served in the order they first asked
+    config: dict
+    recovery_timeout_s: float
+    since: float = field(default_factory=time.time)
+    granted: tuple[str, object] | None = None
+    cancelled: bool = False
+
+
 class ResourceManager:
     def __init__(self, idle_timeout_s: float, store_root: str = "", work_dir: str = "") -> None:
         configure_logging("INFO")
@@ -73,7 +90,12 @@ class ResourceManager:
         self.created = 0
         self._counter = 0
         self._lock = threading.Lock()
-        self._returned = threading.Condition(self._lock)
+        self._changed = threading.Condition(self._lock)  # a TaskManager came back, or went
+        self._waiting: dict[int, _Waiting] = {}  # lease requests not served yet, by ticket
+        self._tickets = itertools.count()
+        self._order: dict[str, int] = {}  # job -> its first ticket
+        self._ended: set[str] = set()  # jobs released: a late request of theirs gets nothing
+        self._total_cpus = ray.cluster_resources().get("CPU", 0)
         self._standby: tuple[str, object] | None = None  # (job id, JobManager handle)
         self._standby_ready = threading.Condition(self._lock)
         self._standby_starting = False
@@ -162,45 +184,70 @@ class ResourceManager:
 
     # -- TaskManagers ---------------------------------------------------------------------------
 
-    def lease(self, job_id: str, slots: int, config: dict) -> tuple[str, object]:
-        """A TaskManager of ``slots`` slots for ``job_id``: a warm idle one if there is one,
-        else a new one (stopping idle ones of other shapes to free their CPUs)."""
+    def lease(self, job_id: str, slots: int, config: dict) -> tuple[str, object] | None:
+        """A TaskManager of ``slots`` slots for ``job_id``, once its turn comes (see
+        ``jobmanager.runtime.leasing``); None if the job ended while it waited."""
         shape = (slots, str(config.get("taskmanager.memory.spark-driver", "")))
         recovery_timeout_s = parse_duration_ms(config.get(_RECOVERY_TIMEOUT, 30_000)) / 1000
+        self._total_cpus = ray.cluster_resources().get("CPU", 0)
         with self._lock:
-            deadline = time.time() + 10
-            while True:
-                for tm_id, tm in self.task_managers.items():
-                    if tm.job is None and tm.shape == shape:
-                        tm.job, tm.since = job_id, time.time()
-                        tm.recovery_timeout_s = recovery_timeout_s
-                        return tm_id, tm.handle
-                # one that is leaving another job is worth a short wait: it is warm
-                if shape not in self.returning.values() or time.time() > deadline:
-                    break
-                self._returned.wait(0.05)
-            stopped = []
-            if ray.available_resources().get("CPU", 0) < slots:
-                others = [t for t, tm in self.task_managers.items() if tm.job is None]
-                stopped = [self.task_managers.pop(t) for t in others]
-            tm_id = f"tidal-tm-{self._counter}"
-            self._counter += 1
-        for tm in stopped:
-            ray.kill(tm.handle, no_restart=True)
+            if job_id in self._ended:
+                return None
+            ticket = next(self._tickets)
+            waiting = _Waiting(Request(ticket, job_id, shape), self._order.setdefault(job_id, ticket),
+                               config, recovery_timeout_s)  # fmt: skip
+            self._waiting[ticket] = waiting
+            self._serve()
+            while waiting.granted is None and not waiting.cancelled:
+                self._changed.wait(1.0)
+                self._serve()
+            return waiting.granted
+
+    def _serve(self) -> None:
+        """Grant what can be granted now, in order (under the lock)."""
+        if not self._waiting:
+            return
+        queue = sorted(self._waiting.values(), key=lambda w: (w.order, w.request.ticket))
+        idle = sorted(((t, tm) for t, tm in self.task_managers.items() if tm.job is None),
+                      key=lambda item: -item[1].since)  # fmt: skip
+        held = sum(tm.shape[0] for tm in self.task_managers.values())
+        grants = plan([w.request for w in queue], [(t, tm.shape) for t, tm in idle],
+                      list(self.returning.values()), self._total_cpus - held,
+                      self._total_cpus)  # fmt: skip
+        for grant in grants:
+            waiting = self._waiting.pop(grant.ticket)
+            job_id, now = waiting.request.job_id, time.time()
+            if isinstance(grant, Reuse):
+                tm_id, tm = grant.task_manager, self.task_managers[grant.task_manager]
+                tm.job, tm.since, tm.recovery_timeout_s = job_id, now, waiting.recovery_timeout_s
+            else:
+                for stopped in grant.stop:
+                    ray.kill(self.task_managers.pop(stopped).handle, no_restart=True)
+                tm_id, tm = self._start_task_manager(waiting)
+            waiting.granted = (tm_id, tm.handle)
+            _log.info("task manager leased", task_manager=tm_id, job=job_id,
+                      new=isinstance(grant, Create), stopped=getattr(grant, "stop", ()),
+                      waited_ms=int((now - waiting.since) * 1000))  # fmt: skip
+        if grants:
+            self._changed.notify_all()
+
+    def _start_task_manager(self, waiting: _Waiting) -> tuple[str, _TaskManager]:
         from taskmanager.actor import TaskManagerActor
 
+        slots = waiting.request.shape[0]
+        tm_id = f"{_TM_PREFIX}{self._counter}"
+        self._counter += 1
         handle = (
             ray.remote(TaskManagerActor)
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0)  # fmt: skip
-            .remote(tm_id, slots, config, os.path.join(self.work_dir, tm_id))
+            .remote(tm_id, slots, waiting.config, os.path.join(self.work_dir, tm_id))
         )
-        with self._lock:
-            self.task_managers[tm_id] = _TaskManager(handle, shape, job_id, time.time(),
-                                                     recovery_timeout_s)  # fmt: skip
-            self.created += 1
-        _log.info("task manager created", task_manager=tm_id, slots=slots, job=job_id)
-        return tm_id, handle
+        tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),
+                          waiting.recovery_timeout_s)  # fmt: skip
+        self.task_managers[tm_id] = tm
+        self.created += 1
+        return tm_id, tm
 
     def give_back(self, job_id: str, tm_id: str) -> None:
         """The job is done with it: the TaskManager leaves the job and waits, idle."""
@@ -221,7 +268,8 @@ class ResourceManager:
             self.returning.pop(tm_id, None)
             if tm.job == job_id:  # not lent again meanwhile (the reaper and the job may race)
                 tm.job, tm.since = None, time.time()
-            self._returned.notify_all()
+            self._serve()
+            self._changed.notify_all()
 
     def leases_of(self, job_id: str) -> list[tuple[str, object]]:
         """The TaskManagers leased to ``job_id``: what a JobManager taking the job over asks."""
@@ -231,15 +279,27 @@ class ResourceManager:
 
     def release_job(self, job_id: str) -> None:
         """The job is over: every TaskManager leased to it comes back, including any its
-        JobManager never heard of (a lease whose answer died with an earlier JobManager)."""
+        JobManager never heard of (a lease whose answer died with an earlier JobManager), and
+        its requests still waiting are dropped."""
         with self._lock:
+            self._ended.add(job_id)
+            self._order.pop(job_id, None)
+            self._cancel_waiting(lambda job: job == job_id)
             leased = [t for t, tm in self.task_managers.items() if tm.job == job_id]
         for tm_id in leased:
             self.give_back(job_id, tm_id)
 
+    def _cancel_waiting(self, which) -> None:
+        for ticket, waiting in list(self._waiting.items()):
+            if which(waiting.request.job_id):
+                waiting.cancelled = True
+                del self._waiting[ticket]
+        self._changed.notify_all()
+
     def forget(self, tm_id: str) -> None:
         with self._lock:
             tm = self.task_managers.pop(tm_id, None)
+            self._serve()
         if tm is not None:
             ray.kill(tm.handle, no_restart=True)
 
@@ -250,6 +310,8 @@ class ResourceManager:
                 "leased": {t: tm.job for t, tm in self.task_managers.items() if tm.job},
                 "created": self.created,
                 "standby": self._standby[0] if self._standby else None,
+                "waiting": [w.request.job_id for w in sorted(
+                    self._waiting.values(), key=lambda w: (w.order, w.request.ticket))],
                 "pid": os.getpid(),
             }
 
@@ -264,6 +326,12 @@ class ResourceManager:
                           for t, tm in self.task_managers.items() if tm.job]  # fmt: skip
             for tm_id in expired:
                 self.forget(tm_id)
+            with self._lock:
+                waiting_for = {w.request.job_id for w in self._waiting.values()}
+            gone = {job for job in waiting_for if not _alive(job)}
+            if gone:
+                with self._lock:
+                    self._cancel_waiting(gone.__contains__)
             for job_id in {job for _, job, _ in leases}:
                 if _alive(job_id):
                     self._orphaned_since.pop(job_id, None)
@@ -296,7 +364,7 @@ def resource_manager(idle_timeout_s: float, store_root: str = ""):
     return (
         ray.remote(ResourceManager)
         .options(name=RESOURCE_MANAGER, namespace=NAMESPACE, lifetime="detached",
-                 get_if_exists=True, num_cpus=0, max_concurrency=32, max_restarts=-1,
+                 get_if_exists=True, num_cpus=0, max_concurrency=256, max_restarts=-1,
                  max_task_retries=-1)  # fmt: skip
         .remote(idle_timeout_s, store_root)
     )
