@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ray
 import structlog
 
 from blob import BlobCache, BlobKey
-from jobmanager.logs import configure_logging
+from jobmanager.logs import configure_logging, log_positions, log_since
 from jobmanager.messages.codec import decode, encode
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.messages.events import TaskManagerReport
@@ -63,6 +63,8 @@ class _JobSession:
     slots: TaskSlots
     reports: ReportBatcher
     ended: EndedTasks
+    log_from: dict = field(default_factory=log_positions)  # where the job's part of the log begins
+    vertices: set = field(default_factory=set)  # the vertices it ran tasks of
 
 
 class TaskManagerActor:
@@ -121,13 +123,14 @@ class TaskManagerActor:
         self._log.info("serving job", job=job_id, shuffle_root=shuffle_root)
         return self.describe()
 
-    def detach(self, job_id: str) -> None:
-        """Stop serving ``job_id``: cancel its tasks, remove its partition files."""
+    def detach(self, job_id: str) -> bytes:
+        """Stop serving ``job_id``: cancel its tasks, remove its partition files. Answers the
+        job's part of this process's log (see ``job_log``)."""
         with self._lock:
             job = self._job if self._job is not None and self._job.job_id == job_id else None
             self._job = None if job is not None else self._job
         if job is None:
-            return
+            return b""
         job.slots.cancel_all()
         if not job.slots.wait_idle(_SHUTDOWN_WAIT_S):
             self._log.warning("tasks still running when the job left", tasks=job.slots.running())
@@ -135,6 +138,18 @@ class TaskManagerActor:
         job.reports.close()
         job.shuffle.close()
         self._log.info("job left", job=job_id)
+        return self._job_log(job)
+
+    def job_log(self, job_id: str) -> bytes:
+        """What this process logged while serving ``job_id`` (Tidal's log, the tasks' output,
+        Spark's), after a first line naming the vertices whose tasks it ran."""
+        job = self._job
+        return self._job_log(job) if job is not None and job.job_id == job_id else b""
+
+    def _job_log(self, job: _JobSession) -> bytes:
+        ran = ", ".join(sorted(job.vertices))
+        header = f"# {self.task_manager_id} (pid {os.getpid()}) ran tasks of: {ran}\n"
+        return header.encode() + log_since(job.log_from)
 
     def rejoin(self, job_id: str, job_manager, shuffle_root: str, in_flight: bytes) -> bytes:
         """A JobManager taking ``job_id`` over asks what is left of it here: the job's tasks
@@ -174,7 +189,9 @@ class TaskManagerActor:
         deployment = decode(tdd)
         if not isinstance(deployment, TaskDeploymentDescriptor):
             raise TypeError(f"deploy takes a TaskDeploymentDescriptor, got {deployment!r:.200}")
-        self._serving(deployment.job_id).slots.submit(deployment)
+        job = self._serving(deployment.job_id)
+        job.vertices.add(deployment.vertex)
+        job.slots.submit(deployment)
 
     def deploy_many(self, tdds: list[bytes]) -> None:
         """Several deployments in one call, in order."""

@@ -23,15 +23,17 @@ import ray
 from jobmanager.client.progress import TERMINAL, Progress, progress_for
 from jobmanager.client.result import JobResult
 from jobmanager.core.admission import validate_job
-from jobmanager.errors import JobManagerLost
+from jobmanager.errors import JobManagerLost, TidalError
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import ParquetSink, check_operators, serialize_vertex_code
 from jobmanager.runtime import sinks
 from jobmanager.runtime.actor import STANDBY, create_job_manager
-from jobmanager.runtime.jobrecords import job_record
-from jobmanager.runtime.jobstore import store_root
+from jobmanager.runtime.cleanup import clean_up_job
+from jobmanager.runtime.jobrecords import forget_job, job_record, job_records
+from jobmanager.runtime.jobstore import JobStore, store_root
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, new_job_id
+from jobmanager.runtime.recovery import replay_store
 from jobmanager.runtime.resourcemanager import resource_manager
 
 __all__ = ["Client", "JobHandle"]
@@ -95,26 +97,39 @@ class Client:
         return ray.get(rm.has_job_manager.remote(timeout))
 
     def job(self, job_id: str) -> JobHandle:
+        """The job ``job_id``, running or ended (an ended one until jobstore.expiration-time)."""
+        record = job_record(job_id)
         try:
-            handle = JobHandle(job_id, ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE))
-            if handle.status()["status"] != STANDBY:
-                return handle
+            actor = ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE)
         except ValueError:
-            pass
-        raise LookupError(f"no job {job_id!r} on this cluster (finished jobs are kept for "
+            actor = None
+        if record is not None and not record.get("cleaned"):
+            return JobHandle(job_id, actor)
+        if actor is not None and JobHandle(job_id, actor).status()["status"] != STANDBY:
+            return JobHandle(job_id, actor)
+        raise LookupError(f"no job {job_id!r} on this cluster (ended jobs are kept for "
                           "jobstore.expiration-time)")
 
     def list(self) -> list[dict]:
+        """Every job on the cluster, running or ended, in submission order: a running job's
+        status from its JobManager, an ended one's summary from its record (no process)."""
         jobs = []
-        for entry in ray.util.list_named_actors(all_namespaces=True):
-            name = entry["name"] if isinstance(entry, dict) else entry
-            namespace = entry.get("namespace") if isinstance(entry, dict) else NAMESPACE
-            if namespace == NAMESPACE and name.startswith("tidal-job-"):
-                try:
-                    jobs.append(self.job(name[len("tidal-job-"):]).status())
-                except Exception:  # it left between the listing and the question
-                    continue
+        for job_id, record in job_records().items():
+            if record.get("cleaned"):
+                continue
+            if "ended_at" in record:
+                jobs.append({"job_id": job_id, **{k: record[k] for k in _SUMMARY}})
+                continue
+            try:
+                status = self.job(job_id).status()
+            except (LookupError, TidalError):  # it ended or left between the two questions
+                continue
+            jobs.append({**{k: status[k] for k in _SUMMARY if k != "vertices"}, "job_id": job_id,
+                         "vertices": len(status["vertices"])})  # fmt: skip
         return sorted(jobs, key=lambda s: s["submitted_at"])
+
+
+_SUMMARY = ("name", "status", "submitted_at", "ended_at", "vertices")
 
 
 def _started(actor, start: tuple) -> bool:
@@ -132,21 +147,33 @@ def _started(actor, start: tuple) -> bool:
 
 class JobHandle:
     """A submitted job. Its JobManager may die and be replaced by one that takes the job over;
-    the handle keeps working across that (status ``RECOVERING`` meanwhile). A JobManager gone
-    for good is a ``JobManagerLost`` error saying why, never a raw Ray error."""
+    the handle keeps working across that (status ``RECOVERING`` meanwhile). Once the job has
+    ended its JobManager leaves, and the handle reads the job from its store. A JobManager gone
+    for good before the end is a ``JobManagerLost`` error saying why, never a raw Ray error."""
 
     def __init__(self, job_id: str, actor) -> None:
         self.job_id = job_id
-        self.actor = actor
+        self.actor = actor  # None: the job ended and its JobManager left
 
-    def _ask(self, ref):
-        try:
-            return ray.get(ref)
-        except ray.exceptions.RayActorError as error:
-            raise JobManagerLost(_why_lost(self.job_id, error)) from None
+    def _ask(self, method: str, *args, ended=None):
+        """Ask the JobManager; once it has left, ``ended(store)`` answers from the job's store."""
+        if self.actor is not None:
+            try:
+                return ray.get(getattr(self.actor, method).remote(*args))
+            except ray.exceptions.RayActorError as error:
+                lost = error
+        else:
+            lost = None
+        store = _ended_store(self.job_id)
+        if store is None or ended is None:
+            why = _why_lost(self.job_id, lost) if lost is not None else (
+                f"job {self.job_id} has ended and its JobManager has left")
+            raise JobManagerLost(why) from None
+        self.actor = None
+        return ended(store)
 
     def status(self) -> dict:
-        return self._ask(self.actor.status.remote())
+        return self._ask("status", ended=_final_status)
 
     def wait(self, timeout: float | None = None, progress: bool | Progress = False) -> JobResult:
         """Block until the job ends (or ``timeout`` seconds pass); show progress if asked."""
@@ -158,25 +185,59 @@ class JobHandle:
             left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
             if left <= 0:
                 break
-            status = self._ask(self.actor.wait.remote(left))
+            status = self._ask("wait", left, ended=_final_status)
         display.close(status)
         return JobResult.of(status)
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
-        self._ask(self.actor.cancel.remote(reason))
+        """Cancel the job; nothing to do once it has ended."""
+        self._ask("cancel", reason, ended=lambda store: None)
 
     def event_log(self) -> str:
-        return self._ask(self.actor.event_log.remote())
+        return self._ask("event_log", ended=lambda store: store.events_url)
 
     def describe(self) -> tuple:
-        return self._ask(self.actor.describe.remote())
+        """How the job's graph stands: from its JobManager, or, once it left, by replaying the
+        job's event log (the same state, since replay never re-decides)."""
+        return self._ask("describe", ended=lambda store: replay_store(store, self.job_id).state.describe())
+
+    def logs(self) -> dict[str, bytes]:
+        """The job's logs by process: its JobManager's, and each TaskManager's part of its own
+        while it served the job (``# ... ran tasks of: ...`` first)."""
+        return self._ask("logs", ended=lambda store: store.logs())
 
     def release(self) -> None:
-        """Let the JobManager go now instead of after jobstore.expiration-time."""
-        try:
-            self.actor.exit.remote()
-        except Exception:  # already gone
-            pass
+        """Let the job go now instead of after jobstore.expiration-time: its store and work
+        directory are removed (and a running job's JobManager stopped)."""
+        if self.actor is not None:
+            try:
+                self.actor.exit.remote()
+                return
+            except Exception:  # already gone
+                pass
+        record = job_record(self.job_id)
+        if record is not None and "ended_at" in record:
+            clean_up_job(self.job_id, _store_of(self.job_id, record), work_dir=record.get("work_dir", ""))
+            forget_job(self.job_id)
+
+
+def _store_of(job_id: str, record: dict) -> JobStore:
+    return JobStore(record["store"].rstrip("/").rsplit("/", 1)[0], job_id)
+
+
+def _ended_store(job_id: str) -> JobStore | None:
+    """The store of ``job_id`` if the job ended and its end is stored, else None."""
+    record = job_record(job_id)
+    if record is None or "ended_at" not in record or record.get("cleaned"):
+        return None
+    return _store_of(job_id, record)
+
+
+def _final_status(store: JobStore) -> dict:
+    status = store.final_status()
+    if status is None:
+        raise JobManagerLost(f"the job's final status is missing from its store {store.url}")
+    return status
 
 
 def _why_lost(job_id: str, error: Exception) -> str:

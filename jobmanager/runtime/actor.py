@@ -7,6 +7,11 @@ reaches the actor (TaskManagers reporting, clients asking for status, timers fir
 callbacks) only puts a message in the mailbox or reads a status built under the same lock, so
 the core never sees two threads.
 
+When its job has ended, it writes the job's final status and its log into the job's store,
+notes the end in the job's record, and leaves: a finished job holds no process. Clients read
+the status from the store from then on, and the ResourceManager removes the store and the
+job's work directory when ``jobstore.expiration-time`` has passed.
+
 When its process dies, Ray restarts it (``max_restarts``) and it takes its job over from the
 job's store (``jobmanager.runtime.recovery``): replay, reconcile with the TaskManagers, carry
 on. Calls in flight when it died are sent again by Ray (``max_task_retries``), so clients keep
@@ -30,7 +35,7 @@ from blob import BlobKey
 from jobmanager.core import snapshot as snapshots
 from jobmanager.core.replay import new_state
 from jobmanager.errors import TidalError
-from jobmanager.logs import configure_logging
+from jobmanager.logs import configure_logging, log_since
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
 from jobmanager.model.config import Configuration
@@ -49,6 +54,7 @@ STANDBY = "STANDBY"  # the status of a JobManager that has no job yet
 RECOVERING = "RECOVERING"  # taking a job over from its store
 MAX_RECOVERIES_IN_A_ROW = 5  # recoveries that died before finishing, before the job fails
 _STOP = object()
+_LEAVE_AFTER_S = 1.0  # a client's wait() answered at the end gets its reply before the process goes
 
 
 def work_directory(config: Configuration, job_id: str) -> str:
@@ -150,7 +156,8 @@ class JobManagerActor:
         events = store.open_log(settings["job-event.store.write-buffer.size"])
         events.append(submitted)
         events.flush()
-        jobrecords.record_job(self.job_id, store.url, settings["execution.batch.job-recovery.enabled"])
+        jobrecords.record_job(self.job_id, store.url, settings["execution.batch.job-recovery.enabled"],
+                              work_directory(settings, self.job_id))  # fmt: skip
         self._take(store, submitted, new_state(job_graph, submitted, self.job_id), events, blobs)
         self.mailbox.put(ev.JobStarted())
         self._start_loop()
@@ -236,8 +243,7 @@ class JobManagerActor:
             self.executor.stop()
         else:
             _release_job(self.job_id)
-        self.done.set()
-        self._linger()
+        self._conclude()
 
     # -- the mailbox ------------------------------------------------------------------------
 
@@ -293,6 +299,18 @@ class JobManagerActor:
     def event_log(self) -> str:
         self.events.flush()
         return self.events.url
+
+    def logs(self) -> dict[str, bytes]:
+        """The job's logs so far: this process's, and each of its TaskManagers' part."""
+        logs = {"jobmanager": log_since()}
+        if self.executor is not None:
+            logs.update(self.executor.task_manager_logs())
+        return logs
+
+    @ray.method(max_task_retries=0)  # leaving on purpose: there is nothing to send again
+    def leave(self) -> None:
+        """Leave, the job's end stored (see the module docstring)."""
+        ray.actor.exit_actor()
 
     @ray.method(max_task_retries=0)  # leaving on purpose: there is nothing to send again
     def exit(self) -> None:
@@ -381,22 +399,32 @@ class JobManagerActor:
         status, cause = self.unrecoverable or self.state.ended
         self.log.info("job done", status=status, cause=cause or None)
         self.executor.stop()
-        self.done.set()
         try:
             resource_manager_handle().prepare_job_manager.remote()
         except Exception as error:
             self.log.warning("no standby job manager prepared", error=repr(error))
-        self._linger()
+        self._conclude()
 
-    def _linger(self) -> None:
-        """Stay to answer status questions for jobstore.expiration-time, then clean up."""
+    def _conclude(self) -> None:
+        """Store the job's end, answer whoever waits, and leave; if the store cannot take it,
+        stay to answer for ``jobstore.expiration-time``, then clean up."""
         expiration = Configuration(dict(self.submitted.config) if self.submitted else {})[
             "jobstore.expiration-time"
         ]
         me = ray.get_runtime_context().current_actor
-        linger = threading.Timer(expiration / 1000, me.exit.remote)
-        linger.daemon = True
-        linger.start()
+        try:
+            status = self.status()
+            store = JobStore(self.store_root, self.job_id)
+            store.write_final_status(status)
+            store.write_log("jobmanager", log_since())
+            jobrecords.record_end(self.job_id, status, time.time() + expiration / 1000)
+        except Exception as error:
+            self.log.warning("job end not stored: staying to answer", error=repr(error))
+            self.done.set()
+            _after(expiration / 1000, me.exit.remote)
+            return
+        self.done.set()
+        _after(_LEAVE_AFTER_S, me.leave.remote)
 
     def _flush_events(self) -> None:
         interval = self.config["job-event.store.write-buffer.flush-interval"] / 1000
@@ -418,6 +446,12 @@ def _empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: str) -
         "recoveries": 0,
         "vertices": [],
     }
+
+
+def _after(seconds: float, call) -> None:
+    timer = threading.Timer(seconds, call)
+    timer.daemon = True
+    timer.start()
 
 
 def _release_job(job_id: str) -> None:

@@ -1,11 +1,14 @@
 """Cleaning up after a job: what its sinks staged is dropped (an old target that a broken
 commit had set aside is put back) and its store removed; a sink a finished job published is
-left alone. The JobManager does it when it leaves; the ResourceManager does it for a job whose
-JobManager is gone for good (recovery off, or Ray gave up restarting it), so no staging
-directory or store of such a job stays behind.
+left alone. The JobManager does it when it is let go early (``release``); the ResourceManager
+does it for a job whose JobManager is gone for good (recovery off, or Ray gave up restarting
+it), so no staging directory or store of such a job stays behind, and for an ended job once
+``jobstore.expiration-time`` has passed (its store and its work directory).
 """
 
 from __future__ import annotations
+
+import shutil
 
 import structlog
 
@@ -13,7 +16,7 @@ from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import jobrecords, sinks
 from jobmanager.runtime.jobstore import JobStore
 
-__all__ = ["abort_sinks", "clean_up_job", "clean_up_lost_jobs"]
+__all__ = ["abort_sinks", "clean_up_expired_jobs", "clean_up_job", "clean_up_lost_jobs"]
 
 _log = structlog.get_logger("tidal.cleanup")
 
@@ -26,8 +29,10 @@ def abort_sinks(job_id: str, sink_paths) -> None:
             _log.warning("sink staging not removed", job=job_id, sink=path, error=repr(error))
 
 
-def clean_up_job(job_id: str, store: JobStore, sink_paths=None) -> None:
+def clean_up_job(job_id: str, store: JobStore, sink_paths=None, work_dir: str = "") -> None:
     """``sink_paths`` None: read them from the store (a job whose JobManager is gone)."""
+    if work_dir:
+        shutil.rmtree(work_dir, ignore_errors=True)
     try:
         if sink_paths is None:
             sink_paths = store.submitted().sink_paths if store.exists() else ()
@@ -42,11 +47,28 @@ def clean_up_lost_jobs(alive) -> list[str]:
     record stays, marked, so a client can still be told why its job is gone."""
     cleaned = []
     for job_id, record in jobrecords.job_records().items():
-        if record.get("cleaned") or alive(job_id):
+        if record.get("cleaned") or "ended_at" in record or alive(job_id):
             continue
-        root = record["store"].rstrip("/").rsplit("/", 1)[0]
-        clean_up_job(job_id, JobStore(root, job_id))
+        clean_up_job(job_id, _store(job_id, record), work_dir=record.get("work_dir", ""))
         jobrecords.mark_cleaned(job_id, record)
         _log.info("job cleaned up after its JobManager was gone", job=job_id)
         cleaned.append(job_id)
     return cleaned
+
+
+def clean_up_expired_jobs(now: float) -> list[str]:
+    """Remove the store and the work directory of every ended job whose retention is over,
+    and forget it."""
+    expired = []
+    for job_id, record in jobrecords.job_records().items():
+        if record.get("expires_at", now + 1) > now:
+            continue
+        clean_up_job(job_id, _store(job_id, record), work_dir=record.get("work_dir", ""))
+        jobrecords.forget_job(job_id)
+        _log.info("ended job expired: store and work directory removed", job=job_id)
+        expired.append(job_id)
+    return expired
+
+
+def _store(job_id: str, record: dict) -> JobStore:
+    return JobStore(record["store"].rstrip("/").rsplit("/", 1)[0], job_id)

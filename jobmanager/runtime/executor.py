@@ -303,6 +303,19 @@ class CommandExecutor:
                 self._forget(tm_id, lost=True)
                 self.enqueue(ev.TaskManagerLost(tm_id, cause, now_ms()))
 
+    def task_manager_logs(self) -> dict[str, bytes]:
+        """Each TaskManager's part of its log for this job so far (see ``TaskManagerActor``)."""
+        with self._lock:
+            handles = dict(self.task_managers)
+        asked = {tm_id: handle.job_log.remote(self.job_id) for tm_id, handle in handles.items()}
+        logs = {}
+        for tm_id, answer in asked.items():
+            try:
+                logs[tm_id] = ray.get(answer, timeout=10)
+            except Exception as error:
+                logs[tm_id] = f"# {tm_id}: its log is out of reach: {error!r}\n".encode()
+        return logs
+
     def stop(self) -> None:
         """Give every TaskManager of the job back to the ResourceManager, which makes it leave
         the job (removing the job's partition files) and keeps it warm for the next one."""

@@ -5,6 +5,8 @@
         snapshots/<segment>.snap   the state as of the start of that segment
         blobs/                     the graph and each vertex's code, shuffle descriptors
         recovering                 how many recoveries in a row died before they finished
+        status.json                the job's final status, written when it ended
+        logs/<process>.log         its JobManager's log and each TaskManager's part for the job
 
 ``jobstore.dir`` is a local directory (default ``~/.tidal/jobs``, or ``$TIDAL_HOME/jobs``) or
 any fsspec URL, so a JobManager restarted on another node finds the store. It outlives the
@@ -14,6 +16,7 @@ read it is a ``JobStoreError`` naming the store.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
@@ -163,6 +166,41 @@ class JobStore:
     def recovered(self) -> None:
         path = f"{self.path}/recovering"
         self._call("count recoveries", lambda: self.fs.exists(path) and self.fs.rm_file(path))
+
+    def write_final_status(self, status: dict) -> None:
+        """The status a client reads once the JobManager has left (``status()``'s dict)."""
+        data = json.dumps(status).encode()
+        self._call("write the final status", self.fs.pipe_file, f"{self.path}/status.json", data)
+
+    def final_status(self) -> dict | None:
+        def read():
+            try:
+                return json.loads(self.fs.cat_file(f"{self.path}/status.json"))
+            except FileNotFoundError:
+                return None
+
+        return self._call("read the final status", read)
+
+    def write_log(self, process: str, text: bytes) -> None:
+        def write() -> None:
+            self.fs.makedirs(f"{self.path}/logs", exist_ok=True)
+            self.fs.pipe_file(f"{self.path}/logs/{process}.log", text)
+
+        self._call("write a log", write)
+
+    def logs(self) -> dict[str, bytes]:
+        """Every stored log of the job, by process (``jobmanager`` first)."""
+
+        def read() -> dict[str, bytes]:
+            try:
+                names = sorted(self.fs.ls(f"{self.path}/logs", detail=False))
+            except FileNotFoundError:
+                return {}
+            logs = {n.rsplit("/", 1)[-1][: -len(".log")]: self.fs.cat_file(n) for n in names
+                    if n.endswith(".log")}  # fmt: skip
+            return dict(sorted(logs.items(), key=lambda item: item[0] != "jobmanager"))
+
+        return self._call("read its logs", read)
 
     def remove(self) -> None:
         def remove() -> None:

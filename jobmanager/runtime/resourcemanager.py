@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -38,7 +39,9 @@ import structlog
 
 from jobmanager.logs import configure_logging
 from jobmanager.model.config import parse_duration_ms
-from jobmanager.runtime.cleanup import clean_up_lost_jobs
+from jobmanager.runtime import jobrecords
+from jobmanager.runtime.cleanup import clean_up_expired_jobs, clean_up_lost_jobs
+from jobmanager.runtime.jobstore import JobStore
 from jobmanager.runtime.leasing import Create, Request, Reuse, plan
 from jobmanager.runtime.names import (
     NAMESPACE,
@@ -222,7 +225,7 @@ class ResourceManager:
                 tm.job, tm.since, tm.recovery_timeout_s = job_id, now, waiting.recovery_timeout_s
             else:
                 for stopped in grant.stop:
-                    ray.kill(self.task_managers.pop(stopped).handle, no_restart=True)
+                    self._stop(stopped, self.task_managers.pop(stopped))
                 tm_id, tm = self._start_task_manager(waiting)
             waiting.granted = (tm_id, tm.handle)
             _log.info("task manager leased", task_manager=tm_id, job=job_id,
@@ -257,13 +260,14 @@ class ResourceManager:
                 return
             self.returning[tm_id] = tm.shape
         try:
-            ray.get(tm.handle.detach.remote(job_id), timeout=30)
+            log = ray.get(tm.handle.detach.remote(job_id), timeout=30)
         except Exception as error:  # it died or hangs: do not lend it again
             _log.warning("task manager dropped", task_manager=tm_id, error=repr(error))
             with self._lock:
                 self.returning.pop(tm_id, None)
             self.forget(tm_id)
             return
+        _keep_log(job_id, tm_id, log)
         with self._lock:
             self.returning.pop(tm_id, None)
             if tm.job == job_id:  # not lent again meanwhile (the reaper and the job may race)
@@ -301,7 +305,12 @@ class ResourceManager:
             tm = self.task_managers.pop(tm_id, None)
             self._serve()
         if tm is not None:
-            ray.kill(tm.handle, no_restart=True)
+            self._stop(tm_id, tm)
+
+    def _stop(self, tm_id: str, tm: _TaskManager) -> None:
+        """Stop a TaskManager's process and remove its scratch (its Spark's local folders)."""
+        ray.kill(tm.handle, no_restart=True)
+        shutil.rmtree(os.path.join(self.work_dir, tm_id), ignore_errors=True)
 
     def describe(self) -> dict:
         with self._lock:
@@ -344,8 +353,22 @@ class ResourceManager:
                     self.give_back(job_id, tm_id)
             try:
                 clean_up_lost_jobs(_alive)
+                clean_up_expired_jobs(time.time())
             except Exception as error:  # the GCS unreachable a moment: next round
-                _log.warning("lost jobs not cleaned up", error=repr(error))
+                _log.warning("ended and lost jobs not cleaned up", error=repr(error))
+
+
+def _keep_log(job_id: str, tm_id: str, log: bytes) -> None:
+    """Put a TaskManager's part of its log for the job into the job's store (``tidal logs``)."""
+    record = jobrecords.job_record(job_id)
+    if not log or record is None or record.get("cleaned"):
+        return
+    try:
+        store = JobStore(record["store"].rstrip("/").rsplit("/", 1)[0], job_id)
+        if store.exists():
+            store.write_log(tm_id, log)
+    except Exception as error:
+        _log.warning("task manager log not kept", job=job_id, task_manager=tm_id, error=repr(error))
 
 
 def _alive(job_id: str) -> bool:

@@ -1,0 +1,83 @@
+"""A job's JobManager leaves once the job ended; the job stays readable from its store (status,
+listing, how its graph stands, logs) until it is released or its retention ends, when its
+store and work directory go."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from jobmanager import Client
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.actor import work_directory
+from jobmanager.runtime.jobrecords import job_record
+from tests.jobmanager.runtime.jobs import FAST, sum_job
+
+pytestmark = pytest.mark.runtime
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster):
+    return Client()
+
+
+def wait_for(condition, deadline_s: float, what: str):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"not within {deadline_s} s: {what}")
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_an_ended_job_holds_no_process_and_is_read_from_its_store(client, tmp_path):
+    handle = client.submit(sum_job(str(tmp_path / "out")), config=FAST)
+    result = handle.wait(timeout=120)
+    assert result.status == "FINISHED", result.cause
+    pid = handle.status()["pid"]
+    wait_for(lambda: process_gone(pid), 60, f"the JobManager process {pid} gone")
+
+    again = client.job(handle.job_id)  # a new handle, as `tidal status` in a new process has
+    status = again.status()
+    assert status["status"] == "FINISHED" and status["ended_at"] >= status["submitted_at"]
+    assert {v["name"] for v in status["vertices"]} == {"numbers", "sum", "sink"}
+    listed = {job["job_id"]: job for job in client.list()}[handle.job_id]
+    assert listed["status"] == "FINISHED" and listed["vertices"] == 3
+    assert listed["ended_at"] == status["ended_at"]
+    assert again.describe()[-1] == handle.describe()[-1]  # decisions, replayed from the log
+    again.cancel()  # nothing to cancel: not an error
+    logs = wait_for(lambda: (lambda l: len(l) > 1 and l)(again.logs()), 30, "TaskManager logs")
+    assert "job manager ready" in logs["jobmanager"].decode()
+    task_managers = [text.decode() for name, text in logs.items() if name != "jobmanager"]
+    assert any("ran tasks of: " in text and "numbers" in text for text in task_managers)
+
+    work_dir = work_directory(Configuration(), handle.job_id)
+    store = job_record(handle.job_id)["store"]
+    assert os.path.isdir(store)
+    again.release()
+    assert not os.path.exists(store) and not os.path.exists(work_dir)
+    with pytest.raises(LookupError):
+        client.job(handle.job_id)
+
+
+def test_an_ended_job_is_removed_when_its_retention_ends(client, tmp_path):
+    config = {**FAST, "jobstore.expiration-time": "1 s"}
+    handle = client.submit(sum_job(str(tmp_path / "out")), config=config)
+    assert handle.wait(timeout=120).status == "FINISHED"
+    store = job_record(handle.job_id)["store"]
+    work_dir = work_directory(Configuration(), handle.job_id)
+    assert os.path.isdir(store) and os.path.isdir(work_dir)
+    wait_for(lambda: job_record(handle.job_id) is None, 30, "the ended job forgotten")
+    assert not os.path.exists(store) and not os.path.exists(work_dir)
+    assert (tmp_path / "out").is_dir()  # what the job published stays
