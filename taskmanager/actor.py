@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 
 import ray
@@ -48,6 +49,7 @@ __all__ = ["NODE_ID_KEY", "TaskManagerActor"]
 
 NODE_ID_KEY = "taskmanager.node-id"
 _SHUTDOWN_WAIT_S = 5.0
+_LEFT_JOBS_KEPT = 1024  # jobs remembered as left, so a late attach of theirs is refused
 
 
 @dataclass
@@ -79,6 +81,7 @@ class TaskManagerActor:
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
         self._job: _JobSession | None = None
+        self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)
         self._lock = threading.Lock()
         self._log.info("task manager started", slots=slots, node=self.node_id)
 
@@ -87,10 +90,15 @@ class TaskManagerActor:
     def attach(self, job_id: str, job_manager, shuffle_root: str) -> dict:
         """Serve ``job_id`` from now on; its partition files go under ``shuffle_root``. Asked
         again for the job it serves, it keeps serving it (a JobManager that took the job over
-        may not know whether the one before it had attached this TaskManager)."""
+        may not know whether the one before it had attached this TaskManager). A job it was
+        told to leave is refused: its JobManager's attach and the ResourceManager's detach come
+        from two callers, so Ray may run the detach first, and the TaskManager, idle for the
+        ResourceManager, would otherwise serve a job that is over."""
         with self._lock:
             if self._job is not None and self._job.job_id == job_id:
                 return self.describe()
+            if job_id in self._left:
+                raise RuntimeError(f"{self.task_manager_id} has left job {job_id}")
             if self._job is not None:
                 raise RuntimeError(
                     f"{self.task_manager_id} serves job {self._job.job_id}, not {job_id}"
@@ -129,6 +137,7 @@ class TaskManagerActor:
         with self._lock:
             job = self._job if self._job is not None and self._job.job_id == job_id else None
             self._job = None if job is not None else self._job
+            self._left.append(job_id)
         if job is None:
             return b""
         job.slots.cancel_all()

@@ -164,6 +164,12 @@ def test_a_consumer_reads_a_remote_producers_partition_through_read_chunk(local_
     ray.get(producer_tm.detach.remote(JOB))  # the job leaves: its files go, the process stays
     assert not os.path.exists(roots["tm-a"])
     assert ray.get(producer_tm.describe.remote())["job"] is None
+    with pytest.raises(ray.exceptions.RayTaskError, match=f"has left job {JOB}"):
+        # the job's own attach, arriving after the detach (two callers: Ray may reorder them)
+        ray.get(producer_tm.attach.remote(JOB, job_manager, roots["tm-a"]))
+    ray.get(consumer_tm.detach.remote("never-attached"))  # a detach that overtook its attach
+    with pytest.raises(ray.exceptions.RayTaskError, match="has left job never-attached"):
+        ray.get(consumer_tm.attach.remote("never-attached", job_manager, roots["tm-b"] + "-x"))
     ray.get(producer_tm.attach.remote("next-job", job_manager, roots["tm-a"] + "-next"))
     assert ray.get(producer_tm.describe.remote())["job"] == "next-job"
 
