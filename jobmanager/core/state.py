@@ -174,8 +174,20 @@ class JobManagerState(Reconciling):
         self._dispatch()
 
     def _on_task_manager_request_failed(self, event: ev.TaskManagerRequestFailed) -> None:
+        """Slots that will not come, as Flink's NoResourceAvailableException: a failure the
+        restart strategy counts. While it allows, the slots are asked for again after its
+        back-off (a restart of no subtask, whose timer ends in a dispatch); then the job fails."""
         self.slots.request_failed(event.slots)
         self.log.warning("task managers unavailable", slots=event.slots, reason=event.reason)
+        if self.status is not JobStatus.RUNNING or not self.slots.slots_to_request():
+            return
+        cause = f"no TaskManager of {event.slots} slots: {event.reason}"
+        self.failure_cause = self.failure_cause or cause
+        self.backoff.notify_failure(event.time_ms)
+        if not self.backoff.can_restart():
+            self._fail_job(f"{cause}; no restart left ({self.backoff})")
+            return
+        self._out.append(self.restarts.add((), self.backoff.backoff_ms(), 0))
 
     def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
         self.task_managers.pop(event.task_manager, None)

@@ -77,10 +77,11 @@ class TaskManagerRegistered:
 
 @message
 class TaskManagerRequestFailed:
-    """TaskManagers of ``slots`` slots in all could not be started."""
+    """TaskManagers of ``slots`` slots in all could not be started (or attached to the job)."""
 
     slots: int
     reason: str
+    time_ms: int = 0
 
 
 @message

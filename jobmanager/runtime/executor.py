@@ -103,8 +103,8 @@ class CommandExecutor:
             rm = resource_manager_handle()
         except ValueError:
             for _ in range(command.count):
-                self.enqueue(ev.TaskManagerRequestFailed(command.slots_each,
-                                                         "the cluster has no ResourceManager"))  # fmt: skip
+                self.enqueue(ev.TaskManagerRequestFailed(
+                    command.slots_each, "the cluster has no ResourceManager", now_ms()))  # fmt: skip
             return
         for _ in range(command.count):
             lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_dict())
@@ -118,7 +118,7 @@ class CommandExecutor:
             try:
                 granted = future.result()
             except Exception as error:
-                self.enqueue(ev.TaskManagerRequestFailed(slots, f"no TaskManager: {error}"))
+                self.enqueue(ev.TaskManagerRequestFailed(slots, f"no TaskManager: {error}", now_ms()))
                 return
             if granted is None:  # the job ended while the request waited
                 return
@@ -138,7 +138,7 @@ class CommandExecutor:
                 info = future.result()
             except Exception as error:  # the process could not start, or died
                 self._forget(tm_id, lost=True)
-                self.enqueue(ev.TaskManagerRequestFailed(slots, f"{tm_id}: {error}"))
+                self.enqueue(ev.TaskManagerRequestFailed(slots, f"{tm_id}: {error}", now_ms()))
                 return
             attached.set()
             with self._lock:
@@ -150,7 +150,7 @@ class CommandExecutor:
             if not attached.is_set():
                 self._forget(tm_id, lost=True)
                 self.enqueue(ev.TaskManagerRequestFailed(
-                    slots, f"{tm_id} did not start within slot.request.timeout"))  # fmt: skip
+                    slots, f"{tm_id} did not start within slot.request.timeout", now_ms()))  # fmt: skip
 
         lease.future().add_done_callback(leased)
 

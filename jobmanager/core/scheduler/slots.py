@@ -130,17 +130,24 @@ class SlotPool:
             granted.append((head, slots))
         return granted
 
-    def task_managers_to_request(self) -> list[int]:
-        """The sizes (in slots) of the TaskManagers the pending requests still need, within
-        ``max_slots``; the last one may be smaller so the cluster never passes the limit."""
+    def slots_to_request(self) -> int:
+        """Slots the pending requests need beyond the free ones and those on their way, in
+        whole TaskManagers, within ``max_slots``."""
         missing = self.demand - len(self.free) - self.requested_slots
         if missing <= 0:
-            return []
+            return 0
         wanted = -(-missing // self.slots_per_task_manager) * self.slots_per_task_manager
         if self.max_slots is not None:
             wanted = min(wanted, self.max_slots - self.total_slots - self.requested_slots)
-        sizes = [self.slots_per_task_manager] * (max(wanted, 0) // self.slots_per_task_manager)
-        if wanted > 0 and wanted % self.slots_per_task_manager:
+        return max(wanted, 0)
+
+    def task_managers_to_request(self) -> list[int]:
+        """The sizes (in slots) of the TaskManagers the pending requests still need (see
+        ``slots_to_request``); the last one may be smaller so the cluster never passes the
+        limit."""
+        wanted = self.slots_to_request()
+        sizes = [self.slots_per_task_manager] * (wanted // self.slots_per_task_manager)
+        if wanted % self.slots_per_task_manager:
             sizes.append(wanted % self.slots_per_task_manager)
         self.requested_slots += sum(sizes)
         return sizes

@@ -159,3 +159,38 @@ def test_first_commands_ask_for_task_managers_then_deploy():
     assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(2, 1)]
     assert state.handle(ev.TaskManagerRegistered("tm-a", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-a", 0)]
     assert state.handle(ev.TaskManagerRegistered("tm-b", 1)) == [cmd.DeployTask("v0", 1, 0, "tm-b", 0)]
+
+
+def test_a_failed_task_manager_request_is_asked_again_after_the_backoff():
+    config = {**RESTARTS, "taskmanager.numberOfTaskSlots": 1,
+              "restart-strategy.fixed-delay.delay": "250 ms"}  # fmt: skip
+    state = JobManagerState(chain(1), Configuration(config))
+    assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(1, 1)]
+    timer = state.handle(ev.TaskManagerRequestFailed(1, "tm-0 serves another job", 1_000))
+    assert timer == [cmd.StartTimer(0, 250)]
+    assert state.handle(ev.TimerFired(0)) == [cmd.RequestTaskManagers(1, 1)]
+    assert state.handle(ev.TaskManagerRegistered("tm-1", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-1", 0)]
+    assert state.status.value == "RUNNING"
+
+
+def test_task_managers_that_never_come_fail_the_job_once_restarts_run_out():
+    config = {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 1,
+              "taskmanager.numberOfTaskSlots": 1}  # fmt: skip
+    state = JobManagerState(chain(1), Configuration(config))
+    state.handle(ev.JobStarted())
+    (timer,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager"))
+    state.handle(ev.TimerFired(timer.token))
+    (terminated,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager"))
+    assert terminated.status == "FAILED"
+    assert "no TaskManager of 1 slots: the cluster has no ResourceManager" in terminated.cause
+    assert "no restart left" in terminated.cause
+
+
+def test_a_failed_request_the_job_no_longer_needs_is_not_a_failure():
+    config = {**RESTARTS, "taskmanager.numberOfTaskSlots": 1, "slotmanager.number-of-slots.max": 1,
+              "jobmanager.slot-prefetch": 0}  # fmt: skip
+    state = JobManagerState(chain(2), Configuration(config))
+    state.handle(ev.JobStarted())
+    state.handle(ev.TaskManagerRegistered("tm-0", 1))  # the one slot allowed; v0[1] waits for it
+    assert state.handle(ev.TaskManagerRequestFailed(1, "a late duplicate")) == []
+    assert state.backoff.describe() == Run(chain(1), RESTARTS).state.backoff.describe()
