@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 from typing import Any, Iterable, Mapping
 
-import cloudpickle
 import ray
 
 from jobmanager.client.progress import TERMINAL, Progress, progress_for
@@ -25,6 +23,7 @@ from jobmanager.client.result import JobResult
 from jobmanager.core.admission import validate_job
 from jobmanager.errors import JobManagerLost, TidalError
 from jobmanager.model.config import Configuration
+from jobmanager.model import usercode
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import ParquetSink, check_operators, serialize_vertex_code
 from jobmanager.runtime import sinks
@@ -68,12 +67,12 @@ class Client:
         settings = settings.with_overrides(dict(config or {})).with_dynamic_properties(properties)
         validate_job(job, settings)
         check_operators(job)
-        _pickle_user_modules_by_value(job)
+        usercode.ship_by_value(_user_code(job))
         for vertex in job.vertices:
             serialize_vertex_code(vertex)
             if isinstance(vertex.operator, ParquetSink):
                 sinks.check_target(vertex.operator)
-        start = (cloudpickle.dumps(job), settings.to_dict(), time.time())
+        start = (usercode.dumps(job), settings.to_dict(), time.time())
         root = store_root(settings)
         recovery = settings["execution.batch.job-recovery.enabled"]
         rm = resource_manager(settings["resourcemanager.taskmanager-timeout"] / 1000, root)
@@ -250,18 +249,6 @@ def _why_lost(job_id: str, error: Exception) -> str:
     return f"the JobManager of job {job_id} is gone and the job cannot go on: {why} ({first})"
 
 
-def _pickle_user_modules_by_value(job: JobGraph) -> None:
-    """Functions from the user's own files travel by value: Ray workers may not import them."""
-    roots = tuple(p for p in sys.path if "site-packages" in p or "dist-packages" in p)
-    for vertex in job.vertices:
-        for thing in (getattr(vertex.operator, "fn", None), *vertex.sources):
-            name = getattr(thing, "__module__", None) or type(thing).__module__
-            module = sys.modules.get(name)
-            path = getattr(module, "__file__", None) or ""
-            if module is None or name == "__main__" or name.split(".")[0] in _OWN:
-                continue
-            if path and not path.startswith(roots):
-                cloudpickle.register_pickle_by_value(module)
-
-
-_OWN = {"jobmanager", "taskmanager", "shuffle", "blob", "pyspark", "pyarrow", "builtins"}
+def _user_code(job: JobGraph) -> list:
+    return [thing for vertex in job.vertices
+            for thing in (getattr(vertex.operator, "fn", None), *vertex.sources) if thing is not None]  # fmt: skip

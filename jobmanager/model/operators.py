@@ -6,7 +6,8 @@ an Arrow function. It returns one DataFrame or Table, which every outgoing edge 
 own way. A vertex with no operator passes its single input through. Arrow functions run with no
 JVM at all.
 
-User code travels with cloudpickle, as in Ray; everything else Tidal sends is msgpack.
+User code travels with cloudpickle, as in Ray (``jobmanager.model.usercode``); everything else
+Tidal sends is msgpack.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import cloudpickle
-
 from jobmanager.errors import JobGraphError
+from jobmanager.model import usercode
 from jobmanager.model.jobgraph import JobGraph, JobVertex
 
 __all__ = [
@@ -97,7 +97,7 @@ class VertexCode:
 
 def serialize_vertex_code(vertex: JobVertex) -> bytes:
     try:
-        return cloudpickle.dumps(VertexCode(vertex.operator, vertex.sources))
+        return usercode.dumps(VertexCode(vertex.operator, vertex.sources))
     except Exception as error:
         raise JobGraphError(
             f"vertex {vertex.name!r}: its function or sources cannot be serialised to ship to "
