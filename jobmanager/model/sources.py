@@ -126,8 +126,11 @@ class FileSource:
                    else tuple(dynamic_filtering or ()))
         files = self._surviving(self._discover(), filters)
         splittable = not self.csv_options.get("newlines_in_values", False)
-        result = [split for file in files
-                  for split in self._file_splits(file, target_split_bytes, splittable)]
+        result, columns = [], {}
+        for file in files:
+            file_splits, schema = self._file_splits(file, target_split_bytes, splittable)
+            self._check_column_types(file, schema, columns)
+            result.extend(file_splits)
         _log.debug("splits enumerated", source=repr(self), files=len(files), splits=len(result))
         return result
 
@@ -227,13 +230,28 @@ class FileSource:
                       files=len(files), kept=len(kept))
         return kept
 
-    def _file_splits(self, file: _DataFile, target: int, splittable: bool) -> list[FileSplit]:
+    def _file_splits(self, file: _DataFile, target: int, splittable: bool
+                     ) -> tuple[list[FileSplit], pa.Schema | None]:
+        """The file's splits, and its schema where the listing read it (Parquet's footer)."""
         try:
             if file.format == "parquet":
                 return _parquet_splits(file, target)
-            return _csv_splits(file, target if splittable else max(file.size, 1))
+            return _csv_splits(file, target if splittable else max(file.size, 1)), None
         except (OSError, pa.ArrowException) as error:
             raise SourceError(repr(self), file.path, f"unreadable file: {error}") from error
+
+    def _check_column_types(self, file: _DataFile, schema: pa.Schema | None,
+                            seen: dict[str, tuple[pa.DataType, str]]) -> None:
+        """Files of one source must agree on the type of every column they share (a column
+        only some files have is null in the others' rows): a task reading two that disagree
+        would fail on every attempt, so the listing refuses them, naming both files."""
+        for field in schema or ():
+            first = seen.setdefault(field.name, (field.type, file.path))
+            if first[0] != field.type:
+                raise SourceError(repr(self), file.path,
+                                  f"column {field.name!r} is {field.type} here but {first[0]} "
+                                  f"in {first[1]}: a source's files must agree on their "
+                                  "columns' types")  # fmt: skip
 
 
 def assign_splits(splits: Sequence[FileSplit], parallelism: int) -> list[list[FileSplit]]:
@@ -331,11 +349,13 @@ def _owned_lines(file: Any, start: int, end: int, skip_header: bool) -> bytes:
     return body if body.endswith(b"\n") else body + file.readline()
 
 
-def _parquet_splits(file: _DataFile, target: int) -> list[FileSplit]:
-    """Consecutive row groups grouped up to about ``target`` bytes; a row group is never cut."""
+def _parquet_splits(file: _DataFile, target: int) -> tuple[list[FileSplit], pa.Schema]:
+    """Consecutive row groups grouped up to about ``target`` bytes (a row group is never cut),
+    and the file's schema."""
     fs, path = fsspec.core.url_to_fs(file.path)
     with fs.open(path, "rb") as handle:
         metadata = pq.read_metadata(handle)
+    schema = metadata.schema.to_arrow_schema()
     groups = [_row_group_range(metadata.row_group(i)) for i in range(metadata.num_row_groups)]
     batches: list[list[int]] = []
     batch_bytes = 0
@@ -347,7 +367,7 @@ def _parquet_splits(file: _DataFile, target: int) -> list[FileSplit]:
         batch_bytes += length
     return [FileSplit(file.path, "parquet", groups[batch[0]][0],
                       sum(groups[i][1] for i in batch), tuple(batch), file.partition_values)
-            for batch in batches]
+            for batch in batches], schema
 
 
 def _row_group_range(row_group: Any) -> tuple[int, int]:

@@ -446,6 +446,16 @@ def test_each_error_names_the_source_and_the_path(tmp_path, layout, name, proble
     assert "FileSource(" in str(raised.value) and raised.value.path in str(raised.value)
 
 
+def test_files_that_disagree_on_a_columns_type_are_refused_naming_both(tmp_path):
+    write_parquet(tmp_path / "d" / "a.parquet", numbers(3))
+    write_parquet(tmp_path / "d" / "b.parquet", pa.table({"id": ["x"], "extra": [1.5]}))
+    with pytest.raises(SourceError, match="column 'id' is string here but int64 in .*a.parquet"):
+        FileSource(str(tmp_path / "d")).infer_parallelism(context(4, 1))
+    write_parquet(tmp_path / "e" / "a.parquet", numbers(3))
+    write_parquet(tmp_path / "e" / "b.parquet", pa.table({"id": [7], "extra": [1.5]}))
+    assert FileSource(str(tmp_path / "e")).read(FileSource(str(tmp_path / "e")).splits(BIG)).num_rows == 4
+
+
 def test_a_file_that_vanishes_before_reading_names_its_path(tmp_path):
     path = write_parquet(tmp_path / "t.parquet", numbers(3))
     source = FileSource(path)
