@@ -25,6 +25,7 @@ _EXPORTS = {
     "TidalError": "jobmanager.errors",
     "JobManagerLost": "jobmanager.errors",
     "JobStoreError": "jobmanager.errors",
+    "NonRecoverableError": "jobmanager.errors",
 }
 
 __all__ = sorted(_EXPORTS)

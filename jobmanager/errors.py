@@ -13,6 +13,8 @@ Every error names what is wrong and where: the vertex, the edge, the option key,
     ├── JobManagerLost              a job's JobManager is gone and nothing can take the job over
     ├── JobStoreError               a job's store is missing, unreachable or cannot be written
     │   └── EventLogCorrupted       ... a record in the middle of its event log is broken
+    ├── NonRecoverableError         a task failure no restart can fix: the job fails at once
+    │                               (raise it, or a subclass, from a function to say so)
     └── InvalidTransition           the scheduling core was asked to do something impossible;
                                     carries the story of the transitions that led there
 """
@@ -31,6 +33,7 @@ __all__ = [
     "JobManagerLost",
     "JobStoreError",
     "NoResourceAvailableError",
+    "NonRecoverableError",
     "TidalError",
 ]
 
@@ -73,6 +76,11 @@ class NoResourceAvailableError(TidalError):
 
 class JobManagerLost(TidalError):
     pass
+
+
+class NonRecoverableError(TidalError):
+    """A task's failure that would come back on every attempt (bad code, not bad luck): its job
+    fails on the first one, without restarts, like Flink's ``SuppressRestartsException``."""
 
 
 class JobStoreError(TidalError):

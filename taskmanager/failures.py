@@ -29,6 +29,7 @@ __all__ = [
     "JavaUnavailable",
     "TaskCancelled",
     "describe_failure",
+    "failure_types",
 ]
 
 MAX_ERROR_CHARS = 16_000
@@ -73,6 +74,23 @@ def describe_failure(error: BaseException, limit: int = MAX_ERROR_CHARS) -> str:
     tail = limit - head
     cut = len(text) - head - tail
     return f"{text[:head]}\n... [{cut} characters cut] ...\n{text[-tail:]}"
+
+
+def failure_types(error: BaseException, limit: int = 32) -> tuple[str, ...]:
+    """The qualified class names of ``error`` and of the exceptions it was raised from
+    (``raise ... from``), most specific first: what the JobManager classifies a failure by
+    (``jobmanager.core.scheduler.recoverable``)."""
+    names: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error.error if isinstance(error, InputLost) else error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for cls in type(current).__mro__[:-1]:  # not object
+            name = f"{cls.__module__}.{cls.__qualname__}"
+            if cls not in (BaseException, Exception) and name not in names:
+                names.append(name)
+        current = current.__cause__
+    return tuple(names[:limit])
 
 
 def _message(error: BaseException) -> str:

@@ -39,7 +39,7 @@ from jobmanager.model.operators import SparkFunction
 from shuffle import FetchChunk, ShuffleDirectory
 from taskmanager.blobs import load_vertex_code
 from taskmanager.cancellation import CancelToken
-from taskmanager.failures import InputLost, describe_failure
+from taskmanager.failures import InputLost, describe_failure, failure_types
 from taskmanager.inputs import read_inputs
 from taskmanager.memo import Memo
 from taskmanager.operators import run_operator
@@ -90,7 +90,7 @@ def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: Cancel
         else:
             lost = error.partition_id if isinstance(error, InputLost) else None
             event = TaskFailed(tdd.vertex, tdd.subtask, tdd.attempt, describe_failure(error),
-                               env.wall_clock_ms(), lost)
+                               env.wall_clock_ms(), lost, failure_types(error))
             log.warning("task failed", error=f"{type(error).__name__}: {error}",
                         lost_partition=str(lost) if lost else None)
     finally:

@@ -30,6 +30,7 @@ from jobmanager.core.reconcile import Reconciling
 from jobmanager.core.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
 from jobmanager.core.scheduler.backoff import make_restart_backoff
 from jobmanager.core.scheduler.failover import RestartPipelinedRegionFailoverStrategy
+from jobmanager.core.scheduler.recoverable import non_recoverable_cause
 from jobmanager.core.scheduler.regions import PipelinedRegions
 from jobmanager.core.scheduler.release import RegionPartitionGroupReleaseStrategy
 from jobmanager.core.scheduler.restarts import PendingRestarts
@@ -276,7 +277,12 @@ class JobManagerState(Reconciling):
                 lost.mark_lost()
                 cause += f" (input partition {event.lost_partition} lost)"
         self.log.warning("task failed", vertex=v.name, subtask=v.subtask, attempt=v.attempt)
-        self._failover(failed, cause, event.time_ms)
+        fatal = None if event.lost_partition is not None else non_recoverable_cause(
+            event.error_types, self.config["restart-strategy.non-recoverable-exceptions"])
+        if fatal is not None and self.status is JobStatus.RUNNING:
+            self._fail_job(f"{cause}; not retried: {fatal} is an error no restart can fix")
+        else:
+            self._failover(failed, cause, event.time_ms)
         self._maybe_terminate()
         self._dispatch()
 

@@ -143,7 +143,9 @@ class TaskFinished:
 @message
 class TaskFailed:
     """A task failed. ``lost_partition`` names an input it could not read (missing, truncated,
-    corrupt): that partition's producer must run again; the task's own code is not at fault."""
+    corrupt): that partition's producer must run again; the task's own code is not at fault.
+    ``error_types``: the qualified class names of the exception and of those it was raised
+    from, so the JobManager can tell a failure no restart can fix."""
 
     vertex: str
     subtask: int
@@ -151,6 +153,7 @@ class TaskFailed:
     error: str
     time_ms: int
     lost_partition: PartitionId | None = None
+    error_types: tuple[str, ...] = ()
 
 
 @message

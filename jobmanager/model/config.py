@@ -112,6 +112,23 @@ def _positive_duration(value: Any) -> int:
     return ms
 
 
+_CLASS_NAME = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+def _class_names(value: Any) -> tuple[str, ...]:
+    """Qualified class names, as a list or one string separated by ``;`` or ``,``; a bare name
+    is a builtin (``TypeError`` is ``builtins.TypeError``)."""
+    items = re.split(r"[;,]", value) if isinstance(value, str) else list(value)
+    names = []
+    for item in (str(i).strip() for i in items):
+        if not item:
+            continue
+        if not _CLASS_NAME.match(item):
+            raise ValueError(f"not a class name: {item!r}")
+        names.append(item if "." in item else f"builtins.{item}")
+    return tuple(names)
+
+
 def _positive_memory(value: Any) -> int:
     size = parse_memory_size(value)
     if size < 1:
@@ -212,6 +229,11 @@ OPTIONS: dict[str, Option] = {
                                 "norestart": "none", "fixeddelay": "fixed-delay",
                                 "exponentialdelay": "exponential-delay"}),
                "exponential-delay", "How the job restarts failed regions."),
+        Option("restart-strategy.non-recoverable-exceptions", _class_names, (),
+               "Exception classes (qualified names; a list, or separated by ';') that fail the "
+               "job at the first failure, with no restart, besides Tidal's own list (Spark's "
+               "AnalysisException, TypeError, a missing file, ...; see "
+               "jobmanager.core.scheduler.recoverable). Subclasses count too."),
         Option("restart-strategy.fixed-delay.attempts", _int(0), 1,
                "Restarts before the job fails, for fixed-delay."),
         Option("restart-strategy.fixed-delay.delay", _positive_duration, 1000,

@@ -59,6 +59,7 @@ class TaskFault:
     attempt: int = 0
     error: str = "simulated failure"
     lost_partition: object = None
+    error_types: tuple[str, ...] = ()
 
 
 class SimulatedTaskManagers:
@@ -116,7 +117,8 @@ class SimulatedTaskManagers:
         self.deployed.append(key)
         fault = self.faults.get(key)
         if fault is not None:
-            return ev.TaskFailed(*key, fault.error, self.clock_ms, fault.lost_partition)
+            return ev.TaskFailed(*key, fault.error, self.clock_ms, fault.lost_partition,
+                                fault.error_types)
         vertex = self.graph.vertex(deploy.vertex, deploy.subtask)
         produced = []
         for p in vertex.produced:

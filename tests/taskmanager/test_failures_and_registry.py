@@ -14,7 +14,7 @@ from shuffle import (
     ShuffleDirectory,
     read_range,
 )
-from taskmanager.failures import InputLost, describe_failure
+from taskmanager.failures import InputLost, describe_failure, failure_types
 from taskmanager.outputs import filter_values, partitioner_for
 from taskmanager.registry import PartitionRegistry
 from tests.taskmanager.harness import output
@@ -69,6 +69,31 @@ def test_a_lost_input_is_described_by_the_shuffle_error_it_wraps():
     lost = InputLost(PartitionNotFound(PartitionId("a->b", 3), "/shuffle/a/3-0.tpf"))
     assert lost.partition_id == PartitionId("a->b", 3)
     assert describe_failure(lost).startswith("PartitionNotFound: no file for partition a->b#3")
+
+
+def test_failure_types_name_the_classes_of_the_error_and_what_it_was_raised_from():
+    class BadRecord(KeyError):
+        pass
+
+    try:
+        try:
+            open("/no/such/file")
+        except OSError as missing:
+            raise BadRecord("row 7") from missing
+    except BadRecord as error:
+        types = failure_types(error)
+    own = f"{__name__}.test_failure_types_name_the_classes_of_the_error_and_what_it_was_raised_from.<locals>.BadRecord"
+    assert types == (own, "builtins.KeyError", "builtins.LookupError",
+                     "builtins.FileNotFoundError", "builtins.OSError")
+    try:
+        try:
+            int("x")
+        except ValueError:
+            raise TypeError("while handling") from None
+    except TypeError as error:
+        assert failure_types(error) == ("builtins.TypeError",)  # an implicit context is not a cause
+    lost = InputLost(PartitionNotFound(PartitionId("a->b", 0), "gone"))
+    assert failure_types(lost)[0] == "shuffle.errors.PartitionNotFound"
 
 
 def test_the_registry_serves_the_latest_attempt_and_only_what_was_written(tmp_path):

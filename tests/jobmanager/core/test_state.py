@@ -194,3 +194,49 @@ def test_a_failed_request_the_job_no_longer_needs_is_not_a_failure():
     state.handle(ev.TaskManagerRegistered("tm-0", 1))  # the one slot allowed; v0[1] waits for it
     assert state.handle(ev.TaskManagerRequestFailed(1, "a late duplicate")) == []
     assert state.backoff.describe() == Run(chain(1), RESTARTS).state.backoff.describe()
+
+
+def failed(vertex, subtask, attempt, *types, lost=None):
+    return ev.TaskFailed(vertex, subtask, attempt, f"{types[0]}: boom", 1, lost, types)
+
+
+def running_single_task(config):
+    state = JobManagerState(chain(1), Configuration({**config, "taskmanager.numberOfTaskSlots": 1}))
+    state.handle(ev.JobStarted())
+    state.handle(ev.TaskManagerRegistered("tm", 1))
+    state.handle(ev.TaskRunning("v0", 0, 0))
+    return state
+
+
+@pytest.mark.parametrize("types", [
+    ("pyspark.errors.exceptions.captured.AnalysisException",
+     "pyspark.errors.exceptions.base.AnalysisException"),
+    ("builtins.TypeError",),
+    ("jobmanager.model.sources.SourceError", "builtins.FileNotFoundError", "builtins.OSError"),
+    ("mine.BadRecord", "jobmanager.errors.NonRecoverableError"),
+])
+def test_an_error_no_restart_can_fix_fails_the_job_at_the_first_attempt(types):
+    state = running_single_task(RESTARTS)
+    commands = state.handle(failed("v0", 0, 0, *types))
+    (terminated,) = [c for c in commands if isinstance(c, cmd.JobTerminated)]
+    assert terminated.status == "FAILED"
+    assert "v0[0] attempt 0 failed" in terminated.cause and "not retried" in terminated.cause
+    assert not any(isinstance(c, cmd.StartTimer) for c in commands)
+
+
+def test_other_errors_and_lost_inputs_keep_the_restart_strategy():
+    state = running_single_task(RESTARTS)
+    assert state.handle(failed("v0", 0, 0, "builtins.ValueError")) == [cmd.StartTimer(0, 1000)]
+    lost = TaskFault("v1", 0, 0, "PartitionNotFound", PartitionId("v0->v1", 1),
+                     ("shuffle.errors.PartitionNotFound", "builtins.FileNotFoundError"))
+    run = Run(chain(2, 1), RESTARTS, faults=[lost])
+    assert run.go().status == "FINISHED"
+    assert run.attempts[("v1", 0)] == 2 and run.attempts[("v0", 1)] == 2
+
+
+def test_a_user_marks_their_own_exceptions_non_recoverable():
+    config = {**RESTARTS, "restart-strategy.non-recoverable-exceptions": "mine.BadRecord; KeyError"}
+    for types in (("mine.BadRecord",), ("builtins.KeyError", "builtins.LookupError")):
+        state = running_single_task(config)
+        (terminated,) = state.handle(failed("v0", 0, 0, *types))
+        assert terminated.status == "FAILED" and f"{types[0]} is an error no restart" in terminated.cause
