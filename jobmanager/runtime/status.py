@@ -101,7 +101,8 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
                 "bytes_out": sum(r.produced.total for r in ejv.outputs if r.produced is not None),
                 "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
                 "started_at": start,
-                "explanation": explanation.text if explanation else _fixed_reason(ejv),
+                "explanation": explanation.text if explanation else _fixed_reason(
+                    ejv, state.status.value not in ("CREATED", "RUNNING")),
             }
         )
     return {
@@ -119,9 +120,10 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
     }
 
 
-def _fixed_reason(ejv) -> str:
+def _fixed_reason(ejv, ended: bool) -> str:
     if ejv.parallelism is None:
-        return "not decided yet"
+        return ("never decided: the job ended before this vertex's inputs were done" if ended
+                else "not decided yet: waiting for its inputs to finish")  # fmt: skip
     if ejv.job_vertex.parallelism is not None:
         return f"set by the user: {ejv.parallelism}"
     return f"fixed before the job started: {ejv.parallelism}"

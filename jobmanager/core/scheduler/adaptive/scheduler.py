@@ -53,12 +53,15 @@ class AdaptiveBatchScheduler:
         self.settings = decider_settings(config)
         self.emit = emit
         self.groups = compute_forward_groups(graph)
-        for group in self.groups.values():
-            if group.parallelism is not None:
-                self._set_parallelism(group.names, group.parallelism)
         self.pending: dict[str, str] = {}
         self.inferred: dict[str, int] = {}
         self.explanations: dict[str, Explanation] = {}
+        for group in self.groups.values():
+            if group.parallelism is not None:
+                setter = next(n for n in group.names
+                              if graph.job_vertices[n].job_vertex.parallelism is not None)  # fmt: skip
+                self._set_parallelism(group.names, group.parallelism)
+                self._explain_group(group.names, setter, f"set by the user: {group.parallelism}")
         self.filter_values: dict[str, set[str]] = {}
         self._input_infos: dict[str, dict] = {}
 
@@ -199,6 +202,8 @@ class AdaptiveBatchScheduler:
         self._set_parallelism(group.names if group else [ejv.name], event.parallelism)
         self._input_infos[ejv.name] = dict(event.input_infos)
         self.explanations[ejv.name] = event.explanation
+        if group is not None:
+            self._explain_group(group.names, ejv.name, f"decided for it: {event.parallelism}")
         return True
 
     def on_inferred(self, event: ev.SourceParallelismInferred) -> None:
@@ -209,6 +214,15 @@ class AdaptiveBatchScheduler:
     def record_filter_values(self, result: str, values: tuple[str, ...]) -> None:
         if values:
             self.filter_values.setdefault(result, set()).update(values)
+
+    def _explain_group(self, names: list[str], origin: str, how: str) -> None:
+        """The other members of a forward group take ``origin``'s parallelism: say so."""
+        for name in names:
+            if name != origin and name not in self.explanations:
+                self.explanations[name] = Explanation(
+                    f"forward group with {origin!r} (a FORWARD edge joins subtask k to subtask "
+                    f"k), whose parallelism was {how}"
+                )
 
     def _set_parallelism(self, names: list[str], parallelism: int) -> None:
         for name in names:

@@ -29,6 +29,20 @@ def daily_job():
     return g
 
 
+def test_a_forward_group_member_says_whose_parallelism_it_took():
+    g = JobGraph("fixed")
+    src = g.add_vertex("src", parallelism=4)
+    agg = g.add_vertex("agg", parallelism=3)
+    sink = g.add_vertex("sink")
+    g.connect(src, agg, Partitioner.hash("key"))
+    g.connect(agg, sink, Partitioner.FORWARD)
+    run = Run(g, byte_model=spread(MiB))
+    assert run.go().status == "FINISHED"
+    assert run.state.graph.job_vertex("sink").parallelism == 3
+    why = run.state.growth.explanations["sink"].text
+    assert why.startswith("forward group with 'agg'") and why.endswith("set by the user: 3")
+
+
 @pytest.mark.parametrize(
     "daily_bytes, expected",
     [(10 * MiB, 1), (1 * GiB, 64), (100 * GiB, 128)],  # 16 MiB per task, at most 128
@@ -39,7 +53,8 @@ def test_parallelism_follows_the_data_day_by_day(daily_bytes, expected):
     parallelism = {n: v.parallelism for n, v in run.state.graph.job_vertices.items()}
     assert parallelism["agg"] == expected
     assert parallelism["sink"] == expected  # forward group: same parallelism, decided once
-    assert "sink" not in run.state.growth.explanations
+    inherited = run.state.growth.explanations["sink"].text  # decided once, for agg, and said so
+    assert inherited.startswith("forward group with 'agg'") and f"decided for it: {expected}" in inherited
     why = run.state.growth.explanations["agg"]
     assert why.input_bytes == daily_bytes // 10 * 10 and "per task" in why.text
     run.check_invariants()
