@@ -9,6 +9,8 @@ Every error names what is wrong and where: the vertex, the edge, the option key,
     │   ├── InvalidEdgeError        ... an edge cannot be built as declared
     │   └── DuplicateNameError      ... two vertices share a name
     ├── ConfigurationError          an unknown option key or a bad value (names the key)
+    │   └── ConfigurationFileError  ... or a YAML file of options that is missing or broken
+    ├── JobFileError                a job file (``tidal run JOB.py``) that cannot give a job
     ├── NoResourceAvailableError    a region needs more slots than the cluster may ever have
     ├── JobManagerLost              a job's JobManager is gone and nothing can take the job over
     ├── JobStoreError               a job's store is missing, unreachable or cannot be written
@@ -23,12 +25,14 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "ConfigurationFileError",
     "CyclicGraphError",
     "DuplicateNameError",
     "InvalidEdgeError",
     "InvalidParallelismError",
     "EventLogCorrupted",
     "InvalidTransition",
+    "JobFileError",
     "JobGraphError",
     "JobManagerLost",
     "JobStoreError",
@@ -68,6 +72,19 @@ class ConfigurationError(TidalError, ValueError):
     def __init__(self, key: str, problem: str) -> None:
         self.key = key
         super().__init__(f"configuration option {key!r}: {problem}")
+
+
+class ConfigurationFileError(ConfigurationError):
+    """Names the file (and line) rather than an option key."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.key = None
+        self.where = where
+        Exception.__init__(self, f"{where}: {problem}")
+
+
+class JobFileError(TidalError):
+    pass
 
 
 class NoResourceAvailableError(TidalError):

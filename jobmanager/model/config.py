@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from jobmanager.errors import ConfigurationError
+from jobmanager.errors import ConfigurationError, ConfigurationFileError
 
 __all__ = ["OPTIONS", "Configuration", "Option", "parse_duration_ms", "parse_memory_size"]
 
@@ -261,16 +261,27 @@ class Configuration(Mapping[str, Any]):
 
     @classmethod
     def from_yaml(cls, path: str) -> Configuration:
+        """The options of a YAML file; its mistakes name the file (and the line)."""
         import yaml
 
         try:
             with open(path, encoding="utf-8") as handle:
                 data = yaml.safe_load(handle) or {}
         except FileNotFoundError:
-            raise ConfigurationError(path, "configuration file not found") from None
+            raise ConfigurationFileError(path, "no such configuration file") from None
+        except OSError as error:
+            raise ConfigurationFileError(path, f"cannot read it: {error.strerror}") from None
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+            problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+            raise ConfigurationFileError(where, f"not valid YAML: {problem}") from None
         if not isinstance(data, dict):
-            raise ConfigurationError(path, "a configuration file must be a mapping of keys")
-        return cls(_flatten(data))
+            raise ConfigurationFileError(path, "a configuration file maps option keys to values")
+        try:
+            return cls(_flatten(data))
+        except ConfigurationError as error:
+            raise ConfigurationFileError(path, str(error)) from None
 
     def with_overrides(self, values: Mapping[str, Any]) -> Configuration:
         merged = Configuration()

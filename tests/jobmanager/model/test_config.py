@@ -44,5 +44,20 @@ def test_units_and_overrides(tmp_path):
     assert config["parallelism.default"] == 8 and config["taskmanager.numberOfTaskSlots"] == 2
     with pytest.raises(ConfigurationError, match="expected key=value"):
         config.with_dynamic_properties(["oops"])
-    with pytest.raises(ConfigurationError, match="not found"):
-        Configuration.from_yaml(str(tmp_path / "missing.yaml"))
+    missing = str(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigurationError, match=f"^{missing}: no such configuration file$"):
+        Configuration.from_yaml(missing)
+
+
+@pytest.mark.parametrize("text, where, problem", [
+    ("parallelism.default: 2\nslots: [1, 2\n", ":3:1", "not valid YAML"),
+    ("- a\n- b\n", "", "maps option keys to values"),
+    ("parallelism:\n  defualt: 2\n", "", "'parallelism.defualt': unknown option"),
+])
+def test_a_broken_configuration_file_is_named_with_its_line(tmp_path, text, where, problem):
+    path = tmp_path / "tidal.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigurationError) as raised:
+        Configuration.from_yaml(str(path))
+    assert str(raised.value).startswith(f"{path}{where}: ") and problem in str(raised.value)
+    assert "\n" not in str(raised.value)
