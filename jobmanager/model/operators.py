@@ -59,10 +59,16 @@ class ParquetSink:
     """Writes its input as Parquet part files under ``path``, committed only when the whole
     job finishes: tasks write into a staging directory beside ``path``, and the JobManager moves
     the final attempts' files into place, so a failed or restarted job never leaves half a
-    result. ``overwrite`` replaces an existing ``path``; otherwise the job refuses to start."""
+    result. ``overwrite`` replaces an existing ``path``; otherwise the job refuses to start. A
+    relative local path is made absolute here, where the user means it: the commit happens in
+    the JobManager's process, whose working directory is another."""
 
     path: str
     overwrite: bool = False
+
+    def __post_init__(self) -> None:
+        path = os.fspath(self.path)
+        object.__setattr__(self, "path", path if "://" in path else os.path.abspath(path))
 
     def __str__(self) -> str:
         return f"parquet sink {self.path}"
