@@ -11,13 +11,12 @@ a function that cannot be serialised, a sink whose target already exists.
 
 from __future__ import annotations
 
-import logging
-import os
 import time
 from typing import Any, Iterable, Mapping
 
 import ray
 
+from jobmanager.client.connect import connect
 from jobmanager.client.progress import TERMINAL, Progress, progress_for
 from jobmanager.client.result import JobResult
 from jobmanager.core.admission import validate_job
@@ -44,16 +43,9 @@ class Client:
     def __init__(
         self, address: str | None = None, *, num_cpus: int | None = None, log_to_driver: bool = False
     ) -> None:
-        if not ray.is_initialized():
-            options = dict(namespace=NAMESPACE, logging_level=logging.WARNING,
-                           log_to_driver=log_to_driver, include_dashboard=False)  # fmt: skip
-            if address or os.environ.get("RAY_ADDRESS"):
-                ray.init(address=address, **options)
-            else:
-                try:
-                    ray.init(address="auto", **options)
-                except ConnectionError:
-                    ray.init(num_cpus=num_cpus, **options)
+        """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else the local one, else start
+        one in this process (``jobmanager.client.connect``)."""
+        connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver)
 
     def submit(
         self,
