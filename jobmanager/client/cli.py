@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from enum import Enum
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -77,10 +79,31 @@ def stress(
         console.print(f"[bold]{vertex}[/bold] -> {report.parallelisms[vertex]}: {why}")
 
 
-def _client(address: str | None):
-    from jobmanager.client.client import Client
+def _fail(message: str, code: int = 2) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
 
+
+def _client(address: str | None, keep_running: bool = False):
+    """The client, or one line saying why the cluster cannot be joined (exit code 2)."""
+    from jobmanager.client.client import Client
+    from jobmanager.client.connect import connect
+    from jobmanager.errors import TidalError
+
+    try:
+        done = connect(address, keep_running=keep_running)
+    except TidalError as error:
+        _fail(str(error))
+    if keep_running and done.startswith("started"):
+        typer.echo(done)
     return Client(address)
+
+
+def _job(address: str | None, job_id: str):
+    try:
+        return _client(address).job(job_id)
+    except LookupError as error:
+        _fail(str(error))
 
 
 @app.command()
@@ -89,30 +112,34 @@ def run(
     address: str = typer.Option(None, help="A running Ray cluster; default: join or start local."),
     config_file: str = typer.Option(None, "--config", help="A YAML file of options."),
     properties: list[str] = typer.Option([], "-D", help="An option, key=value; repeatable."),
-    detach: bool = typer.Option(False, help="Submit and return without waiting."),
+    arguments: list[str] = typer.Option(
+        [], "-a", "--arg", help="An argument of build(), key=value (a YAML scalar); repeatable."
+    ),
+    detach: bool = typer.Option(
+        False, help="Submit and return; with no cluster running, start one that stays up."
+    ),
 ) -> None:
     """Submit a job and, unless detached, show its progress until it ends."""
-    import runpy
-
+    from jobmanager.client.jobfile import build_arguments, load_job
     from jobmanager.client.progress import summary_table
     from jobmanager.errors import TidalError
+    from jobmanager.model.config import Configuration
 
     configure_logging("WARNING")
-    namespace = runpy.run_path(job_file, run_name="tidal_job")
-    build = namespace.get("build")
-    job = build() if callable(build) else namespace.get("job")
-    if job is None:
-        raise typer.BadParameter(f"{job_file} defines neither build() nor job", param_hint="JOB_FILE")
     try:
-        handle = _client(address).submit(job, config_file=config_file, properties=properties)
+        job = load_job(job_file, build_arguments(arguments))
+        settings = Configuration.from_yaml(config_file) if config_file else Configuration()
+        settings = settings.with_dynamic_properties(properties)
+        handle = _client(address, keep_running=detach).submit(job, config=settings.to_dict())
     except TidalError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
+        _fail(str(error))
     typer.echo(f"submitted {handle.job_id}")
     if detach:
+        typer.echo(f"follow it with: tidal status {handle.job_id}")
         return
     result = handle.wait(progress=True)
-    Console().print(summary_table(handle.status()))
+    final = handle.status()
+    Console().print(summary_table(final, caption=_timing(final)))
     if not result.succeeded:
         typer.echo(f"{result.status}: {result.cause}", err=True)
         raise typer.Exit(1)
@@ -120,13 +147,14 @@ def run(
 
 @app.command(name="list")
 def list_jobs(address: str = typer.Option(None, help="The Ray cluster.")) -> None:
-    """The jobs on the cluster, running and recently ended."""
+    """The jobs on the cluster, running and recently ended, oldest first."""
     configure_logging("WARNING")
     table = Table(title="tidal jobs")
-    for column in ("job", "name", "status", "vertices"):
-        table.add_column(column)
-    for status in _client(address).list():
-        table.add_row(status["job_id"], status["name"], status["status"], str(len(status["vertices"])))
+    for column in ("job", "name", "status", "submitted", "duration", "vertices"):
+        table.add_column(column, no_wrap=column in ("job", "status"), min_width=8)
+    for job in _client(address).list():
+        table.add_row(job["job_id"], job["name"], job["status"], _when(job["submitted_at"]),
+                      _duration(job), str(job["vertices"]))  # fmt: skip
     Console().print(table)
 
 
@@ -136,26 +164,55 @@ def status(job_id: str, address: str = typer.Option(None, help="The Ray cluster.
     from jobmanager.client.progress import summary_table
 
     configure_logging("WARNING")
-    try:
-        current = _client(address).job(job_id).status()
-    except LookupError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
-    Console().print(summary_table(current))
+    current = _job(address, job_id).status()
+    Console().print(summary_table(current, caption=_timing(current)))
     if current["cause"]:
         typer.echo(current["cause"])
 
 
 @app.command()
 def cancel(job_id: str, address: str = typer.Option(None, help="The Ray cluster.")) -> None:
-    """Cancel a running job."""
+    """Cancel a running job (exit code 1 if it had already ended)."""
+    from jobmanager.client.progress import TERMINAL
+
     configure_logging("WARNING")
-    try:
-        _client(address).job(job_id).cancel()
-    except LookupError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
+    handle = _job(address, job_id)
+    current = handle.status()["status"]
+    if current in TERMINAL:
+        typer.echo(f"job {job_id} has already ended ({current}): nothing to cancel", err=True)
+        raise typer.Exit(1)
+    handle.cancel()
     typer.echo(f"cancelling {job_id}")
+
+
+@app.command()
+def logs(
+    job_id: str,
+    vertex: str = typer.Option(None, help="Only this vertex: its lines and its TaskManagers."),
+    address: str = typer.Option(None, help="The Ray cluster."),
+) -> None:
+    """A job's logs: its JobManager's, and each TaskManager's while it served the job (Tidal's
+    log, the tasks' output and Spark's)."""
+    from jobmanager.client.joblogs import render_logs
+
+    configure_logging("WARNING")
+    typer.echo(render_logs(_job(address, job_id).logs(), vertex), nl=False)
+
+
+def _when(timestamp: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp)) if timestamp else ""
+
+
+def _duration(job: dict) -> str:
+    if not job.get("submitted_at"):
+        return ""
+    if job.get("ended_at"):
+        return f"{job['ended_at'] - job['submitted_at']:.1f} s"
+    return f"{time.time() - job['submitted_at']:.1f} s so far"
+
+
+def _timing(job: dict) -> str:
+    return f"submitted {_when(job['submitted_at'])}, {_duration(job)}"
 
 
 def main() -> None:

@@ -55,8 +55,8 @@ class LogProgress:
         self.update(status)
 
 
-def summary_table(status: dict, title: str | None = None) -> Table:
-    table = Table(title=title or f"{status['job_id']}: {status['status']}")
+def summary_table(status: dict, title: str | None = None, caption: str | None = None) -> Table:
+    table = Table(title=title or f"{status['job_id']}: {status['status']}", caption=caption)
     for column in ("vertex", "parallelism", "tasks", "rows out", "bytes out", "why"):
         table.add_column(column, overflow="fold")
     for v in status["vertices"]:
