@@ -24,6 +24,7 @@ from jobmanager.core.executiongraph import (
     PartitionState,
 )
 from jobmanager.core.executiongraph.result_bytes import report_problem
+from jobmanager.core.failing import Failing
 from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.probe import NoProbe, Probe, ProbeListener
 from jobmanager.core.reconcile import Reconciling
@@ -49,7 +50,7 @@ __all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "
 S = ExecutionState
 
 
-class JobManagerState(Reconciling):
+class JobManagerState(Failing, Reconciling):
     def __init__(
         self,
         job_graph: JobGraph,
@@ -343,94 +344,6 @@ class JobManagerState(Reconciling):
             self.probe.mark("initializing")
             self.graph.initialize(ready, self.growth.input_infos_of(ready))
             self.strategy.schedule_newly_added()
-
-    # -- failover -------------------------------------------------------------------------------
-
-    def _failover(
-        self, failed: list[ExecutionVertex], cause: str, time_ms: int, counted: bool = True
-    ) -> None:
-        """Restart what ``failed`` needs. ``counted`` False: not a failure of the job (a task
-        whose deployment died with a JobManager), so no back-off and no restart attempt used."""
-        if self.status is not JobStatus.RUNNING:
-            return
-        if counted:
-            if not self.failure_cause:
-                self.failure_cause = cause
-            self.backoff.notify_failure(time_ms)
-            if not self.backoff.can_restart():
-                self._fail_job(f"{cause}; no restart left ({self.backoff})")
-                return
-        # a subtask never scheduled has nothing to restart: it stays CREATED and is scheduled
-        # once its inputs are back (lost partitions do not count as produced)
-        vertices = [
-            v
-            for v in self.failover.tasks_to_restart(failed)
-            if not self.restarts.includes(v) and v.state is not S.CREATED
-        ]
-        if not vertices:
-            return
-        awaiting = sum(v.state in (S.DEPLOYING, S.RUNNING) for v in vertices)
-        delay_ms = self.backoff.backoff_ms() if counted else 0
-        timer = self.restarts.add(vertices, delay_ms, awaiting)
-        for v in vertices:
-            if v.state in (S.DEPLOYING, S.RUNNING):
-                self._cancel(v)
-            elif v.state is S.SCHEDULED:
-                self._withdraw(v)
-        self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=delay_ms)
-        if timer is not None:
-            self._out.append(timer)
-
-    def _canceled(self, v: ExecutionVertex) -> None:
-        self._free_slot(v)
-        self.graph.transitions.move(v, S.CANCELED)
-        timer = self.restarts.canceled(v)
-        if timer is not None:
-            self._out.append(timer)
-        self._maybe_terminate()
-
-    def _reset(self, v: ExecutionVertex) -> None:
-        if v.state is S.CREATED:
-            return
-        if v.state is S.FINISHED:
-            self.release.vertex_unfinished(v)
-            ejv = v.job_vertex
-            if ejv.unfinished == 0:
-                self.graph.unfinished_job_vertices += 1
-            ejv.unfinished += 1
-        self._release(v.produced)
-        for partition in v.produced:
-            partition.reset()
-        v.attempt += 1
-        self.graph.transitions.move(v, S.CREATED)
-
-    # -- job life cycle ---------------------------------------------------------------------------
-
-    def _fail_job(self, cause: str) -> None:
-        self.failure_cause = cause
-        self.log.error("job failing", cause=cause)
-        self._wind_down(JobStatus.FAILING)
-
-    def _wind_down(self, status: JobStatus) -> None:
-        self.status = status
-        self.restarts.clear()
-        for v in self.graph.vertices():
-            if v.state in (S.DEPLOYING, S.RUNNING):
-                self._cancel(v)
-            elif v.state is S.SCHEDULED:
-                self._withdraw(v)
-        self._maybe_terminate()
-
-    def _maybe_terminate(self) -> None:
-        if self._active == 0 and self.status in (JobStatus.FAILING, JobStatus.CANCELLING):
-            final = JobStatus.FAILED if self.status is JobStatus.FAILING else JobStatus.CANCELED
-            self._terminate(final, self.failure_cause)
-
-    def _terminate(self, status: JobStatus, cause: str) -> None:
-        self.status = status
-        self._release([p for result in self.graph.results.values() for p in result.partitions])
-        self.log.info("job terminated", status=status.value, cause=cause or None)
-        self._out.append(cmd.JobTerminated(status.value, cause))
 
     # -- slots and deployment ---------------------------------------------------------------------
 
