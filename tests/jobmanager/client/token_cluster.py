@@ -61,11 +61,19 @@ def main(work: str) -> None:
     report["client"] = {"out": joined.stdout, "err": joined.stderr[-2000:],
                         "seconds": time.monotonic() - began}  # fmt: skip
 
-    submitted = subprocess.run(
-        [ray, "job", "submit", "--address", f"http://127.0.0.1:{dashboard}", "--",
-         sys.executable, str(job), str(root / "b")],
-        env={**with_token, "RAY_AUTH_MODE": "token"}, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while True:  # the dashboard's job agent starts a while after `ray start` returns
+        submitted = subprocess.run(
+            [ray, "job", "submit", "--address", f"http://127.0.0.1:{dashboard}", "--",
+             sys.executable, str(job), str(root / "b")],
+            env={**with_token, "RAY_AUTH_MODE": "token"}, capture_output=True, text=True,
+            timeout=240,
+        )  # fmt: skip
+        if "No available agent" not in submitted.stderr + submitted.stdout:
+            break
+        if time.monotonic() > deadline:
+            break
+        time.sleep(1)
     report["ray_job_submit"] = {"out": submitted.stdout[-3000:], "err": submitted.stderr[-2000:],
                                 "code": submitted.returncode}  # fmt: skip
 
