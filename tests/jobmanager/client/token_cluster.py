@@ -48,10 +48,15 @@ def main(work: str) -> None:
     with_token = {**base, "RAY_AUTH_TOKEN_PATH": str(token)}
     ray = os.path.join(os.path.dirname(sys.executable), "ray")
     port, dashboard = free_port(), free_port()
+    # the agent's ports too: the tests' own cluster holds Ray's defaults, and a job agent that
+    # cannot listen leaves `ray job submit` with "No available agent"
     subprocess.run([ray, "start", "--head", f"--port={port}", "--num-cpus=2",
                     "--include-dashboard=true", f"--dashboard-port={dashboard}",
-                    "--disable-usage-stats"], check=True, capture_output=True,
-                   env={**with_token, "RAY_AUTH_MODE": "token"})  # fmt: skip
+                    f"--dashboard-agent-listen-port={free_port()}",
+                    f"--dashboard-agent-grpc-port={free_port()}",
+                    f"--runtime-env-agent-port={free_port()}",
+                    f"--metrics-export-port={free_port()}", "--disable-usage-stats"],
+                   check=True, capture_output=True, env={**with_token, "RAY_AUTH_MODE": "token"})  # fmt: skip
     address = f"127.0.0.1:{port}"
     report = {}
 
