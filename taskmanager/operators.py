@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
+from jobmanager.model import storage
 from jobmanager.model.operators import (
     ArrowFunction,
     ParquetSink,
@@ -84,8 +85,14 @@ def run_operator(
 
 
 def write_part_file(table: pa.Table, path: str) -> None:
-    """Write ``table`` to ``path`` whole or not at all: a hidden temporary file (ignored by
-    readers and by the sink's commit) renamed into place."""
+    """Write ``table`` to ``path`` whole or not at all. On a local disk: a hidden temporary file
+    (ignored by readers and by the sink's commit) renamed into place; on an object store: one
+    object, which appears only once its upload completes."""
+    if not storage.is_local(path):
+        fs, key = storage.filesystem(path)
+        with fs.open(key, "wb") as file:
+            pq.write_table(table, file)
+        return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temporary = os.path.join(os.path.dirname(path), f".{uuid.uuid4().hex}.tmp")
     try:

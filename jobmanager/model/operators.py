@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jobmanager.errors import JobGraphError
-from jobmanager.model import usercode
+from jobmanager.model import storage, usercode
 from jobmanager.model.jobgraph import JobGraph, JobVertex
 
 __all__ = [
@@ -68,6 +68,7 @@ class ParquetSink:
 
     def __post_init__(self) -> None:
         path = os.fspath(self.path)
+        path = path[len("file://"):] if path.startswith("file://") else path
         object.__setattr__(self, "path", path if "://" in path else os.path.abspath(path))
 
     def __str__(self) -> str:
@@ -75,13 +76,14 @@ class ParquetSink:
 
 
 def staging_dir(sink: ParquetSink, job_id: str) -> str:
-    """Where a job's sink tasks write their part files: beside the target, on its file system,
-    so the commit is a rename."""
-    return f"{os.path.abspath(sink.path).rstrip(os.sep)}.tidal-staging-{job_id}"
+    """Where a job's sink tasks write their part files: beside the target, on its file system
+    (so a local commit is a rename; see ``jobmanager.runtime.sinks``)."""
+    return f"{sink.path.rstrip('/').rstrip(os.sep)}.tidal-staging-{job_id}"
 
 
 def part_file(sink: ParquetSink, job_id: str, subtask: int, attempt: int) -> str:
-    return os.path.join(staging_dir(sink, job_id), f"part-{subtask:05d}-{attempt}.parquet")
+    """Each attempt's own file: attempts never overwrite each other's output."""
+    return storage.join(staging_dir(sink, job_id), f"part-{subtask:05d}-{attempt}.parquet")
 
 
 def spark(fn: Callable[..., Any]) -> SparkFunction:

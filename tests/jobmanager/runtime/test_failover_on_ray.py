@@ -11,8 +11,9 @@ import time
 import pyarrow.parquet as pq
 import pytest
 
-from jobmanager import Client
+from jobmanager import Client, ParquetSink
 from jobmanager.model.config import Configuration
+from jobmanager.model.operators import staging_dir
 from jobmanager.runtime.jobstore import store_root
 from jobmanager.runtime.sinks import committed_by
 from tests.jobmanager.runtime.failover_jobs import PARTS, failover_job, write_data
@@ -109,19 +110,20 @@ def test_killed_between_stages(client, job):
 
 
 def test_killed_during_the_sink_commit(client, job):
-    """The old target is large, so moving it aside and removing it takes a while; the
-    JobManager dies once it is aside. The new one finishes the commit: the target holds the
-    new result whole, and the old one is gone."""
+    """The old target is large, so removing it after the new result took its place (one
+    exchange of the two directories) takes a while; the JobManager dies while it does. The new
+    one finishes the commit: the target holds the new result whole, and the old one is gone."""
     data, out, gate, expected = job
     os.makedirs(out)
     for n in range(20_000):
         open(os.path.join(out, f"old-{n}.txt"), "w").close()
     handle = client.submit(failover_job(data, out, str(gate), at="nowhere"), config=CONFIG)
-    aside = f"{out}.tidal-old-{handle.job_id}"
-    eventually(lambda: os.path.exists(aside), "the old target to be moved aside", timeout=240)
+    staging = staging_dir(ParquetSink(out), handle.job_id)
+    eventually(lambda: committed_by(out) == handle.job_id and os.path.isdir(staging),
+               "the new result published, the old one being removed", timeout=240)  # fmt: skip
     killed = [kill_job_manager(handle)]
     check_finished(handle, out, expected, killed)
-    assert not os.path.exists(aside)
+    assert not os.path.exists(staging)
     assert not any(name.startswith("old-") for name in os.listdir(out))
 
 

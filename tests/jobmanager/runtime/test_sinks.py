@@ -1,9 +1,14 @@
 """The sink commit survives a JobManager dying at any step: done again, it ends the same, and
-the target is never half a result, nor the result twice."""
+the target is never half a result, nor the result twice; on a local disk (rename) and on an
+object store (manifest; fsspec's in-memory file system stands in for one here, a real S3 API
+server in the multi-node tests)."""
 
+import json
 import os
 import shutil
+import uuid
 
+import fsspec
 import pytest
 
 from jobmanager.model.operators import ParquetSink, part_file, staging_dir
@@ -33,12 +38,18 @@ def old_result(path) -> None:
 
 
 def contents(path) -> dict[str, str] | None:
+    """The files at ``path`` (the manifest as the job it names and its files)."""
     if not os.path.exists(path):
         return None
-    return {name: open(os.path.join(path, name)).read() for name in sorted(os.listdir(path))}
+    found = {name: open(os.path.join(path, name)).read() for name in sorted(os.listdir(path))}
+    if "_SUCCESS" in found:
+        manifest = json.loads(found["_SUCCESS"])
+        found["_SUCCESS"] = (manifest["job"], *manifest["files"])
+    return found
 
 
-NEW = {"_SUCCESS": JOB, "part-00000.parquet": "new 0", "part-00001.parquet": "new 1"}
+NEW = {"_SUCCESS": (JOB, "part-00000.parquet", "part-00001.parquet"),
+       "part-00000.parquet": "new 0", "part-00001.parquet": "new 1"}
 OLD = {f"part-{i:05d}.parquet": f"old {i}" for i in range(3)}
 
 
@@ -95,3 +106,96 @@ def test_a_commit_dying_at_any_step_ends_the_same_when_done_again(tmp_path, monk
     sinks.commit(sink, JOB, {0: 1, 1: 0})
     assert contents(sink.path) == NEW
     assert sorted(os.listdir(tmp_path)) == ["out"], "something was left beside the target"
+
+
+# -- an object store: the manifest protocol -------------------------------------------------------
+
+
+def object_store_sink(overwrite=False):
+    return ParquetSink(f"memory://bucket-{uuid.uuid4().hex[:8]}/out", overwrite=overwrite)
+
+
+def stage_objects(sink, attempts):
+    fs = fsspec.filesystem("memory")
+    for subtask, tries in attempts.items():
+        for attempt in tries:
+            fs.pipe_file(part_file(sink, JOB, subtask, attempt), f"new {subtask}".encode())
+
+
+def old_objects(sink):
+    fs = fsspec.filesystem("memory")
+    for subtask in range(3):
+        fs.pipe_file(f"{sink.path}/part-{subtask:05d}.parquet", f"old {subtask}".encode())
+
+
+def published(sink) -> dict | None:
+    """What a reader that follows the manifest sees: the listed files, else all of them."""
+    fs = fsspec.filesystem("memory")
+    if not fs.exists(sink.path):
+        return None
+    found = sinks.manifest(sink.path)
+    names = found["files"] if found else [p.rsplit("/", 1)[-1] for p in fs.ls(sink.path, detail=False)]
+    return {name: fs.cat_file(f"{sink.path}/{name}").decode() for name in names}
+
+
+NEW_OBJECTS = {f"part-{i:05d}-{JOB}.parquet": f"new {i}" for i in range(2)}
+
+
+def test_an_object_store_commit_publishes_the_final_attempts_in_a_manifest():
+    sink = object_store_sink()
+    stage_objects(sink, {0: [0, 1], 1: [0]})
+    assert sinks.commit(sink, JOB, {0: 1, 1: 0}) == 2
+    assert published(sink) == NEW_OBJECTS and sinks.committed_by(sink.path) == JOB
+    fs = fsspec.filesystem("memory")
+    assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls(sink.path, detail=False)) == [
+        "_SUCCESS", *sorted(NEW_OBJECTS)]  # fmt: skip
+    assert not fs.exists(staging_dir(sink, JOB))
+    assert sinks.commit(sink, JOB, {0: 1, 1: 0}) == 2 and published(sink) == NEW_OBJECTS
+
+
+def test_an_object_store_commit_refuses_a_target_that_appeared_and_abort_keeps_it():
+    sink = object_store_sink()
+    stage_objects(sink, {0: [0], 1: [0]})
+    old_objects(sink)
+    with pytest.raises(sinks.SinkError, match="already exists"):
+        sinks.commit(sink, JOB, {0: 0, 1: 0})
+    sinks.abort(sink, JOB)
+    assert published(sink) == {f"part-{i:05d}.parquet": f"old {i}" for i in range(3)}
+    assert sinks.manifest(sink.path) is None  # untouched
+    assert not fsspec.filesystem("memory").exists(staging_dir(sink, JOB))
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["new target", "overwrite"])
+@pytest.mark.parametrize("step", range(8))
+def test_an_object_store_commit_dying_at_any_step_ends_the_same_when_done_again(monkeypatch, step, old):
+    sink = object_store_sink(overwrite=True)
+    if old:
+        old_objects(sink)
+    stage_objects(sink, {0: [0, 1], 1: [0]})
+    before = published(sink)
+    fs = type(fsspec.filesystem("memory"))
+    calls = {"n": 0}
+
+    def dying(real):
+        def call(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == step + 1:
+                raise Died()
+            return real(*args, **kwargs)
+
+        return call
+
+    with monkeypatch.context() as m:
+        for method in ("copy", "pipe_file", "rm"):
+            m.setattr(fs, method, dying(getattr(fs, method)))
+        try:
+            sinks.commit(sink, JOB, {0: 1, 1: 0})
+        except Died:
+            pass
+    assert published(sink) in (before, {}, NEW_OBJECTS), "a reader of the manifest sees half a result"
+    sinks.commit(sink, JOB, {0: 1, 1: 0})
+    assert published(sink) == NEW_OBJECTS
+    memory = fsspec.filesystem("memory")
+    assert sorted(p.rsplit("/", 1)[-1] for p in memory.ls(sink.path, detail=False)) == [
+        "_SUCCESS", *sorted(NEW_OBJECTS)], "something of the old result or the staging was left"  # fmt: skip
+    assert not memory.exists(staging_dir(sink, JOB))
