@@ -7,7 +7,8 @@ from the file when the partition is on this node, through ``fetch_chunk`` when i
 
 Each input becomes one ``pyarrow.Table``, except that a PySpark task whose share of a Parquet
 source is whole files gets those files (``ParquetFiles``), which Spark reads itself: the rows
-then never pass through Python. An input that read no rows still has its columns
+then never pass through Python (local files only: Spark reads no object store without
+Hadoop's connectors, so a source on one comes through Arrow). An input that read no rows still has its columns
 (partition files carry their schema; a source reads the schema of its first split), so a user
 function sees the columns it expects; only an input with nothing at all to read (no partitions,
 or a source whose every file was pruned) is a table without columns.
@@ -30,11 +31,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from blob import BlobCache, BlobKey
+from jobmanager.messages.codec import decode
 from jobmanager.messages.deployment import (
     InputGateDeploymentDescriptor,
     TaskDeploymentDescriptor,
     decode_shuffle_descriptors,
 )
+from jobmanager.model import storage
 from jobmanager.model.sources import FileSource, FileSplit, assign_splits
 from shuffle import (
     FetchChunk,
@@ -75,10 +78,12 @@ class ParquetFiles:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TaskInputs:
-    """The inputs in the operator's argument order, and what reading them cost."""
+    """The inputs in the operator's argument order, and what reading them cost (of which
+    ``remote_bytes`` came from TaskManagers on other nodes)."""
 
     tables: tuple[pa.Table | ParquetFiles, ...]
     bytes_read: int
+    remote_bytes: int = 0
 
     @property
     def rows(self) -> int:
@@ -97,13 +102,10 @@ def read_inputs(
 ) -> TaskInputs:
     memo = memo or Memo(0)
     tables: list = []
-    bytes_read = 0
-    for source in sources:
+    bytes_read = remote_bytes = 0
+    for index, source in enumerate(sources):
         cancel.check(f"before reading {source!r}")
-        splits = memo.get(
-            ("splits", source, tdd.split_target_bytes, tdd.source_filters),
-            lambda: source.splits(tdd.split_target_bytes, tdd.source_filters),
-        ) if isinstance(source, FileSource) else None
+        splits = _splits(source, index, tdd, blobs, memo)
         files = whole_parquet_files(source, tdd, splits) if files_for_spark else None
         if files is not None:
             tables.append(files[0])
@@ -120,10 +122,26 @@ def read_inputs(
             lambda: {d.partition_id.index: d for d in _descriptors(gate, blobs)},
         )
         reads = gate_reads(gate, by_index)
-        table, size = read_gate(reads, node_id, fetch_chunk)
+        table, size, remote = read_gate(reads, node_id, fetch_chunk)
         tables.append(table)
         bytes_read += size
-    return TaskInputs(tuple(tables), bytes_read)
+        remote_bytes += remote
+    return TaskInputs(tuple(tables), bytes_read, remote_bytes)
+
+
+def _splits(source: object, index: int, tdd: TaskDeploymentDescriptor, blobs: BlobCache,
+            memo: Memo) -> list | None:  # fmt: skip
+    """The source's splits: those the JobManager listed, when it shipped them, else listed
+    here (once per TaskManager)."""
+    if not isinstance(source, FileSource):
+        return None
+    key = tdd.source_splits[index] if index < len(tdd.source_splits) else ""
+    if key:
+        return memo.get(("listed", key), lambda: list(decode(blobs.get(BlobKey(key)))))
+    return memo.get(
+        ("splits", source, tdd.split_target_bytes, tdd.source_filters),
+        lambda: source.splits(tdd.split_target_bytes, tdd.source_filters),
+    )
 
 
 def whole_parquet_files(
@@ -133,8 +151,8 @@ def whole_parquet_files(
     source adds no partition columns, which Spark would type differently); else None."""
     if not isinstance(source, FileSource) or source.partitioning or not splits:
         return None
-    if any(split.format != "parquet" for split in splits):
-        return None
+    if any(split.format != "parquet" or not storage.is_local(split.path) for split in splits):
+        return None  # Spark reads local files itself; anything else comes through Arrow
     mine = assign_splits(splits, tdd.parallelism)[tdd.subtask]
     if not mine:
         return None
@@ -206,8 +224,9 @@ def gate_reads(
 
 def read_gate(
     reads: Sequence[Read], node_id: str, fetch_chunk: FetchChunk | None
-) -> tuple[pa.Table, int]:
-    """The rows of every read, concatenated, and the bytes read from partition files."""
+) -> tuple[pa.Table, int, int]:
+    """The rows of every read, concatenated, the bytes read from partition files, and how
+    many of them came from other nodes."""
     counter = _CountingFetch(fetch_chunk) if fetch_chunk is not None else None
     tables = []
     local_bytes = 0
@@ -221,8 +240,9 @@ def read_gate(
         raise InputLost(error) from error
     remote_bytes = counter.received if counter is not None else 0
     if not tables:
-        return pa.table({}), 0
-    return pa.concat_tables(tables, promote_options="default"), local_bytes + remote_bytes
+        return pa.table({}), 0, 0
+    return (pa.concat_tables(tables, promote_options="default"), local_bytes + remote_bytes,
+            remote_bytes)  # fmt: skip
 
 
 def _descriptors(gate: InputGateDeploymentDescriptor, blobs: BlobCache) -> list[ShuffleDescriptor]:

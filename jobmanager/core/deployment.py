@@ -99,6 +99,7 @@ class TaskDeploymentDescriptorFactory:
         code_keys: Mapping[str, str] | None = None,
         split_target_bytes: int = 16 << 20,
         source_filters: Callable[[str], tuple] = lambda vertex: (),
+        source_splits: Callable[[str], tuple] = lambda vertex: (),
     ) -> None:
         self.job_id = job_id
         self.graph = graph
@@ -107,6 +108,7 @@ class TaskDeploymentDescriptorFactory:
         self.code_keys = code_keys or {}
         self.split_target_bytes = split_target_bytes
         self.source_filters = source_filters
+        self.source_splits = source_splits
 
     def describe(self, partition: IntermediateResultPartition) -> ShuffleDescriptor:
         """Where a partition lives: on its producer's TaskManager, at the path its attempt wrote
@@ -157,6 +159,7 @@ class TaskDeploymentDescriptorFactory:
             self.code_keys.get(ejv.name, ""),
             self.split_target_bytes,
             self.source_filters(ejv.name),
+            self.source_splits(ejv.name),
         )
 
 

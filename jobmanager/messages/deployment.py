@@ -86,7 +86,8 @@ class ResultPartitionDeploymentDescriptor:
 class TaskDeploymentDescriptor:
     """Everything one subtask attempt needs. ``code_key`` is the blob holding the vertex's
     cloudpickled code; its sources split their files for ``split_target_bytes`` per split and
-    keep only the partitions ``source_filters`` allow."""
+    keep only the partitions ``source_filters`` allow; ``source_splits``, per source, names the
+    blob of the splits the JobManager listed ("": the task lists them itself)."""
 
     job_id: str
     vertex: str
@@ -98,6 +99,7 @@ class TaskDeploymentDescriptor:
     code_key: str = ""
     split_target_bytes: int = 16 << 20
     source_filters: tuple = ()
+    source_splits: tuple[str, ...] = ()
 
 
 def decode_shuffle_descriptors(payload: bytes) -> list[ShuffleDescriptor]:

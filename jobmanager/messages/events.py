@@ -123,12 +123,14 @@ class ProducedPartition:
 
 @message
 class TaskMetrics:
-    """What a task did, for people: rows and bytes in and out, and how long it ran."""
+    """What a task did, for people: rows and bytes in and out (``bytes_in_remote`` of them
+    fetched from TaskManagers on other nodes), and how long it ran."""
 
     rows_in: int = 0
     rows_out: int = 0
     bytes_in: int = 0
     duration_ms: int = 0
+    bytes_in_remote: int = 0
 
 
 @message
@@ -232,9 +234,15 @@ class VertexParallelismDecided:
 
 @message
 class SourceParallelismInferred:
+    """A source vertex's inferred parallelism; ``detail`` says what each source saw (files,
+    bytes, splits, what listing them cost). ``split_keys``: per source, the blob of the splits
+    its listing found ("" for a source that lists nothing), so tasks read them instead of
+    listing again."""
+
     vertex: str
     parallelism: int
     detail: str
+    split_keys: tuple[str, ...] = ()
 
 
 @message

@@ -10,14 +10,17 @@ scheduling core asks for it as a command and gets the answer back as an event.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Protocol, runtime_checkable
+from typing import Callable, Iterable, Protocol, runtime_checkable
 
 from jobmanager.messages.codec import register
+from jobmanager.model.storage import redact
 
 __all__ = [
     "DynamicFilteringInfo",
     "DynamicParallelismInference",
     "InferenceContext",
+    "PlanningSource",
+    "SourcePlan",
     "StaticParallelismInference",
     "combine_inferred",
     "infer_vertex_parallelism",
@@ -57,6 +60,23 @@ class DynamicParallelismInference(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class SourcePlan:
+    """What a source's dynamic inference found: its parallelism and, for a source that lists
+    files, the splits (tasks read them rather than listing again) and what the listing saw."""
+
+    parallelism: int
+    splits: tuple = ()
+    description: str = ""
+
+
+@runtime_checkable
+class PlanningSource(Protocol):
+    def plan(self, context: InferenceContext) -> SourcePlan:
+        """Dynamic inference that also keeps what it listed (see ``SourcePlan``)."""
+        ...
+
+
 @runtime_checkable
 class StaticParallelismInference(Protocol):
     def static_parallelism(self) -> int | None:
@@ -89,19 +109,26 @@ def source_upper_bound(
     return min(fallback, vertex_max_parallelism)
 
 
-def infer_vertex_parallelism(vertex: str, sources, context: InferenceContext):
+def infer_vertex_parallelism(vertex: str, sources, context: InferenceContext,
+                             keep_splits: Callable[[tuple], str] = lambda splits: ""):  # fmt: skip
     """Run the dynamic inference of a vertex's sources, as the shell does for an
-    InferSourceParallelism command; any error becomes the event that fails the job."""
+    InferSourceParallelism command; ``keep_splits`` stores a source's listed splits and
+    answers their key. Any error becomes the event that fails the job."""
     from jobmanager.messages import events as ev
 
     try:
-        answers = [
-            s.infer_parallelism(context)
+        plans = [
+            s.plan(context) if isinstance(s, PlanningSource)
+            else SourcePlan(s.infer_parallelism(context)) if isinstance(s, DynamicParallelismInference)
+            else None
             for s in sources
-            if isinstance(s, DynamicParallelismInference)
-        ]
+        ]  # fmt: skip
+        keys = tuple(keep_splits(plan.splits) if plan and plan.splits else "" for plan in plans)
     except Exception as error:  # user code: report it, never let it escape the shell
         return ev.SourceInferenceFailed(vertex, f"{type(error).__name__}: {error}")
-    parallelism = combine_inferred(answers, context.parallelism_upper_bound)
-    detail = ", ".join(f"{type(s).__name__} -> {a}" for s, a in zip(sources, answers))
-    return ev.SourceParallelismInferred(vertex, parallelism, detail)
+    answered = [(s, plan) for s, plan in zip(sources, plans) if plan is not None]
+    parallelism = combine_inferred([plan.parallelism for _, plan in answered],
+                                   context.parallelism_upper_bound)  # fmt: skip
+    detail = "; ".join(redact(f"{s!r} -> {plan.parallelism}") + (f" ({plan.description})" if plan.description else "")
+                       for s, plan in answered)  # fmt: skip
+    return ev.SourceParallelismInferred(vertex, parallelism, detail, keys if any(keys) else ())

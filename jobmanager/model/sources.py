@@ -25,8 +25,11 @@ from __future__ import annotations
 import glob
 import heapq
 import io
+import json
 import os
 import posixpath
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import unquote
@@ -39,7 +42,7 @@ import structlog
 
 from jobmanager.errors import TidalError
 from jobmanager.messages.codec import register
-from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext
+from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, SourcePlan
 
 __all__ = ["FileSource", "FileSplit", "SourceError", "assign_splits", "read_splits"]
 
@@ -47,6 +50,7 @@ _log = structlog.get_logger("tidal.sources")
 
 _FORMATS = ("parquet", "csv")
 _EXTENSIONS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv"}
+_LISTING_THREADS = 32  # footers read at once while listing
 _PARSE_KEYS = {"delimiter", "quote_char", "double_quote", "escape_char", "newlines_in_values",
                "ignore_empty_lines"}
 _CONVERT_KEYS = {"column_types", "null_values", "true_values", "false_values", "decimal_point",
@@ -122,26 +126,43 @@ class FileSource:
         filter rules out; lists the files now, so the errors of a bad path surface here."""
         if target_split_bytes < 1:
             raise SourceError(repr(self), None, f"target split size {target_split_bytes} < 1")
+        return self._listing(target_split_bytes, dynamic_filtering)[0]
+
+    def _listing(self, target_split_bytes: int, dynamic_filtering: Filters) -> tuple[list, int, int]:
+        """The splits, and how many files of how many bytes they cover. Each Parquet file's
+        footer is read for its row groups and schema, many at a time: thousands of small files
+        on an object store are not thousands of round trips one after the other."""
         filters = ((dynamic_filtering,) if isinstance(dynamic_filtering, DynamicFilteringInfo)
                    else tuple(dynamic_filtering or ()))
         files = self._surviving(self._discover(), filters)
         splittable = not self.csv_options.get("newlines_in_values", False)
+        with ThreadPoolExecutor(min(_LISTING_THREADS, max(1, len(files)))) as pool:
+            listed = list(pool.map(lambda f: self._file_splits(f, target_split_bytes, splittable), files))
         result, columns = [], {}
-        for file in files:
-            file_splits, schema = self._file_splits(file, target_split_bytes, splittable)
+        for file, (file_splits, schema) in zip(files, listed):
             self._check_column_types(file, schema, columns)
             result.extend(file_splits)
         _log.debug("splits enumerated", source=repr(self), files=len(files), splits=len(result))
-        return result
+        return result, len(files), sum(file.size for file in files)
 
-    def infer_parallelism(self, context: InferenceContext) -> int:
+    def plan(self, context: InferenceContext) -> SourcePlan:
         """FLIP-379's FileSource: enumerate splits of about the data volume per task, keeping
-        only partitions the dynamic filters let through; min(splits, upper bound), at least 1."""
-        splits = self.splits(max(1, context.data_volume_per_task), context.dynamic_filtering)
+        only partitions the dynamic filters let through; min(splits, upper bound), at least 1.
+        The splits are kept for the tasks, and the listing's figures for the explanation."""
+        began = time.perf_counter()
+        splits, files, size = self._listing(max(1, context.data_volume_per_task),
+                                            context.dynamic_filtering)  # fmt: skip
+        seconds = time.perf_counter() - began
         inferred = max(1, min(len(splits), context.parallelism_upper_bound))
         _log.info("source parallelism inferred", source=repr(self), splits=len(splits),
-                  upper_bound=context.parallelism_upper_bound, parallelism=inferred)
-        return inferred
+                  files=files, upper_bound=context.parallelism_upper_bound, parallelism=inferred,
+                  listing_ms=int(seconds * 1000))  # fmt: skip
+        described = (f"{files:,} files, {_size(size)}, {len(splits):,} splits, listed in "
+                     f"{seconds * 1000:,.0f} ms")  # fmt: skip
+        return SourcePlan(inferred, tuple(splits), described)
+
+    def infer_parallelism(self, context: InferenceContext) -> int:
+        return self.plan(context).parallelism
 
     def read(self, splits: Sequence[FileSplit]) -> pa.Table:
         """The rows of ``splits``, projected to this source's columns."""
@@ -172,6 +193,7 @@ class FileSource:
 
     def _files_of(self, pattern: str) -> list[_DataFile]:
         fs, path = fsspec.core.url_to_fs(pattern)
+        fs.invalidate_cache()  # what is there now, not what this process listed before
         try:
             base, infos = _listing(fs, path)
         except OSError as error:
@@ -179,9 +201,11 @@ class FileSource:
         if base is None:
             problem = "glob matches nothing" if glob.has_magic(path) else "path does not exist"
             raise SourceError(repr(self), pattern, problem)
+        published = _published_files(fs, infos)
         files = [self._data_file(fs, name, info["size"], base) for name, info in infos.items()
                  if info.get("type") != "directory"
-                 and (name == path or _is_data_path(name, base))]
+                 and (name == path or _is_data_path(name, base))
+                 and name in published.get(posixpath.dirname(name), (name,))]
         if not files:
             raise SourceError(repr(self), pattern, "no data files (hidden files are skipped)")
         return files
@@ -406,6 +430,25 @@ def _listing(fs: Any, path: str) -> tuple[str | None, dict[str, dict]]:
     return posixpath.dirname(path), {path: fs.info(path)}
 
 
+def _published_files(fs: Any, infos: dict[str, dict]) -> dict[str, set[str]]:
+    """Per directory holding a committed result's manifest (``_SUCCESS`` as JSON naming its
+    files, written by a Tidal sink commit, as Spark's S3A committers write it), the files it
+    names: a reader of such a directory reads exactly those, never a half-copied result or
+    files of another attempt beside them (``jobmanager.runtime.sinks``)."""
+    published = {}
+    for name in infos:
+        if posixpath.basename(name) != "_SUCCESS":
+            continue
+        try:
+            manifest = json.loads(fs.cat_file(name))
+        except (OSError, ValueError):
+            continue  # an empty or plain marker: every file counts
+        if isinstance(manifest, dict) and isinstance(manifest.get("files"), list):
+            folder = posixpath.dirname(name)
+            published[folder] = {f"{folder}/{file}" for file in manifest["files"]}
+    return published
+
+
 def _is_data_path(path: str, base: str) -> bool:
     """Spark's rule below the base: skip names starting with '.' or '_' (except partition
     directories such as ``_c=1``) and checksum files."""
@@ -421,6 +464,13 @@ def _partition_columns(files: list[_DataFile]) -> tuple[str, ...]:
 
 def _format_of(path: str) -> str | None:
     return _EXTENSIONS.get(posixpath.splitext(path)[1].lower())
+
+
+def _size(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
 
 
 def _is_local(fs: Any) -> bool:

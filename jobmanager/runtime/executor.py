@@ -58,6 +58,7 @@ class CommandExecutor:
         self.shuffle_root = shuffle_root
         self.job_manager = job_manager
         self.log = _log.bind(job=job_id)
+        self.blobs = blobs
         self.cache = ShuffleDescriptorCache(blobs, config["blob.offload.minsize"])
         growth = state.growth
         self.factory = TaskDeploymentDescriptorFactory(
@@ -69,6 +70,7 @@ class CommandExecutor:
             config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
             (lambda name: growth.dynamic_filters(state.graph.job_vertex(name))) if growth else
             (lambda name: ()),
+            (lambda name: growth.split_keys.get(name, ())) if growth else (lambda name: ()),
         )  # fmt: skip
         self.task_managers: dict[str, object] = {}
         self.registered: set[str] = set()
@@ -210,9 +212,12 @@ class CommandExecutor:
     def _InferSourceParallelism(self, command: cmd.InferSourceParallelism) -> None:
         sources = self.state.graph.job_graph.vertex(command.vertex).sources
 
+        def keep(splits: tuple) -> str:
+            return self.blobs.put(encode(splits)).digest
+
         def infer() -> None:
             started = time.perf_counter()
-            answer = infer_vertex_parallelism(command.vertex, sources, command.context)
+            answer = infer_vertex_parallelism(command.vertex, sources, command.context, keep)
             self.log.info("source parallelism inferred", vertex=command.vertex,
                           ms=int((time.perf_counter() - started) * 1000))  # fmt: skip
             self.enqueue(answer)

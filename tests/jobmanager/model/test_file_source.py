@@ -494,3 +494,15 @@ def test_the_repr_says_what_is_read(tmp_path):
 def test_relative_paths_become_absolute_at_construction(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert FileSource("data/*.parquet").paths == (f"{tmp_path}/data/*.parquet",)
+
+
+def test_a_directory_with_a_result_manifest_reads_exactly_the_files_it_names(tmp_path):
+    write_parquet(tmp_path / "out" / "part-00000-new.parquet", numbers(3))
+    write_parquet(tmp_path / "out" / "part-00001-new.parquet", numbers(2, start=3))
+    write_parquet(tmp_path / "out" / "part-00000.parquet", numbers(100))  # an old result's
+    (tmp_path / "out" / "_SUCCESS").write_text(
+        '{"committer": "tidal", "job": "j", "files": ["part-00000-new.parquet", "part-00001-new.parquet"]}')
+    source = FileSource(str(tmp_path / "out"))
+    assert sorted(source.read(source.splits(BIG)).column("id").to_pylist()) == [0, 1, 2, 3, 4]
+    (tmp_path / "out" / "_SUCCESS").write_text("")  # Spark's empty marker: every file
+    assert source.read(source.splits(BIG)).num_rows == 105

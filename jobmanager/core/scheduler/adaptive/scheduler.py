@@ -55,6 +55,8 @@ class AdaptiveBatchScheduler:
         self.groups = compute_forward_groups(graph)
         self.pending: dict[str, str] = {}
         self.inferred: dict[str, int] = {}
+        self.inferred_detail: dict[str, str] = {}
+        self.split_keys: dict[str, tuple[str, ...]] = {}
         self.explanations: dict[str, Explanation] = {}
         for group in self.groups.values():
             if group.parallelism is not None:
@@ -156,6 +158,8 @@ class AdaptiveBatchScheduler:
             if wanted:
                 p = max(1, min(wanted, vertex_max))
                 text = f"source: {how} {wanted}, within the upper bound {bound} -> {p}"
+                if self.inferred_detail.get(ejv.name):
+                    text += f"; {self.inferred_detail[ejv.name]}"
             else:
                 p = bound
                 text = f"source that infers nothing: the upper bound {bound}"
@@ -210,6 +214,9 @@ class AdaptiveBatchScheduler:
         if self.pending.get(event.vertex) == _INFERRING:
             del self.pending[event.vertex]
             self.inferred[event.vertex] = event.parallelism
+            self.inferred_detail[event.vertex] = event.detail
+            if event.split_keys:
+                self.split_keys[event.vertex] = event.split_keys
 
     def record_filter_values(self, result: str, values: tuple[str, ...]) -> None:
         if values:
@@ -237,12 +244,16 @@ class AdaptiveBatchScheduler:
             tuple(self.explanations.items()),
             tuple((r, tuple(sorted(v))) for r, v in self.filter_values.items()),
             tuple((name, tuple(infos.items())) for name, infos in self._input_infos.items()),
+            tuple(self.inferred_detail.items()),
+            tuple(self.split_keys.items()),
         )
 
     def restore(self, image: tuple) -> None:
-        pending, inferred, explanations, filter_values, input_infos = image
+        pending, inferred, explanations, filter_values, input_infos, details, split_keys = image
         self.pending = dict(pending)
         self.inferred = dict(inferred)
+        self.inferred_detail = dict(details)
+        self.split_keys = {name: tuple(keys) for name, keys in split_keys}
         self.explanations = dict(explanations)
         self.filter_values = {r: set(v) for r, v in filter_values}
         self._input_infos = {name: dict(infos) for name, infos in input_infos}
@@ -251,6 +262,7 @@ class AdaptiveBatchScheduler:
         return (
             tuple(sorted(self.pending.items())),
             tuple(sorted(self.inferred.items())),
+            tuple(sorted(self.split_keys.items())),
             tuple(sorted((k, e.text) for k, e in self.explanations.items())),
             tuple(sorted((k, tuple(sorted(v))) for k, v in self.filter_values.items())),
             tuple((v.name, v.parallelism) for v in self.graph.job_vertices.values()),
