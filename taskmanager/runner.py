@@ -121,6 +121,7 @@ def _finished(
         rows_in=inputs.rows,
         rows_out=result.rows,
         bytes_in=inputs.bytes_read,
+        bytes_in_remote=inputs.remote_bytes,
         duration_ms=int((time.monotonic() - started) * 1000),
     )
     return TaskFinished(tdd.vertex, tdd.subtask, tdd.attempt, produced, metrics)

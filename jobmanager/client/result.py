@@ -21,6 +21,7 @@ class VertexReport:
     bytes_in: int
     bytes_out: int
     duration_s: float | None
+    bytes_in_remote: int = 0
 
     @staticmethod
     def of(entry: dict) -> VertexReport:
@@ -28,6 +29,7 @@ class VertexReport:
             entry["name"], entry["parallelism"], entry["explanation"], entry["tasks"],
             entry["finished"], entry["deployments"], entry["rows_in"], entry["rows_out"],
             entry["bytes_in"], entry["bytes_out"], entry["duration_s"],
+            entry.get("bytes_in_remote", 0),
         )  # fmt: skip
 
 

@@ -48,6 +48,7 @@ from jobmanager.model.jobgraph import JobGraph
 __all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "validate_job"]
 
 S = ExecutionState
+_PREFERRED_INPUT_PARTITIONS = 8  # Flink's MAX_DISTINCT_LOCATIONS_TO_CONSIDER
 
 
 class JobManagerState(Failing, Reconciling):
@@ -351,11 +352,32 @@ class JobManagerState(Failing, Reconciling):
         """Deploy what the slot pool can now serve, and ask for TaskManagers it lacks."""
         if self.status is not JobStatus.RUNNING or self._reconciling:
             return
-        for request, slots in self.slots.fulfil():
+        for request, slots in self.slots.fulfil(self._preferred_node, self._node_of):
             self._deploy(request, slots)
         sizes = self.slots.task_managers_to_request()
         for size in sorted(set(sizes), reverse=True):
             self._out.append(cmd.RequestTaskManagers(sizes.count(size), size))
+
+    def _preferred_node(self, request: SlotRequest) -> str | None:
+        """The node holding most of a task's input bytes, as Flink's preferred locations:
+        only inputs of at most a few partitions count (a wide all-to-all input is spread over
+        the cluster anyway, and weighing it would cost O(producers) per task)."""
+        weight: dict[str, int] = {}
+        for group in request.vertices[0].consumed_groups:
+            if len(group.partitions) > _PREFERRED_INPUT_PARTITIONS:
+                continue
+            produced = group.result.produced
+            for p in group.partitions:
+                available = p.state is PartitionState.AVAILABLE
+                registered = self.task_managers.get(p.location) if available else None
+                if registered is not None:
+                    size = int(produced.partition_totals[p.index]) if produced is not None else 1
+                    weight[registered.node] = weight.get(registered.node, 0) + size
+        return max(weight, key=weight.__getitem__) if weight else None
+
+    def _node_of(self, task_manager: str) -> str:
+        registered = self.task_managers.get(task_manager)
+        return registered.node if registered is not None else ""
 
     def _deploy(self, request: SlotRequest, slots: list[Slot]) -> None:
         used: dict[str, int] = {}

@@ -44,7 +44,7 @@ from jobmanager.runtime import jobrecords
 from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
-from jobmanager.runtime.names import NAMESPACE, job_manager_name, resource_manager_handle
+from jobmanager.runtime.names import NAMESPACE, here, job_manager_name, resource_manager_handle
 from jobmanager.runtime.recovery import reconnect, replay_store
 from jobmanager.runtime.status import TaskLedger, job_status
 
@@ -71,7 +71,7 @@ def create_job_manager(job_id: str, store_root: str, recovery: bool = True):
         ray.remote(JobManagerActor)
         .options(name=job_manager_name(job_id), namespace=NAMESPACE, lifetime="detached",
                  num_cpus=0, max_concurrency=64, max_restarts=retries,
-                 max_task_retries=retries)  # fmt: skip
+                 max_task_retries=retries, scheduling_strategy=here())  # fmt: skip
         .remote(job_id, store_root)
     )
 

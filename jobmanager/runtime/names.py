@@ -21,3 +21,11 @@ def resource_manager_handle():
     """The cluster's ResourceManager, found by its name (the client starts it before a job's
     JobManager, so a JobManager only ever looks it up). Raises ValueError if there is none."""
     return ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
+
+
+def here():
+    """A scheduling strategy for an actor that should run on this process's node if it can
+    (Ray may place it elsewhere when this node is gone or full)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)

@@ -3,7 +3,10 @@ time, like the TaskManagers of a Flink session cluster; and a standby JobManager
 
 Starting a TaskManager costs a process, its imports, and for PySpark work a JVM whose first
 queries run slowly until its JIT warms up: seconds a short batch job should not pay every time.
-So a TaskManager a job gives back stays, idle, for ``resourcemanager.taskmanager-timeout`` and
+TaskManagers are spread over the cluster's nodes (Ray's SPREAD), so a job's shuffle is served
+by several machines; the ResourceManager and the JobManagers stay on the submitting node where
+they can (they use no CPU), out of the way of a worker node's loss. So a TaskManager a job
+gives back stays, idle, for ``resourcemanager.taskmanager-timeout`` and
 goes to the next job that asks for one of the same size; idle ones of another size are stopped
 when a job needs the CPUs they hold. Requests the cluster cannot serve yet wait, in the order
 the jobs asked, and are served the moment a TaskManager comes back
@@ -46,6 +49,7 @@ from jobmanager.runtime.leasing import Create, Request, Reuse, plan
 from jobmanager.runtime.names import (
     NAMESPACE,
     RESOURCE_MANAGER,
+    here,
     job_manager_name,
     new_job_id,
 )
@@ -243,7 +247,8 @@ class ResourceManager:
         handle = (
             ray.remote(TaskManagerActor)
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
-                     max_concurrency=slots + 8, max_restarts=0)  # fmt: skip
+                     max_concurrency=slots + 8, max_restarts=0,
+                     scheduling_strategy="SPREAD")  # fmt: skip
             .remote(tm_id, slots, waiting.config, os.path.join(self.work_dir, tm_id))
         )
         tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),
@@ -388,6 +393,6 @@ def resource_manager(idle_timeout_s: float, store_root: str = ""):
         ray.remote(ResourceManager)
         .options(name=RESOURCE_MANAGER, namespace=NAMESPACE, lifetime="detached",
                  get_if_exists=True, num_cpus=0, max_concurrency=256, max_restarts=-1,
-                 max_task_retries=-1)  # fmt: skip
+                 max_task_retries=-1, scheduling_strategy=here())  # fmt: skip
         .remote(idle_timeout_s, store_root)
     )

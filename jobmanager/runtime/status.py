@@ -98,6 +98,7 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
                 "rows_in": sum(m.rows_in for m in metrics),
                 "rows_out": sum(m.rows_out for m in metrics),
                 "bytes_in": sum(m.bytes_in for m in metrics),
+                "bytes_in_remote": sum(m.bytes_in_remote for m in metrics),
                 "bytes_out": sum(r.produced.total for r in ejv.outputs if r.produced is not None),
                 "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
                 "started_at": start,

@@ -21,12 +21,15 @@ how unevenly long tasks can spread.
 from __future__ import annotations
 
 from collections import deque
-from typing import Sequence
+from itertools import islice
+from typing import Callable, Sequence
 
 from jobmanager.core.executiongraph import ExecutionVertex
 from jobmanager.errors import NoResourceAvailableError
 
 __all__ = ["Slot", "SlotPool", "SlotRequest", "slots_needed"]
+
+_PREFERENCE_SCAN = 64  # free slots looked at for one on a preferred TaskManager
 
 
 class Slot:
@@ -79,6 +82,16 @@ class SlotPool:
         self.demand = 0
         self.requested_slots = 0
 
+    def _take_free(self, node: str | None, node_of: Callable[[str], str]) -> Slot:
+        """A free slot on ``node`` among the first few free ones, else the first: the look
+        stays O(1) however many slots are free."""
+        if node is not None:
+            for position, slot in enumerate(islice(self.free, _PREFERENCE_SCAN)):
+                if node_of(slot.task_manager) == node:
+                    del self.free[position]
+                    return slot
+        return self.free.popleft()
+
     @property
     def total_slots(self) -> int:
         return sum(len(slots) for slots in self.task_managers.values())
@@ -101,8 +114,12 @@ class SlotPool:
             request.cancelled = True
             self.demand -= request.size
 
-    def fulfil(self) -> list[tuple[SlotRequest, list[Slot]]]:
-        """Hand out slots to pending requests, in order, while the head fits."""
+    def fulfil(self, preferred: Callable[[SlotRequest], str | None] | None = None,
+               node_of: Callable[[str], str] = lambda task_manager: ""
+               ) -> list[tuple[SlotRequest, list[Slot]]]:  # fmt: skip
+        """Hand out slots to pending requests, in order, while the head fits. ``preferred``
+        names the node a single-slot request would rather run on (where its input is): a free
+        slot there (``node_of`` its TaskManager) is taken if one is near the front."""
         granted = []
         promised: dict[int, int] = {}  # tasks given a slot in this call, not yet acquired
         while self.pending:
@@ -111,7 +128,10 @@ class SlotPool:
                 self.pending.popleft()
                 continue
             if head.size <= len(self.free):
-                slots = [self.free.popleft() for _ in range(head.size)]
+                if head.size == 1 and preferred is not None:
+                    slots = [self._take_free(preferred(head), node_of)]
+                else:
+                    slots = [self.free.popleft() for _ in range(head.size)]
                 if len(head.vertices) == 1 and self.prefetch:
                     promised[id(slots[0])] = 1
                     self.takes_followers[id(slots[0])] = slots[0]

@@ -240,3 +240,16 @@ def test_a_user_marks_their_own_exceptions_non_recoverable():
         state = running_single_task(config)
         (terminated,) = state.handle(failed("v0", 0, 0, *types))
         assert terminated.status == "FAILED" and f"{types[0]} is an error no restart" in terminated.cause
+
+
+def test_a_task_prefers_a_free_slot_on_the_node_holding_its_input():
+    config = {"taskmanager.numberOfTaskSlots": 1, "jobmanager.slot-prefetch": 0}
+    state = JobManagerState(chain(1, 1, partitioner=Partitioner.FORWARD), Configuration(config))
+    state.handle(ev.JobStarted())
+    assert state.handle(ev.TaskManagerRegistered("tm-a", 1, "node-a")) == [
+        cmd.DeployTask("v0", 0, 0, "tm-a", 0)]  # fmt: skip
+    state.handle(ev.TaskManagerRegistered("tm-b", 1, "node-b"))  # free first, on another node
+    state.handle(ev.TaskRunning("v0", 0, 0))
+    commands = state.handle(ev.TaskFinished("v0", 0, 0, (ev.ProducedPartition.of("v0->v1", [100]),)))
+    deploy = [c for c in commands if isinstance(c, cmd.DeployTask)]
+    assert deploy == [cmd.DeployTask("v1", 0, 0, "tm-a", 0)]  # where v0's partition is
