@@ -10,7 +10,6 @@ import math
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 __all__ = ["first_difference", "read_result"]
 
@@ -36,13 +35,17 @@ def first_difference(actual: pa.Table, expected: pa.Table,
 
 
 def read_result(path: str | Path) -> pa.Table:
-    """A sink's output directory as one table, its part files in name order, so a sorted
-    result written by several tasks reads back in order. Hidden files (``_SUCCESS``) are
-    skipped, as Spark and Tidal do."""
-    files = sorted(f for f in Path(path).glob("*.parquet") if not f.name.startswith(("_", ".")))
-    if not files:
-        raise FileNotFoundError(f"{path}: no Parquet part files")
-    return pa.concat_tables([pq.read_table(f) for f in files])
+    """A sink's output (a local directory or any fsspec URL) as one table, its part files in
+    name order, so a sorted result written by several tasks reads back in order. Read as Tidal
+    reads a source: exactly the files the result's manifest names, hidden files skipped."""
+    from jobmanager.model.sources import FileSource, SourceError
+
+    source = FileSource(str(path), format="parquet")
+    try:
+        splits = source.splits(1 << 62)
+    except SourceError as error:
+        raise FileNotFoundError(f"{path}: no Parquet part files ({error})") from None
+    return source.read(splits)
 
 
 def _same(a: object, b: object, rel_tolerance: float) -> bool:

@@ -40,6 +40,7 @@ from examples.compare import read_result  # noqa: E402
 from examples.options import add_option_flag, parse_options  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, spark  # noqa: E402
+from jobmanager.model import storage  # noqa: E402
 
 __all__ = ["build", "customer_partitioner", "main", "reference"]
 
@@ -90,18 +91,27 @@ def revenue_by_nation(partials: DataFrame, nation: DataFrame) -> DataFrame:
 
 def customer_partitioner(data_dir: str | os.PathLike) -> Partitioner:
     """BROADCAST while the customer table is small (see BROADCAST_CUSTOMER_BYTES)."""
-    files = Path(data_dir, "customer").glob("*.parquet")
-    size = sum(f.stat().st_size for f in files)
+    fs, root = storage.filesystem(storage.join(_location(data_dir), "customer"))
+    size = sum(info["size"] for info in fs.find(root, detail=True).values()
+               if info["name"].endswith(".parquet"))  # fmt: skip
     return Partitioner.BROADCAST if size <= BROADCAST_CUSTOMER_BYTES else Partitioner.hash(
         "c_custkey")
 
 
+def _location(path: str | os.PathLike) -> str:
+    """A local directory made absolute, or an fsspec URL (``s3://bucket/tpch``) as given."""
+    path = os.fspath(path)
+    return path if "://" in path else os.path.abspath(path)
+
+
 def build(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
-    data = os.path.abspath(data_dir)
+    """The job over the tables under ``data_dir``, its result at ``out_dir``: local
+    directories or URLs of any file system fsspec knows (``s3://``, ``gs://``, ...)."""
+    data = _location(data_dir)
     graph = JobGraph("revenue-by-nation")
 
     def source(name: str, columns: list[str], operator=None):
-        files = FileSource(os.path.join(data, name), columns=columns)
+        files = FileSource(storage.join(data, name), columns=columns)
         return graph.add_vertex(name, sources=[files], operator=operator)
 
     orders = source("orders", ["o_orderkey", "o_custkey", "o_orderdate"], spark(orders_in_range))
@@ -132,10 +142,11 @@ def build(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
 
 def reference(data_dir: str | os.PathLike) -> pa.Table:
     """The same answer from pyarrow alone (no Spark, no Tidal), for checking the job."""
-    data = os.path.abspath(data_dir)
+    data = _location(data_dir)
 
     def read(name: str, columns: list[str], filter=None) -> pa.Table:
-        return ds.dataset(os.path.join(data, name)).to_table(columns=columns, filter=filter)
+        fs, path = storage.filesystem(storage.join(data, name))
+        return ds.dataset(path, filesystem=fs).to_table(columns=columns, filter=filter)
 
     day = pc.field("o_orderdate")
     orders = read("orders", ["o_orderkey", "o_custkey"],
@@ -172,14 +183,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=2.0, help="TPC-H scale factor")
     parser.add_argument("--data", default=None,
-                        help="data directory (default: a per-scale folder in the temp dir)")
-    parser.add_argument("--out", default=None, help="result directory (default: DATA/result)")
+                        help="data directory or URL, e.g. s3://bucket/tpch (default: a per-scale "
+                             "folder in the temp dir)")
+    parser.add_argument("--out", default=None,
+                        help="result directory or URL (default: DATA/result/revenue_by_nation)")
     parser.add_argument("--address", default=None,
                         help="Ray cluster to join (default: start or join a local one)")
     add_option_flag(parser)
     args = parser.parse_args(argv)
     data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")
-    out = args.out or os.path.join(data, "result", "revenue_by_nation")
+    out = args.out or storage.join(data, "result", "revenue_by_nation")
 
     from jobmanager import Client  # brings in Ray; building and checking the graph need neither
 

@@ -38,9 +38,11 @@ import datetime  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import Callable, Iterator  # noqa: E402
 
+import fsspec  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
@@ -127,7 +129,35 @@ def row_counts(scale: float) -> dict[str, int]:
     }
 
 
-def generate(out_dir: str | os.PathLike, scale: float, seed: int = 0) -> dict[str, str]:
+def generate(location: str | os.PathLike, scale: float, seed: int = 0) -> dict[str, str]:
+    """The four tables under ``location`` (one directory each), generated unless already
+    there; their paths. ``location`` may be any fsspec URL (``s3://bucket/tpch``): the tables
+    are then generated in a local cache and uploaded, each table's marker last, so a table
+    whose marker matches is whole."""
+    location = os.fspath(location)
+    if "://" not in location or location.startswith("file://"):
+        return _generate_local(location.removeprefix("file://"), scale, seed)
+    cache = os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{scale:g}-seed{seed}")
+    local = _generate_local(cache, scale, seed)
+    fs, root = fsspec.core.url_to_fs(location)
+    for table, path in local.items():
+        remote = f"{root.rstrip('/')}/{table}"
+        marker = Path(path) / _MARKER
+        try:
+            if fs.cat_file(f"{remote}/{_MARKER}").decode() == marker.read_text():
+                continue
+        except (OSError, ValueError):
+            pass
+        if fs.exists(remote):
+            fs.rm(remote, recursive=True)
+        for file in sorted(Path(path).iterdir()):
+            if file.name != _MARKER:
+                fs.put_file(str(file), f"{remote}/{file.name}")
+        fs.put_file(str(marker), f"{remote}/{_MARKER}")
+    return {table: f"{location.rstrip('/')}/{table}" for table in TABLES}
+
+
+def _generate_local(out_dir: str | os.PathLike, scale: float, seed: int = 0) -> dict[str, str]:
     """Write the four tables under ``out_dir`` (one directory each) and return their paths.
 
     A table whose marker says it was generated for this scale and seed is kept; any other

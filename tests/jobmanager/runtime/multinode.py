@@ -1,0 +1,249 @@
+"""Tidal on a three-node Ray cluster (``ray.cluster_utils.Cluster``: a head and two workers, each
+with CPUs for TaskManagers) with its data on a real S3 API server (moto's, on localhost):
+
+- ``demo``: the README's demo job reads TPC-H data from ``s3://`` and writes its result there;
+  TaskManagers on several nodes, partitions read across them;
+- ``node_lost``: a worker node removed while a job's consumers wait at a gate; only the
+  producers of the partitions it held run again, and the S3 target holds one copy of the result;
+- ``commit_killed``: the JobManager killed while it commits a result over an old one on S3; a
+  reader sees the old result or the new one, and the new one, once, in the end.
+
+Run by ``test_multinode.py`` in a PID namespace of its own; prints one JSON object.
+
+    python -m tests.jobmanager.runtime.multinode WORK_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import fsspec
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import ray
+from ray.cluster_utils import Cluster
+
+SCALE = 0.01
+PARTS = 6
+ROWS = 2000
+CONFIG = {
+    "heartbeat.interval": "200 ms",
+    "restart-strategy.type": "fixed-delay",
+    "restart-strategy.fixed-delay.attempts": 5,
+    "restart-strategy.fixed-delay.delay": "100 ms",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def eventually(condition, what: str, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def start_s3() -> None:
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False).start()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # credentials and endpoint where every AWS library looks: the environment, inherited by
+    # every Ray process the cluster starts below
+    os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                      AWS_DEFAULT_REGION="us-east-1", AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")  # fmt: skip
+    fsspec.filesystem("s3").mkdir("tidal")
+
+
+def node_of(task_manager: str) -> str:
+    return ray.get(ray.get_actor(task_manager, namespace="tidal").describe.remote())["node"]
+
+
+def objects(url: str) -> list[str]:
+    fs, path = fsspec.core.url_to_fs(url)
+    fs.invalidate_cache()
+    return sorted(p.rsplit("/", 1)[-1] for p in fs.find(path))
+
+
+def demo(client) -> dict:
+    from examples.compare import first_difference, read_result
+    from examples.revenue_by_nation import build, reference
+    from examples.tpch_data import generate
+
+    generate("s3://tidal/tpch", SCALE)
+    out = "s3://tidal/revenue"
+    handle = client.submit(build("s3://tidal/tpch", out), config={**CONFIG, "taskmanager.numberOfTaskSlots": 2})
+    result = handle.wait(timeout=400)
+    status = handle.status()
+    return {
+        "status": result.status,
+        "cause": result.cause[-2000:],
+        "difference": first_difference(read_result(out), reference("s3://tidal/tpch"))
+        if result.succeeded else "not finished",
+        "nodes": sorted({node_of(tm) for tm in status["task_managers"]}),
+        "remote_bytes": sum(v.bytes_in_remote for v in result.vertices.values()),
+        "objects": objects(out),
+    }
+
+
+def write_parts(url: str) -> dict[int, int]:
+    fs, root = fsspec.core.url_to_fs(url)
+    sums: dict[int, int] = {}
+    for part in range(PARTS):
+        values = pa.array(range(part * ROWS, (part + 1) * ROWS), pa.int64())
+        table = pa.table({"key": pc.remainder(values, 7), "value": values})
+        with fs.open(f"{root}/part-{part}.parquet", "wb") as file:
+            pq.write_table(table, file)
+        for value in values.to_pylist():
+            sums[value % 7] = sums.get(value % 7, 0) + value
+    return sums
+
+
+def gated_job(data: str, out: str, gate: str):
+    """Read ``PARTS`` files, the task of the first waiting at ``gate``; sum per key; write."""
+    from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, arrow
+
+    def read(table: pa.Table) -> pa.Table:
+        if table.num_rows and pc.min(table.column("value")).as_py() < ROWS:
+            open(os.path.join(gate, "started"), "w").close()
+            while not os.path.exists(os.path.join(gate, "open")):
+                time.sleep(0.02)
+        return table
+
+    g = JobGraph("node-lost")
+    source = g.add_vertex("read", sources=[FileSource(data)], operator=arrow(read))
+    sums = g.add_vertex("sum", parallelism=2, operator=arrow(
+        lambda t: t.group_by("key").aggregate([("value", "sum")])))
+    sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
+    g.connect(source, sums, Partitioner.hash("key"))
+    g.connect(sums, sink, Partitioner.FORWARD)
+    return g
+
+
+def read_sums(out: str) -> dict[int, int]:
+    from examples.compare import read_result
+
+    table = read_result(out)
+    return dict(zip(table.column("key").to_pylist(), table.column("value_sum").to_pylist()))
+
+
+def node_lost(client, cluster, workers, work: Path) -> dict:
+    expected = write_parts("s3://tidal/parts")
+    gate = work / "gate"
+    gate.mkdir()
+    out = "s3://tidal/sums"
+    config = {**CONFIG, "taskmanager.numberOfTaskSlots": 1}
+    handle = client.submit(gated_job("s3://tidal/parts", out, str(gate)), config=config)
+
+    def vertex(name):
+        return next(v for v in handle.status()["vertices"] if v["name"] == name)
+
+    eventually(lambda: vertex("read")["finished"] == PARTS - 1 and (gate / "started").exists(),
+               "five sources finished and the sixth waiting at the gate", timeout=240)  # fmt: skip
+    described = handle.describe()
+    held = {label: tm for label, state, tm in described[3] if label.startswith("read->")
+            and state == "available"}  # fmt: skip
+    running = [slot[0] for label, state, _, slot in described[2]
+               if label.startswith("read[") and state == "running"]  # fmt: skip
+    nodes = {tm: node_of(tm) for tm in {*held.values(), *running}}
+    victim = next((w for w in workers if w.node_id in {nodes[tm] for tm in held.values()}), None)
+    if victim is None:
+        return {"error": "no partition on a worker node", "nodes": nodes}
+    lost = sorted(label for label, tm in held.items() if nodes[tm] == victim.node_id)
+    gated_there = sum(1 for tm in running if nodes[tm] == victim.node_id)
+    cluster.remove_node(victim)
+    (gate / "open").touch()
+    result = handle.wait(timeout=240)
+    return {
+        "status": result.status,
+        "cause": result.cause[-2000:],
+        "sums_equal": result.succeeded and read_sums(out) == expected,
+        "nodes_used": len(set(nodes.values())),
+        "lost_partitions": lost,
+        "gated_task_on_lost_node": gated_there,
+        "read_deployments": result.vertices["read"].deployments,
+        "read_tasks": result.vertices["read"].tasks,
+        "objects": objects(out),
+        "sink_tasks": result.vertices["sink"].tasks,
+    }
+
+
+def commit_killed(client) -> dict:
+    """An old result of many objects makes the commit's last step (removing it) long; the
+    JobManager is killed as soon as the job's status says it is committing."""
+    from jobmanager.runtime.sinks import manifest
+
+    fs = fsspec.filesystem("s3")
+    old = {f"old-{n:04d}.parquet" for n in range(150)}
+    table = pa.table({"key": [1], "value_sum": [1]})
+    for name in old:
+        with fs.open(f"tidal/killed/{name}", "wb") as file:
+            pq.write_table(table, file)
+    expected = write_parts("s3://tidal/killed-input")
+    from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, arrow
+
+    g = JobGraph("commit-killed")
+    read = g.add_vertex("read", sources=[FileSource("s3://tidal/killed-input")])
+    sums = g.add_vertex("sum", parallelism=4, operator=arrow(
+        lambda t: t.group_by("key").aggregate([("value", "sum")])))
+    sink = g.add_vertex("sink", operator=ParquetSink("s3://tidal/killed", overwrite=True))
+    g.connect(read, sums, Partitioner.hash("key"))
+    g.connect(sums, sink, Partitioner.FORWARD)
+    handle = client.submit(g, config={**CONFIG, "taskmanager.numberOfTaskSlots": 1})
+    status = eventually(lambda: (lambda s: s["status"] == "FINISHING" and s)(handle.status()),
+                        "the commit", timeout=240)  # fmt: skip
+    os.kill(status["pid"], 9)
+    seen = manifest("s3://tidal/killed")
+    at_kill = "old" if seen is None or set(seen["files"]) == old else (
+        "new" if seen.get("job") == handle.job_id else "neither")
+    result = handle.wait(timeout=240)
+    return {
+        "status": result.status,
+        "cause": result.cause[-2000:],
+        "at_kill": at_kill,
+        "sums_equal": result.succeeded and read_sums("s3://tidal/killed") == expected,
+        "objects": objects("s3://tidal/killed"),
+        "sink_tasks": result.vertices["sink"].tasks,
+        "recoveries": handle.status()["recoveries"],
+        "job_id": handle.job_id,
+    }
+
+
+def main(work: str) -> None:
+    start_s3()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+    workers = [cluster.add_node(num_cpus=2) for _ in range(2)]
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, namespace="tidal", logging_level=logging.WARNING,
+             log_to_driver=False)  # fmt: skip
+    from jobmanager import Client
+
+    client = Client()
+    report = {}
+    for name in (sys.argv[2:] or ["demo", "commit_killed", "node_lost"]):
+        if name == "demo":
+            report[name] = demo(client)
+        elif name == "commit_killed":
+            report[name] = commit_killed(client)
+        else:
+            report[name] = node_lost(client, cluster, workers, Path(work))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
