@@ -19,7 +19,11 @@ from jobmanager.errors import (
     InvalidParallelismError,
     JobGraphError,
 )
-from jobmanager.model.inference import DynamicParallelismInference, StaticParallelismInference
+from jobmanager.model.inference import (
+    DynamicParallelismInference,
+    PlanningSource,
+    StaticParallelismInference,
+)
 
 __all__ = [
     "DistributionPattern",
@@ -189,7 +193,7 @@ class JobVertex:
         known = [p for p in static if p is not None and p > 0]
         self.static_parallelism = max(known) if known else None
         self.infers_parallelism = any(
-            isinstance(s, DynamicParallelismInference) for s in self.sources
+            isinstance(s, (DynamicParallelismInference, PlanningSource)) for s in self.sources
         )
         self.inputs: list[JobEdge] = []
         self.outputs: list[JobEdge] = []

@@ -43,6 +43,7 @@ import structlog
 from jobmanager.errors import TidalError
 from jobmanager.messages.codec import register
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, SourcePlan
+from jobmanager.model.storage import redact
 
 __all__ = ["FileSource", "FileSplit", "SourceError", "assign_splits", "read_splits"]
 
@@ -110,15 +111,20 @@ class FileSource:
         self._check_arguments()
 
     def __repr__(self) -> str:
+        """What is read, with any credentials a URL carries masked: the repr goes into logs,
+        events and explanations."""
+        return redact(self._key())
+
+    def _key(self) -> str:
         shown = [f"{name}={getattr(self, name)!r}" for name in self.__slots__[1:]
                  if getattr(self, name)]
         return f"FileSource({', '.join([repr(list(self.paths)), *shown])})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FileSource) and repr(self) == repr(other)
+        return isinstance(other, FileSource) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash(repr(self))
+        return hash(self._key())
 
     def splits(self, target_split_bytes: int, dynamic_filtering: Filters = None
                ) -> list[FileSplit]:

@@ -6,7 +6,7 @@ import pytest
 from jobmanager.core.state import JobManagerState
 from jobmanager.errors import JobGraphError
 from jobmanager.messages import events as ev
-from jobmanager.model.inference import InferenceContext
+from jobmanager.model.inference import InferenceContext, SourcePlan
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
 from jobmanager.simulation.cluster import uniform_bytes
 from tests.jobmanager.core.harness import Run
@@ -161,6 +161,25 @@ def test_a_source_infers_its_parallelism_at_run_time_within_the_upper_bound():
     assert context.parallelism_upper_bound == 12 and context.data_volume_per_task == 16 * MiB
     assert "inferred by its sources 12" in run.state.growth.explanations["src"].text
     run.check_invariants()
+
+
+class PlannedSource:
+    """A source that lists files and keeps what it found (as a FileSource does)."""
+
+    def plan(self, context: InferenceContext) -> SourcePlan:
+        return SourcePlan(5, ("s0", "s1", "s2", "s3", "s4"), "5 files, 1.0 KiB, 5 splits, listed in 7 ms")
+
+    def __repr__(self) -> str:
+        return "PlannedSource()"
+
+
+def test_the_listing_a_source_did_is_in_its_explanation():
+    run = Run(source_job(PlannedSource()))
+    assert run.go().status == "FINISHED"
+    assert run.state.graph.job_vertex("src").parallelism == 5
+    why = run.state.growth.explanations["src"].text
+    assert why.startswith("source: inferred by its sources 5")
+    assert "PlannedSource() -> 5 (5 files, 1.0 KiB, 5 splits, listed in 7 ms)" in why
 
 
 def test_user_set_beats_static_beats_dynamic():
