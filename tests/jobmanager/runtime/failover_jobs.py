@@ -43,7 +43,7 @@ def wait_open(gate: str) -> None:
 
 
 class GatedSource(FileSource):
-    """A FileSource whose parallelism inference waits at the gate (``inferring`` says so)."""
+    """A FileSource whose planning (its listing and parallelism inference) waits at the gate (``inferring`` says so)."""
 
     __slots__ = ("gate",)
 
@@ -51,11 +51,11 @@ class GatedSource(FileSource):
         super().__init__(paths)
         self.gate = gate
 
-    def infer_parallelism(self, context):
+    def plan(self, context):
         open(os.path.join(self.gate, "inferring"), "w").close()
         while not os.path.exists(os.path.join(self.gate, "open")):
             time.sleep(0.02)
-        return super().infer_parallelism(context)
+        return super().plan(context)
 
 
 def failover_job(data: str, out: str, gate: str, *, at: str, pyspark: bool = True) -> JobGraph:
