@@ -15,7 +15,7 @@ import sys
 
 import structlog
 
-__all__ = ["configure_logging", "log_positions", "log_since"]
+__all__ = ["configure_logging", "log_positions", "log_since", "progress_logger"]
 
 MAX_LOG_BYTES = 4 << 20  # per process and job: the tail beyond it is what a person reads
 
@@ -38,6 +38,17 @@ def configure_logging(level: str = "INFO", json: bool = False) -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def progress_logger():
+    """A logger of progress lines at INFO to stderr, whatever level the rest of the process
+    logs at (``tidal run`` keeps Tidal's own log to warnings, but its progress is the point)."""
+    return structlog.wrap_logger(
+        structlog.PrintLogger(sys.stderr),
+        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso"),
+                    structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())],  # fmt: skip
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+    ).bind()
 
 
 def _log_files() -> list[str]:
