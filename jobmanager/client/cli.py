@@ -84,19 +84,20 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _client(address: str | None, keep_running: bool = False):
-    """The client, or one line saying why the cluster cannot be joined (exit code 2)."""
+def _client(address: str | None, keep_running: bool = False, dashboard: bool = True):
+    """The client, or one line saying why the cluster cannot be joined (exit code 2); a
+    cluster it starts has Ray's dashboard unless ``dashboard`` is False."""
     from jobmanager.client.client import Client
     from jobmanager.client.connect import connect
     from jobmanager.errors import TidalError
 
     try:
-        done = connect(address, keep_running=keep_running)
+        done = connect(address, keep_running=keep_running, dashboard=dashboard)
     except TidalError as error:
         _fail(str(error))
     if keep_running and done.startswith("started"):
         typer.echo(done)
-    return Client(address)
+    return Client(address, dashboard=dashboard)
 
 
 def _job(address: str | None, job_id: str):
@@ -118,6 +119,9 @@ def run(
     detach: bool = typer.Option(
         False, help="Submit and return; with no cluster running, start one that stays up."
     ),
+    dashboard: bool = typer.Option(
+        True, help="A cluster this command starts has Ray's dashboard (0.7 s, 200 MB)."
+    ),
 ) -> None:
     """Submit a job and, unless detached, show its progress until it ends."""
     from jobmanager.client.jobfile import build_arguments, load_job
@@ -130,7 +134,7 @@ def run(
         job = load_job(job_file, build_arguments(arguments))
         settings = Configuration.from_yaml(config_file) if config_file else Configuration()
         settings = settings.with_dynamic_properties(properties)
-        handle = _client(address, keep_running=detach).submit(job, config=settings.to_dict())
+        handle = _client(address, detach, dashboard).submit(job, config=settings.to_dict())
     except TidalError as error:
         _fail(str(error))
     typer.echo(f"submitted {handle.job_id}")

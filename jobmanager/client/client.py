@@ -41,11 +41,13 @@ class Client:
     """A connection to the Ray cluster Tidal's jobs run on."""
 
     def __init__(
-        self, address: str | None = None, *, num_cpus: int | None = None, log_to_driver: bool = False
-    ) -> None:
+        self, address: str | None = None, *, num_cpus: int | None = None,
+        log_to_driver: bool = False, dashboard: bool = True,
+    ) -> None:  # fmt: skip
         """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else the local one, else start
-        one in this process (``jobmanager.client.connect``)."""
-        connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver)
+        one in this process (``jobmanager.client.connect``), with Ray's dashboard unless
+        ``dashboard`` is False."""
+        connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver, dashboard=dashboard)
 
     def submit(
         self,

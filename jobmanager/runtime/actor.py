@@ -44,6 +44,7 @@ from jobmanager.runtime import jobrecords
 from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
+from jobmanager.runtime.metrics import JobMetrics
 from jobmanager.runtime.names import NAMESPACE, here, job_manager_name, resource_manager_handle
 from jobmanager.runtime.recovery import reconnect, replay_store
 from jobmanager.runtime.status import TaskLedger, job_status
@@ -182,6 +183,7 @@ class JobManagerActor:
         )
         self.snapshot_at = time.monotonic()
         self.snapshot_events = state.events_applied
+        self.metrics = JobMetrics(self.job_id, submitted.name, state)
         with self.lock:
             self.submitted, self.state = submitted, state
         self.known.set()
@@ -340,7 +342,9 @@ class JobManagerActor:
             if batch is None:
                 return
             try:
+                began = time.perf_counter()
                 self._apply(batch)
+                self.metrics.loop_batch(time.perf_counter() - began, len(batch))
                 self._maybe_snapshot()
             except Exception as error:  # a bug in the core: fail the job, keep answering
                 self.log.error("internal error", error=repr(error), traceback=traceback.format_exc())
@@ -360,7 +364,9 @@ class JobManagerActor:
             for event in batch:
                 self.events.append(event, int(now * 1000))
                 self.ledger.saw_event(event, now)
-                commands.extend(self.state.handle(event))
+                caused = self.state.handle(event)
+                self.metrics.saw_event(event, caused)
+                commands.extend(caused)
             for command in commands:
                 self.ledger.saw_command(command, now)
         if commands:
@@ -396,6 +402,7 @@ class JobManagerActor:
     def _finish(self) -> None:
         self.ended_at = time.time()
         self.events.flush()
+        self.metrics.saw_log(self.events.size)
         status, cause = self.unrecoverable or self.state.ended
         self.log.info("job done", status=status, cause=cause or None)
         self.executor.stop()
@@ -430,6 +437,7 @@ class JobManagerActor:
         interval = self.config["job-event.store.write-buffer.flush-interval"] / 1000
         while not self.done.wait(interval):
             self.events.flush()
+            self.metrics.saw_log(self.events.size)
 
 
 def _empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: str) -> dict:

@@ -76,6 +76,7 @@ class EventLog:
         self._buffered = 0
         self._lock = threading.Lock()
         self.appended = 0
+        self.size = int(self._fs.du(self._path)) if existing else 0  # bytes in the log, all writers'
 
     def append(self, event: object, time_ms: int | None = None) -> None:
         record = encode_record(event, time.time_ns() // 1_000_000 if time_ms is None else time_ms)
@@ -94,6 +95,7 @@ class EventLog:
             data = b"".join(self._buffer)
             self._buffer.clear()
             self._buffered = 0
+            self.size += len(data)
             path = f"{self._path}/{segment_name(self.segment)}"
             if self._appends:
                 if self._handle is None:

@@ -1,0 +1,172 @@
+"""What ``JobMetrics`` makes of what a JobManager sees, without Ray: the real core runs against
+simulated TaskManagers, every event goes to ``JobMetrics`` as the actor hands it over, and the
+instruments record what they were given. The truth to compare with is every change of a task's
+state the core made (``TransitionLog.move`` sees them all)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from hypothesis import HealthCheck, given, settings
+
+from jobmanager.core.executiongraph import ExecutionState
+from jobmanager.messages import events as ev
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.runtime.eventlog import EventLog
+from jobmanager.runtime.metrics import JobMetrics
+from jobmanager.simulation.cluster import uniform_bytes
+from tests.jobmanager.core.harness import Run
+from tests.jobmanager.core.test_properties import scenarios
+
+S = ExecutionState
+
+
+class Recorded:
+    """Stands in for one Ray metric: keeps, per vertex (None for the job's own), the sum of
+    what was added, the last value set, or every value observed."""
+
+    def __init__(self) -> None:
+        self.values: dict[str | None, float] = defaultdict(float)
+        self.observed: list[float] = []
+
+    def inc(self, value: float, tags: dict[str, str]) -> None:
+        assert value > 0  # Ray refuses anything else
+        self.values[self._where(tags)] += value
+
+    def set(self, value: float, tags: dict[str, str]) -> None:
+        self.values[self._where(tags)] = value
+
+    def observe(self, value: float, tags: dict[str, str]) -> None:
+        self._where(tags)
+        self.observed.append(value)
+
+    @staticmethod
+    def _where(tags: dict[str, str]) -> str | None:
+        assert tags["job_id"] == "job-1" and tags["job_name"] == JOB_NAME
+        return tags.get("vertex")
+
+
+JOB_NAME = "metrics"
+
+
+class Observed:
+    """A harness ``Run`` whose events also go to a ``JobMetrics``, each task report twice (as a
+    TaskManager resends it after a JobManager recovery), with the core's own state changes
+    counted beside, per vertex, as (state before, state after)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.instruments: dict[str, Recorded] = defaultdict(Recorded)
+        self.metrics = JobMetrics("job-1", JOB_NAME, run.state, self.instruments)
+        self.moves: Counter = Counter()
+        transitions = run.state.graph.transitions
+        move = transitions.move
+
+        def counted_move(vertex, to):
+            self.moves[(vertex.name, vertex.state, to)] += 1
+            move(vertex, to)
+
+        transitions.move = counted_move
+        handle = run.state.handle
+
+        def observed_handle(event):
+            commands = handle(event)
+            self.metrics.saw_event(event, commands)
+            if type(event) in (ev.TaskFinished, ev.TaskFailed, ev.TaskCanceled, ev.TaskRunning):
+                again = handle(event)
+                assert again == []
+                self.metrics.saw_event(event, again)
+            self.metrics.loop_batch(0.001, 1)
+            return commands
+
+        run.state.handle = observed_handle
+
+    def ended(self, name: str, to: ExecutionState) -> int:
+        """How many attempts of ``name`` the core moved from a slot to ``to``."""
+        return sum(n for (v, before, after), n in self.moves.items()
+                   if v == name and after is to and before.holds_slot)  # fmt: skip
+
+    def __getitem__(self, metric: str) -> dict[str | None, float]:
+        return self.instruments[metric].values
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_task_counters_equal_what_the_core_did_through_failures_losses_and_resent_reports(scenario):
+    job, config, faults, seed, inject = scenario
+    observed = Observed(Run(job, config, faults=faults, seed=seed, inject=inject,
+                            reports_running=True))  # fmt: skip
+    assert observed.run.go().status == "FINISHED"
+    deployed = Counter(v for v, _, _ in observed.run.cluster.deployed)
+    for vertex in job.vertices:
+        name = vertex.name
+        assert observed["deployed"].get(name, 0) == deployed[name]
+        assert observed["finished"].get(name, 0) == observed.ended(name, S.FINISHED)
+        assert observed["failed"].get(name, 0) == observed.ended(name, S.FAILED)
+        assert observed["running"].get(name, 0) == 0
+        assert observed["parallelism"][name] == vertex.parallelism
+
+
+def sums_graph() -> JobGraph:
+    """The shape of the runtime tests' ``sum_job``: a fixed source, an adaptive aggregation,
+    and a sink in the aggregation's forward group (its parallelism comes with no decision of
+    its own)."""
+    g = JobGraph(JOB_NAME)
+    numbers = g.add_vertex("numbers", 4)
+    total = g.add_vertex("sum")
+    sink = g.add_vertex("sink")
+    g.connect(numbers, total, Partitioner.hash("key"))
+    g.connect(total, sink, Partitioner.FORWARD)
+    return g
+
+
+def test_bytes_written_and_every_vertexs_parallelism_as_the_status_reads_them():
+    config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 mb"}
+    run = Run(sums_graph(), config, byte_model=uniform_bytes(3 << 20))
+    observed = Observed(run)
+    assert run.go().status == "FINISHED"
+    for ejv in run.state.graph.job_vertices.values():
+        written = sum(r.produced.total for r in ejv.outputs if r.produced is not None)
+        assert observed["written"].get(ejv.name, 0) == written
+        assert observed["parallelism"][ejv.name] == ejv.parallelism
+        assert observed["finished"][ejv.name] == observed["deployed"][ejv.name] == ejv.parallelism
+    assert observed["parallelism"]["sum"] > 1  # decided, and given to the sink as well
+    assert observed["written"]["numbers"] == 4 * (3 << 20)
+    assert observed["events"][None] == len(run.run.events)
+    assert len(observed.instruments["loop"].observed) == len(run.run.events)
+
+
+def test_a_jobmanager_taking_the_job_over_counts_only_what_it_sees_and_knows_what_runs():
+    run = Run(sums_graph(), {"taskmanager.numberOfTaskSlots": 4}, reports_running=True)
+    first = Observed(run)
+    assert run.run.run(stop_after=12) is None  # the JobManager dies here
+    finished_before = first.ended("numbers", S.FINISHED)
+    running = sum(1 for v in run.state.graph.vertices() if v.state is S.RUNNING)
+    assert finished_before and running
+    resent = [ev.TaskFinished("numbers", v.subtask, v.attempt) for v in
+              run.state.graph.job_vertices["numbers"].vertices if v.state is S.FINISHED]  # fmt: skip
+    run.state.handle = run._observed_handle  # the new process: a new JobMetrics, fresh counters
+    second = Observed(run)
+    assert sum(second["running"].values()) == running
+    run.run.queue.extendleft(resent)
+    assert run.run.run(first=()) is not None
+    assert second["finished"]["numbers"] == 4 - finished_before
+    assert second["finished"]["numbers"] == second.ended("numbers", S.FINISHED)
+    assert second["running"]["numbers"] == 0
+
+
+def test_the_event_log_size_is_what_the_log_holds_on_disk(tmp_path):
+    metrics = JobMetrics("job-1", JOB_NAME, Run(sums_graph()).state, defaultdict(Recorded))
+    log = EventLog(str(tmp_path), flush_bytes=1 << 20)
+    for n in range(3):
+        log.append(ev.TimerFired(n), 1000 + n)
+    log.flush()
+    metrics.saw_log(log.size)
+    on_disk = sum(p.stat().st_size for p in tmp_path.iterdir())
+    assert metrics.instruments["log"].values[None] == on_disk > 0
+    log.close()
+    reopened = EventLog(str(tmp_path))  # a JobManager taking the job over counts what was there
+    reopened.append(ev.TimerFired(9), 2000)
+    reopened.flush()
+    metrics.saw_log(reopened.size)
+    assert metrics.instruments["log"].values[None] == sum(p.stat().st_size for p in tmp_path.iterdir())
