@@ -134,13 +134,16 @@ class FileSource:
             raise SourceError(repr(self), None, f"target split size {target_split_bytes} < 1")
         return self._listing(target_split_bytes, dynamic_filtering)[0]
 
-    def _listing(self, target_split_bytes: int, dynamic_filtering: Filters) -> tuple[list, int, int]:
-        """The splits, and how many files of how many bytes they cover. Each Parquet file's
+    def _listing(self, target_split_bytes: int, dynamic_filtering: Filters
+                 ) -> tuple[list, int, int, int]:  # fmt: skip
+        """The splits, how many files of how many bytes they cover, and how many files the
+        dynamic filters pruned. Each Parquet file's
         footer is read for its row groups and schema, many at a time: thousands of small files
         on an object store are not thousands of round trips one after the other."""
         filters = ((dynamic_filtering,) if isinstance(dynamic_filtering, DynamicFilteringInfo)
                    else tuple(dynamic_filtering or ()))
-        files = self._surviving(self._discover(), filters)
+        discovered = self._discover()
+        files = self._surviving(discovered, filters)
         splittable = not self.csv_options.get("newlines_in_values", False)
         with ThreadPoolExecutor(min(_LISTING_THREADS, max(1, len(files)))) as pool:
             listed = list(pool.map(lambda f: self._file_splits(f, target_split_bytes, splittable), files))
@@ -149,14 +152,14 @@ class FileSource:
             self._check_column_types(file, schema, columns)
             result.extend(file_splits)
         _log.debug("splits enumerated", source=repr(self), files=len(files), splits=len(result))
-        return result, len(files), sum(file.size for file in files)
+        return result, len(files), sum(file.size for file in files), len(discovered) - len(files)
 
     def plan(self, context: InferenceContext) -> SourcePlan:
         """FLIP-379's FileSource: enumerate splits of about the data volume per task, keeping
         only partitions the dynamic filters let through; min(splits, upper bound), at least 1.
         The splits are kept for the tasks, and the listing's figures for the explanation."""
         began = time.perf_counter()
-        splits, files, size = self._listing(max(1, context.data_volume_per_task),
+        splits, files, size, pruned = self._listing(max(1, context.data_volume_per_task),
                                             context.dynamic_filtering)  # fmt: skip
         seconds = time.perf_counter() - began
         inferred = max(1, min(len(splits), context.parallelism_upper_bound))
@@ -165,6 +168,10 @@ class FileSource:
                   listing_ms=int(seconds * 1000))  # fmt: skip
         described = (f"{files:,} files, {_size(size)}, {len(splits):,} splits, listed in "
                      f"{seconds * 1000:,.0f} ms")  # fmt: skip
+        if pruned:
+            columns = sorted({f.column for f in context.dynamic_filtering})
+            described += (f"; {pruned:,} more files in partitions pruned by dynamic filtering "
+                          f"on {', '.join(columns)}")  # fmt: skip
         return SourcePlan(inferred, tuple(splits), described)
 
     def infer_parallelism(self, context: InferenceContext) -> int:

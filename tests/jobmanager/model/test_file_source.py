@@ -364,6 +364,15 @@ def test_inference_counts_only_partitions_that_survive_filtering(orders):
     assert source.infer_parallelism(context(100, 1, eu, one)) == 1
 
 
+def test_the_plan_says_how_many_files_dynamic_filtering_pruned(orders):
+    source = FileSource(orders, partitioning="hive")
+    eu = DynamicFilteringInfo("region", ("eu",))
+    plan = source.plan(context(100, 1, eu))
+    assert plan.description.startswith("2 files, ")
+    assert plan.description.endswith("; 2 more files in partitions pruned by dynamic filtering on region")
+    assert "pruned" not in source.plan(context(100, 1)).description
+
+
 def test_an_empty_source_after_filtering_infers_one(orders):
     source = FileSource(orders, partitioning="hive")
     assert source.infer_parallelism(context(100, 1, DynamicFilteringInfo("date", ()))) == 1
