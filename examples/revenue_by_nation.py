@@ -189,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="result directory or URL (default: DATA/result/revenue_by_nation)")
     parser.add_argument("--address", default=None,
                         help="Ray cluster to join (default: start or join a local one)")
+    parser.add_argument("--report", default=None,
+                        help="where to write the job's HTML report (default: a file named for "
+                             "the job under the temp dir's tidal-reports)")
     add_option_flag(parser)
     args = parser.parse_args(argv)
     data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")
@@ -200,13 +203,24 @@ def main(argv: list[str] | None = None) -> int:
     client = Client(address=args.address)
     handle = client.submit(build(data, out), config=parse_options(args.options))
     result = handle.wait(progress=True)
+    report = _write_report(handle, args.report)
     if result.status != "FINISHED":
         print(f"job {result.status.lower()}: {result.cause}", file=sys.stderr)
+        print(f"report written to {report}", file=sys.stderr)
         return 1
     _print_result(read_result(out))
     _print_decisions(result)
     print(f"\nresult written to {out}")
+    print(f"report written to {report} (or: tidal report {handle.job_id})")
     return 0
+
+
+def _write_report(handle, path: str | None) -> str:
+    if path is None:
+        folder = os.path.join(tempfile.gettempdir(), "tidal-reports")
+        os.makedirs(folder, exist_ok=True)
+        return handle.report(os.path.join(folder, f"revenue_by_nation-{handle.job_id}.html"))
+    return handle.report(path)
 
 
 if __name__ == "__main__":

@@ -125,7 +125,8 @@ def run(
 ) -> None:
     """Submit a job and, unless detached, show its progress until it ends."""
     from jobmanager.client.jobfile import build_arguments, load_job
-    from jobmanager.client.progress import summary_table
+    from jobmanager.client.progress import progress_for, summary_table
+    from jobmanager.logs import progress_logger
     from jobmanager.errors import TidalError
     from jobmanager.model.config import Configuration
 
@@ -141,7 +142,7 @@ def run(
     if detach:
         typer.echo(f"follow it with: tidal status {handle.job_id}")
         return
-    result = handle.wait(progress=True)
+    result = handle.wait(progress=progress_for(True, transient=True, log=progress_logger()))
     final = handle.status()
     Console().print(summary_table(final, caption=_timing(final)))
     if not result.succeeded:
@@ -201,6 +202,81 @@ def logs(
 
     configure_logging("WARNING")
     typer.echo(render_logs(_job(address, job_id).logs(), vertex), nl=False)
+
+
+def _stored_job(job_id: str, properties: list[str]):
+    """The facts of ``job_id`` from its store or archive (no cluster needed), or one line
+    saying why not (exit code 2)."""
+    from jobmanager.client.report import find_job, job_facts
+    from jobmanager.errors import TidalError
+    from jobmanager.model.config import Configuration
+
+    try:
+        config = Configuration().with_dynamic_properties(properties)
+        return job_facts(find_job(job_id, config), job_id)
+    except (LookupError, TidalError) as error:
+        _fail(str(error).strip("'\""))
+
+
+_STORE_OPTION = typer.Option(
+    [], "-D", help="jobstore.dir or jobmanager.archive.fs.dir, key=value, if the job used others."
+)
+
+
+@app.command()
+def explain(job_id: str, properties: list[str] = _STORE_OPTION) -> None:
+    """Each vertex's parallelism and the whole reason for it: the bytes it consumed, the raw
+    value and every clamp, the tasks' ranges, skew splits, what its sources listed; for a
+    running job, what undecided vertices wait for. Read from the job's event log."""
+    from jobmanager.client.report import explain_lines
+
+    configure_logging("WARNING")
+    typer.echo("\n".join(explain_lines(_stored_job(job_id, properties))))
+
+
+@app.command()
+def report(
+    job_id: str,
+    output: str = typer.Option(None, "-o", "--output", help="The HTML file to write."),
+    properties: list[str] = _STORE_OPTION,
+) -> None:
+    """Write one self-contained HTML file of the job: its graph, a timeline of every task
+    attempt, bytes per subpartition with the decided ranges, and every vertex's explanation."""
+    import os
+
+    from jobmanager.client.report import report_file_name, report_html
+
+    configure_logging("WARNING")
+    facts = _stored_job(job_id, properties)
+    path = os.path.abspath(output or report_file_name(facts))
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(report_html(facts))
+    typer.echo(f"report of {facts.name} ({job_id}, {facts.status}) written to {path}")
+
+
+@app.command()
+def history(
+    limit: int = typer.Option(50, "-n", "--limit", min=1, help="Show this many, newest first."),
+    properties: list[str] = _STORE_OPTION,
+) -> None:
+    """The jobs in the job history and stores, newest first, whether or not their cluster
+    still runs; `tidal explain` and `tidal report` take any of their ids."""
+    from jobmanager.client.report import history as job_history
+    from jobmanager.errors import TidalError
+    from jobmanager.model.config import Configuration
+
+    configure_logging("WARNING")
+    try:
+        jobs = job_history(Configuration().with_dynamic_properties(properties))
+    except TidalError as error:
+        _fail(str(error))
+    table = Table(title=f"tidal history: {len(jobs)} jobs" + (f", newest {limit}" if len(jobs) > limit else ""))
+    for column in ("name", "job", "status", "submitted", "duration", "tasks"):
+        table.add_column(column, no_wrap=column in ("job", "status", "submitted"))
+    for job in jobs[:limit]:
+        table.add_row(job["name"], job["job_id"], job["status"], _when(job["submitted_at"]),
+                      _duration(job), "" if job["tasks"] is None else f"{job['tasks']:,}")  # fmt: skip
+    Console().print(table)
 
 
 def _when(timestamp: float | None) -> str:

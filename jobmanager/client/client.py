@@ -11,6 +11,7 @@ a function that cannot be serialised, a sink whose target already exists.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Iterable, Mapping
 
@@ -18,6 +19,13 @@ import ray
 
 from jobmanager.client.connect import connect
 from jobmanager.client.progress import TERMINAL, Progress, progress_for
+from jobmanager.client.report import (
+    explain_lines,
+    find_job,
+    job_facts,
+    report_file_name,
+    report_html,
+)
 from jobmanager.client.result import JobResult
 from jobmanager.core.admission import validate_job
 from jobmanager.errors import JobManagerLost, TidalError
@@ -173,13 +181,15 @@ class JobHandle:
         display = progress_for(progress) if isinstance(progress, bool) else progress
         deadline = None if timeout is None else time.monotonic() + timeout
         status = self.status()
-        while status["status"] not in TERMINAL:
-            display.update(status)
-            left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
-            if left <= 0:
-                break
-            status = self._ask("wait", left, ended=_final_status)
-        display.close(status)
+        try:
+            while status["status"] not in TERMINAL:
+                display.update(status)
+                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+                if left <= 0:
+                    break
+                status = self._ask("wait", left, ended=_final_status)
+        finally:
+            display.close(status)  # a Ctrl-C gives the terminal back too
         return JobResult.of(status)
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
@@ -193,6 +203,30 @@ class JobHandle:
         """How the job's graph stands: from its JobManager, or, once it left, by replaying the
         job's event log (the same state, since replay never re-decides)."""
         return self._ask("describe", ended=lambda store: replay_store(store, self.job_id).state.describe())
+
+    def facts(self):
+        """What the job did and why (``jobmanager.client.report.JobFacts``), replayed from its
+        event log: written out first while the job runs, read from its archive once its store
+        has expired. Works with the cluster gone too (``tidal explain`` and ``tidal report``)."""
+        try:
+            self.event_log()  # a running JobManager writes what it buffered
+        except JobManagerLost:
+            pass
+        record = job_record(self.job_id)
+        return job_facts(find_job(self.job_id, store_url=record and record.get("store")), self.job_id)
+
+    def explain(self) -> str:
+        """Each vertex's parallelism and the whole reason for it (``tidal explain``)."""
+        return "\n".join(explain_lines(self.facts()))
+
+    def report(self, path: str | None = None) -> str:
+        """Write the job's self-contained HTML report to ``path`` (default
+        ``<job name>-<job id>.html`` here); return where it went."""
+        facts = self.facts()
+        path = os.path.abspath(path or report_file_name(facts))
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(report_html(facts))
+        return path
 
     def logs(self) -> dict[str, bytes]:
         """The job's logs by process: its JobManager's, and each TaskManager's part of its own

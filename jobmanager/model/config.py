@@ -129,6 +129,13 @@ def _class_names(value: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _retained_jobs(value: Any) -> int:
+    number = _int(-1)(value)
+    if number == 0:
+        raise ValueError("must be -1 (keep all) or at least 1, got 0")
+    return number
+
+
 def _positive_memory(value: Any) -> int:
     size = parse_memory_size(value)
     if size < 1:
@@ -215,7 +222,15 @@ OPTIONS: dict[str, Option] = {
                "The job's state is written to its store as a snapshot at most this often, so "
                "a recovery replays only the events after it."),
         Option("jobstore.expiration-time", _positive_duration, 600_000,
-               "How long a finished job's JobManager stays to answer status queries."),
+               "How long an ended job's store and work directory are kept (status, logs and "
+               "recovery read them); its archive stays."),
+        Option("jobmanager.archive.fs.dir", str, "",
+               "Where an ended job's archive goes (its event log, graph, final status and "
+               "logs), for tidal history, explain and report: a local directory or any fsspec "
+               "URL. Empty: $TIDAL_HOME/history, or ~/.tidal/history. (Flink: no archive "
+               "unless set.)"),
+        Option("historyserver.archive.retained-jobs", _retained_jobs, 1000,
+               "How many archives are kept, the newest; -1 keeps all. (Flink: -1.)"),
         Option("jobmanager.slot-prefetch", _int(0), 4,
                "How many single-task regions may wait in a busy slot behind its running task, "
                "hiding the round trip to the JobManager between short tasks; 0 turns it off."),

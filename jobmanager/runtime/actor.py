@@ -8,7 +8,8 @@ callbacks) only puts a message in the mailbox or reads a status built under the 
 the core never sees two threads.
 
 When its job has ended, it writes the job's final status and its log into the job's store,
-notes the end in the job's record, and leaves: a finished job holds no process. Clients read
+archives the job for ``tidal history`` (``jobmanager.runtime.archive``), notes the end in the
+job's record, and leaves: a finished job holds no process. Clients read
 the status from the store from then on, and the ResourceManager removes the store and the
 job's work directory when ``jobstore.expiration-time`` has passed.
 
@@ -41,6 +42,7 @@ from jobmanager.messages.codec import decode
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
+from jobmanager.runtime.archive import archive_job, archive_root
 from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
@@ -424,6 +426,7 @@ class JobManagerActor:
             store = JobStore(self.store_root, self.job_id)
             store.write_final_status(status)
             store.write_log("jobmanager", log_since())
+            self._archive(store)
             jobrecords.record_end(self.job_id, status, time.time() + expiration / 1000)
         except Exception as error:
             self.log.warning("job end not stored: staying to answer", error=repr(error))
@@ -432,6 +435,15 @@ class JobManagerActor:
             return
         self.done.set()
         _after(_LEAVE_AFTER_S, me.leave.remote)
+
+    def _archive(self, store: JobStore) -> None:
+        """Keep the job for ``tidal history`` (``jobmanager.runtime.archive``); a job whose
+        archive cannot be written still ends, with a warning."""
+        config = Configuration(dict(self.submitted.config) if self.submitted else {})
+        try:
+            archive_job(store, archive_root(config), config["historyserver.archive.retained-jobs"])
+        except Exception as error:
+            self.log.warning("job not archived", error=repr(error))
 
     def _flush_events(self) -> None:
         interval = self.config["job-event.store.write-buffer.flush-interval"] / 1000

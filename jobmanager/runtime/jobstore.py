@@ -23,13 +23,13 @@ import uuid
 import fsspec
 import lz4.frame
 
-from blob import FileSystemBlobStore
+from blob import BlobKey, FileSystemBlobStore
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode, message
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.eventlog import EventLog, JobStoreError, read_log
 
-__all__ = ["JobStore", "StoredSnapshot", "store_root"]
+__all__ = ["JobStore", "StoredSnapshot", "job_ids", "store_root"]
 
 _SNAPSHOT = ".snap"
 
@@ -42,6 +42,18 @@ def store_root(config: Configuration) -> str:
         return configured.rstrip("/")
     home = os.environ.get("TIDAL_HOME") or os.path.join(os.path.expanduser("~"), ".tidal")
     return os.path.abspath(os.path.expanduser(configured or os.path.join(home, "jobs")))
+
+
+def job_ids(root: str) -> list[str]:
+    """The names of the folders under ``root`` (job stores or archives), none if it is not
+    there; a ``JobStoreError`` naming ``root`` if it cannot be listed."""
+    try:
+        fs, path = fsspec.core.url_to_fs(root)
+        names = fs.ls(path, detail=False) if fs.exists(path) else []
+    except Exception as error:
+        raise JobStoreError(f"job stores {root}: cannot list them: {type(error).__name__}: "
+                            f"{error}") from None  # fmt: skip
+    return [name.rstrip("/").rsplit("/", 1)[-1] for name in names]
 
 
 @message
@@ -97,6 +109,10 @@ class JobStore:
 
     def blobs(self) -> FileSystemBlobStore:
         return self._call("open the blob store", FileSystemBlobStore, f"{self.url}/blobs")
+
+    def blob(self, digest: str) -> bytes:
+        """The stored blob named by ``digest`` (the graph's is ``JobSubmitted.graph_key``)."""
+        return self._call("read a blob", lambda: self.blobs().get(BlobKey(digest)))
 
     def submitted(self, records: list | None = None) -> ev.JobSubmitted:
         """The job as it was submitted: the first record of the log, or of ``records`` when

@@ -57,6 +57,10 @@ def test_the_demo_command_prints_the_result_and_every_decision(tiny_data, tmp_pa
     for name in ("orders", "lineitem", "join_orders_lineitem", "revenue_by_nation", "sink"):
         assert name in done.stdout
     assert reference(tiny_data)["nation"][0].as_py() in done.stdout
+    report = done.stdout.strip().splitlines()[-1]
+    assert report.startswith("report written to ") and report.endswith(")")
+    path = Path(report.removeprefix("report written to ").split(" (or: ")[0])
+    assert path.read_text().startswith("<!DOCTYPE html>")
 
 
 def test_the_tpch_benchmark_runs_at_a_tiny_size(tiny_data, tmp_path):

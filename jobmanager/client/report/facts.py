@@ -1,0 +1,278 @@
+"""What a job did and why, read from its event log: the facts ``tidal explain``, the HTML
+report and ``tidal history`` show.
+
+The log is replayed through the scheduling core (``jobmanager.core.replay``), so the state is
+the one the JobManager had, decisions included, never decided again; the commands the replay
+answers with (a recovering JobManager drops them) give the timeline which slot ran what. From
+that state come the graph with its decided parallelisms, the bytes that crossed each edge, the
+bytes per subpartition of each all-to-all result with the ranges its consumers were given, and
+each vertex's explanation with the figures behind it. Nothing here reads a clock or a file:
+``jobmanager.client.report.stores`` finds and reads a job's log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from jobmanager.client.report.timeline import Attempt, Marker, TimelineBuilder
+from jobmanager.core.replay import new_state, replay
+from jobmanager.messages import events as ev
+from jobmanager.model.jobgraph import JobGraph
+from jobmanager.model.operators import ArrowFunction, ParquetSink, SparkFunction
+from jobmanager.runtime.status import TaskLedger, job_status
+
+__all__ = ["Attempt", "JobFacts", "Marker", "ResultFacts", "VertexFacts", "facts_from_log"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFacts:
+    """One edge's result. For an all-to-all result that is not broadcast:
+    ``subpartition_bytes`` (summed over its partitions) and, once the consumer's parallelism is
+    decided, the first and last subpartition each consumer task reads (``consumer_ranges``), and
+    ``splits``: (subpartition, pieces) for each skewed subpartition of this result cut across
+    several consumers, each reading it from a range of the partitions (the other inputs'
+    matching subpartition is read whole by each of them, a copy, not a cut)."""
+
+    result: str
+    source: str
+    target: str
+    pattern: str
+    partitioner: str
+    result_type: str
+    bytes: int
+    partitions: int
+    subpartition_bytes: tuple[int, ...] = ()
+    consumer_ranges: tuple[tuple[int, int], ...] = ()
+    splits: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VertexFacts:
+    """One vertex: what it runs, its parallelism and where it came from (``origin``: decided,
+    inferred, forward, user, fixed or undecided), the explanation and its figures, and what its
+    tasks did. ``task_bytes``: the smallest and largest non-broadcast input a task was given by
+    the decided ranges; ``waiting_for``: why an undecided vertex has no parallelism yet."""
+
+    name: str
+    kind: str
+    operator: str
+    sources: tuple[str, ...]
+    parallelism: int | None
+    max_parallelism: int
+    origin: str
+    explanation: str
+    input_bytes: int
+    broadcast_bytes: int
+    raw: float
+    clamps: tuple[str, ...]
+    task_bytes: tuple[int, int] | None
+    inference: str
+    waiting_for: str
+    tasks: int
+    finished: int
+    running: int
+    deployments: int
+    rows_in: int
+    rows_out: int
+    bytes_in: int
+    bytes_out: int
+    duration_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobFacts:
+    job_id: str
+    name: str
+    status: str
+    cause: str
+    submitted_ms: int
+    ended_ms: int | None
+    last_ms: int
+    recoveries: int
+    vertices: tuple[VertexFacts, ...]
+    results: tuple[ResultFacts, ...]
+    attempts: tuple[Attempt, ...]
+    markers: tuple[Marker, ...]
+    slots: tuple[tuple[str, int], ...]
+
+    def vertex(self, name: str) -> VertexFacts:
+        return next(v for v in self.vertices if v.name == name)
+
+    def result(self, source: str, target: str) -> ResultFacts:
+        return next(r for r in self.results if r.source == source and r.target == target)
+
+
+def facts_from_log(
+    graph: JobGraph,
+    submitted: ev.JobSubmitted,
+    records: Iterable[tuple[int, object]],
+    job_id: str,
+    final_status: dict | None = None,
+) -> JobFacts:
+    """The facts of the job whose log holds ``records`` (``(time_ms, event)`` after the
+    ``JobSubmitted``). ``final_status``: the status its JobManager stored when it left, which
+    alone knows a job that could not be recovered."""
+    state = new_state(graph, submitted, job_id)
+    ledger, timeline = TaskLedger(), TimelineBuilder()
+    decided: dict[str, ev.VertexParallelismDecided] = {}
+    now = [int(submitted.submitted_at * 1000)]
+    ended_at: list[int] = []
+
+    def events():
+        for time_ms, event in records:
+            now[0] = time_ms
+            if type(event) is ev.VertexParallelismDecided:
+                decided[event.vertex] = event
+            elif type(event) is ev.JobEnded:
+                ended_at.append(time_ms)
+            yield event
+
+    def observe(event, commands) -> None:
+        ledger.saw_event(event, now[0] / 1000)
+        for command in commands:
+            ledger.saw_command(command, now[0] / 1000)
+        timeline.saw(now[0], event, commands)
+
+    replay(state, events(), observe)
+    stored_end = (final_status or {}).get("ended_at")
+    if stored_end is None and ended_at:
+        stored_end = ended_at[-1] / 1000
+    ended = state.ended is not None or stored_end is not None
+    status = job_status(state, ledger, job_id, submitted.submitted_at, stored_end)
+    if final_status is not None:
+        status.update(status=final_status["status"], cause=final_status["cause"])
+    elif state.ended is not None:
+        status["status"], status["cause"] = state.ended
+    counts = {v["name"]: v for v in status["vertices"]}
+    vertices = tuple(_vertex(state, ejv, counts[ejv.name], decided.get(ejv.name), ended)
+                     for ejv in state.graph.job_vertices.values())  # fmt: skip
+    results = tuple(_result(r) for ejv in state.graph.job_vertices.values() for r in ejv.outputs)
+    ended_ms = status["ended_at"] * 1000 if status["ended_at"] else None
+    return JobFacts(
+        job_id, status["name"], status["status"], status["cause"] or "",
+        int(submitted.submitted_at * 1000), None if ended_ms is None else int(ended_ms),
+        max(now[0], int(ended_ms or 0)), state.recoveries, vertices, results,
+        tuple(timeline.attempts(ended)), tuple(timeline.markers), tuple(timeline.slots),
+    )  # fmt: skip
+
+
+def _vertex(state, ejv, counts: dict, decision, ended: bool) -> VertexFacts:
+    jv = ejv.job_vertex
+    growth = state.growth
+    explanation = growth.explanations.get(ejv.name) if growth is not None else None
+    if decision is None and explanation is None:
+        explanation = ev.Explanation(counts["explanation"])
+    inference = growth.inferred_detail.get(ejv.name, "") if growth is not None else ""
+    return VertexFacts(
+        ejv.name, _kind(jv), str(jv.operator) if jv.operator is not None else "",
+        tuple(repr(s) for s in jv.sources), ejv.parallelism, ejv.max_parallelism,
+        _origin(ejv, decision, explanation), explanation.text, explanation.input_bytes,
+        explanation.broadcast_bytes, explanation.raw, tuple(explanation.clamps),
+        _task_bytes(ejv), inference,
+        "" if ejv.parallelism is not None else _waiting_for(state, ejv, ended),
+        counts["tasks"], counts["finished"], counts["running"], counts["deployments"],
+        counts["rows_in"], counts["rows_out"], counts["bytes_in"], counts["bytes_out"],
+        counts["duration_s"],
+    )  # fmt: skip
+
+
+def _kind(jv) -> str:
+    operator = jv.operator
+    does = ("sink" if isinstance(operator, ParquetSink) else "spark" if isinstance(operator, SparkFunction)
+            else "arrow" if isinstance(operator, ArrowFunction) else "pass-through")  # fmt: skip
+    return f"source, {does}" if jv.sources else does
+
+
+def _origin(ejv, decision, explanation) -> str:
+    if ejv.parallelism is None:
+        return "undecided"
+    if decision is not None:
+        return "inferred" if not ejv.inputs else "decided"
+    if ejv.job_vertex.parallelism is not None:
+        return "user"
+    if explanation is not None and explanation.text.startswith("forward group"):
+        return "forward"
+    return "fixed"
+
+
+def _waiting_for(state, ejv, ended: bool) -> str:
+    if ended:
+        return "never decided: the job ended before its inputs were done"
+    waiting = [f"{p.name} ({p.unfinished} of {len(p.vertices)} tasks to finish)" if p.is_initialized
+               else f"{p.name} (not started)" for p in ejv.producers if not p.is_finished]  # fmt: skip
+    if waiting:
+        return "waiting for its inputs: " + ", ".join(waiting)
+    pending = state.growth.pending.get(ejv.name) if state.growth is not None else None
+    if pending == "inferring":
+        return "its sources are being listed to infer its parallelism"
+    return "its parallelism is being decided"
+
+
+def _task_bytes(ejv) -> tuple[int, int] | None:
+    """The smallest and largest bytes of non-broadcast input the decided ranges give a task;
+    the part of a subpartition cut across tasks is estimated from its partitions' share, as
+    the decider does."""
+    if not ejv.is_initialized:
+        return None
+    totals = np.zeros(len(ejv.vertices), dtype=np.float64)
+    counted = False
+    for result in ejv.inputs:
+        info, produced = ejv.input_infos.get(result.id), result.produced
+        if result.is_broadcast or info is None or produced is None:
+            continue
+        counted = True
+        if produced.per_partition is not None:
+            for k in range(len(info)):
+                for piece in info[k].slices:
+                    sub = piece.subpartitions
+                    for p in range(piece.partitions.start, piece.partitions.end + 1):
+                        totals[k] += produced.per_partition[p][sub.start : sub.end + 1].sum()
+            continue
+        prefix = np.concatenate(([0], np.cumsum(produced.subpartition_sums)))
+        whole = int(produced.partition_totals.sum())
+        for k in range(len(info)):
+            for piece in info[k].slices:
+                sub, parts = piece.subpartitions, piece.partitions
+                size = float(prefix[sub.end + 1] - prefix[sub.start])
+                if whole and (parts.start, parts.end) != (0, len(result.partitions) - 1):
+                    size *= produced.partition_totals[parts.start : parts.end + 1].sum() / whole
+                totals[k] += size
+    return (int(totals.min()), int(totals.max())) if counted else None
+
+
+def _result(result) -> ResultFacts:
+    edge = result.edge
+    produced = result.produced
+    facts = ResultFacts(
+        result.id, edge.source.name, edge.target.name, result.pattern.value.replace("_", "-"),
+        str(edge.partitioner), edge.result_type.label, produced.total if produced else 0,
+        len(result.partitions),
+    )  # fmt: skip
+    if produced is None or produced.per_partition is not None or result.is_broadcast:
+        return facts
+    consumer = result.consumer
+    info = consumer.input_infos.get(result.id) if consumer.is_initialized else None
+    ranges: tuple[tuple[int, int], ...] = ()
+    splits: tuple[tuple[int, int], ...] = ()
+    if info is not None:
+        ranges = tuple(
+            (min(s.subpartitions.start for s in info[k].slices),
+             max(s.subpartitions.end for s in info[k].slices))
+            for k in range(len(info))
+        )  # fmt: skip
+        whole = (0, len(result.partitions) - 1)
+        pieces: dict[int, int] = {}
+        for k in range(len(info)):
+            for piece in info[k].slices:
+                if (piece.partitions.start, piece.partitions.end) != whole:  # a cut, not a copy
+                    for s in range(piece.subpartitions.start, piece.subpartitions.end + 1):
+                        pieces[s] = pieces.get(s, 0) + 1
+        splits = tuple(sorted((s, n) for s, n in pieces.items() if n > 1))
+    return ResultFacts(
+        facts.result, facts.source, facts.target, facts.pattern, facts.partitioner,
+        facts.result_type, facts.bytes, facts.partitions,
+        tuple(int(b) for b in produced.subpartition_sums), ranges, splits,
+    )  # fmt: skip

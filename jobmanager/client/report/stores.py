@@ -1,0 +1,91 @@
+"""Finding a job's event log, running or ended, with its cluster or without, and reading it
+into facts; the job history.
+
+A job's log is in its store while the job runs and until ``jobstore.expiration-time`` after
+it ended (``jobstore.dir``), and in its archive from its end on
+(``jobmanager.archive.fs.dir``): both are files, so nothing here needs Ray, and a job whose
+cluster is gone is read the same way. The store of a running job is read as it is being
+written: a record cut short at its end is left alone, not repaired.
+"""
+
+from __future__ import annotations
+
+import cloudpickle
+
+from jobmanager.client.report.facts import JobFacts, facts_from_log
+from jobmanager.errors import JobStoreError
+from jobmanager.messages import events as ev
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.archive import archive_root, archived_jobs
+from jobmanager.runtime.eventlog import read_log
+from jobmanager.runtime.jobstore import JobStore, job_ids, store_root
+
+__all__ = ["find_job", "history", "job_facts"]
+
+
+def find_job(job_id: str, config: Configuration | None = None, store_url: str | None = None
+             ) -> JobStore:  # fmt: skip
+    """The store of ``job_id`` (``store_url`` if known, else under ``jobstore.dir``), or its
+    archive; LookupError naming where it looked."""
+    config = config or Configuration()
+    places = [JobStore(store_url.rstrip("/").rsplit("/", 1)[0], job_id)] if store_url else []
+    places += [JobStore(store_root(config), job_id), JobStore(archive_root(config), job_id)]
+    for store in places:
+        if store.exists():
+            return store
+    where = " or ".join(dict.fromkeys(s.url.rsplit("/", 1)[0] for s in places))
+    raise LookupError(f"no job {job_id!r} in {where} (set jobstore.dir or "
+                      "jobmanager.archive.fs.dir if it ran with another)")  # fmt: skip
+
+
+def job_facts(store: JobStore, job_id: str) -> JobFacts:
+    """Replay the job's whole log (from its start, not a snapshot: the timeline needs every
+    event)."""
+    records = store._call("read the event log", lambda: list(read_log(store.events_url)))
+    submitted = store.submitted(records)
+    try:
+        graph = cloudpickle.loads(store.blob(submitted.graph_key))
+    except JobStoreError:
+        raise
+    except Exception as error:
+        raise JobStoreError(f"job store {store.url}: the job graph cannot be read back here "
+                            f"(its code needs what it imported): {type(error).__name__}: "
+                            f"{error}") from None  # fmt: skip
+    return facts_from_log(graph, submitted, records[1:], job_id, store.final_status())
+
+
+def history(config: Configuration | None = None) -> list[dict]:
+    """Every archived job, newest first, and the jobs whose store has no archive yet (running,
+    or ended moments ago): name, id, status, submitted and ended times, tasks."""
+    config = config or Configuration()
+    jobs = {job_id: _row(job_id, status) for job_id, status in archived_jobs(archive_root(config))}
+    for job_id, submitted, final in _stored_jobs(store_root(config)):
+        if job_id in jobs:
+            continue
+        jobs[job_id] = _row(job_id, final) if final else {
+            "job_id": job_id, "name": submitted.name, "status": "not ended",
+            "submitted_at": submitted.submitted_at, "ended_at": None, "tasks": None,
+        }  # fmt: skip
+    return sorted(jobs.values(), key=lambda job: job["submitted_at"] or 0, reverse=True)
+
+
+def _row(job_id: str, status: dict) -> dict:
+    return {
+        "job_id": job_id,
+        "name": status.get("name", ""),
+        "status": status.get("status", ""),
+        "submitted_at": status.get("submitted_at"),
+        "ended_at": status.get("ended_at"),
+        "tasks": sum(v.get("tasks", 0) for v in status.get("vertices", [])),
+    }
+
+
+def _stored_jobs(root: str) -> list[tuple[str, ev.JobSubmitted, dict | None]]:
+    jobs = []
+    for job_id in job_ids(root):
+        try:
+            store = JobStore(root, job_id)
+            jobs.append((job_id, store.submitted(), store.final_status()))
+        except JobStoreError:
+            continue  # not a job's store, or one being created
+    return jobs

@@ -1,0 +1,86 @@
+"""A finished job's archive: what ``tidal history``, ``tidal explain`` and ``tidal report``
+read once the job's store is gone.
+
+Flink's JobManager archives a finished job to ``jobmanager.archive.fs.dir`` for its history
+server; Tidal's does the same without a server. The archive has the layout of a job store
+(``jobmanager.runtime.jobstore``) holding only what a replay of the job needs: the event log,
+the job graph's blob, the final status and the logs. Snapshots, shuffle descriptors and the
+vertices' code blobs stay behind, and go when the store expires. The newest
+``historyserver.archive.retained-jobs`` archives are kept.
+"""
+
+from __future__ import annotations
+
+import os
+
+import structlog
+
+from blob import BlobKey
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.eventlog import JobStoreError
+from jobmanager.runtime.jobstore import JobStore, job_ids
+
+__all__ = ["archive_job", "archive_root", "archived_jobs"]
+
+_log = structlog.get_logger("tidal.archive")
+
+
+def archive_root(config: Configuration) -> str:
+    """``jobmanager.archive.fs.dir``, else ``$TIDAL_HOME/history`` (``~/.tidal/history``)."""
+    configured = config["jobmanager.archive.fs.dir"]
+    if configured and "://" in configured:
+        return configured.rstrip("/")
+    home = os.environ.get("TIDAL_HOME") or os.path.join(os.path.expanduser("~"), ".tidal")
+    return os.path.abspath(os.path.expanduser(configured or os.path.join(home, "history")))
+
+
+def archive_job(store: JobStore, root: str, retained: int) -> JobStore:
+    """Copy what a replay of the job needs from its ``store`` into its archive under ``root``
+    (written whole before the final status, which marks an archive complete), then drop the
+    oldest archives beyond ``retained`` (-1: keep all)."""
+    archive = JobStore(root, store.url.rstrip("/").rsplit("/", 1)[-1])
+
+    def copy() -> None:
+        source, target = store.fs, archive.fs
+        if target.exists(archive.path):
+            target.rm(archive.path, recursive=True)
+        for folder in ("events", "logs"):
+            try:
+                names = source.ls(f"{store.path}/{folder}", detail=False)
+            except FileNotFoundError:
+                continue
+            target.makedirs(f"{archive.path}/{folder}", exist_ok=True)
+            for name in names:
+                target.pipe_file(f"{archive.path}/{folder}/{name.rsplit('/', 1)[-1]}",
+                                 source.cat_file(name))  # fmt: skip
+        graph = BlobKey(store.submitted().graph_key)
+        archive.blobs().put(store.blobs().get(graph))
+        target.pipe_file(f"{archive.path}/status.json", source.cat_file(f"{store.path}/status.json"))
+
+    archive._call("archive the job", copy)
+    if retained >= 0:
+        _drop_oldest(root, retained)
+    return archive
+
+
+def archived_jobs(root: str) -> list[tuple[str, dict]]:
+    """``(job id, final status)`` of every complete archive under ``root``, newest first."""
+    jobs = []
+    for job_id in job_ids(root):
+        try:
+            status = JobStore(root, job_id).final_status()
+        except JobStoreError:  # not an archive
+            continue
+        if status is not None:  # else being written
+            jobs.append((job_id, status))
+    jobs.sort(key=lambda job: job[1].get("submitted_at") or 0, reverse=True)
+    return jobs
+
+
+def _drop_oldest(root: str, retained: int) -> None:
+    jobs = archived_jobs(root)
+    for job_id, _ in jobs[retained:]:
+        try:
+            JobStore(root, job_id).remove()
+        except JobStoreError as error:
+            _log.warning("old archive not removed", job=job_id, error=str(error))

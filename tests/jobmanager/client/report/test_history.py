@@ -1,0 +1,74 @@
+"""The job history, on real files with no cluster: a finished job's archive holds what a
+replay needs, reads back to the same facts as its store did, outlives the store, is listed
+newest first, and only the newest ``historyserver.archive.retained-jobs`` are kept."""
+
+import cloudpickle
+import pytest
+
+from jobmanager.client.report import find_job, history, job_facts
+from jobmanager.messages import events as ev
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.archive import archive_job
+from jobmanager.runtime.jobstore import JobStore
+from tests.jobmanager.client.report.recorded import START_MS, SUMS_CONFIG, record, sums_bytes, sums_job
+
+
+def stored_job(root: str, job_id: str, submitted_s: float) -> JobStore:
+    """A finished job's store, as a JobManager leaves it: log, graph blob, final status, logs."""
+    graph = sums_job()
+    submitted, records, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes)
+    store = JobStore(root, job_id)
+    store.create()
+    key = store.blobs().put(cloudpickle.dumps(graph)).digest
+    store.blobs().put(b"a shuffle descriptor the archive leaves behind")
+    log = store.open_log(1 << 20)
+    shift = int(submitted_s * 1000) - START_MS
+    log.append(ev.JobSubmitted(submitted.name, key, submitted.config, submitted_s, 8, ()), START_MS + shift)
+    for time_ms, event in records:
+        log.append(event, time_ms + shift)
+    log.close()
+    store.write_final_status({"job_id": job_id, "name": "sums", "status": "FINISHED", "cause": "",
+                              "submitted_at": submitted_s, "ended_at": submitted_s + 2.5,
+                              "vertices": [{"tasks": 2}, {"tasks": 2}, {"tasks": 2}]})  # fmt: skip
+    store.write_log("jobmanager", b"job done\n")
+    return store
+
+
+@pytest.fixture
+def config(tmp_path):
+    return Configuration({"jobstore.dir": str(tmp_path / "jobs"),
+                          "jobmanager.archive.fs.dir": str(tmp_path / "history")})  # fmt: skip
+
+
+def test_an_archive_reads_back_to_the_facts_its_store_gave_and_outlives_it(config, tmp_path):
+    store = stored_job(config["jobstore.dir"], "aaaa", 1000.0)
+    live = job_facts(find_job("aaaa", config), "aaaa")
+    archive = archive_job(store, config["jobmanager.archive.fs.dir"], -1)
+    store.remove()
+    found = find_job("aaaa", config)
+    assert found.url == archive.url
+    assert job_facts(found, "aaaa") == live
+    assert found.logs() == {"jobmanager": b"job done\n"}
+    blobs = [p for p in (tmp_path / "history" / "aaaa" / "blobs").rglob("*") if p.is_file()]
+    assert len(blobs) == 1  # the graph only
+    assert not (tmp_path / "history" / "aaaa" / "snapshots").exists()
+
+
+def test_history_lists_newest_first_and_keeps_only_the_retained_jobs(config):
+    for n, job_id in enumerate(["old", "mid", "new"]):
+        store = stored_job(config["jobstore.dir"], job_id, 1000.0 + 100 * n)
+        archive_job(store, config["jobmanager.archive.fs.dir"], 2)
+        store.remove()
+    jobs = history(config)
+    assert [(j["job_id"], j["status"], j["tasks"]) for j in jobs] == [
+        ("new", "FINISHED", 6), ("mid", "FINISHED", 6)]
+    assert jobs[0]["ended_at"] - jobs[0]["submitted_at"] == 2.5
+    with pytest.raises(LookupError, match="no job 'old' in"):
+        find_job("old", config)
+
+
+def test_a_job_with_a_store_and_no_archive_yet_is_listed_as_not_ended(config):
+    store = stored_job(config["jobstore.dir"], "live", 2000.0)
+    store.fs.rm_file(f"{store.path}/status.json")
+    assert [(j["job_id"], j["status"], j["name"]) for j in history(config)] == [
+        ("live", "not ended", "sums")]
