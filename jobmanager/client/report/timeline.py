@@ -119,12 +119,16 @@ class TimelineBuilder:
                 self.ended.append((opened, time_ms, "lost", ""))
 
     def _recovered(self, event: ev.JobManagerRecovered, time_ms: int) -> None:
-        answered = {report.task_manager for report in event.task_managers}
+        """Attempts the answering TaskManagers neither run nor ended are lost, as are those
+        on TaskManagers that did not answer (the core reruns them)."""
+        running = {tuple(key) for report in event.task_managers for key in report.running}
         for report in event.task_managers:
             self._add_slots(report.task_manager, report.slots)
             for ended in report.ended:
                 self._ended(ended, time_ms)
-        self._lose(lambda o: o.deploy.task_manager not in answered, time_ms)
+        self._lose(lambda o: (o.deploy.vertex, o.deploy.subtask, o.deploy.attempt) not in running,
+                   time_ms)  # fmt: skip
+        answered = {report.task_manager for report in event.task_managers}
         self.markers.append(Marker(time_ms, "recovery", f"JobManager recovered: "
                                    f"{len(answered)} TaskManagers answered"))  # fmt: skip
 

@@ -123,3 +123,26 @@ def test_explain_says_the_whole_reason_per_vertex():
     assert "  tasks given: smallest 11.7 KiB, largest 99.6 KiB of non-broadcast input" in lines
     assert "  skew: probe -> join: subpartition 5 cut into 4 pieces, one task each" in text
     assert "probe [pass-through]: parallelism 4, set by the user (vertex max 4)" in lines
+
+
+def test_a_jobmanager_recovery_is_marked_and_its_attempts_end_where_the_log_says():
+    import random
+
+    from jobmanager.model.config import Configuration
+    from tests.jobmanager.core.crash import crash_and_recover
+
+    graph = sums_job()
+    recovery = crash_and_recover(graph, Configuration(SUMS_CONFIG), seed=3, crash_at=8,
+                                 fates=random.Random(5), byte_model=sums_bytes)  # fmt: skip
+    assert recovery.terminated is not None and recovery.terminated.status == "FINISHED"
+    records = [(START_MS + 10 * (i + 1), e) for i, e in enumerate(recovery.log)]
+    submitted, _, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes)
+    facts = facts_from_log(graph, submitted, records, "job-3")
+    recovered = time_of(records, ev.JobManagerRecovered)
+    assert [m.time_ms for m in facts.markers if m.kind == "recovery"] == [recovered]
+    assert facts.recoveries == 1 and facts.status == "FINISHED"
+    last = {}
+    for a in facts.attempts:
+        last[(a.vertex, a.subtask)] = a
+    assert all(a.outcome == "finished" for a in last.values()), last  # each task's last attempt
+    assert all(a.ended_ms is not None for a in facts.attempts)  # nothing left open at the end
