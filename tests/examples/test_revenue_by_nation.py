@@ -129,8 +129,15 @@ def test_the_functions_run_split_match_the_reference(tiny_data, spark_session, t
 
 
 class _TestingHandle:
+    job_id = "0123456789abcdef"
+
     def __init__(self, result, graph) -> None:
         self.result, self.graph = result, graph
+
+    def report(self, path: str) -> str:
+        with open(path, "w") as out:
+            out.write("<!DOCTYPE html>")
+        return path
 
     def wait(self, progress=False):
         assert progress
@@ -167,12 +174,14 @@ def test_main_prints_the_result_and_every_decision(hand_data, tmp_path, monkeypa
     out = tmp_path / "result"
     out.mkdir()
     code = revenue_by_nation.main(["--data", str(hand_data), "--out", str(out),
-                                   "--address", "ray://head:10001",
-                                   "-D", "taskmanager.numberOfTaskSlots=2"])
+                                   "--address", "ray://head:10001", "--report",
+                                   str(tmp_path / "job.html"), "-D", "taskmanager.numberOfTaskSlots=2"])
     printed = capsys.readouterr().out
     assert code == 0
     assert "ARGENTINA" in printed and "195.00" in printed
     assert printed.count("48.0 MiB / 16.0 MiB per task") == 8
+    assert printed.strip().splitlines()[-1] == (
+        f"report written to {tmp_path / 'job.html'} (or: tidal report 0123456789abcdef)")
     (address, graph, config) = submitted[0]
     assert address == "ray://head:10001"
     assert config == {"taskmanager.numberOfTaskSlots": "2"}
@@ -184,6 +193,9 @@ def test_main_exits_non_zero_with_the_cause_when_the_job_fails(hand_data, tmp_pa
     monkeypatch.setitem(sys.modules, "jobmanager.client.client",
                         _testing_client_module("FAILED", cause="ZeroDivisionError in orders"))
     monkeypatch.setattr(revenue_by_nation, "generate", lambda data, scale: None)
-    code = revenue_by_nation.main(["--data", str(hand_data), "--out", str(tmp_path / "r")])
+    code = revenue_by_nation.main(["--data", str(hand_data), "--out", str(tmp_path / "r"),
+                                   "--report", str(tmp_path / "job.html")])
     assert code == 1
-    assert "job failed: ZeroDivisionError in orders" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "job failed: ZeroDivisionError in orders" in err
+    assert f"report written to {tmp_path / 'job.html'}" in err

@@ -158,8 +158,14 @@ def test_a_consumer_reads_a_remote_producers_partition_through_read_chunk(local_
     ray.get(consumer_tm.cancel.remote("never-deployed", 0, 0))
     assert wait_for(job_manager, lambda e: isinstance(e, TaskCanceled)) == TaskCanceled(
         "never-deployed", 0, 0)
-    kinds = [type(e) for e in events_of(job_manager)]
-    assert kinds.count(TaskRunning) == 4
+    # a task says it runs before it ends, never after (a task that ended before its report
+    # went out is reported ended only: how many TaskRunning reports there are is a race)
+    events = events_of(job_manager)
+    ended = {(e.vertex, e.subtask, e.attempt): i for i, e in enumerate(events)
+             if isinstance(e, (TaskFinished, TaskFailed, TaskCanceled))}  # fmt: skip
+    running = [(i, (e.vertex, e.subtask, e.attempt)) for i, e in enumerate(events)
+               if isinstance(e, TaskRunning)]  # fmt: skip
+    assert all(i < ended[key] for i, key in running), events
 
     ray.get(producer_tm.detach.remote(JOB))  # the job leaves: its files go, the process stays
     assert not os.path.exists(roots["tm-a"])
