@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -77,8 +76,8 @@ def write_outputs(
             written = writer.finish()
         registry.add(partition_id, tdd.attempt, written.path)
         values = filter_values(table, output.filter_column) if output.filter_column else ()
-        counts = np.asarray(written.bytes_per_subpartition, dtype="<i8")
-        produced.append(ProducedPartition(output.result, counts.tobytes(), values))
+        produced.append(ProducedPartition.of(output.result, written.bytes_per_subpartition,
+                                             output.breakdown, values))  # fmt: skip
     return tuple(produced)
 
 

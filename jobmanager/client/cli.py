@@ -57,6 +57,8 @@ def stress(
     )
     if as_json:
         typer.echo(json.dumps(report.as_json()))
+        if report.status != "FINISHED":
+            raise typer.Exit(1)
         return
     console = Console()
     mode = " adaptive" if adaptive else ""
@@ -77,6 +79,8 @@ def stress(
     )
     for vertex, why in report.decisions.items():
         console.print(f"[bold]{vertex}[/bold] -> {report.parallelisms[vertex]}: {why}")
+    if report.status != "FINISHED":
+        raise typer.Exit(1)
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:

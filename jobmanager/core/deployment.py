@@ -24,6 +24,7 @@ from jobmanager.core.executiongraph import (
     ExecutionVertex,
     IntermediateResultPartition,
 )
+from jobmanager.core.executiongraph.result_bytes import needs_breakdown
 from jobmanager.messages.deployment import (
     InputGateDeploymentDescriptor,
     InputSlice,
@@ -145,6 +146,7 @@ class TaskDeploymentDescriptorFactory:
                 p.result.edge.partitioner.kind.value,
                 p.result.edge.partitioner.keys,
                 p.result.edge.dynamic_filtering or "",
+                needs_breakdown(p.result, p.index),
             )
             for p in vertex.produced
         )

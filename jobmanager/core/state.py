@@ -241,7 +241,7 @@ class JobManagerState(Failing, Reconciling):
             partition.mark_finished(location)
         for report in event.produced:
             result = self.graph.results[report.result]
-            result.produced.record(v.subtask, report.counts())
+            result.produced.record(v.subtask, report)
             if self.growth is not None:
                 self.growth.record_filter_values(report.result, report.filter_values)
         ejv = v.job_vertex

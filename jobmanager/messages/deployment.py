@@ -71,7 +71,9 @@ class InputGateDeploymentDescriptor:
 @dataclass(frozen=True, slots=True)
 class ResultPartitionDeploymentDescriptor:
     """One output of a task: the partition it writes and how to split it. ``filter_column``:
-    the edge carries dynamic filtering, so report the distinct values of that column."""
+    the edge carries dynamic filtering, so report the distinct values of that column.
+    ``breakdown``: report bytes per subpartition even when there are many (else a total will
+    do; see ``ProducedPartition``)."""
 
     result: str
     index: int
@@ -79,6 +81,7 @@ class ResultPartitionDeploymentDescriptor:
     partitioner: str
     keys: tuple[str, ...]
     filter_column: str = ""
+    breakdown: bool = True
 
 
 @register

@@ -100,25 +100,82 @@ class TaskRunning:
 
 @message
 class ProducedPartition:
-    """Bytes one finished task wrote to each subpartition of one result partition, as a
-    little-endian int64 array (for a broadcast result: one number, the bytes produced once).
-    ``filter_values``: for an edge with dynamic filtering, the values of the filtering column
-    this task's output holds."""
+    """Bytes one finished task wrote to the subpartitions of one result partition, in the
+    smallest of three forms the scheduler can use, so a report costs what the task wrote,
+    never the consumer's parallelism:
+
+    - sparse, when at most an eighth of the subpartitions were written to: ``written`` holds
+      their indices (little-endian int32) and ``subpartition_bytes`` their bytes (int64), in
+      the same order (a task that wrote nothing sends two empty strings);
+    - dense: ``subpartition_bytes`` holds every subpartition's bytes (``written`` None);
+    - total only, when the scheduler said it needs no breakdown (the consumer's ranges are
+      fixed and there are many subpartitions): ``total_bytes``, every subpartition possibly
+      written.
+
+    ``subpartitions``: how many the partition has (the dense form says it by its length).
+    For a broadcast result: one subpartition, the bytes produced once. ``filter_values``: for
+    an edge with dynamic filtering, the values of the filtering column this task's output
+    holds."""
 
     result: str
     subpartition_bytes: bytes
     filter_values: tuple[str, ...] = ()
+    written: bytes | None = None
+    subpartitions: int = 0
+    total_bytes: int | None = None
 
     @staticmethod
-    def of(result: str, counts) -> ProducedPartition:
-        return ProducedPartition(result, np.asarray(counts, dtype="<i8").tobytes())
+    def of(result: str, counts, breakdown: bool = True, filter_values: tuple[str, ...] = ()
+           ) -> ProducedPartition:  # fmt: skip
+        """The smallest form of ``counts`` (bytes per subpartition); ``breakdown`` False
+        allows the total-only form."""
+        counts = np.asarray(counts, dtype="<i8")
+        written = np.flatnonzero(counts)
+        if len(written) <= len(counts) // 8:
+            return ProducedPartition(result, counts[written].tobytes(), filter_values,
+                                     written.astype("<i4").tobytes(), len(counts))  # fmt: skip
+        if not breakdown:
+            return ProducedPartition.total_only(result, int(counts.sum()), len(counts), filter_values)
+        return ProducedPartition(result, counts.tobytes(), filter_values)
+
+    @staticmethod
+    def total_only(result: str, total: int, subpartitions: int,
+                   filter_values: tuple[str, ...] = ()) -> ProducedPartition:  # fmt: skip
+        return ProducedPartition(result, b"", filter_values, None, subpartitions, total)
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.written is not None
+
+    @property
+    def has_breakdown(self) -> bool:
+        return self.total_bytes is None
+
+    @property
+    def num_subpartitions(self) -> int:
+        return self.subpartitions if self.subpartitions or self.is_sparse else len(self.subpartition_bytes) // 8
+
+    def written_indices(self) -> np.ndarray:
+        """The subpartitions a sparse report lists."""
+        return np.frombuffer(self.written or b"", dtype="<i4")
+
+    def values(self) -> np.ndarray:
+        """The bytes of the listed subpartitions (sparse) or of every one (dense)."""
+        return np.frombuffer(self.subpartition_bytes, dtype="<i8")
 
     def counts(self) -> np.ndarray:
-        return np.frombuffer(self.subpartition_bytes, dtype="<i8")
+        """Every subpartition's bytes (a total-only report has none to give)."""
+        if not self.has_breakdown:
+            raise ValueError(f"the report of {self.result!r} carries only its total")
+        if not self.is_sparse:
+            return self.values()
+        dense = np.zeros(self.num_subpartitions, dtype=np.int64)
+        dense[self.written_indices()] = self.values()
+        return dense
 
     @property
     def total(self) -> int:
-        return int(self.counts().sum())
+        return self.total_bytes if self.total_bytes is not None else int(self.values().sum())
 
 
 @message

@@ -18,6 +18,7 @@ import numpy as np
 
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionGraph
+from jobmanager.core.executiongraph.result_bytes import needs_breakdown
 from jobmanager.core.state import JobManagerState, Probe
 from jobmanager.messages import events as ev
 from jobmanager.model.inference import infer_vertex_parallelism
@@ -36,7 +37,8 @@ ByteModel = Callable[[str, int, str, int], bytes]
 
 
 def uniform_bytes(per_task: int) -> ByteModel:
-    """Each task writes ``per_task`` bytes spread evenly over its subpartitions."""
+    """Each task writes ``per_task`` bytes spread evenly over its subpartitions (a
+    ``total_bytes`` attribute tells a report that needs no breakdown without building one)."""
     cache: dict[int, bytes] = {}
 
     def model(vertex: str, subtask: int, result: str, subpartitions: int) -> bytes:
@@ -47,6 +49,7 @@ def uniform_bytes(per_task: int) -> ByteModel:
             packed = cache[subpartitions] = counts.tobytes()
         return packed
 
+    model.total_bytes = per_task
     return model
 
 
@@ -123,12 +126,26 @@ class SimulatedTaskManagers:
         produced = []
         for p in vertex.produced:
             n = p.result.subpartition_count(p.index)
-            packed = self.byte_model(deploy.vertex, deploy.subtask, p.result.id, n)
             values = ()
             if self.filter_values is not None and p.result.edge.dynamic_filtering:
                 values = self.filter_values(p.result.id, deploy.subtask)
-            produced.append(ev.ProducedPartition(p.result.id, packed, values))
+            produced.append(self._report(deploy, p, n, values))
         return ev.TaskFinished(*key, tuple(produced))
+
+    def _report(self, deploy: cmd.DeployTask, partition, n: int, values) -> ev.ProducedPartition:
+        """The report a TaskManager would send (``ProducedPartition.of``); a uniform model's
+        total-only report is made without building the n numbers, as a TaskManager's writer
+        counts them as it writes."""
+        result = partition.result
+        uniform = getattr(self.byte_model, "total_bytes", None)
+        breakdown = needs_breakdown(result, partition.index)
+        if uniform is not None and not breakdown and min(uniform, n) > n // 8:  # dense
+            return ev.ProducedPartition.total_only(result.id, uniform, n, values)
+        packed = self.byte_model(deploy.vertex, deploy.subtask, result.id, n)
+        counts = np.frombuffer(packed, dtype="<i8")
+        if breakdown and np.count_nonzero(counts) > n // 8:  # dense: the model's bytes, shared
+            return ev.ProducedPartition(result.id, packed, values)
+        return ev.ProducedPartition.of(result.id, counts, breakdown, values)
 
 
 @dataclass

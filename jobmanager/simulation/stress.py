@@ -102,6 +102,7 @@ class StressReport:
 
     def as_json(self) -> dict:
         return {
+            "status": self.status,
             "phases": self.phases,
             "execution_graph_retained_bytes": self.execution_graph_retained_bytes,
             "tasks": self.tasks,

@@ -251,7 +251,8 @@ def _result(result) -> ResultFacts:
         str(edge.partitioner), edge.result_type.label, produced.total if produced else 0,
         len(result.partitions),
     )  # fmt: skip
-    if produced is None or produced.per_partition is not None or result.is_broadcast:
+    if (produced is None or produced.per_partition is not None or result.is_broadcast
+            or not produced.has_breakdown):  # many subpartitions, consumer fixed: totals only
         return facts
     consumer = result.consumer
     info = consumer.input_infos.get(result.id) if consumer.is_initialized else None

@@ -10,6 +10,12 @@ For all-to-all results a partition that wrote to few of its subpartitions also k
 (Spark's map statuses do the same), so a consumer is not sent to read a thousand empty ranges:
 nothing is kept for the common dense case.
 
+Recording a report costs what the task wrote, not the consumer's parallelism: a sparse report
+lists only the subpartitions written to, and a task whose consumer's ranges are already fixed
+sends only its total when it has many subpartitions (``needs_breakdown``), so a dense 100,000 x
+100,000 all-to-all is 100,000 numbers, not 10^10. Such a result has no per-subpartition sums
+(``has_breakdown`` False); nothing schedules by them.
+
 A partition is counted once, from its first finished attempt. A rerun of a deterministic
 producer writes the same bytes; a nondeterministic one may differ, which affects only how
 evenly consumers are balanced, never what they read.
@@ -19,14 +25,26 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ResultBytes", "report_problem"]
+__all__ = ["BREAKDOWN_UP_TO", "ResultBytes", "needs_breakdown", "report_problem"]
+
+BREAKDOWN_UP_TO = 1024
+"""A task reports bytes per subpartition for at most this many subpartitions when nothing
+needs them (the job report charts them); beyond it, only when the scheduler does."""
+
+
+def needs_breakdown(result, partition_index: int) -> bool:
+    """Whether the producer of this partition must report its bytes per subpartition: the
+    consumer's parallelism is still to be decided from them (its subpartitions were sized for
+    its max parallelism), or there are few enough to keep for the report anyway."""
+    return (result.dynamic_subpartitions is not None
+            or result.subpartition_count(partition_index) <= BREAKDOWN_UP_TO)  # fmt: skip
 
 
 class ResultBytes:
     """``subpartitions`` None: a pointwise result, whose partitions are kept one by one."""
 
     __slots__ = ("subpartition_sums", "partition_totals", "per_partition", "counted", "sparse",
-                 "_index")  # fmt: skip
+                 "has_breakdown", "_index")  # fmt: skip
 
     def __init__(self, partitions: int, subpartitions: int | None) -> None:
         self.subpartition_sums = np.zeros(subpartitions or 0, dtype=np.int64)
@@ -36,25 +54,35 @@ class ResultBytes:
             self.per_partition = [np.zeros(0, dtype=np.int64)] * partitions
         self.counted = np.zeros(partitions, dtype=bool)
         self.sparse: dict[int, np.ndarray] = {}
+        self.has_breakdown = True
         self._index: tuple | None = None
 
-    def record(self, partition: int, counts: np.ndarray) -> None:
+    def record(self, partition: int, report) -> None:
+        """Count a ``ProducedPartition`` (its first finished attempt only), in O(what the
+        report holds)."""
         if self.counted[partition]:
             return
+        n = report.num_subpartitions
         if self.per_partition is not None:
-            self.per_partition[partition] = np.array(counts, dtype=np.int64)
-        elif len(counts) != len(self.subpartition_sums):
-            raise ValueError(
-                f"partition {partition} reported {len(counts)} subpartitions, "
-                f"expected {len(self.subpartition_sums)}"
-            )
+            self.per_partition[partition] = np.array(report.counts(), dtype=np.int64)
+        elif n != len(self.subpartition_sums):
+            raise ValueError(f"partition {partition} reported {n} subpartitions, "
+                             f"expected {len(self.subpartition_sums)}")  # fmt: skip
+        elif report.is_sparse:
+            written = report.written_indices()
+            self.subpartition_sums[written] += report.values()
+            self.sparse[partition] = written.astype(np.int32)
+            self._index = None
+        elif not report.has_breakdown:
+            self.has_breakdown = False
         else:
+            counts = report.values()
             self.subpartition_sums += counts
-            if np.count_nonzero(counts) <= len(counts) // 8:  # counted without an index array
+            if np.count_nonzero(counts) <= n // 8:  # a dense report of a sparse partition
                 self.sparse[partition] = np.flatnonzero(counts).astype(np.int32)
                 self._index = None
         self.counted[partition] = True
-        self.partition_totals[partition] = int(counts.sum())
+        self.partition_totals[partition] = report.total
 
     @property
     def total(self) -> int:
@@ -68,10 +96,11 @@ class ResultBytes:
             self.counted.tobytes(),
             None if self.per_partition is None else tuple(a.tobytes() for a in self.per_partition),
             tuple((p, written.tobytes()) for p, written in self.sparse.items()),
+            self.has_breakdown,
         )
 
     def restore(self, image: tuple) -> None:
-        sums, totals, counted, per_partition, sparse = image
+        sums, totals, counted, per_partition, sparse, self.has_breakdown = image
         self.subpartition_sums = np.frombuffer(sums, dtype=np.int64).copy()
         self.partition_totals = np.frombuffer(totals, dtype=np.int64).copy()
         self.counted = np.frombuffer(counted, dtype=bool).copy()
@@ -119,10 +148,17 @@ def report_problem(vertex, produced) -> str:
         return f"reported results {reported}, expected {sorted(expected)}"
     for report in produced:
         partition = expected[report.result]
-        if partition.result.produced.per_partition is None:
-            wanted = partition.result.subpartition_count(partition.index)
-            reported_count = len(report.subpartition_bytes) // 8
-            if reported_count != wanted:
-                return (f"reported {reported_count} subpartitions for {report.result}, "
+        result = partition.result
+        if not report.has_breakdown and needs_breakdown(result, partition.index):
+            return f"reported only the total of {report.result}, whose bytes per subpartition are needed"
+        if report.is_sparse and len(report.written_indices()) != len(report.values()):
+            return f"reported {len(report.values())} byte counts for {len(report.written_indices())} subpartitions of {report.result}"
+        if result.produced.per_partition is None:
+            wanted = result.subpartition_count(partition.index)
+            if report.num_subpartitions != wanted:
+                return (f"reported {report.num_subpartitions} subpartitions for {report.result}, "
                         f"expected {wanted}")  # fmt: skip
+            if report.is_sparse and len(report.written_indices()) and (
+                    int(report.written_indices().max()) >= wanted or int(report.written_indices().min()) < 0):
+                return f"reported a subpartition of {report.result} outside 0..{wanted - 1}"
     return ""

@@ -26,7 +26,8 @@ def test_tidal_stress_json_prints_exactly_the_documented_keys():
         capture_output=True, text=True, check=True, timeout=120,
     ).stdout
     figures = json.loads(out.strip().splitlines()[-1])
-    assert set(figures) == {"phases", "execution_graph_retained_bytes", "tasks", "regions"}
+    assert set(figures) == {"status", "phases", "execution_graph_retained_bytes", "tasks", "regions"}
+    assert figures["status"] == "FINISHED"
     assert set(figures["phases"]) == set(PHASES)
     for phase in figures["phases"].values():
         assert set(phase) == {"seconds", "peak_bytes"}
@@ -46,3 +47,20 @@ def test_adaptive_stress_decides_the_consumer_from_simulated_bytes():
     assert report.status == "FINISHED" and report.tasks == 600
     assert report.parallelisms == {"v0": 300, "v1": 300}
     assert "per task" in report.decisions["v1"]
+
+
+def test_tidal_stress_exits_non_zero_when_the_job_did_not_finish(monkeypatch):
+    from typer.testing import CliRunner
+
+    import jobmanager.simulation.stress as stress
+    from jobmanager.client.cli import app
+
+    def failing(*args, **kwargs):
+        report = run_stress(20)
+        report.status = "FAILED"
+        return report
+
+    monkeypatch.setattr(stress, "run_stress", failing)
+    done = CliRunner().invoke(app, ["stress", "--parallelism", "20", "--json"])
+    assert done.exit_code == 1
+    assert json.loads(done.output.strip().splitlines()[-1])["status"] == "FAILED"
