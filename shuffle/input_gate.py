@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from shuffle.descriptors import ShuffleDescriptor
 from shuffle.ranges import IndexRange
-from shuffle.reader import read_range
+from shuffle.reader import PartitionFileReader
 from shuffle.remote import FetchChunk, fetch_range
 from shuffle.server import DEFAULT_CHUNK_BYTES
 
@@ -53,6 +53,7 @@ class InputGate:
         if concurrent_fetches < 1 or max_fetches_ahead < 1:
             raise ValueError("concurrent_fetches and max_fetches_ahead must be positive")
         self._fetch_chunk = fetch_chunk
+        self.local_bytes = 0  # stored bytes of the local ranges read so far
         self._chunk_bytes = chunk_bytes
         self._concurrent_fetches = concurrent_fetches
         self._max_fetches_ahead = max_fetches_ahead
@@ -65,7 +66,7 @@ class InputGate:
         ]
         if not remote_positions:
             for descriptor, subpartitions in self.inputs:
-                yield read_range(descriptor.path, descriptor.partition_id, subpartitions)
+                yield self._read_local(descriptor, subpartitions)
             return
         pool = ThreadPoolExecutor(
             min(self._concurrent_fetches, len(remote_positions)), thread_name_prefix="tidal-fetch"
@@ -84,9 +85,15 @@ class InputGate:
                 if position in fetches:
                     yield fetches.pop(position).result()
                 else:
-                    yield read_range(descriptor.path, descriptor.partition_id, subpartitions)
+                    yield self._read_local(descriptor, subpartitions)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _read_local(self, descriptor: ShuffleDescriptor, subpartitions: IndexRange) -> pa.Table:
+        with PartitionFileReader(descriptor.path, descriptor.partition_id) as reader:
+            table = reader.read_range(subpartitions)
+            self.local_bytes += reader.index.range_layout(subpartitions).data_size
+        return table
 
     def read_all(self) -> pa.Table:
         """Every input concatenated, in order. Inputs must share one schema."""

@@ -87,6 +87,6 @@ def read_index(
     """The checked index of a partition file of ``file_size`` bytes, read through
     ``read_at(offset, size)`` (which must return exactly ``size`` bytes or raise)."""
     tail = bytes(read_at(max(0, file_size - FOOTER.size), min(file_size, FOOTER.size)))
-    index_offset, count, _, index_crc = decode_footer(partition_id, where, tail, file_size)
-    section = bytes(read_at(index_offset, file_size - FOOTER.size - index_offset))
-    return decode_index(partition_id, where, section, count, index_crc, index_offset)
+    footer = decode_footer(partition_id, where, tail, file_size)
+    section = bytes(read_at(footer.index_offset, file_size - FOOTER.size - footer.index_offset))
+    return decode_index(partition_id, where, section, footer)

@@ -12,15 +12,17 @@ When the held pieces exceed ``buffer_bytes`` at the start of a write, they are c
 per-subpartition in-memory streams first, so a producer that writes a lot in many calls holds
 compressed bytes, not its rows; the file is still written only at the end.
 
-``finish`` returns the bytes each subpartition takes in the file: the numbers the adaptive
-scheduler decides parallelism and ranges from. A broadcast partition has one subpartition, so
+``finish`` returns the bytes each subpartition holding rows takes in the file: the numbers the
+adaptive scheduler decides parallelism and ranges from. Only those subpartitions are listed, in
+the file's index and in what ``finish`` returns, so a task that writes a few rows into ten
+thousand subpartitions does a few rows' work. A broadcast partition has one subpartition, so
 its bytes are reported once, not once per consumer.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-import uuid
 import zlib
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,24 +41,39 @@ __all__ = ["ResultPartitionWriter", "WrittenPartition"]
 
 _OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)
 _THREADS = max(1, min(4, os.cpu_count() or 1))
+_FILE_NUMBERS = itertools.count()  # temporary names, unique in the process (a counter is
+# thread-safe and, unlike uuid4, takes no system call)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class WrittenPartition:
-    """A finished partition file: where it is and what each subpartition holds."""
+    """A finished partition file: where it is and what the subpartitions holding rows hold
+    (``written``: their indices, in order; ``lengths`` and ``rows`` theirs)."""
 
     partition_id: PartitionId
     path: str
-    bytes_per_subpartition: np.ndarray  # int64, bytes in the file
-    rows_per_subpartition: np.ndarray  # int64
-
-    @property
-    def num_subpartitions(self) -> int:
-        return len(self.bytes_per_subpartition)
+    num_subpartitions: int
+    written: np.ndarray  # int64 subpartition indices
+    lengths: np.ndarray  # int64, bytes in the file
+    rows: np.ndarray  # int64
 
     @property
     def total_bytes(self) -> int:
-        return int(self.bytes_per_subpartition.sum())
+        return int(self.lengths.sum())
+
+    @property
+    def bytes_per_subpartition(self) -> np.ndarray:
+        """Every subpartition's bytes, 0 for the empty ones (O(num_subpartitions))."""
+        return self._dense(self.lengths)
+
+    @property
+    def rows_per_subpartition(self) -> np.ndarray:
+        return self._dense(self.rows)
+
+    def _dense(self, values: np.ndarray) -> np.ndarray:
+        dense = np.zeros(self.num_subpartitions, dtype=np.int64)
+        dense[self.written] = values
+        return dense
 
     def descriptor(self, task_manager_id: str, node_id: str) -> ShuffleDescriptor:
         return ShuffleDescriptor(
@@ -155,31 +172,35 @@ class ResultPartitionWriter:
         self._check_open()
         self._done = True
         schema = self.schema if self.schema is not None else pa.schema([])
-        lengths = np.zeros(self.num_subpartitions, dtype=np.int64)
-        rows = np.zeros(self.num_subpartitions, dtype=np.int64)
-        checksums = np.zeros(self.num_subpartitions, dtype=np.int64)
-        temporary = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        held: list[tuple[int, int, int, int]] = []  # subpartition, length, rows, crc32
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}-{next(_FILE_NUMBERS)}.tmp")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with open(temporary, "wb") as file:
                 for index, data in self._finished_streams(schema):
-                    lengths[index] = data.size
-                    rows[index] = self._subpartitions[index].rows
-                    checksums[index] = zlib.crc32(data)
+                    held.append((index, data.size, self._subpartitions[index].rows, zlib.crc32(data)))
                     file.write(data)
-                entries = np.zeros(self.num_subpartitions, dtype=INDEX_ENTRY)
-                entries["offset"] = np.cumsum(lengths) - lengths
-                entries["length"] = lengths
-                entries["rows"] = rows
-                entries["checksum"] = checksums
-                file.write(encode_index_and_footer(int(lengths.sum()), entries, schema))
+                entries = np.zeros(len(held), dtype=INDEX_ENTRY)
+                if held:
+                    columns = np.array(held, dtype=np.int64)
+                    entries["subpartition"] = columns[:, 0]
+                    entries["length"] = columns[:, 1]
+                    entries["offset"] = np.cumsum(columns[:, 1]) - columns[:, 1]
+                    entries["rows"] = columns[:, 2]
+                    entries["checksum"] = columns[:, 3]
+                file.write(encode_index_and_footer(int(entries["length"].sum()), entries,
+                                                   self.num_subpartitions, schema))  # fmt: skip
             os.replace(temporary, self.path)
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
         finally:
             self._subpartitions = {}
-        return WrittenPartition(self.partition_id, str(self.path), lengths, rows)
+        return WrittenPartition(
+            self.partition_id, str(self.path), self.num_subpartitions,
+            entries["subpartition"].astype(np.int64), entries["length"].astype(np.int64),
+            entries["rows"].astype(np.int64),
+        )  # fmt: skip
 
     def abort(self) -> None:
         """Drop what was written; no file appears."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -44,7 +45,6 @@ from shuffle import (
     IndexRange,
     InputGate,
     PartitionError,
-    PartitionFileReader,
     ShuffleDescriptor,
 )
 from taskmanager.cancellation import CancelToken
@@ -205,13 +205,17 @@ def gate_reads(
     gate: InputGateDeploymentDescriptor, by_index: dict[int, ShuffleDescriptor]
 ) -> list[Read]:
     """(descriptor, subpartition range) for every slice and every partition in its range that
-    holds data for it (all of them unless the deployment says which)."""
-    with_data = None if gate.partitions is None else set(gate.partitions)
+    holds data for it (all of them unless the deployment says which: then only those are
+    looked at, so a consumer of a few of ten thousand producers does a few reads' work)."""
+    with_data = gate.partitions  # sorted, or None
     reads = []
     for piece in gate.slices:
-        for index in piece.partitions:
-            if with_data is not None and index not in with_data:
-                continue
+        span = piece.partitions
+        if with_data is None:
+            indices = range(span.start, span.end + 1)
+        else:
+            indices = with_data[bisect_left(with_data, span.start) : bisect_right(with_data, span.end)]
+        for index in indices:
             descriptor = by_index.get(index)
             if descriptor is None:
                 raise ValueError(
@@ -228,16 +232,13 @@ def read_gate(
     """The rows of every read, concatenated, the bytes read from partition files, and how
     many of them came from other nodes."""
     counter = _CountingFetch(fetch_chunk) if fetch_chunk is not None else None
-    tables = []
-    local_bytes = 0
+    gate = InputGate(reads, node_id, counter)
     try:
-        with closing(iter(InputGate(reads, node_id, counter))) as gate:
-            for (descriptor, subpartitions), table in zip(reads, gate, strict=True):
-                tables.append(table)
-                if descriptor.is_local_to(node_id):
-                    local_bytes += _range_bytes(descriptor, subpartitions)
+        with closing(iter(gate)) as tables_read:
+            tables = list(tables_read)
     except PartitionError as error:
         raise InputLost(error) from error
+    local_bytes = gate.local_bytes
     remote_bytes = counter.received if counter is not None else 0
     if not tables:
         return pa.table({}), 0, 0
@@ -249,12 +250,6 @@ def _descriptors(gate: InputGateDeploymentDescriptor, blobs: BlobCache) -> list[
     shipped = gate.descriptors
     payload = blobs.get(BlobKey(shipped.blob_key)) if shipped.offloaded else shipped.inline
     return decode_shuffle_descriptors(payload)
-
-
-def _range_bytes(descriptor: ShuffleDescriptor, subpartitions: IndexRange) -> int:
-    """The stored bytes of a range of a local partition file (its index, from the page cache)."""
-    with PartitionFileReader(descriptor.path, descriptor.partition_id) as reader:
-        return reader.index.range_layout(subpartitions).data_size
 
 
 def _schema_of(source: FileSource, split: FileSplit) -> pa.Table:

@@ -76,8 +76,9 @@ def write_outputs(
             written = writer.finish()
         registry.add(partition_id, tdd.attempt, written.path)
         values = filter_values(table, output.filter_column) if output.filter_column else ()
-        produced.append(ProducedPartition.of(output.result, written.bytes_per_subpartition,
-                                             output.breakdown, values))  # fmt: skip
+        produced.append(ProducedPartition.of_written(
+            output.result, written.num_subpartitions, written.written, written.lengths,
+            output.breakdown, values))  # fmt: skip
     return tuple(produced)
 
 

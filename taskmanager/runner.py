@@ -16,9 +16,9 @@ directory are removed.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +50,7 @@ from taskmanager.spark import SparkSessionProvider
 __all__ = ["TaskEnvironment", "run_task"]
 
 _TASK_DIRS = ".tasks"  # a result's folder never starts with a dot (ShuffleDirectory quotes it)
+_TASK_NUMBERS = itertools.count()  # names of task folders, unique in this process
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -77,7 +78,7 @@ def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: Cancel
     started = time.monotonic()
     env.report(TaskRunning(tdd.vertex, tdd.subtask, tdd.attempt))
     log.debug("task running", task_manager=env.task_manager_id)
-    task_dir = env.shuffle.root / _TASK_DIRS / f"{uuid.uuid4().hex}"
+    task_dir = env.shuffle.root / _TASK_DIRS / str(next(_TASK_NUMBERS))  # this process's own
     try:
         event: Event = _finished(tdd, env, cancel, task_dir, started)
         log.debug("task finished", rows_in=event.metrics.rows_in,

@@ -131,12 +131,24 @@ class ProducedPartition:
         allows the total-only form."""
         counts = np.asarray(counts, dtype="<i8")
         written = np.flatnonzero(counts)
-        if len(written) <= len(counts) // 8:
-            return ProducedPartition(result, counts[written].tobytes(), filter_values,
-                                     written.astype("<i4").tobytes(), len(counts))  # fmt: skip
+        return ProducedPartition.of_written(result, len(counts), written, counts[written], breakdown,
+                                            filter_values)  # fmt: skip
+
+    @staticmethod
+    def of_written(result: str, subpartitions: int, written, lengths, breakdown: bool = True,
+                   filter_values: tuple[str, ...] = ()) -> ProducedPartition:  # fmt: skip
+        """The smallest form, from the subpartitions ``written`` to (in order) and their
+        ``lengths``: O(written) unless the dense form is the smallest."""
+        written = np.asarray(written)
+        lengths = np.asarray(lengths, dtype="<i8")
+        if len(written) <= subpartitions // 8:
+            return ProducedPartition(result, lengths.tobytes(), filter_values,
+                                     written.astype("<i4").tobytes(), subpartitions)  # fmt: skip
         if not breakdown:
-            return ProducedPartition.total_only(result, int(counts.sum()), len(counts), filter_values)
-        return ProducedPartition(result, counts.tobytes(), filter_values)
+            return ProducedPartition.total_only(result, int(lengths.sum()), subpartitions, filter_values)
+        dense = np.zeros(subpartitions, dtype="<i8")
+        dense[written] = lengths
+        return ProducedPartition(result, dense.tobytes(), filter_values)
 
     @staticmethod
     def total_only(result: str, total: int, subpartitions: int,

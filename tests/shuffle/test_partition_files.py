@@ -90,7 +90,7 @@ def test_bytes_per_subpartition_are_what_the_file_holds(shuffle_directory, mixed
     assert written.bytes_per_subpartition.dtype == np.int64
     assert (written.bytes_per_subpartition > 0).all()
     size = shuffle_directory.path_for(PID).stat().st_size
-    schema_length = FOOTER.unpack(Path(written.path).read_bytes()[-FOOTER.size :])[2]
+    schema_length = FOOTER.unpack(Path(written.path).read_bytes()[-FOOTER.size :])[3]
     assert written.total_bytes + 6 * INDEX_ENTRY.itemsize + schema_length + FOOTER.size == size
 
 
@@ -200,3 +200,25 @@ def test_a_range_outside_the_partition_is_refused(shuffle_directory):
 def test_writer_needs_a_subpartition(tmp_path):
     with pytest.raises(ValueError, match="needs a subpartition"):
         ResultPartitionWriter(tmp_path / "p", PID, 0, RebalancePartitioner())
+
+
+def test_a_few_rows_in_many_subpartitions_make_a_file_of_a_few_entries(shuffle_directory, mixed_table):
+    """The index lists only the subpartitions written to: a file's size, and a range read's
+    work, follow what the producer wrote, not how many subpartitions the consumer may have."""
+    table = mixed_table(5)
+    with shuffle_directory.writer(PID, 100_000, RebalancePartitioner(offset=99_997)) as writer:
+        writer.write(table)
+        written = writer.finish()
+    assert written.written.tolist() == [0, 1, 99_997, 99_998, 99_999]  # round robin, wrapped
+    assert written.num_subpartitions == 100_000
+    size = Path(written.path).stat().st_size
+    assert size < written.total_bytes + 5 * INDEX_ENTRY.itemsize + 2000
+    with PartitionFileReader(written.path, PID) as reader:
+        assert reader.num_subpartitions == 100_000
+        assert len(reader.index.entries) == 5
+        whole = reader.read_range(IndexRange(0, 99_999))
+        assert _sorted_rows(whole) == _sorted_rows(table)
+        empty = reader.read_range(IndexRange(10, 99_000))
+        assert empty.num_rows == 0 and empty.schema.equals(table.schema)
+        for s in written.written.tolist():
+            assert reader.read_range(IndexRange(s, s)).num_rows == 1

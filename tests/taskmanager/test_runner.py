@@ -88,7 +88,7 @@ def test_an_arrow_task_partitions_its_output_and_reports_each_subpartitions_byte
     hashed, broadcast = finished.produced
     with PartitionFileReader(env.registry.path_for(PartitionId("enrich->agg", 0)),
                              PartitionId("enrich->agg", 0)) as reader:
-        assert hashed.counts().tolist() == reader.index.entries["length"].tolist()
+        assert hashed.counts().tolist() == reader.index.dense("length").tolist()
         for subpartition in range(4):
             rows = reader.read_range(IndexRange(subpartition, subpartition))
             assert (hash_columns(rows, ("key",)) % 4 == subpartition).all()
