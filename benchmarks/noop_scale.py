@@ -18,11 +18,17 @@ cluster whose TaskManagers stay up between jobs and whose standby JobManager is 
 JobManager process starting).
 Each side first runs ``--warmups`` unmeasured jobs (one by default: a cold
 JVM runs this job about four times slower than a warm one), then ``--repeats`` measured ones,
-alternating. ``ratio`` is Tidal's median seconds over the baseline's (issue 5 asks for at most
-1). Prints human lines, then one JSON object as the last line. ``--baseline-only`` runs PySpark
+alternating. ``ratio`` is Tidal's median seconds over the baseline's (at most 0.8 at N = 4,000).
+Prints human lines, then one JSON object as the last line. ``--baseline-only`` runs PySpark
 alone.
 
+``--sizes 1000,2000,4000`` measures how Tidal's cost grows instead: Tidal alone, the median
+seconds per task at each size, and ``ratio`` the largest size's seconds per task over the
+smallest's (1.0 is linear; the target is at most 1.3).
+
     python benchmarks/noop_scale.py                  # N = 1000
+    python benchmarks/noop_scale.py --n 4000
+    python benchmarks/noop_scale.py --sizes 1000,2000,4000
     python benchmarks/noop_scale.py --n 20 --warmups 0 --repeats 1
 """
 
@@ -49,7 +55,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from jobmanager import JobGraph, Partitioner, ResultPartitionType, arrow  # noqa: E402
 
-TARGET_RATIO = 1.0
+TARGET_RATIO = 0.8  # at N = 4,000
+TARGET_GROWTH = 1.3  # seconds per task, largest size over smallest
 _JOB_GROUP = "tidal-noop-scale"
 
 
@@ -121,9 +128,19 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                         help="unmeasured runs of each before them; 0 measures cold runs")
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
+    parser.add_argument("--sizes", default=None,
+                        help="comma-separated N: Tidal's seconds per task at each (no baseline)")
     args = parser.parse_args(argv)
     if args.n < 1 or args.repeats < 1 or args.warmups < 0:
         parser.error("--n and --repeats must be at least 1, --warmups at least 0")
+    if args.sizes:
+        try:
+            sizes = [int(n) for n in args.sizes.split(",")]
+        except ValueError:
+            parser.error(f"--sizes takes numbers separated by commas, not {args.sizes!r}")
+        if len(sizes) < 2 or min(sizes) < 1:
+            parser.error("--sizes needs at least two sizes of at least 1")
+        return growth(sizes, args)
 
     session = spark_session()
     client = None
@@ -164,6 +181,36 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "spark_seconds": round(spark, 3),
         "target_ratio": TARGET_RATIO,
         "ratio": None if tidal is None else round(tidal / spark, 3),
+    }
+    print(json.dumps(summary), flush=True)
+    return summary
+
+
+def growth(sizes: list[int], args) -> dict[str, object]:
+    """Tidal's median seconds per task at each size, warm, in one process."""
+    from jobmanager import Client
+
+    client = Client(address=args.address)
+    per_task = {}
+    for n in sizes:
+        runs = []
+        for run in range(args.warmups + args.repeats):
+            client.warm_up()
+            seconds = run_tidal(client, n)
+            if run >= args.warmups:
+                runs.append(seconds)
+        per_task[n] = statistics.median(runs) / (2 * n)
+        print(f"Tidal:   {n} x {n}, {[round(s, 2) for s in runs]} s, "
+              f"{per_task[n] * 1000:.3f} ms per task", flush=True)
+    summary = {
+        "benchmark": "noop_scale_growth",
+        "sizes": sizes,
+        "seconds_per_task": {str(n): round(s, 6) for n, s in per_task.items()},
+        "repeats": args.repeats,
+        "warmups": args.warmups,
+        "cpus": os.cpu_count(),
+        "target_ratio": TARGET_GROWTH,
+        "ratio": round(per_task[sizes[-1]] / per_task[sizes[0]], 3),
     }
     print(json.dumps(summary), flush=True)
     return summary

@@ -78,3 +78,12 @@ def test_the_noop_benchmark_runs_at_a_tiny_size():
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["tasks"] == 20 and figures["ratio"] > 0
+
+
+def test_the_noop_benchmark_measures_growth_at_tiny_sizes():
+    done = _script("benchmarks/noop_scale.py", "--sizes", "5,10", "--warmups", "0", "--repeats", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(figures["seconds_per_task"]) == {"5", "10"}
+    per_task = figures["seconds_per_task"]
+    assert abs(figures["ratio"] - per_task["10"] / per_task["5"]) < 0.01
