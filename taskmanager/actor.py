@@ -23,6 +23,7 @@ Options read from ``config`` (Flink-style keys):
 from __future__ import annotations
 
 import os
+import resource
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -190,6 +191,7 @@ class TaskManagerActor:
             "shape": self.shape,
             "job": job.job_id if job else None,
             "shuffle_root": str(job.shuffle.root) if job else "",
+            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         }
 
     # -- the job's work ---------------------------------------------------------------------------

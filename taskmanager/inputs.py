@@ -79,11 +79,13 @@ class ParquetFiles:
 @dataclass(frozen=True, slots=True, eq=False)
 class TaskInputs:
     """The inputs in the operator's argument order, and what reading them cost (of which
-    ``remote_bytes`` came from TaskManagers on other nodes)."""
+    ``remote_bytes`` came from TaskManagers on other nodes, in ``ranges_read`` reads of
+    partitions)."""
 
     tables: tuple[pa.Table | ParquetFiles, ...]
     bytes_read: int
     remote_bytes: int = 0
+    ranges_read: int = 0  # (partition, subpartition range) reads of the input gates
 
     @property
     def rows(self) -> int:
@@ -102,7 +104,7 @@ def read_inputs(
 ) -> TaskInputs:
     memo = memo or Memo(0)
     tables: list = []
-    bytes_read = remote_bytes = 0
+    bytes_read = remote_bytes = ranges_read = 0
     for index, source in enumerate(sources):
         cancel.check(f"before reading {source!r}")
         splits = _splits(source, index, tdd, blobs, memo)
@@ -122,11 +124,12 @@ def read_inputs(
             lambda: {d.partition_id.index: d for d in _descriptors(gate, blobs)},
         )
         reads = gate_reads(gate, by_index)
+        ranges_read += len(reads)
         table, size, remote = read_gate(reads, node_id, fetch_chunk)
         tables.append(table)
         bytes_read += size
         remote_bytes += remote
-    return TaskInputs(tuple(tables), bytes_read, remote_bytes)
+    return TaskInputs(tuple(tables), bytes_read, remote_bytes, ranges_read)
 
 
 def _splits(source: object, index: int, tdd: TaskDeploymentDescriptor, blobs: BlobCache,

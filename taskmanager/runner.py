@@ -123,6 +123,7 @@ def _finished(
         rows_out=result.rows,
         bytes_in=inputs.bytes_read,
         bytes_in_remote=inputs.remote_bytes,
+        ranges_read=inputs.ranges_read,
         duration_ms=int((time.monotonic() - started) * 1000),
     )
     return TaskFinished(tdd.vertex, tdd.subtask, tdd.attempt, produced, metrics)

@@ -47,11 +47,20 @@ def stress(
         False, help="Leave downstream parallelisms to the adaptive scheduler (max: --parallelism)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object of the figures."),
+    on_ray: bool = typer.Option(
+        False, "--on-ray", help="Run it for real on a Ray cluster (no-op Arrow tasks, real "
+        "TaskManagers and partition files), local unless --address."),
+    address: str = typer.Option(None, help="With --on-ray: the Ray cluster."),
 ) -> None:
-    """Run the real scheduling core against simulated TaskManagers and report its cost."""
+    """Run the real scheduling core against simulated TaskManagers (or, --on-ray, run the job
+    on a Ray cluster) and report its cost."""
     from jobmanager.simulation.stress import run_stress
 
     configure_logging("WARNING")
+    if on_ray:
+        _stress_on_ray(parallelism, pattern.value, result.value, vertices, adaptive, address,
+                       as_json)  # fmt: skip
+        return
     report = run_stress(
         parallelism, pattern.value, result.value, vertices, slots_per_taskmanager, adaptive
     )
@@ -81,6 +90,54 @@ def stress(
         console.print(f"[bold]{vertex}[/bold] -> {report.parallelisms[vertex]}: {why}")
     if report.status != "FINISHED":
         raise typer.Exit(1)
+
+
+def _stress_on_ray(parallelism: int, pattern: str, result: str, vertices: int, adaptive: bool,
+                   address: str | None, as_json: bool) -> None:  # fmt: skip
+    """Ctrl-C cancels the job and waits for it to end before leaving."""
+    from jobmanager.client.stress_on_ray import run_on_ray
+
+    submitted: list = []
+
+    def said(handle) -> None:
+        submitted.append(handle)
+        typer.echo(f"stress job {handle.job_id} submitted; Ctrl-C cancels it", err=True)
+
+    try:
+        report = run_on_ray(parallelism, pattern, result, vertices, adaptive, address,
+                            on_submit=said)  # fmt: skip
+    except KeyboardInterrupt:
+        if submitted:
+            typer.echo(f"cancelling {submitted[0].job_id} ...", err=True)
+            submitted[0].cancel("tidal stress interrupted (Ctrl-C)")
+            ended = submitted[0].wait(timeout=120)
+            typer.echo(f"job {submitted[0].job_id}: {ended.status}", err=True)
+        raise typer.Exit(130) from None
+    if as_json:
+        typer.echo(json.dumps(report))
+    else:
+        console = Console()
+        table = Table(title=f"tidal stress --on-ray: {vertices} x {parallelism} {pattern} {result} "
+                            f"-> {report['status']}")  # fmt: skip
+        table.add_column("phase")
+        table.add_column("seconds", justify="right")
+        for phase, figures in report["phases"].items():
+            table.add_row(phase, f"{figures['seconds']:.3f}")
+        console.print(table)
+        loop = report["jobmanager_loop"]
+        console.print(
+            f"{report['tasks']:,} tasks, {report['tasks_per_second']:,.0f} per second; "
+            f"{report['subpartition_reads']:,} subpartition range reads; JobManager loop "
+            f"{loop['median_ms']} ms median, {loop['p99_ms']} ms p99 over {loop['batches']:,} "
+            f"batches; peak memory: JobManager {_mib(report['jobmanager_peak_rss_bytes'])}, "
+            f"largest TaskManager {_mib(report['taskmanager_peak_rss_bytes'])}"
+        )
+    if report["status"] != "FINISHED":
+        raise typer.Exit(1)
+
+
+def _mib(n: int | None) -> str:
+    return "?" if n is None else f"{n / 2**20:.0f} MiB"
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:

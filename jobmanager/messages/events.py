@@ -193,13 +193,15 @@ class ProducedPartition:
 @message
 class TaskMetrics:
     """What a task did, for people: rows and bytes in and out (``bytes_in_remote`` of them
-    fetched from TaskManagers on other nodes), and how long it ran."""
+    fetched from TaskManagers on other nodes, in ``ranges_read`` reads of a subpartition range
+    of a partition), and how long it ran."""
 
     rows_in: int = 0
     rows_out: int = 0
     bytes_in: int = 0
     duration_ms: int = 0
     bytes_in_remote: int = 0
+    ranges_read: int = 0
 
 
 @message

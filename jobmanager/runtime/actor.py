@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import os
 import queue
+import resource
 import tempfile
 import threading
 import time
 import traceback
+from array import array
 
 import cloudpickle
+import numpy as np
 import ray
 import structlog
 
@@ -115,6 +118,7 @@ class JobManagerActor:
         self.ledger = TaskLedger()
         self.unrecoverable: tuple[str, str] | None = None
         self.ended_at: float | None = None
+        self.loop_seconds = array("d")  # how long each batch of the main loop took
         self.mailbox: queue.Queue = queue.Queue()
         self.warm = threading.Thread(target=_warm_up, name="tidal-warm-up", daemon=True)
         self.warm.start()
@@ -282,6 +286,7 @@ class JobManagerActor:
             ended = None if self.state is None else self.state.ended
             terminal = self.state is not None and self.state.status.is_terminal
         status["pid"] = os.getpid()
+        status["jobmanager"] = _process_figures(self.loop_seconds[:])  # a copy: the loop appends
         if self.unrecoverable is not None:
             status["status"], status["cause"] = self.unrecoverable
         elif self.recovering:
@@ -346,7 +351,9 @@ class JobManagerActor:
             try:
                 began = time.perf_counter()
                 self._apply(batch)
-                self.metrics.loop_batch(time.perf_counter() - began, len(batch))
+                took = time.perf_counter() - began
+                self.metrics.loop_batch(took, len(batch))
+                self.loop_seconds.append(took)
                 self._maybe_snapshot()
             except Exception as error:  # a bug in the core: fail the job, keep answering
                 self.log.error("internal error", error=repr(error), traceback=traceback.format_exc())
@@ -465,6 +472,17 @@ def _empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: str) -
         "task_managers": [],
         "recoveries": 0,
         "vertices": [],
+    }
+
+
+def _process_figures(loop_seconds: array) -> dict:
+    """This JobManager process's main loop latency per batch of events, and its peak memory."""
+    latencies = np.frombuffer(loop_seconds, dtype=np.float64) if len(loop_seconds) else None
+    return {
+        "loop_batches": len(loop_seconds),
+        "loop_median_ms": None if latencies is None else round(float(np.median(latencies)) * 1000, 3),
+        "loop_p99_ms": None if latencies is None else round(float(np.percentile(latencies, 99)) * 1000, 3),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
 
 

@@ -28,6 +28,7 @@ class TaskLedger:
         self.deployed_at: dict[tuple[str, int, int], float] = {}
         self.overhead_s = 0.0
         self.finished = 0
+        self.first_finished_at: float | None = None
 
     def saw_command(self, command: object, now: float) -> None:
         if type(command) is cmd.DeployTask:
@@ -44,6 +45,8 @@ class TaskLedger:
             self.running.discard((event.vertex, event.subtask, event.attempt))
             deployed = self.deployed_at.pop((event.vertex, event.subtask, event.attempt), None)
             if kind is ev.TaskFinished:
+                if self.first_finished_at is None:
+                    self.first_finished_at = now
                 if event.metrics is not None:
                     self.metrics[(event.vertex, event.subtask)] = event.metrics
                     if deployed is not None:
@@ -62,13 +65,14 @@ class TaskLedger:
             tuple(self.deployed_at.items()),
             self.overhead_s,
             self.finished,
+            self.first_finished_at,
         )
 
     @staticmethod
     def restore(image: tuple) -> TaskLedger:
         ledger = TaskLedger()
         (deployments, running, ledger.max_running, metrics, started, finished, deployed,
-         ledger.overhead_s, ledger.finished) = image  # fmt: skip
+         ledger.overhead_s, ledger.finished, ledger.first_finished_at) = image  # fmt: skip
         ledger.deployments = dict(deployments)
         ledger.running = {tuple(key) for key in running}
         ledger.metrics = {tuple(key): m for key, m in metrics}
@@ -99,6 +103,7 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
                 "rows_out": sum(m.rows_out for m in metrics),
                 "bytes_in": sum(m.bytes_in for m in metrics),
                 "bytes_in_remote": sum(m.bytes_in_remote for m in metrics),
+                "ranges_read": sum(m.ranges_read for m in metrics),
                 "bytes_out": sum(r.produced.total for r in ejv.outputs if r.produced is not None),
                 "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
                 "started_at": start,
@@ -115,6 +120,8 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
         "ended_at": ended_at,
         "max_running_tasks": ledger.max_running,
         "task_overhead_ms": round(1000 * ledger.overhead_s / max(ledger.finished, 1), 3),
+        "first_deployed_at": min(ledger.started_at.values(), default=None),
+        "first_task_finished_at": ledger.first_finished_at,
         "task_managers": sorted(state.task_managers),
         "recoveries": state.recoveries,
         "vertices": vertices,
