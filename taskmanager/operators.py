@@ -57,6 +57,7 @@ def run_operator(
         return OperatorResult(table, table.num_rows)
     if isinstance(operator, ParquetSink):
         table = _single_input(tables, tdd.vertex, "is a sink")
+        cancel.check("before writing its part file")  # a losing speculative attempt stops here
         write_part_file(table, part_file(operator, tdd.job_id, tdd.subtask, tdd.attempt))
         return OperatorResult(None, table.num_rows)
     if isinstance(operator, ArrowFunction):

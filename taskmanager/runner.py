@@ -76,7 +76,7 @@ def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: Cancel
         job=tdd.job_id, vertex=tdd.vertex, subtask=tdd.subtask, attempt=tdd.attempt
     )
     started = time.monotonic()
-    env.report(TaskRunning(tdd.vertex, tdd.subtask, tdd.attempt))
+    env.report(TaskRunning(tdd.vertex, tdd.subtask, tdd.attempt, env.wall_clock_ms()))
     log.debug("task running", task_manager=env.task_manager_id)
     task_dir = env.shuffle.root / _TASK_DIRS / str(next(_TASK_NUMBERS))  # this process's own
     try:

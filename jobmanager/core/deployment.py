@@ -124,7 +124,9 @@ class TaskDeploymentDescriptorFactory:
             partition.result.subpartition_count(partition.index),
         )
 
-    def create(self, vertex: ExecutionVertex) -> TaskDeploymentDescriptor:
+    def create(self, vertex: ExecutionVertex, attempt: int | None = None) -> TaskDeploymentDescriptor:
+        """The descriptor of ``attempt`` (default: the subtask's own; a speculative attempt
+        has another number)."""
         ejv = vertex.job_vertex
         groups = {g.result.id: g for g in vertex.consumed_groups}
         inputs = []
@@ -154,7 +156,7 @@ class TaskDeploymentDescriptorFactory:
             self.job_id,
             ejv.name,
             vertex.subtask,
-            vertex.attempt,
+            vertex.attempt if attempt is None else attempt,
             ejv.parallelism,
             tuple(inputs),
             outputs,

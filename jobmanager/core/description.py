@@ -35,4 +35,5 @@ def describe(state) -> tuple:
         state.backoff.describe(),
         state.restarts.describe(),
         state.growth.describe() if state.growth is not None else (),
+        state.speculation.describe(),
     )

@@ -75,7 +75,7 @@ class Failing:
         self._release(v.produced)
         for partition in v.produced:
             partition.reset()
-        v.attempt += 1
+        v.attempt = self.speculation.next_attempt(v)
         self.graph.transitions.move(v, S.CREATED)
 
     # -- job life cycle ---------------------------------------------------------------------------

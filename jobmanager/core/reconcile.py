@@ -110,6 +110,7 @@ class Reconciling:
         """A new JobManager took over: line the state up with what the TaskManagers say (see
         ``jobmanager.core.reconcile``), then carry on."""
         self.recoveries += 1
+        self.speculation.abandon()
         plan = plan_reconciliation(self.graph, self.task_managers, event)
         self.log.info("reconciling", task_managers=len(event.task_managers),
                       lost=len(plan.lost_task_managers), ended=len(plan.ended),

@@ -56,6 +56,7 @@ class StateSnapshot:
     slot_pool: tuple
     requests: tuple[tuple[int, int], ...]
     active: int
+    speculation: tuple = ()
 
 
 def take(state: JobManagerState) -> StateSnapshot:
@@ -96,6 +97,7 @@ def take(state: JobManagerState) -> StateSnapshot:
         slot_pool=state.slots.export(),
         requests=tuple((index, pending.index(r)) for index, r in state._requests.items()),
         active=state._active,
+        speculation=state.speculation.export(),
     )
 
 
@@ -147,6 +149,7 @@ def restore(
         vertex_at(index).slot = state.slots.slot(tm, slot)
     state._requests = {index: pending[position] for index, position in snapshot.requests}
     state._active = snapshot.active
+    state.speculation.restore(snapshot.speculation)
     state.strategy.restore(snapshot.strategy, vertex_at)
     if state.growth is not None:
         state.growth.restore(snapshot.growth)

@@ -36,6 +36,7 @@ from jobmanager.core.scheduler.regions import PipelinedRegions
 from jobmanager.core.scheduler.release import RegionPartitionGroupReleaseStrategy
 from jobmanager.core.scheduler.restarts import PendingRestarts
 from jobmanager.core.scheduler.slots import Slot, SlotPool, SlotRequest
+from jobmanager.core.scheduler.speculation import SPECULATION_TIMER, speculation_for
 from jobmanager.core.scheduler.strategy import (
     PipelinedRegionSchedulingStrategy,
     VertexwiseSchedulingStrategy,
@@ -101,6 +102,7 @@ class JobManagerState(Failing, Reconciling):
             max_slots if max_slots is not None else cluster_slots,
             self.config["jobmanager.slot-prefetch"],
         )
+        self.speculation = speculation_for(self, self.config)
         self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
         self.status = JobStatus.CREATED
         self.failure_cause = ""
@@ -137,6 +139,8 @@ class JobManagerState(Failing, Reconciling):
         handler = self._handlers.get(type(event))
         if handler is None:
             raise TypeError(f"not an event: {event!r}")
+        if self.speculation.owns(event):  # about a speculative attempt
+            handler = self.speculation.on_report
         handler(event)
         self.events_applied += 1
         out, self._out = self._out, []
@@ -169,6 +173,7 @@ class JobManagerState(Failing, Reconciling):
         else:
             self.graph.initialize(list(self.graph.job_vertices.values()))
         self.strategy.start_scheduling()
+        self.speculation.start()
         self._dispatch()
 
     def _on_task_manager_registered(self, event: ev.TaskManagerRegistered) -> None:
@@ -194,6 +199,7 @@ class JobManagerState(Failing, Reconciling):
 
     def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
         self.task_managers.pop(event.task_manager, None)
+        self.speculation.lost(event.task_manager)
         self.slots.remove(event.task_manager)
         failed: dict[int, ExecutionVertex] = {}
         for v in self.graph.vertices():
@@ -221,6 +227,7 @@ class JobManagerState(Failing, Reconciling):
         v = self._current(event)
         if v is not None and v.state is S.DEPLOYING:
             self.graph.transitions.move(v, S.RUNNING)
+            self.speculation.on_running(v, event)
 
     def _on_task_finished(self, event: ev.TaskFinished) -> None:
         v = self._current(event)
@@ -234,6 +241,7 @@ class JobManagerState(Failing, Reconciling):
         if problem:
             self._on_task_failed(ev.TaskFailed(v.name, v.subtask, v.attempt, problem, 0))
             return
+        self.speculation.on_finished(v, event)
         location = v.slot.task_manager
         self._free_slot(v)
         self.graph.transitions.move(v, S.FINISHED)
@@ -267,6 +275,13 @@ class JobManagerState(Failing, Reconciling):
             self._canceled(v)
             self._dispatch()
             return
+        fatal = None if event.lost_partition is not None else non_recoverable_cause(
+            event.error_types, self.config["restart-strategy.non-recoverable-exceptions"])
+        failed_attempt = v.attempt
+        if fatal is None and event.lost_partition is None and self.speculation.takes_over(v):
+            self.log.info("task attempt failed; its speculative attempt goes on", vertex=v.name,
+                          subtask=v.subtask, attempt=failed_attempt, now=v.attempt)  # fmt: skip
+            return
         self._free_slot(v)
         self.graph.transitions.move(v, S.FAILED)
         cause = f"{v.label} attempt {v.attempt} failed: {event.error}"
@@ -279,8 +294,6 @@ class JobManagerState(Failing, Reconciling):
                 lost.mark_lost()
                 cause += f" (input partition {event.lost_partition} lost)"
         self.log.warning("task failed", vertex=v.name, subtask=v.subtask, attempt=v.attempt)
-        fatal = None if event.lost_partition is not None else non_recoverable_cause(
-            event.error_types, self.config["restart-strategy.non-recoverable-exceptions"])
         if fatal is not None and self.status is JobStatus.RUNNING:
             self._fail_job(f"{cause}; not retried: {fatal} is an error no restart can fix")
         else:
@@ -295,6 +308,9 @@ class JobManagerState(Failing, Reconciling):
             self._dispatch()
 
     def _on_timer_fired(self, event: ev.TimerFired) -> None:
+        if event.token == SPECULATION_TIMER:
+            self.speculation.on_timer(event.time_ms)
+            return
         vertices = self.restarts.take(event.token)
         if vertices is None or self.status is not JobStatus.RUNNING:
             return
@@ -402,6 +418,7 @@ class JobManagerState(Failing, Reconciling):
         self._active -= 1
 
     def _cancel(self, v: ExecutionVertex) -> None:
+        self.speculation.drop(v)
         self.graph.transitions.move(v, S.CANCELING)
         self._out.append(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
 

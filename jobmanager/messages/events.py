@@ -93,9 +93,13 @@ class TaskManagerLost:
 
 @message
 class TaskRunning:
+    """The attempt started running, at ``time_ms`` by its TaskManager's clock (what the slow
+    task detector measures its execution time from)."""
+
     vertex: str
     subtask: int
     attempt: int
+    time_ms: int = 0
 
 
 @message
@@ -238,7 +242,10 @@ class TaskCanceled:
 
 @message
 class TimerFired:
+    """A timer the core started fired, at ``time_ms`` (the shell's clock)."""
+
     token: int
+    time_ms: int = 0
 
 
 @message

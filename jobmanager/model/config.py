@@ -238,6 +238,22 @@ OPTIONS: dict[str, Option] = {
                "Most slots the job's TaskManagers may have in all. Unset: the cluster's CPUs "
                "when the job was submitted (kept in the job's store, so a recovered job plans "
                "with the same number)."),
+        Option("execution.batch.speculative.enabled", _bool, False,
+               "Run another attempt of a task much slower than its finished peers, in a slot "
+               "on another TaskManager; the first to finish wins, the others are cancelled."),
+        Option("execution.batch.speculative.max-concurrent-executions", _int(2), 2,
+               "Most attempts of one task running at once, the first one included."),
+        Option("execution.batch.speculative.block-slow-node-duration", _positive_duration,
+               60_000, "A TaskManager found running a slow task takes no speculative "
+               "attempt for this long."),
+        Option("slow-task-detector.check-interval", _positive_duration, 1000,
+               "How often running tasks are checked for slowness (with speculation on)."),
+        Option("slow-task-detector.execution-time.baseline-lower-bound", _positive_duration,
+               60_000, "A task is never slow before it ran this long ..."),
+        Option("slow-task-detector.execution-time.baseline-ratio", _float(0.0, 1.0), 0.75,
+               "... nor before this share of its vertex's tasks finished ..."),
+        Option("slow-task-detector.execution-time.baseline-multiplier", _float(1.0), 1.5,
+               "... nor before it ran this many times the median of its finished peers."),
         Option("restart-strategy.type",
                _choice("none", "fixed-delay", "exponential-delay",
                        aliases={"off": "none", "disable": "none", "no_restart": "none",

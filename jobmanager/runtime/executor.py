@@ -161,7 +161,7 @@ class CommandExecutor:
 
     def _deploy(self, task_manager: str, commands: list[cmd.DeployTask]) -> None:
         tdds = [
-            encode(self.factory.create(self.state.graph.vertex(c.vertex, c.subtask)))
+            encode(self.factory.create(self.state.graph.vertex(c.vertex, c.subtask), c.attempt))
             for c in commands
         ]
         handle = self.task_managers.get(task_manager)
@@ -201,7 +201,8 @@ class CommandExecutor:
                 other.drop_blobs.remote(dropped)
 
     def _StartTimer(self, command: cmd.StartTimer) -> None:
-        timer = threading.Timer(command.delay_ms / 1000, self.enqueue, [ev.TimerFired(command.token)])
+        timer = threading.Timer(command.delay_ms / 1000,
+                                lambda: self.enqueue(ev.TimerFired(command.token, now_ms())))  # fmt: skip
         timer.daemon = True
         timer.start()
 

@@ -91,7 +91,8 @@ class SimulatedTaskManagers:
         kind = type(command)
         if kind is cmd.DeployTask:
             if self.reports_running:  # as a real TaskManager does, before the result
-                running = ev.TaskRunning(command.vertex, command.subtask, command.attempt)
+                running = ev.TaskRunning(command.vertex, command.subtask, command.attempt,
+                                         self.clock_ms)
                 return [running, self._run(command)]
             return [self._run(command)]
         if kind is cmd.RequestTaskManagers:
@@ -106,7 +107,7 @@ class SimulatedTaskManagers:
             return [ev.TaskCanceled(command.vertex, command.subtask, command.attempt)]
         if kind is cmd.StartTimer:
             self.clock_ms += command.delay_ms
-            return [ev.TimerFired(command.token)]
+            return [ev.TimerFired(command.token, self.clock_ms)]
         if kind is cmd.ReleasePartitions:
             self.released.extend(command.partitions)
             return []

@@ -92,6 +92,25 @@ class SlotPool:
                     return slot
         return self.free.popleft()
 
+    def take_free(self, allowed: Callable[[Slot], bool], preferred: Callable[[Slot], bool]
+                  ) -> Slot | None:  # fmt: skip
+        """A free slot that ``allowed`` accepts, one ``preferred`` likes if there is one, among
+        the first few free ones (a speculative attempt's slot); None if none is."""
+        fallback = None
+        for position, slot in enumerate(islice(self.free, _PREFERENCE_SCAN)):
+            if not allowed(slot):
+                continue
+            if preferred(slot):
+                del self.free[position]
+                return slot
+            if fallback is None:
+                fallback = position
+        if fallback is None:
+            return None
+        slot = self.free[fallback]
+        del self.free[fallback]
+        return slot
+
     @property
     def total_slots(self) -> int:
         return sum(len(slots) for slots in self.task_managers.values())

@@ -61,6 +61,8 @@ def test_tidal_stress_exits_non_zero_when_the_job_did_not_finish(monkeypatch):
         return report
 
     monkeypatch.setattr(stress, "run_stress", failing)
+    # the runner's stderr is closed after it: logging must not be pointed at it
+    monkeypatch.setattr("jobmanager.client.cli.configure_logging", lambda *a, **k: None)
     done = CliRunner().invoke(app, ["stress", "--parallelism", "20", "--json"])
     assert done.exit_code == 1
     assert json.loads(done.output.strip().splitlines()[-1])["status"] == "FAILED"
