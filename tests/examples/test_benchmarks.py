@@ -116,3 +116,10 @@ def test_recovery_benchmark_kills_a_jobmanager_and_loses_no_finished_task_at_a_t
     assert summary["finished_tasks_rerun"] == 0
     assert 0 < summary["recovery_seconds"] < summary["crashed_seconds"]
     assert summary["ratio"] > 0 and summary["baseline_ratio"] is None
+
+
+@pytest.mark.runtime
+def test_speculation_benchmark_runs_at_a_tiny_size(ray_cluster, capsys):
+    summary = load("speculation").main(["--task-seconds", "0.05", "--repeats", "1"])
+    assert summary["same_result"] is True and summary["ratio"] > 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == summary
