@@ -95,7 +95,8 @@ def _wait_for_progress(handle, fraction: float) -> int:
         done = sum(1 for v in vertices if v["tasks"] and v["finished"] == v["tasks"])
         wanted = min(max(1, round(fraction * len(vertices))), len(vertices) - 1)
         if status["status"] != "RUNNING" and status["status"] != "CREATED":
-            raise SystemExit(f"Tidal Q3 reached {status['status']} before the kill")
+            raise SystemExit(f"Tidal Q3 reached {status['status']} before the kill: "
+                             f"{status.get('cause') or 'no cause given'}")
         if vertices and done >= wanted:
             return status["pid"]
         time.sleep(0.01)

@@ -126,7 +126,7 @@ class TaskManagerActor:
                 report=report,
                 fetch_chunk=RayChunkFetcher(),
             )
-            slots = TaskSlots(self.slots, lambda tdd, token: run_task(tdd, environment, token), report)
+            slots = TaskSlots(self.slots, lambda tdd, token, queued: run_task(tdd, environment, token, queued), report)
             self._job = _JobSession(job_id, job_manager, shuffle, registry,
                                     PartitionServer(registry), blobs, slots, batcher, ended)  # fmt: skip
         self._log.info("serving job", job=job_id, shuffle_root=shuffle_root)

@@ -50,6 +50,7 @@ from shuffle import (
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import InputLost
 from taskmanager.memo import Memo
+from taskmanager.timing import TaskClock
 
 __all__ = [
     "ParquetFiles",
@@ -101,31 +102,38 @@ def read_inputs(
     cancel: CancelToken,
     memo: Memo | None = None,
     files_for_spark: bool = False,
+    clock: TaskClock | None = None,
 ) -> TaskInputs:
+    """``clock`` times fetching the shuffle descriptors as ``code`` and the reading as
+    ``read_input``."""
     memo = memo or Memo(0)
+    clock = clock or TaskClock()
     tables: list = []
     bytes_read = remote_bytes = ranges_read = 0
     for index, source in enumerate(sources):
         cancel.check(f"before reading {source!r}")
-        splits = _splits(source, index, tdd, blobs, memo)
-        files = whole_parquet_files(source, tdd, splits) if files_for_spark else None
-        if files is not None:
-            tables.append(files[0])
-            bytes_read += files[1]
-            continue
-        table, size = read_source(source, tdd, splits)
+        with clock.phase("read_input"):
+            splits = _splits(source, index, tdd, blobs, memo)
+            files = whole_parquet_files(source, tdd, splits) if files_for_spark else None
+            if files is not None:
+                tables.append(files[0])
+                bytes_read += files[1]
+                continue
+            table, size = read_source(source, tdd, splits)
         tables.append(table)
         bytes_read += size
     for gate in tdd.inputs:
         cancel.check(f"before reading input {gate.result!r}")
         shipped = gate.descriptors
-        by_index = memo.get(
-            ("descriptors", gate.result, shipped.group, shipped.version),
-            lambda: {d.partition_id.index: d for d in _descriptors(gate, blobs)},
-        )
-        reads = gate_reads(gate, by_index)
-        ranges_read += len(reads)
-        table, size, remote = read_gate(reads, node_id, fetch_chunk)
+        with clock.phase("code"):
+            by_index = memo.get(
+                ("descriptors", gate.result, shipped.group, shipped.version),
+                lambda: {d.partition_id.index: d for d in _descriptors(gate, blobs)},
+            )
+        with clock.phase("read_input"):
+            reads = gate_reads(gate, by_index)
+            ranges_read += len(reads)
+            table, size, remote = read_gate(reads, node_id, fetch_chunk)
         tables.append(table)
         bytes_read += size
         remote_bytes += remote

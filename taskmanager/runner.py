@@ -44,6 +44,7 @@ from taskmanager.inputs import read_inputs
 from taskmanager.memo import Memo
 from taskmanager.operators import run_operator
 from taskmanager.outputs import discard_outputs, write_outputs
+from taskmanager.timing import TaskClock
 from taskmanager.registry import PartitionRegistry
 from taskmanager.spark import SparkSessionProvider
 
@@ -70,17 +71,19 @@ class TaskEnvironment:
     memo: Memo = field(default_factory=Memo)
 
 
-def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: CancelToken) -> Event:
-    """Run the attempt and report how it ended; returns the final report."""
+def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: CancelToken,
+             queued_s: float = 0.0) -> Event:  # fmt: skip
+    """Run the attempt (which waited ``queued_s`` in its slot) and report how it ended;
+    returns the final report."""
     log = structlog.get_logger("tidal.task").bind(
         job=tdd.job_id, vertex=tdd.vertex, subtask=tdd.subtask, attempt=tdd.attempt
     )
-    started = time.monotonic()
+    clock = TaskClock()
     env.report(TaskRunning(tdd.vertex, tdd.subtask, tdd.attempt, env.wall_clock_ms()))
     log.debug("task running", task_manager=env.task_manager_id)
     task_dir = env.shuffle.root / _TASK_DIRS / str(next(_TASK_NUMBERS))  # this process's own
     try:
-        event: Event = _finished(tdd, env, cancel, task_dir, started)
+        event: Event = _finished(tdd, env, cancel, task_dir, clock, queued_s)
         log.debug("task finished", rows_in=event.metrics.rows_in,
                   rows_out=event.metrics.rows_out, duration_ms=event.metrics.duration_ms)
     except Exception as error:
@@ -105,18 +108,22 @@ def _finished(
     env: TaskEnvironment,
     cancel: CancelToken,
     task_dir: Path,
-    started: float,
+    clock: TaskClock,
+    queued_s: float,
 ) -> TaskFinished:
-    code = env.memo.get(("code", tdd.code_key), lambda: load_vertex_code(env.blobs, tdd))
+    with clock.phase("code"):
+        code = env.memo.get(("code", tdd.code_key), lambda: load_vertex_code(env.blobs, tdd))
     inputs = read_inputs(tdd, code.sources, env.blobs, env.node_id, env.fetch_chunk, cancel,
-                         env.memo, files_for_spark=isinstance(code.operator, SparkFunction))  # fmt: skip
+                         env.memo, files_for_spark=isinstance(code.operator, SparkFunction),
+                         clock=clock)  # fmt: skip
     cancel.check("before the operator")
     result = run_operator(code, inputs.tables, tdd, spark=env.spark, task_dir=task_dir,
-                          cancel=cancel)
+                          cancel=cancel, clock=clock)
     cancel.check("after the operator")
     produced = ()
     if result.table is not None:
-        produced = write_outputs(result.table, tdd, env.shuffle, env.registry, cancel)
+        with clock.phase("write_output"):
+            produced = write_outputs(result.table, tdd, env.shuffle, env.registry, cancel)
     cancel.check("after writing the outputs")
     metrics = TaskMetrics(
         rows_in=inputs.rows,
@@ -124,6 +131,9 @@ def _finished(
         bytes_in=inputs.bytes_read,
         bytes_in_remote=inputs.remote_bytes,
         ranges_read=inputs.ranges_read,
-        duration_ms=int((time.monotonic() - started) * 1000),
+        duration_ms=clock.elapsed_ms(),
+        phases=clock.breakdown(),
+        queued_ms=int(queued_s * 1000),
+        spark_jobs=clock.spark_jobs,
     )
     return TaskFinished(tdd.vertex, tdd.subtask, tdd.attempt, produced, metrics)

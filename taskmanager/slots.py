@@ -25,7 +25,7 @@ from taskmanager.failures import describe_failure
 __all__ = ["TaskKey", "TaskSlots", "task_key"]
 
 TaskKey = tuple[str, int, int]  # vertex, subtask, attempt
-RunTask = Callable[[TaskDeploymentDescriptor, CancelToken], Event]
+RunTask = Callable[[TaskDeploymentDescriptor, CancelToken, float], Event]
 
 _log = structlog.get_logger("tidal.taskmanager")
 
@@ -41,10 +41,11 @@ class _State(Enum):
 
 
 class _Task:
-    __slots__ = ("tdd", "token", "state", "cancel_requested", "done")
+    __slots__ = ("tdd", "token", "state", "cancel_requested", "done", "submitted_at")
 
     def __init__(self, tdd: TaskDeploymentDescriptor) -> None:
         self.tdd = tdd
+        self.submitted_at = time.monotonic()
         self.token = CancelToken()
         self.state = _State.QUEUED
         self.cancel_requested = False  # set under the lock, so the slot sees it when it ends
@@ -52,7 +53,8 @@ class _Task:
 
 
 class TaskSlots:
-    """``run(tdd, token)`` runs a task, reports its end and returns that report; ``report``
+    """``run(tdd, token, queued_s)`` runs a task that waited ``queued_s`` for its slot,
+    reports its end and returns that report; ``report``
     carries the TaskCanceled answers the tasks do not give themselves. Thread-safe."""
 
     def __init__(self, slots: int, run: RunTask, report: Callable[[Event], None]) -> None:
@@ -128,7 +130,7 @@ class TaskSlots:
             task.state = _State.RUNNING
         ended = None
         try:
-            ended = self._run(task.tdd, task.token)
+            ended = self._run(task.tdd, task.token, time.monotonic() - task.submitted_at)
         except Exception as error:  # a bug in the runtime, not the task's code: still its end
             _log.exception("a task escaped its runner", vertex=key[0], subtask=key[1],
                            attempt=key[2])  # fmt: skip

@@ -38,6 +38,7 @@ from taskmanager.cancellation import CancelToken
 from taskmanager.failures import JavaUnavailable
 from taskmanager.inputs import ParquetFiles, parquet_schema_key
 from taskmanager.memo import Memo
+from taskmanager.timing import TaskClock
 
 __all__ = [
     "DEFAULT_DRIVER_MEMORY",
@@ -180,30 +181,41 @@ def run_spark_function(
     job_group: str,
     vertex: str,
     cancel: CancelToken,
+    clock: TaskClock | None = None,
 ) -> pa.Table:
     """``function.fn(*dataframes).toArrow()``, its inputs read by Spark from Parquet files in
-    ``task_dir`` (the caller removes it), its Spark jobs in ``job_group``."""
-    session = spark.session()
+    ``task_dir`` (the caller removes it), its Spark jobs in ``job_group``. ``clock`` times
+    writing the inputs (``spark_input``), building the query (``spark_plan``: the function,
+    which only plans, and reading the inputs' schemas) and running it into Arrow
+    (``spark_run``)."""
+    clock = clock or TaskClock()
+    with clock.phase("spark_plan"):
+        session = spark.session()
     from pyspark.sql import DataFrame
 
-    inputs = [
-        table if isinstance(table, ParquetFiles)
-        else _write_parquet(table, task_dir / f"input-{index}.parquet")
-        for index, table in enumerate(tables)
-    ]  # fmt: skip
+    with clock.phase("spark_input"):
+        inputs = [
+            table if isinstance(table, ParquetFiles)
+            else _write_parquet(table, task_dir / f"input-{index}.parquet")
+            for index, table in enumerate(tables)
+        ]  # fmt: skip
     context = session.sparkContext
     context.setJobGroup(job_group, f"tidal task {job_group}", interruptOnCancel=True)
     stop_jobs = cancel.on_cancel(lambda: context.cancelJobGroup(job_group))
     try:
         cancel.check("before the spark function")
-        frames = [_frame(spark, files) for files in inputs]
-        result = function.fn(*frames)
+        with clock.phase("spark_plan"):
+            frames = [_frame(spark, files) for files in inputs]
+            result = function.fn(*frames)
         if not isinstance(result, DataFrame):
             raise TypeError(
                 f"vertex {vertex!r}: {function} returned {type(result).__name__}, "
                 "not a pyspark.sql.DataFrame"
             )
-        return result.toArrow()
+        with clock.phase("spark_run"):
+            table = result.toArrow()
+        clock.spark_jobs += len(context.statusTracker().getJobIdsForGroup(job_group))
+        return table
     finally:
         stop_jobs()
 

@@ -18,8 +18,23 @@ _ANSI = re.compile(rb"\x1b\[[0-9;]*m")
 
 
 def _ran(text: bytes) -> set[str]:
+    """The vertices a TaskManager ran tasks of, chained ones (``a -> b``) by each member."""
     match = _RAN.search(text)
-    return {v.strip() for v in match.group(1).decode().split(",") if v.strip()} if match else set()
+    if not match:
+        return set()
+    return {member.strip() for v in match.group(1).decode().split(",") for member in v.split(" -> ")
+            if member.strip()}  # fmt: skip
+
+
+_VERTEX_FIELD = re.compile(rb"\bvertex=(?:'([^']*)'|(\S+))")
+
+
+def _mentions(line: bytes, vertex: str) -> bool:
+    """Whether a log line is about ``vertex``, or a chain it is in."""
+    for quoted, bare in _VERTEX_FIELD.findall(line):
+        if vertex in (quoted or bare).decode(errors="replace").split(" -> "):
+            return True
+    return False
 
 
 def render_logs(logs: dict[str, bytes], vertex: str | None = None) -> str:
@@ -29,8 +44,7 @@ def render_logs(logs: dict[str, bytes], vertex: str | None = None) -> str:
         text = _ANSI.sub(b"", text)
         if vertex is not None:
             if process == "jobmanager":
-                wanted = re.compile(rb"\bvertex=" + re.escape(vertex.encode()) + rb"\b")
-                text = b"\n".join(line for line in text.splitlines() if wanted.search(line))
+                text = b"\n".join(line for line in text.splitlines() if _mentions(line, vertex))
             elif vertex not in _ran(text):
                 continue
         body = text.decode(errors="replace").rstrip("\n")

@@ -22,6 +22,10 @@ class VertexReport:
     bytes_out: int
     duration_s: float | None
     bytes_in_remote: int = 0
+    phases_ms: dict = field(default_factory=dict)  # where its tasks' time went, summed
+    queued_ms: int = 0
+    chain: str = ""  # the task it runs in, when chained with others (``a -> b``)
+    spark_jobs: int = 0
 
     @staticmethod
     def of(entry: dict) -> VertexReport:
@@ -29,7 +33,10 @@ class VertexReport:
             entry["name"], entry["parallelism"], entry["explanation"], entry["tasks"],
             entry["finished"], entry["deployments"], entry["rows_in"], entry["rows_out"],
             entry["bytes_in"], entry["bytes_out"], entry["duration_s"],
-            entry.get("bytes_in_remote", 0),
+            entry.get("bytes_in_remote", 0), dict(entry.get("phases_ms", {})),
+            entry.get("queued_ms", 0),
+            entry["name"] if len(entry.get("members", ())) > 1 else "",
+            entry.get("spark_jobs", 0),
         )  # fmt: skip
 
 
@@ -40,7 +47,8 @@ class JobResult:
     cause: str
     duration_s: float | None
     max_running_tasks: int
-    vertices: dict[str, VertexReport] = field(default_factory=dict)
+    vertices: dict[str, VertexReport] = field(default_factory=dict)  # by the job graph's names:
+    # vertices chained into one task share its report (its ``chain`` names the task)
 
     @property
     def succeeded(self) -> bool:
@@ -56,5 +64,6 @@ class JobResult:
             status["cause"],
             duration,
             status["max_running_tasks"],
-            {v["name"]: VertexReport.of(v) for v in status["vertices"]},
+            {member: report for v in status["vertices"] for report in (VertexReport.of(v),)
+             for member in v.get("members") or [v["name"]]},  # fmt: skip
         )

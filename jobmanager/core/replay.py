@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 from jobmanager.core import snapshot as snapshots
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
+from jobmanager.model.chaining import chained_graph
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 
@@ -31,6 +32,7 @@ def new_state(
 ) -> JobManagerState:
     """The state of a job as it was submitted, or as ``snapshot`` has it."""
     config = Configuration(dict(submitted.config))
+    job_graph = chained_graph(job_graph, submitted.chains)  # as decided when it was submitted
     if snapshot is not None:
         return snapshots.restore(job_graph, config, snapshot, job_id, submitted.cluster_cpus)
     return JobManagerState(job_graph, config, job_id=job_id, cluster_slots=submitted.cluster_cpus)

@@ -48,7 +48,8 @@ class JobSubmitted:
     the cluster at submission (the slot limit when ``slotmanager.number-of-slots.max`` is
     unset), so a JobManager replaying the log on another node makes the same plan.
     ``sink_paths`` are the targets of the job's Parquet sinks, so a job can be cleaned up
-    without unpickling its graph."""
+    without unpickling its graph. ``chains``: the vertices that run as one task
+    (``jobmanager.model.chaining``), decided once, here."""
 
     name: str
     graph_key: str
@@ -57,6 +58,7 @@ class JobSubmitted:
     cluster_cpus: int
     code_keys: tuple[tuple[str, str], ...]
     sink_paths: tuple[str, ...] = ()
+    chains: tuple[tuple[str, ...], ...] = ()
 
 
 @message
@@ -206,6 +208,9 @@ class TaskMetrics:
     duration_ms: int = 0
     bytes_in_remote: int = 0
     ranges_read: int = 0
+    phases: tuple[tuple[str, int], ...] = ()  # where the duration went, ms (taskmanager.timing)
+    queued_ms: int = 0  # how long it waited for its slot before it started
+    spark_jobs: int = 0  # Spark jobs its PySpark functions ran (chained ones share a query)
 
 
 @message

@@ -238,6 +238,9 @@ OPTIONS: dict[str, Option] = {
                "Most slots the job's TaskManagers may have in all. Unset: the cluster's CPUs "
                "when the job was submitted (kept in the job's store, so a recovered job plans "
                "with the same number)."),
+        Option("pipeline.operator-chaining.enabled", _bool, True,
+               "Run vertices joined by a FORWARD edge, one consumer to one producer, as one "
+               "task: one Spark query, no partition file between them."),
         Option("execution.batch.speculative.enabled", _bool, False,
                "Run another attempt of a task much slower than its finished peers, in a slot "
                "on another TaskManager; the first to finish wins, the others are cancelled."),

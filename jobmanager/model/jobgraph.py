@@ -155,6 +155,7 @@ class JobVertex:
         "infers_parallelism",
         "inputs",
         "outputs",
+        "chain_start",
     )
 
     def __init__(
@@ -165,6 +166,7 @@ class JobVertex:
         max_parallelism: int | None,
         operator: Any,
         sources: tuple = (),
+        chain_start: bool = False,
     ) -> None:
         if parallelism is not None and parallelism < 1:
             raise InvalidParallelismError(
@@ -185,6 +187,7 @@ class JobVertex:
         self.max_parallelism = max_parallelism
         self.operator = operator
         self.sources = tuple(sources)
+        self.chain_start = chain_start  # never chained to its producer (Flink's startNewChain)
         static = [
             s.static_parallelism()
             for s in self.sources
@@ -312,10 +315,14 @@ class JobGraph:
         max_parallelism: int | None = None,
         operator: Any = None,
         sources: tuple | list = (),
+        chain_start: bool = False,
     ) -> JobVertex:
+        """``chain_start``: run this vertex as its own task, never chained to its producer
+        (``jobmanager.model.chaining``)."""
         if name in self._vertices:
             raise DuplicateNameError(f"job graph {self.name!r} already has a vertex named {name!r}")
-        vertex = JobVertex(self, name, parallelism, max_parallelism, operator, tuple(sources))
+        vertex = JobVertex(self, name, parallelism, max_parallelism, operator, tuple(sources),
+                           chain_start)  # fmt: skip
         self._vertices[name] = vertex
         return vertex
 

@@ -42,6 +42,7 @@ from jobmanager.errors import TidalError
 from jobmanager.logs import configure_logging, log_since
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
+from jobmanager.model.chaining import chained_graph, decide_chains
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
@@ -150,7 +151,9 @@ class JobManagerActor:
         store = JobStore(self.store_root, self.job_id)
         store.create()
         blobs = store.blobs()
-        code_keys = tuple((v.name, blobs.put(serialize_vertex_code(v)).digest) for v in job_graph.vertices)
+        chains = decide_chains(job_graph, settings["pipeline.operator-chaining.enabled"])
+        code_keys = tuple((v.name, blobs.put(serialize_vertex_code(v)).digest)
+                          for v in chained_graph(job_graph, chains).vertices)  # fmt: skip
         submitted = ev.JobSubmitted(
             job_graph.name,
             blobs.put(graph).digest,
@@ -159,6 +162,7 @@ class JobManagerActor:
             max(1, int(ray.cluster_resources().get("CPU", 1))),
             code_keys,
             tuple(v.operator.path for v in job_graph.vertices if isinstance(v.operator, ParquetSink)),
+            chains,
         )
         events = store.open_log(settings["job-event.store.write-buffer.size"])
         events.append(submitted)

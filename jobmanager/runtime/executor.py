@@ -25,6 +25,7 @@ from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import encode
 from jobmanager.model.config import Configuration
+from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
@@ -243,8 +244,10 @@ class CommandExecutor:
 
     def _sinks(self):
         for name, ejv in self.state.graph.job_vertices.items():
-            if isinstance(ejv.job_vertex.operator, ParquetSink):
-                yield name, ejv.job_vertex.operator
+            operator = ejv.job_vertex.operator
+            sink = operator.sink if isinstance(operator, ChainedOperator) else operator
+            if isinstance(sink, ParquetSink):  # a sink, or a chain that ends in one
+                yield name, sink
 
     # -- outcomes -----------------------------------------------------------------------------
 

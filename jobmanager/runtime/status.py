@@ -10,6 +10,7 @@ from __future__ import annotations
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.messages import events as ev
+from jobmanager.model.chaining import ChainedOperator
 
 __all__ = ["TaskLedger", "job_status"]
 
@@ -90,9 +91,11 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
         metrics = [m for (name, _), m in ledger.metrics.items() if name == ejv.name]
         start, end = ledger.started_at.get(ejv.name), ledger.finished_at.get(ejv.name)
         explanation = growth.explanations.get(ejv.name) if growth else None
+        operator = ejv.job_vertex.operator
         vertices.append(
             {
                 "name": ejv.name,
+                "members": list(operator.names) if isinstance(operator, ChainedOperator) else [ejv.name],
                 "parallelism": ejv.parallelism,
                 "max_parallelism": ejv.max_parallelism,
                 "tasks": len(subtasks),
@@ -104,6 +107,9 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
                 "bytes_in": sum(m.bytes_in for m in metrics),
                 "bytes_in_remote": sum(m.bytes_in_remote for m in metrics),
                 "ranges_read": sum(m.ranges_read for m in metrics),
+                "phases_ms": _phases(metrics),
+                "queued_ms": sum(m.queued_ms for m in metrics),
+                "spark_jobs": sum(m.spark_jobs for m in metrics),
                 "bytes_out": sum(r.produced.total for r in ejv.outputs if r.produced is not None),
                 "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
                 "started_at": start,
@@ -126,6 +132,15 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
         "recoveries": state.recoveries,
         "vertices": vertices,
     }
+
+
+def _phases(metrics) -> dict[str, int]:
+    """Where the vertex's tasks spent their time, summed over its tasks (``taskmanager.timing``)."""
+    spent: dict[str, int] = {}
+    for m in metrics:
+        for name, ms in m.phases:
+            spent[name] = spent.get(name, 0) + ms
+    return spent
 
 
 def _fixed_reason(ejv, ended: bool) -> str:

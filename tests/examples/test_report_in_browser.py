@@ -93,7 +93,7 @@ def test_the_report_opens_in_chromium_with_every_vertex_and_its_parallelism(fini
         finally:
             chrome.close()
     assert problems == []
-    assert shown == {name: f"parallelism {v.parallelism}" for name, v in result.vertices.items()}
+    assert shown == {v.chain or name: f"parallelism {v.parallelism}" for name, v in result.vertices.items()}
     assert len(failed) == 1 and len(restarts) == 1
     assert len(dimmed) > 0  # clicking a vertex picks out its tasks
     assert (tmp_path / "report.png").stat().st_size > 10_000
@@ -110,13 +110,15 @@ def test_explain_report_and_history_read_the_finished_job(finished_job, tmp_path
     assert explained.returncode == 0, explained.stderr
     lines = explained.stdout.splitlines()
     assert lines[0].startswith(f"revenue-by-nation ({handle.job_id}): FINISHED")
-    for name, vertex in result.vertices.items():
-        assert any(line.startswith(f"{name} [") and f"parallelism {vertex.parallelism}," in line
-                   for line in lines), (name, explained.stdout)  # fmt: skip
+    for name, vertex in result.vertices.items():  # a chain's vertices as one, named "a -> b"
+        task = vertex.chain or name
+        assert any(line.startswith(f"{task} [") and f"parallelism {vertex.parallelism}," in line
+                   for line in lines), (task, explained.stdout)  # fmt: skip
     assert "  sources saw: FileSource(" in explained.stdout
     written = tidal("report", handle.job_id, "-o", str(tmp_path / "cli.html"))
     assert written.returncode == 0, written.stderr
-    assert (tmp_path / "cli.html").read_text().count('<g class="vertex"') == len(result.vertices)
+    tasks = {v.chain or name for name, v in result.vertices.items()}
+    assert (tmp_path / "cli.html").read_text().count('<g class="vertex"') == len(tasks)
     listed = tidal("history")
     assert listed.returncode == 0, listed.stderr
     assert handle.job_id in listed.stdout and "revenue-by-nation" in listed.stdout

@@ -94,6 +94,9 @@ def test_an_arrow_task_partitions_its_output_and_reports_each_subpartitions_byte
             assert (hash_columns(rows, ("key",)) % 4 == subpartition).all()
         assert sum(reader.index.entries["rows"]) == ROWS
     assert hashed.filter_values == ("r0", "r1", "r2")
+    phases = dict(finished.metrics.phases)
+    assert {"code", "read_input", "arrow_function", "write_output", "other"} <= set(phases)
+    assert abs(sum(phases.values()) - finished.metrics.duration_ms) <= max(2, 0.05 * finished.metrics.duration_ms)
     assert broadcast.counts().size == 1 and broadcast.total > 0
     whole = read_range(env.registry.path_for(PartitionId("enrich->side", 0)),
                        PartitionId("enrich->side", 0), IndexRange(0, 0))

@@ -26,7 +26,7 @@ class GatedRun:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
 
-    def __call__(self, deployment, token) -> None:
+    def __call__(self, deployment, token, queued_s: float = 0.0) -> None:
         key = (deployment.vertex, deployment.subtask, deployment.attempt)
         with self._lock:
             self.started.append(key)

@@ -88,6 +88,10 @@ def test_a_pyspark_task_joins_its_two_inputs(tmp_path, spark_provider):
     assert finished.metrics.rows_in == ORDERS.num_rows + CUSTOMERS.num_rows
     assert finished.metrics.rows_out == len(expected)
     assert list((env.shuffle.root / ".tasks").glob("*")) == []
+    phases = dict(finished.metrics.phases)  # where the time went, adding up to the duration
+    assert {"read_input", "spark_input", "spark_plan", "spark_run", "write_output"} <= set(phases)
+    assert phases["spark_run"] > 0
+    assert abs(sum(phases.values()) - finished.metrics.duration_ms) <= max(2, 0.05 * finished.metrics.duration_ms)
 
 
 def test_a_pyspark_function_must_return_a_dataframe(tmp_path, spark_provider):

@@ -20,6 +20,7 @@ import numpy as np
 from jobmanager.client.report.timeline import Attempt, Marker, TimelineBuilder
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
+from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import ArrowFunction, ParquetSink, SparkFunction
 from jobmanager.runtime.status import TaskLedger, job_status
@@ -181,9 +182,16 @@ def _vertex(state, ejv, counts: dict, decision, ended: bool) -> VertexFacts:
 
 def _kind(jv) -> str:
     operator = jv.operator
-    does = ("sink" if isinstance(operator, ParquetSink) else "spark" if isinstance(operator, SparkFunction)
-            else "arrow" if isinstance(operator, ArrowFunction) else "pass-through")  # fmt: skip
+    if isinstance(operator, ChainedOperator):
+        does = "chain: " + " -> ".join(_does(op) for op in operator.operators)
+    else:
+        does = _does(operator)
     return f"source, {does}" if jv.sources else does
+
+
+def _does(operator) -> str:
+    return ("sink" if isinstance(operator, ParquetSink) else "spark" if isinstance(operator, SparkFunction)
+            else "arrow" if isinstance(operator, ArrowFunction) else "pass-through")  # fmt: skip
 
 
 def _origin(ejv, decision, explanation) -> str:

@@ -102,7 +102,7 @@ def test_a_job_file_imports_its_neighbour_and_reports_what_happened(job_files, r
     assert (elsewhere / "result" / "_SUCCESS").exists()  # relative to where it ran
     assert "Token authentication" not in done.stdout + done.stderr
     job_id = done.stdout.split("submitted ", 1)[1].split()[0]
-    assert "forward group with 'src'" in " ".join(done.stdout.replace("│", " ").split())
+    assert "src -> sink" in " ".join(done.stdout.replace("│", " ").split())  # one chained task
 
     status = tidal("status", job_id, cwd=job_files)
     assert status.returncode == 0 and "FINISHED" in status.stdout and "submitted 20" in status.stdout
@@ -129,7 +129,7 @@ def test_a_detached_job_outlives_the_command_that_started_its_cluster(job_files)
         import json, sys
         from jobmanager import Client
         result = Client().job(sys.argv[1]).wait(timeout=120)
-        print(json.dumps([result.status, result.vertices["sink"].rows_in]))
+        print(json.dumps([result.status, result.vertices["sink"].rows_out]))
     """)
     script = (f"{' '.join(TIDAL)} run jobs/neighbour.py -a out=detached --detach {FAST} > run.out "
               f"&& {sys.executable} -c '{wait}' $(sed -n 's/^submitted //p' run.out)")

@@ -37,14 +37,15 @@ def test_a_job_is_explained_reported_and_listed_after_its_cluster_is_gone(tmp_pa
     lines = explained.stdout.splitlines()
     assert lines[0] == f"sums ({job_id}): FINISHED"
     assert "numbers [arrow]: parallelism 3, set by the user (vertex max 3)" in lines
-    assert any(line.startswith("sum [arrow]: parallelism 1, decided at run time") for line in lines)
-    assert any(line.startswith("sink [sink]: parallelism 1, taken from its forward group") for line in lines)
+    assert any(line.startswith("sum -> sink [chain: arrow -> sink]: parallelism 1, decided at run time")
+               for line in lines)  # fmt: skip
+    assert "  chained: its vertices run as one task, joined by FORWARD edges (pipeline.operator-chaining.enabled)" in lines
 
     written = run("-m", "jobmanager", "report", job_id, "-o", str(tmp_path / "r.html"), home=tmp_path)
     assert written.returncode == 0, written.stderr
     assert written.stdout.strip() == f"report of sums ({job_id}, FINISHED) written to {tmp_path / 'r.html'}"
     page = (tmp_path / "r.html").read_text()
-    assert page.count('<g class="vertex"') == 3 and page.count('class="attempt outcome-finished"') == 5
+    assert page.count('<g class="vertex"') == 2 and page.count('class="attempt outcome-finished"') == 4
 
     missing = run("-m", "jobmanager", "explain", "0123456789abcdef", home=tmp_path)
     assert missing.returncode == 2

@@ -1,0 +1,100 @@
+"""Which edges chain (``jobmanager.model.chaining``), from small graphs, and the graph a chain
+makes: one vertex with the head's inputs and sources and the tail's outputs."""
+
+import pyarrow as pa
+import pytest
+
+from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, arrow, spark
+from jobmanager.model.chaining import ChainedOperator, chained_graph, decide_chains
+
+
+def ident(x):
+    return x
+
+
+def pipeline(**consumer) -> tuple[JobGraph, dict]:
+    g = JobGraph("p")
+    src = g.add_vertex("src", parallelism=2, operator=arrow(ident), sources=[FileSource("/d")])
+    agg = g.add_vertex("agg", operator=spark(ident))
+    top = g.add_vertex("top", operator=spark(ident), **consumer)
+    sink = g.add_vertex("sink", operator=ParquetSink("/out"))
+    g.connect(src, agg, Partitioner.hash("k"))
+    g.connect(agg, top, Partitioner.FORWARD)
+    g.connect(top, sink, Partitioner.FORWARD)
+    return g, {"src": src, "agg": agg, "top": top, "sink": sink}
+
+
+def test_forward_edges_between_single_producers_and_consumers_chain():
+    g, _ = pipeline()
+    assert decide_chains(g) == (("agg", "top", "sink"),)
+
+
+def test_the_switch_turns_chaining_off():
+    g, _ = pipeline()
+    assert decide_chains(g, enabled=False) == ()
+    assert chained_graph(g, ()) is g
+
+
+def test_a_vertex_marked_as_a_chain_start_begins_a_new_chain():
+    g, _ = pipeline(chain_start=True)
+    assert decide_chains(g) == (("top", "sink"),)
+
+
+def test_a_hash_or_broadcast_edge_never_chains():
+    g = JobGraph("b")
+    a = g.add_vertex("a", parallelism=2)
+    b = g.add_vertex("b", parallelism=2)
+    c = g.add_vertex("c", parallelism=2)
+    g.connect(a, b, Partitioner.BROADCAST)
+    g.connect(b, c, Partitioner.hash("k"))
+    assert decide_chains(g) == ()
+
+
+def test_a_second_consumer_or_a_second_input_prevents_it():
+    g, v = pipeline()
+    other = g.add_vertex("other", operator=arrow(ident))
+    g.connect(v["agg"], other, Partitioner.REBALANCE)  # agg now feeds two vertices
+    assert decide_chains(g) == (("top", "sink"),)
+    g2, v2 = pipeline()
+    side = g2.add_vertex("side", parallelism=2, operator=arrow(ident))
+    g2.connect(side, v2["top"], Partitioner.BROADCAST)  # top now reads two inputs
+    assert decide_chains(g2) == (("top", "sink"),)  # agg -> top broken; top may head a chain
+
+
+def test_a_user_set_parallelism_that_differs_makes_no_forward_edge_and_no_chain():
+    g = JobGraph("u")
+    a = g.add_vertex("a", parallelism=2, operator=arrow(ident))
+    b = g.add_vertex("b", parallelism=3, operator=arrow(ident))
+    g.connect(a, b)  # left open: REBALANCE between different parallelisms
+    assert decide_chains(g) == ()
+
+
+def test_a_source_of_its_own_stops_a_chain():
+    g = JobGraph("s")
+    a = g.add_vertex("a", parallelism=2, operator=arrow(ident))
+    b = g.add_vertex("b", parallelism=2, operator=arrow(ident), sources=[FileSource("/d")])
+    g.connect(a, b, Partitioner.FORWARD)
+    assert decide_chains(g) == ()
+
+
+def test_the_chained_graph_has_one_vertex_per_chain_with_the_heads_inputs():
+    g, _ = pipeline()
+    physical = chained_graph(g, decide_chains(g))
+    assert [v.name for v in physical.vertices] == ["src", "agg -> top -> sink"]
+    chain = physical.vertex("agg -> top -> sink")
+    assert isinstance(chain.operator, ChainedOperator)
+    assert chain.operator.names == ("agg", "top", "sink") and chain.operator.sink == ParquetSink("/out")
+    (edge,) = physical.edges
+    assert (edge.source.name, edge.target.name, str(edge.partitioner)) == ("src", "agg -> top -> sink", "hash(k)")
+    physical.validate()
+
+
+@pytest.mark.parametrize("fixed", [None, 4])
+def test_a_chain_keeps_a_fixed_parallelism_of_its_members(fixed):
+    g = JobGraph("f")
+    a = g.add_vertex("a", parallelism=2)
+    b = g.add_vertex("b", parallelism=fixed, operator=arrow(ident))
+    c = g.add_vertex("c", parallelism=fixed, operator=arrow(ident))
+    g.connect(a, b, Partitioner.REBALANCE)
+    g.connect(b, c, Partitioner.FORWARD)
+    assert chained_graph(g, decide_chains(g)).vertex("b -> c").parallelism == fixed

@@ -1,0 +1,80 @@
+"""Operator chaining on a real local Ray cluster with real PySpark: two PySpark vertices and a
+sink joined by FORWARD edges run as one task per subtask and one Spark job, with the result of
+the same job unchained; a failure in the chain's second function restarts the whole chain."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow, spark
+from examples.compare import read_result
+from tests.jobmanager.runtime.jobs import FAST
+
+pytestmark = [pytest.mark.runtime, pytest.mark.spark]
+
+
+def numbers() -> pa.Table:
+    values = pa.array(range(2000), pa.int64())
+    return pa.table({"key": pa.compute.remainder(values, 13), "value": values})
+
+
+def totals(frame):
+    from pyspark.sql import functions as F
+
+    return frame.groupBy("key").agg(F.sum("value").alias("total"))
+
+
+def big_only(marker: str | None):
+    def keep(frame):
+        if marker is not None and not os.path.exists(marker):
+            open(marker, "w").close()
+            raise RuntimeError("injected: the chain's second function fails once")
+        return frame.where("total > 150000")
+
+    return keep
+
+
+def job(out: str, marker: str | None = None) -> JobGraph:
+    g = JobGraph("chained")
+    src = g.add_vertex("numbers", parallelism=2, operator=arrow(numbers))
+    agg = g.add_vertex("totals", parallelism=2, operator=spark(totals))
+    keep = g.add_vertex("big", operator=spark(big_only(marker)))
+    sink = g.add_vertex("sink", operator=ParquetSink(out))
+    g.connect(src, agg, Partitioner.hash("key"))
+    g.connect(agg, keep, Partitioner.FORWARD)
+    g.connect(keep, sink, Partitioner.FORWARD)
+    return g
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster):
+    return Client()
+
+
+def test_a_chained_pyspark_pair_is_one_task_and_one_spark_job_with_the_unchained_result(client, tmp_path):
+    chained = client.submit(job(str(tmp_path / "chained")), config=FAST).wait(timeout=180)
+    unchained = client.submit(job(str(tmp_path / "unchained")),
+                              config={**FAST, "pipeline.operator-chaining.enabled": False}).wait(timeout=180)  # fmt: skip
+    assert chained.status == unchained.status == "FINISHED", (chained.cause, unchained.cause)
+    assert read_result(tmp_path / "chained").sort_by("key").equals(
+        read_result(tmp_path / "unchained").sort_by("key"))  # fmt: skip
+    task = chained.vertices["totals"]
+    assert task.chain == "totals -> big -> sink" and chained.vertices["sink"] is task
+    assert (task.tasks, task.deployments) == (2, 2)
+    # one Spark query per task, totals and the filter composed: what the two queries of the
+    # unchained vertices ran, less one query's jobs (its schema reading and its run)
+    separate = unchained.vertices["totals"].spark_jobs + unchained.vertices["big"].spark_jobs
+    assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
+    assert unchained.vertices["totals"].chain == ""
+
+
+def test_a_failure_inside_a_chain_restarts_the_chain(client, tmp_path):
+    marker = str(tmp_path / "failed-once")
+    result = client.submit(job(str(tmp_path / "out"), marker), config=FAST).wait(timeout=180)
+    assert result.status == "FINISHED", result.cause
+    assert result.vertices["big"].deployments == result.vertices["big"].tasks + 1
+    assert os.path.exists(marker)
+    assert read_result(tmp_path / "out").num_rows > 0
