@@ -155,7 +155,8 @@ def breakdown(name: str, result) -> dict[str, int]:
     totals: dict[str, int] = {}
     print(f"{name}: where Tidal's task time went (last run, ms summed over each vertex's tasks)",
           flush=True)  # fmt: skip
-    for vertex, report in result.vertices.items():
+    tasks = {report.chain or vertex: report for vertex, report in result.vertices.items()}
+    for vertex, report in tasks.items():  # a chain's vertices share one report
         parts = {**report.phases_ms, "queued": report.queued_ms}
         for phase, ms in parts.items():
             totals[phase] = totals.get(phase, 0) + ms
@@ -182,6 +183,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--dir", default=None, help="where results go (default: temp)")
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
+    parser.add_argument("--no-dashboard", action="store_true",
+                        help="start the local Ray cluster without Ray's dashboard")
     add_option_flag(parser)
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -199,7 +202,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     if not args.baseline_only:
         from jobmanager import Client
 
-        client = Client(address=args.address)
+        client = Client(address=args.address, dashboard=not args.no_dashboard)
     work = Path(tempfile.mkdtemp(prefix="tidal-bench-tpch-", dir=args.dir))
     figures: dict[str, object] = {}
     try:

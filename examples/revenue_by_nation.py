@@ -176,7 +176,8 @@ def _print_result(table: pa.Table) -> None:
 def _print_decisions(result) -> None:
     print("\ndecided parallelism per vertex:")
     for name, vertex in result.vertices.items():
-        print(f"  {name:<22} {vertex.parallelism:>4}  {vertex.explanation}")
+        chained = f"  (chained: {vertex.chain})" if vertex.chain else ""
+        print(f"  {name:<22} {vertex.parallelism:>4}  {vertex.explanation}{chained}")
 
 
 def main(argv: list[str] | None = None) -> int:
