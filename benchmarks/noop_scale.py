@@ -5,7 +5,9 @@ Measures, in one run,
 - Tidal: a job of two Arrow vertices with parallelism N each -- a source whose function takes
   no input and returns a one-row table, then a vertex that returns its input -- joined by an
   ALL_TO_ALL BLOCKING REBALANCE edge, so 2N tasks and N x N subpartition reads; timed from
-  submit until ``wait()`` returns, on a local Ray cluster started beforehand;
+  submit until ``wait()`` returns, on a local Ray cluster started beforehand. Arrow tasks start
+  no JVM, so this is the scheduling cost; ``--pyspark-vertices`` also runs the same job with
+  PySpark vertices (a Spark query per task), what a PySpark user pays;
 - baseline: the same shape in PySpark alone (``local[2]``): ``spark.range`` over N partitions,
   ``repartition(N)``, written to Spark's no-op sink, with adaptive query execution off so the
   shuffle keeps its N partitions (the task counts per stage are printed to show it); timed from
@@ -53,7 +55,7 @@ import time  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
-from jobmanager import JobGraph, Partitioner, ResultPartitionType, arrow  # noqa: E402
+from jobmanager import JobGraph, Partitioner, ResultPartitionType, arrow, spark  # noqa: E402
 
 TARGET_RATIO = 0.8  # at N = 4,000
 TARGET_GROWTH = 1.3  # seconds per task, largest size over smallest
@@ -68,17 +70,30 @@ def identity(table: pa.Table) -> pa.Table:
     return table
 
 
-def noop_graph(n: int) -> JobGraph:
+def one_row_frame():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.active().range(1)
+
+
+def same_frame(frame):
+    return frame
+
+
+def noop_graph(n: int, pyspark: bool = False) -> JobGraph:
+    """Arrow tasks (no JVM: the scheduling cost alone), or, ``pyspark``, PySpark tasks (a
+    Spark query each: what a PySpark user pays per task)."""
     graph = JobGraph(f"noop-{n}x{n}")
-    source = graph.add_vertex("source", parallelism=n, operator=arrow(one_row))
-    noop = graph.add_vertex("noop", parallelism=n, operator=arrow(identity))
+    first, second = (spark(one_row_frame), spark(same_frame)) if pyspark else (arrow(one_row), arrow(identity))
+    source = graph.add_vertex("source", parallelism=n, operator=first)
+    noop = graph.add_vertex("noop", parallelism=n, operator=second)
     graph.connect(source, noop, Partitioner.REBALANCE, ResultPartitionType.BLOCKING)
     return graph
 
 
-def run_tidal(client, n: int) -> float:
+def run_tidal(client, n: int, pyspark: bool = False) -> float:
     started = time.perf_counter()
-    result = client.submit(noop_graph(n)).wait()
+    result = client.submit(noop_graph(n, pyspark)).wait()
     seconds = time.perf_counter() - started
     if result.status != "FINISHED":
         raise SystemExit(f"Tidal job {result.status.lower()}: {result.cause}")
@@ -128,6 +143,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                         help="unmeasured runs of each before them; 0 measures cold runs")
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
+    parser.add_argument("--pyspark-vertices", action="store_true",
+                        help="also run the job with PySpark vertices on the Tidal side")
     parser.add_argument("--sizes", default=None,
                         help="comma-separated N: Tidal's seconds per task at each (no baseline)")
     args = parser.parse_args(argv)
@@ -148,7 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         from jobmanager import Client
 
         client = Client(address=args.address)
-    tidal_runs, spark_runs = [], []
+    tidal_runs, spark_runs, pyspark_runs = [], [], []
     try:
         for run in range(args.warmups + args.repeats):
             measured = run >= args.warmups
@@ -158,6 +175,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 if measured:
                     tidal_runs.append(seconds)
                 client.warm_up()
+                if args.pyspark_vertices:
+                    seconds = run_tidal(client, args.n, pyspark=True)
+                    if measured:
+                        pyspark_runs.append(seconds)
+                    client.warm_up()
             seconds, tasks = run_spark(session, args.n, run)
             if measured:
                 spark_runs.append(seconds)
@@ -182,6 +204,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "target_ratio": TARGET_RATIO,
         "ratio": None if tidal is None else round(tidal / spark, 3),
     }
+    if pyspark_runs:
+        with_pyspark = statistics.median(pyspark_runs)
+        print(f"Tidal, PySpark vertices: {args.n} x {args.n}, {[round(s, 2) for s in pyspark_runs]} s",
+              flush=True)  # fmt: skip
+        summary["tidal_pyspark_vertices_seconds"] = round(with_pyspark, 3)
+        summary["pyspark_vertices_ratio"] = round(with_pyspark / spark, 3)
     print(json.dumps(summary), flush=True)
     return summary
 

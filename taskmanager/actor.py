@@ -70,6 +70,13 @@ class _JobSession:
     vertices: set = field(default_factory=set)  # the vertices it ran tasks of
 
 
+def shape_of(slots: int, config) -> tuple:
+    """What a TaskManager is made with, which a job needing another cannot change: its slots,
+    its Spark driver's memory, its scratch directory's base (``io.tmp.dirs``)."""
+    return (slots, str(config.get("taskmanager.memory.spark-driver", "")),
+            str(config.get("io.tmp.dirs", "")))  # fmt: skip
+
+
 class TaskManagerActor:
     """``slots`` slots and a SparkSession (scratch under ``work_dir``) for one job at a time."""
 
@@ -77,7 +84,7 @@ class TaskManagerActor:
         configure_logging("INFO")
         self.task_manager_id = task_manager_id
         self.slots = slots
-        self.shape = (slots, str(config.get("taskmanager.memory.spark-driver", "")))
+        self.shape = shape_of(slots, config)
         self.node_id = str(config.get(NODE_ID_KEY) or ray.get_runtime_context().get_node_id())
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)

@@ -20,6 +20,7 @@ def uses_adaptive_scheduler(job_graph: JobGraph, config: Configuration) -> bool:
 
 def validate_job(job_graph: JobGraph, config: Configuration) -> None:
     """Every check the JobManager would make when it takes the job, without taking it."""
+    config.check_consistent()
     job_graph.validate()
     if uses_adaptive_scheduler(job_graph, config):
         check_all_blocking(job_graph)

@@ -198,8 +198,9 @@ OPTIONS: dict[str, Option] = {
         Option("slot.request.timeout", _positive_duration, 300_000,
                "A TaskManager the cluster cannot start within this time is given up."),
         Option("io.tmp.dirs", str, "",
-               "Where TaskManagers keep partition files; empty means the system's temporary "
-               "directory."),
+               "Where TaskManagers keep the job's partition files and their scratch space "
+               "(Spark's temporary files; a TaskManager started elsewhere is not reused for "
+               "the job); empty means the system's temporary directory."),
         Option("jobstore.dir", str, "",
                "Where each job's store lives (its event log, snapshots, graph and blobs): a "
                "local directory or any fsspec URL a restarted JobManager can reach. Empty: "
@@ -285,6 +286,16 @@ OPTIONS: dict[str, Option] = {
 }  # fmt: skip
 
 
+_CONTRADICTIONS = (
+    (_ADAPTIVE + "min-parallelism", _ADAPTIVE + "max-parallelism",
+     lambda low, high: low <= high, "may not be above"),
+    (_EXP + "initial-backoff", _EXP + "max-backoff",
+     lambda low, high: low <= high, "may not be above"),
+    ("heartbeat.interval", "heartbeat.timeout",
+     lambda interval, timeout: interval < timeout, "must be below"),
+)  # fmt: skip
+
+
 class Configuration(Mapping[str, Any]):
     """Validated option values; reading an unset option gives its default."""
 
@@ -350,6 +361,14 @@ class Configuration(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._values)
+
+    def check_consistent(self) -> None:
+        """Refuse options that contradict each other (as Flink does when it builds what reads
+        them), naming both keys and their values."""
+        for first, second, holds, relation in _CONTRADICTIONS:
+            if not holds(self[first], self[second]):
+                raise ConfigurationError(first, f"{self[first]} {relation} {second!r} "
+                                                f"({self[second]})")  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self._values)

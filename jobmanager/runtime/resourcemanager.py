@@ -62,6 +62,7 @@ _log = structlog.get_logger("tidal.resourcemanager")
 _TM_PREFIX = "tidal-tm-"
 _JM_PREFIX = job_manager_name("")
 _RECOVERY_TIMEOUT = "execution.batch.job-recovery.previous-worker.recovery.timeout"
+_IDLE_TIMEOUT = "resourcemanager.taskmanager-timeout"
 
 
 @dataclass
@@ -71,6 +72,7 @@ class _TaskManager:
     job: str | None
     since: float
     recovery_timeout_s: float = 30.0  # how long it stays leased to a job whose JobManager is gone
+    idle_timeout_s: float | None = None  # kept idle this long: its last job's taskmanager-timeout
 
 
 @dataclass
@@ -81,6 +83,7 @@ class _Waiting:
     order: int  # the job's first ticket: jobs are served in the order they first asked
     config: dict
     recovery_timeout_s: float
+    idle_timeout_s: float | None = None
     since: float = field(default_factory=time.time)
     granted: tuple[str, object] | None = None
     cancelled: bool = False
@@ -194,15 +197,19 @@ class ResourceManager:
     def lease(self, job_id: str, slots: int, config: dict) -> tuple[str, object] | None:
         """A TaskManager of ``slots`` slots for ``job_id``, once its turn comes (see
         ``jobmanager.runtime.leasing``); None if the job ended while it waited."""
-        shape = (slots, str(config.get("taskmanager.memory.spark-driver", "")))
+        from taskmanager.actor import shape_of
+
+        shape = shape_of(slots, config)  # a job needing another one does not get it reused
         recovery_timeout_s = parse_duration_ms(config.get(_RECOVERY_TIMEOUT, 30_000)) / 1000
+        idle = config.get(_IDLE_TIMEOUT)
+        idle_timeout_s = None if idle is None else parse_duration_ms(idle) / 1000
         self._total_cpus = ray.cluster_resources().get("CPU", 0)
         with self._lock:
             if job_id in self._ended:
                 return None
             ticket = next(self._tickets)
             waiting = _Waiting(Request(ticket, job_id, shape), self._order.setdefault(job_id, ticket),
-                               config, recovery_timeout_s)  # fmt: skip
+                               config, recovery_timeout_s, idle_timeout_s)  # fmt: skip
             self._waiting[ticket] = waiting
             self._serve()
             while waiting.granted is None and not waiting.cancelled:
@@ -227,10 +234,12 @@ class ResourceManager:
             if isinstance(grant, Reuse):
                 tm_id, tm = grant.task_manager, self.task_managers[grant.task_manager]
                 tm.job, tm.since, tm.recovery_timeout_s = job_id, now, waiting.recovery_timeout_s
+                tm.idle_timeout_s = waiting.idle_timeout_s
             else:
                 for stopped in grant.stop:
                     self._stop(stopped, self.task_managers.pop(stopped))
                 tm_id, tm = self._start_task_manager(waiting)
+                tm.idle_timeout_s = waiting.idle_timeout_s
             waiting.granted = (tm_id, tm.handle)
             _log.info("task manager leased", task_manager=tm_id, job=job_id,
                       new=isinstance(grant, Create), stopped=getattr(grant, "stop", ()),
@@ -249,7 +258,7 @@ class ResourceManager:
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0,
                      scheduling_strategy="SPREAD")  # fmt: skip
-            .remote(tm_id, slots, waiting.config, os.path.join(self.work_dir, tm_id))
+            .remote(tm_id, slots, waiting.config, os.path.join(self._scratch(waiting.config), tm_id))
         )
         tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),
                           waiting.recovery_timeout_s)  # fmt: skip
@@ -329,13 +338,27 @@ class ResourceManager:
                 "pid": os.getpid(),
             }
 
+    def _scratch(self, config: dict) -> str:
+        """Where a TaskManager started for a job keeps its scratch (Spark's temporary files):
+        under the job's ``io.tmp.dirs`` when it sets one."""
+        base = config.get("io.tmp.dirs")
+        return os.path.join(base, "tidal", "taskmanagers") if base else self.work_dir
+
+    def _idle_timeout(self, tm: _TaskManager) -> float:
+        """``resourcemanager.taskmanager-timeout`` of the job it last served, which takes
+        effect for every job, not only the one that started the ResourceManager."""
+        return self.idle_timeout_s if tm.idle_timeout_s is None else tm.idle_timeout_s
+
     def _reap(self) -> None:
         while True:
-            time.sleep(min(5.0, max(0.5, self.idle_timeout_s / 4)))
+            with self._lock:
+                shortest = min((self._idle_timeout(tm) for tm in self.task_managers.values()),
+                               default=self.idle_timeout_s)  # fmt: skip
+            time.sleep(min(5.0, max(0.5, shortest / 4)))
             now = time.time()
             with self._lock:
                 expired = [t for t, tm in self.task_managers.items()
-                           if tm.job is None and now - tm.since > self.idle_timeout_s]  # fmt: skip
+                           if tm.job is None and now - tm.since > self._idle_timeout(tm)]  # fmt: skip
                 leases = [(t, tm.job, tm.recovery_timeout_s)
                           for t, tm in self.task_managers.items() if tm.job]  # fmt: skip
             for tm_id in expired:

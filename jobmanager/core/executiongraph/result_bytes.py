@@ -27,6 +27,8 @@ import numpy as np
 
 __all__ = ["BREAKDOWN_UP_TO", "ResultBytes", "needs_breakdown", "report_problem"]
 
+_MAX_BYTES = 2**63 - 1  # what the scheduler's int64 sums hold
+
 BREAKDOWN_UP_TO = 1024
 """A task reports bytes per subpartition for at most this many subpartitions when nothing
 needs them (the job report charts them); beyond it, only when the scheduler does."""
@@ -44,7 +46,7 @@ class ResultBytes:
     """``subpartitions`` None: a pointwise result, whose partitions are kept one by one."""
 
     __slots__ = ("subpartition_sums", "partition_totals", "per_partition", "counted", "sparse",
-                 "has_breakdown", "_index")  # fmt: skip
+                 "has_breakdown", "recorded", "_index")  # fmt: skip
 
     def __init__(self, partitions: int, subpartitions: int | None) -> None:
         self.subpartition_sums = np.zeros(subpartitions or 0, dtype=np.int64)
@@ -55,6 +57,7 @@ class ResultBytes:
         self.counted = np.zeros(partitions, dtype=bool)
         self.sparse: dict[int, np.ndarray] = {}
         self.has_breakdown = True
+        self.recorded = 0  # bytes of every partition counted so far, a Python int: exact
         self._index: tuple | None = None
 
     def record(self, partition: int, report) -> None:
@@ -83,6 +86,7 @@ class ResultBytes:
                 self._index = None
         self.counted[partition] = True
         self.partition_totals[partition] = report.total
+        self.recorded += report.total
 
     @property
     def total(self) -> int:
@@ -101,6 +105,7 @@ class ResultBytes:
 
     def restore(self, image: tuple) -> None:
         sums, totals, counted, per_partition, sparse, self.has_breakdown = image
+        self.recorded = int(np.frombuffer(totals, dtype=np.int64).sum())
         self.subpartition_sums = np.frombuffer(sums, dtype=np.int64).copy()
         self.partition_totals = np.frombuffer(totals, dtype=np.int64).copy()
         self.counted = np.frombuffer(counted, dtype=bool).copy()
@@ -149,6 +154,12 @@ def report_problem(vertex, produced) -> str:
     for report in produced:
         partition = expected[report.result]
         result = partition.result
+        if (report.total_bytes is not None and report.total_bytes < 0) or (
+                len(report.values()) and int(report.values().min()) < 0):
+            return f"reported a negative byte count for {report.result}"
+        if result.produced.recorded + report.total > _MAX_BYTES:
+            return (f"reported {report.total:,} bytes for {report.result}, which would take its "
+                    f"total past 2^63 - 1 bytes: a count is wrong")  # fmt: skip
         if not report.has_breakdown and needs_breakdown(result, partition.index):
             return f"reported only the total of {report.result}, whose bytes per subpartition are needed"
         if report.is_sparse and len(report.written_indices()) != len(report.values()):

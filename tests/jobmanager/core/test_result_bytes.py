@@ -69,3 +69,30 @@ def test_a_task_that_wrote_nothing_reports_nothing():
     report = ProducedPartition.of("r", np.zeros(100_000, dtype=np.int64), breakdown=True)
     assert report.total == 0 and report.num_subpartitions == 100_000
     assert len(encode(report)) < 40
+
+
+def test_a_negative_or_overflowing_byte_count_fails_the_task_naming_the_result():
+    from jobmanager.core.state import JobManagerState
+    from jobmanager.model.config import Configuration
+    from jobmanager.model.jobgraph import JobGraph, Partitioner
+    from jobmanager.messages import events as ev
+
+    g = JobGraph("bytes")
+    a = g.add_vertex("a", parallelism=2)
+    b = g.add_vertex("b", parallelism=2)
+    g.connect(a, b, Partitioner.REBALANCE)
+    state = JobManagerState(g, Configuration({"restart-strategy.type": "none"}), job_id="t")
+    state.handle(ev.JobStarted())
+    state.handle(ev.TaskManagerRegistered("tm", 4))
+    state.handle(ev.TaskFinished("a", 0, 0, (ProducedPartition.of("a->b", [2**62, 2**62 - 1]),)))
+    assert not state.failure_cause
+    state.handle(ev.TaskFinished("a", 1, 0, (ProducedPartition.of("a->b", [2**62, 0]),)))
+    assert "would take its total past 2^63 - 1 bytes" in state.failure_cause
+    assert "'a->b'" in state.failure_cause or "a->b" in state.failure_cause
+    negative = ProducedPartition.of("a->b", [-5, 10])
+    from jobmanager.core.executiongraph.result_bytes import report_problem
+
+    fresh = JobManagerState(g, Configuration(), job_id="u")
+    fresh.handle(ev.JobStarted())
+    fresh.handle(ev.TaskManagerRegistered("tm", 4))
+    assert report_problem(fresh.graph.vertex("a", 0), (negative,)) == "reported a negative byte count for a->b"

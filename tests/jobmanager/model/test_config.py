@@ -61,3 +61,25 @@ def test_a_broken_configuration_file_is_named_with_its_line(tmp_path, text, wher
         Configuration.from_yaml(str(path))
     assert str(raised.value).startswith(f"{path}{where}: ") and problem in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("options, named", [
+    ({"execution.batch.adaptive.auto-parallelism.min-parallelism": 10,
+      "execution.batch.adaptive.auto-parallelism.max-parallelism": 5},
+     "'execution.batch.adaptive.auto-parallelism.min-parallelism': 10 may not be above "
+     "'execution.batch.adaptive.auto-parallelism.max-parallelism' (5)"),
+    ({"restart-strategy.exponential-delay.initial-backoff": "2 min"},
+     "'restart-strategy.exponential-delay.initial-backoff': 120000 may not be above "
+     "'restart-strategy.exponential-delay.max-backoff' (60000)"),
+    ({"heartbeat.interval": "30 s"}, "'heartbeat.interval': 30000 must be below 'heartbeat.timeout' (30000)"),
+])  # fmt: skip
+def test_options_that_contradict_each_other_are_refused_naming_both(options, named):
+    from jobmanager import JobGraph
+    from jobmanager.core.admission import validate_job
+    from jobmanager.errors import ConfigurationError
+
+    g = JobGraph("j")
+    g.add_vertex("a", parallelism=1)
+    with pytest.raises(ConfigurationError) as refused:
+        validate_job(g, Configuration(options))
+    assert str(refused.value) == f"configuration option {named}"

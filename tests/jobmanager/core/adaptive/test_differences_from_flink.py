@@ -1,0 +1,48 @@
+"""Where Tidal's adaptive decisions differ from Flink 2.x on purpose, one test each (the
+README's "Deliberate differences" lists them with the reasons)."""
+
+import math
+
+from jobmanager.core.scheduler.adaptive.decider import decide_vertex
+from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats
+from jobmanager.core.state import JobManagerState
+from jobmanager.messages import events as ev
+from jobmanager.model.config import Configuration
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+
+MiB = 1 << 20
+SETTINGS = DeciderSettings(min_parallelism=1, max_parallelism=128, data_volume_per_task=16 * MiB)
+
+
+def test_lumpy_subpartitions_are_packed_into_at_most_the_formulas_parallelism():
+    """Flink packs greedily at the volume per task anywhere in [min, max]: 128 subpartitions of
+    just over half a task's volume each make 128 ranges there (no two fit together). Tidal
+    raises the packing limit until the ranges fit the formula's parallelism."""
+    sub = [int(8.2 * MiB)] * 128
+    decision = decide_vertex([InputStats.all_to_all("r", sub, partitions=10)], None, 128, SETTINGS)
+    formula = math.ceil(sum(sub) / SETTINGS.data_volume_per_task)
+    assert formula == 66 and decision.parallelism <= formula
+
+
+def test_a_broadcast_result_has_one_subpartition_every_consumer_reads_whole():
+    g = JobGraph("broadcast")
+    small = g.add_vertex("small", parallelism=3)
+    big = g.add_vertex("big", parallelism=4)
+    join = g.add_vertex("join", max_parallelism=64)
+    g.connect(small, join, Partitioner.BROADCAST)
+    g.connect(big, join, Partitioner.hash("k"))
+    state = JobManagerState(g, Configuration(), job_id="b")
+    state.handle(ev.JobStarted())
+    broadcast = state.graph.results["small->join"]
+    assert [broadcast.subpartition_count(i) for i in range(3)] == [1, 1, 1]  # not 64 copies
+
+
+def test_a_task_reads_any_number_of_partition_slices_with_no_cap():
+    """Flink bounds the (partition, subpartition) slices one task reads; Tidal reads a range of
+    all of a result's partitions as one slice, however many producers there are."""
+    sub = [100] * 8
+    decision = decide_vertex([InputStats.all_to_all("r", sub, partitions=50_000)], None, 128, SETTINGS)
+    (info,) = decision.input_infos.values()
+    assert decision.parallelism == 1
+    (piece,) = info[0].slices
+    assert (piece.partitions.start, piece.partitions.end) == (0, 49_999)
