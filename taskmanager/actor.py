@@ -87,6 +87,7 @@ class TaskManagerActor:
         self.shape = shape_of(slots, config)
         self.node_id = str(config.get(NODE_ID_KEY) or ray.get_runtime_context().get_node_id())
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
+        os.makedirs(work_dir, exist_ok=True)  # its scratch space, from the start: it is where it works
         self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
         self._job: _JobSession | None = None
         self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)

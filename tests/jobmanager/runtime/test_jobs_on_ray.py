@@ -10,6 +10,7 @@ import time
 
 import pyarrow.parquet as pq
 import pytest
+import ray
 
 from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow
 from jobmanager.core.replay import new_state, replay
@@ -154,3 +155,24 @@ def test_submission_errors_name_the_culprit(client, tmp_path):
     cyclic.connect(b, a)
     with pytest.raises(CyclicGraphError, match="a -> b -> a|b -> a -> b"):
         client.submit(cyclic)
+
+
+def test_each_jobs_taskmanager_timeout_and_scratch_directory_take_effect(client, tmp_path):
+    """The ResourceManager was started by an earlier job with the default 30 s; this job's
+    own 1 s keeps its TaskManagers idle no longer, and its io.tmp.dirs holds their scratch."""
+    from jobmanager.runtime.names import resource_manager_handle
+
+    scratch = tmp_path / "scratch"
+    config = {**FAST, "resourcemanager.taskmanager-timeout": "1 s", "io.tmp.dirs": str(scratch)}
+    handle = client.submit(sum_job(str(tmp_path / "out"), sources=1), config=config)
+    assert handle.wait(timeout=120).status == "FINISHED"
+    ran_on = set(handle.status()["task_managers"])
+    assert ran_on and (scratch / "tidal" / "taskmanagers").is_dir()
+    deadline = time.monotonic() + 30
+    while True:
+        described = ray.get(resource_manager_handle().describe.remote())
+        if not ran_on & {*described["idle"], *described["leased"]}:
+            break
+        assert time.monotonic() < deadline, f"{ran_on} still kept: {described}"
+        time.sleep(0.2)
+    handle.release()
