@@ -74,10 +74,12 @@ def test_the_tpch_benchmark_runs_at_a_tiny_size(tiny_data, tmp_path):
 
 
 def test_the_noop_benchmark_runs_at_a_tiny_size():
-    done = _script("benchmarks/noop_scale.py", "--n", "10", "--warmups", "0", "--repeats", "1")
+    done = _script("benchmarks/noop_scale.py", "--n", "10", "--warmups", "0", "--repeats", "1",
+                   "--pyspark-vertices")  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["tasks"] == 20 and figures["ratio"] > 0
+    assert figures["pyspark_vertices_ratio"] > 0  # the same job with a Spark query per task
 
 
 def test_the_noop_benchmark_measures_growth_at_tiny_sizes():
