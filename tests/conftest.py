@@ -49,11 +49,19 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def ray_cluster():
-    """A local Ray cluster with 8 logical CPUs, so a test can ask for up to 8 slots."""
+    """A local Ray cluster with 8 logical CPUs, so a test can ask for up to 8 slots. Its
+    address goes to the commands the tests start (``RAY_ADDRESS``), so that ``tidal status``
+    after ``tidal run`` asks this cluster even when another one has started on the machine."""
     import ray
 
     if not ray.is_initialized():
         ray.init(num_cpus=8, include_dashboard=False, namespace="tidal",
                  logging_level=logging.WARNING, log_to_driver=False)  # fmt: skip
+    before = os.environ.get("RAY_ADDRESS")
+    os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
     yield ray
     ray.shutdown()
+    if before is None:
+        os.environ.pop("RAY_ADDRESS", None)
+    else:
+        os.environ["RAY_ADDRESS"] = before

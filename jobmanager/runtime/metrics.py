@@ -22,6 +22,8 @@ totals reach the endpoint.
 
 from __future__ import annotations
 
+import threading
+
 from ray.util.metrics import Counter, Gauge, Histogram
 
 from jobmanager.core import commands as cmd
@@ -74,6 +76,7 @@ class JobMetrics:
         self._running_per_vertex: dict[str, int] = {}
         self._parallelism: dict[str, int] = {}
         self._log_size = -1
+        self._log_lock = threading.Lock()
         self._added: dict[tuple[str, str], int] = {}  # (instrument, vertex): since the last batch
         self._set: dict[tuple[str, str], int] = {}
         for v in state.graph.vertices():  # a JobManager taking a job over: what is under way
@@ -127,10 +130,13 @@ class JobMetrics:
         self._added[key] = self._added.get(key, 0) + amount
 
     def saw_log(self, size: int) -> None:
-        """The event log holds ``size`` bytes (``EventLog.size``)."""
-        if size != self._log_size:
-            self._log_size = size
-            self.instruments["log"].set(size, tags=self.job)
+        """The event log holds ``size`` bytes (``EventLog.size``). The log only grows, and the
+        flushing thread may read its size just before the main loop's last flush and report it
+        just after: a smaller size than the last one is that stale reading, not news."""
+        with self._log_lock:
+            if size > self._log_size:
+                self._log_size = size
+                self.instruments["log"].set(size, tags=self.job)
 
     def _settle(self, keys: list[Key], finished_reports: dict[Key, ev.TaskFinished]) -> None:
         """Count what the last event did to these attempts: running, finished, failed."""

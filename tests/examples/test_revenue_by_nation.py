@@ -149,7 +149,7 @@ class _TestingHandle:
 
 def _testing_client_module(status: str, cause: str = "", submitted: list | None = None):
     """A stand-in for ``jobmanager.client.client`` whose jobs end at once with ``status``."""
-    vertex = types.SimpleNamespace(parallelism=3, explanation="48.0 MiB / 16.0 MiB per task")
+    vertex = types.SimpleNamespace(parallelism=3, explanation="48.0 MiB / 16.0 MiB per task", chain="")
 
     class TestingClient:
         def __init__(self, address=None) -> None:

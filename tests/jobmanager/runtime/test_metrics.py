@@ -170,3 +170,19 @@ def test_the_event_log_size_is_what_the_log_holds_on_disk(tmp_path):
     reopened.flush()
     metrics.saw_log(reopened.size)
     assert metrics.instruments["log"].values[None] == sum(p.stat().st_size for p in tmp_path.iterdir())
+
+
+def test_a_size_read_before_the_last_flush_and_reported_after_it_is_ignored(tmp_path):
+    """The flushing thread reads the log's size, the main loop flushes its last events and
+    reports, then the flushing thread reports what it read: the gauge keeps the log's size."""
+    metrics = JobMetrics("job-1", JOB_NAME, Run(sums_graph()).state, defaultdict(Recorded))
+    log = EventLog(str(tmp_path), flush_bytes=1 << 20)
+    log.append(ev.TimerFired(1), 1000)
+    log.flush()
+    stale = log.size
+    log.append(ev.TimerFired(2), 1001)
+    log.flush()
+    metrics.saw_log(log.size)
+    metrics.saw_log(stale)
+    assert metrics.instruments["log"].values[None] == log.size > stale
+    log.close()
