@@ -22,6 +22,10 @@ Tidal decided for each vertex is printed with its reason. Each query's ratio is 
 seconds over the baseline's; ``ratio`` is the larger of the two (the target is at most 1.0).
 Each query also prints where the last run's task time went, per vertex and phase
 (``taskmanager.timing``): its JSON gives the totals per phase.
+Before the warm runs, a cold figure for each query (``--no-cold`` skips it): the first run on
+a fresh local Ray cluster (the job a user runs first: TaskManagers and their JVMs start inside
+it) against the first run in a fresh PySpark session, each in a process of its own, with the
+start of the cluster or the session printed apart. No target yet; the warm ratio is the target.
 Prints human lines, then one JSON object as the last line. ``--baseline-only`` measures the
 PySpark half alone (its ratio is null).
 
@@ -46,6 +50,7 @@ import os  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
@@ -110,10 +115,7 @@ def _check(name: str, actual_dir: str, expected, against: str) -> bool:
 
 def measure(name: str, args, data: str, work: Path, session, client) -> dict[str, object]:
     build, spark_query, reference = QUERIES[name]
-    # Tidal's tasks carry about as much data as the baseline's adaptive execution aims a
-    # partition at (spark.sql.adaptive.advisoryPartitionSizeInBytes, 64 MiB); -D overrides it
-    config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
-              **parse_options(args.options)}  # fmt: skip
+    config = tidal_config(args)
     tidal_out, spark_out = str(work / f"{name}-tidal"), str(work / f"{name}-spark")
     tidal_runs, spark_runs, result = [], [], None
     for run in range(args.warmups + args.repeats):
@@ -165,6 +167,57 @@ def breakdown(name: str, result) -> dict[str, int]:
     return totals
 
 
+def cold(name: str, args, data: str, work: Path) -> dict[str, object]:
+    """The query's first run on each side, each in a new process: ``{side}_start`` is the
+    cluster's or the session's start, ``{side}_first`` the query's first run after it."""
+    figures: dict[str, object] = {}
+    sides = ["spark"] if args.baseline_only else ["tidal", "spark"]
+    for side in sides:
+        command = [sys.executable, __file__, "--cold-side", side, "--queries", name,
+                   "--data", data, "--dir", str(work), "--scale", str(args.scale),
+                   *[f"-D{option}" for option in args.options or ()]]  # fmt: skip
+        if args.no_dashboard:
+            command.append("--no-dashboard")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"{name}: the cold {side} run failed:\n{done.stderr[-3000:]}")
+        start, first = json.loads(done.stdout.strip().splitlines()[-1])
+        figures[f"{name}_cold_{side}_start_seconds"] = start
+        figures[f"{name}_cold_{side}_first_seconds"] = first
+    shown = "; ".join(f"{side}: start {figures[f'{name}_cold_{side}_start_seconds']:.2f} s, "
+                      f"first run {figures[f'{name}_cold_{side}_first_seconds']:.2f} s"
+                      for side in sides)  # fmt: skip
+    print(f"{name} cold: {shown}", flush=True)
+    return figures
+
+
+def cold_run(args, data: str) -> None:
+    """In the process ``cold`` started: start one side, run the query once, print both times."""
+    name = args.queries[0]
+    build, spark_query, _ = QUERIES[name]
+    out = str(Path(args.dir) / f"{name}-cold-{args.cold_side}")
+    started = time.perf_counter()
+    if args.cold_side == "spark":
+        session = spark_session()
+        start = time.perf_counter() - started
+        first = run_spark(session, spark_query, data, out)
+    else:
+        from jobmanager import Client
+
+        client = Client(address="local", dashboard=not args.no_dashboard)
+        start = time.perf_counter() - started
+        first, _ = run_tidal(client, build, data, out, tidal_config(args))
+    print(json.dumps([round(start, 3), round(first, 3)]), flush=True)
+
+
+def tidal_config(args) -> dict[str, str]:
+    # Tidal's tasks carry about as much data as the baseline's adaptive execution aims a
+    # partition at (spark.sql.adaptive.advisoryPartitionSizeInBytes, 64 MiB); -D overrides it
+    return {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
+            **parse_options(args.options)}  # fmt: skip
+
+
 def _seconds(runs: list[float]) -> str:
     if not runs:
         return "not run"
@@ -185,6 +238,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
     parser.add_argument("--no-dashboard", action="store_true",
                         help="start the local Ray cluster without Ray's dashboard")
+    parser.add_argument("--no-cold", action="store_true",
+                        help="skip the first runs on a fresh cluster and a fresh session")
+    parser.add_argument("--cold-side", choices=["tidal", "spark"], help=argparse.SUPPRESS)
     add_option_flag(parser)
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -193,18 +249,24 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         parser.error("--warmups must be at least 0")
 
     data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")
+    if args.cold_side:
+        cold_run(args, data)
+        return {"same_result": True}
     started = time.perf_counter()
     generate(data, args.scale)
     print(f"data: scale {args.scale:g} in {data} ({time.perf_counter() - started:.1f} s)",
           flush=True)
+    work = Path(tempfile.mkdtemp(prefix="tidal-bench-tpch-", dir=args.dir))
+    figures: dict[str, object] = {}
+    if not args.no_cold:
+        for name in args.queries:
+            figures |= cold(name, args, data, work)
     session = spark_session()
     client = None
     if not args.baseline_only:
         from jobmanager import Client
 
         client = Client(address=args.address, dashboard=not args.no_dashboard)
-    work = Path(tempfile.mkdtemp(prefix="tidal-bench-tpch-", dir=args.dir))
-    figures: dict[str, object] = {}
     try:
         for name in args.queries:
             figures |= measure(name, args, data, work, session, client)

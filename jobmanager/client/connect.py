@@ -1,6 +1,7 @@
 """Joining a Ray cluster, or starting one, the way a user of Ray expects.
 
-- ``address`` (or ``RAY_ADDRESS``): join that cluster.
+- ``address`` (or ``RAY_ADDRESS``): join that cluster; ``"local"``, as for ``ray.init``, starts
+  a new one inside this process even where another runs (a benchmark's fresh cluster).
 - none: join the local cluster ``ray start`` started, else start one inside this process, which
   ends with it; ``keep_running`` (``tidal run --detach``) starts one with ``ray start --head``
   instead, which outlives the command.
@@ -61,6 +62,10 @@ def connect(address: str | None = None, *, num_cpus: int | None = None,
     address = address or os.environ.get("RAY_ADDRESS") or None
     if _has_token():
         _set_auth_mode("token")
+    if address == "local":
+        _set_auth_mode("token")
+        _init("local", {**options, "num_cpus": num_cpus, "include_dashboard": dashboard})
+        return "started a Ray cluster in this process (it ends with it)"
     if address and address != "auto":
         _probe(address)
         _init(address, options)

@@ -71,6 +71,10 @@ def test_the_tpch_benchmark_runs_at_a_tiny_size(tiny_data, tmp_path):
     assert figures["same_result"] is True and figures["ratio"] > 0
     assert figures["ratio"] == max(figures["q1_ratio"], figures["q3_ratio"])
     assert all(p >= 1 for p in figures["q1_parallelism"].values())
+    for query in ("q1", "q3"):  # each side's first run, in a fresh process and a fresh cluster
+        for side in ("tidal", "spark"):
+            assert figures[f"{query}_cold_{side}_start_seconds"] > 0
+            assert figures[f"{query}_cold_{side}_first_seconds"] > 0
 
 
 def test_the_noop_benchmark_runs_at_a_tiny_size():
