@@ -67,6 +67,8 @@ class JobManagerState(Failing, Reconciling):
         self.job_id = job_id
         self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
         self.adaptive = uses_adaptive_scheduler(job_graph, self.config)
+        max_slots = self.config["slotmanager.number-of-slots.max"]
+        slot_limit = max_slots if max_slots is not None else cluster_slots
         self.graph = ExecutionGraph(
             job_graph,
             dynamic=self.adaptive,
@@ -83,7 +85,8 @@ class JobManagerState(Failing, Reconciling):
             check_all_blocking(job_graph)
             self.strategy = VertexwiseSchedulingStrategy(self)
             self.growth = AdaptiveBatchScheduler(
-                self.graph, self.config, lambda command: self._out.append(command)
+                self.graph, self.config, lambda command: self._out.append(command),
+                slot_limit,
             )
         else:
             self.strategy = PipelinedRegionSchedulingStrategy(self, self.regions)
@@ -96,10 +99,9 @@ class JobManagerState(Failing, Reconciling):
         ]
         self.failover = RestartPipelinedRegionFailoverStrategy()
         self.backoff = make_restart_backoff(self.config, seed=sum(map(ord, job_id)))
-        max_slots = self.config["slotmanager.number-of-slots.max"]
         self.slots = SlotPool(
             self.config["taskmanager.numberOfTaskSlots"],
-            max_slots if max_slots is not None else cluster_slots,
+            slot_limit,
             self.config["jobmanager.slot-prefetch"],
         )
         self.speculation = speculation_for(self, self.config)

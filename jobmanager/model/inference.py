@@ -41,9 +41,14 @@ class DynamicFilteringInfo:
 @register
 @dataclass(frozen=True, slots=True)
 class InferenceContext:
+    """What a source may use to choose its parallelism: Flink's upper bound, data volume per
+    task and dynamic filtering, and ``slots``, the most slots the job can hold at once (None
+    where the cluster may grow without bound), from the job's submission, so a replay sees it."""
+
     parallelism_upper_bound: int
     data_volume_per_task: int
     dynamic_filtering: tuple[DynamicFilteringInfo, ...] = ()
+    slots: int | None = None
 
     def filter_for(self, column: str) -> DynamicFilteringInfo | None:
         for info in self.dynamic_filtering:

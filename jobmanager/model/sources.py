@@ -45,7 +45,8 @@ from jobmanager.messages.codec import register
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, SourcePlan
 from jobmanager.model.storage import redact
 
-__all__ = ["FileSource", "FileSplit", "SourceError", "assign_splits", "read_splits"]
+__all__ = ["FileSource", "FileSplit", "SourceError", "assign_splits", "in_whole_waves",
+           "read_splits"]
 
 _log = structlog.get_logger("tidal.sources")
 
@@ -157,17 +158,24 @@ class FileSource:
     def plan(self, context: InferenceContext) -> SourcePlan:
         """FLIP-379's FileSource: enumerate splits of about the data volume per task, keeping
         only partitions the dynamic filters let through; min(splits, upper bound), at least 1.
+        Then whole waves: where that is more than the job's slots and not a multiple of them,
+        it is rounded down to one (3 tasks on 2 slots would run as 2 and then 1 alone; as 2
+        they end together, and pay Spark's fixed cost per query once less). A task then reads
+        less than twice the data volume per task (``in_whole_waves``).
         The splits are kept for the tasks, and the listing's figures for the explanation."""
         began = time.perf_counter()
         splits, files, size, pruned = self._listing(max(1, context.data_volume_per_task),
                                             context.dynamic_filtering)  # fmt: skip
         seconds = time.perf_counter() - began
-        inferred = max(1, min(len(splits), context.parallelism_upper_bound))
+        wanted = max(1, min(len(splits), context.parallelism_upper_bound))
+        inferred = in_whole_waves(wanted, context.slots)
         _log.info("source parallelism inferred", source=repr(self), splits=len(splits),
                   files=files, upper_bound=context.parallelism_upper_bound, parallelism=inferred,
                   listing_ms=int(seconds * 1000))  # fmt: skip
         described = (f"{files:,} files, {_size(size)}, {len(splits):,} splits, listed in "
                      f"{seconds * 1000:,.0f} ms")  # fmt: skip
+        if inferred != wanted:
+            described += f"; {wanted} tasks -> {inferred}, whole waves of {context.slots} slots"
         if pruned:
             columns = sorted({f.column for f in context.dynamic_filtering})
             described += (f"; {pruned:,} more files in partitions pruned by dynamic filtering "
@@ -289,6 +297,14 @@ class FileSource:
                                   f"column {field.name!r} is {field.type} here but {first[0]} "
                                   f"in {first[1]}: a source's files must agree on their "
                                   "columns' types")  # fmt: skip
+
+
+def in_whole_waves(tasks: int, slots: int | None) -> int:
+    """``tasks`` rounded down to a multiple of ``slots`` when it is more than ``slots``: the
+    last wave is as full as the first, and no task gets more than twice its share."""
+    if not slots or tasks <= slots:
+        return tasks
+    return tasks - tasks % slots
 
 
 def assign_splits(splits: Sequence[FileSplit], parallelism: int) -> list[list[FileSplit]]:

@@ -28,7 +28,14 @@ from jobmanager.model.inference import (
     DynamicParallelismInference,
     InferenceContext,
 )
-from jobmanager.model.sources import FileSource, FileSplit, SourceError, assign_splits, read_splits
+from jobmanager.model.sources import (
+    FileSource,
+    FileSplit,
+    SourceError,
+    assign_splits,
+    in_whole_waves,
+    read_splits,
+)
 
 BIG = 1 << 40
 PROPERTY = settings(max_examples=40, deadline=None,
@@ -388,6 +395,31 @@ def test_inference_is_min_of_splits_and_upper_bound(orders, upper_bound, per_tas
     splits = source.splits(per_task, only)
     assert source.infer_parallelism(context(upper_bound, per_task, only)) == max(
         1, min(len(splits), upper_bound))
+
+
+def test_tasks_past_the_jobs_slots_are_rounded_down_to_whole_waves(tmp_path):
+    """Three files on two slots: two tasks of whole files, which Spark reads itself."""
+    for n in range(3):
+        write_parquet(tmp_path / f"part-{n}.parquet", numbers(100))
+    source = FileSource(tmp_path)
+    plan = source.plan(InferenceContext(100, 1, (), slots=2))
+    assert plan.parallelism == 2 and len(plan.splits) == 3
+    assert plan.description.endswith("; 3 tasks -> 2, whole waves of 2 slots")
+    assert sorted(len(mine) for mine in assign_splits(list(plan.splits), 2)) == [1, 2]
+    assert source.plan(InferenceContext(100, 1, (), slots=3)).parallelism == 3
+    assert source.plan(InferenceContext(100, 1, (), slots=8)).parallelism == 3
+    assert "waves" not in source.plan(InferenceContext(100, 1)).description  # no slot limit
+
+
+@PROPERTY
+@given(tasks=st.integers(1, 10_000), slots=st.one_of(st.none(), st.integers(1, 500)))
+def test_whole_waves_never_add_tasks_and_never_double_a_tasks_share(tasks, slots):
+    rounded = in_whole_waves(tasks, slots)
+    assert 1 <= rounded <= tasks and rounded * 2 > tasks
+    if slots and tasks > slots:
+        assert rounded % slots == 0
+    else:
+        assert rounded == tasks
 
 
 # --- assigning splits to subtasks ---------------------------------------------------------

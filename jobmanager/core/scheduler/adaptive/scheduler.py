@@ -46,9 +46,11 @@ def decider_settings(config: Configuration) -> DeciderSettings:
 
 class AdaptiveBatchScheduler:
     def __init__(
-        self, graph: ExecutionGraph, config: Configuration, emit: Callable[[object], None]
+        self, graph: ExecutionGraph, config: Configuration, emit: Callable[[object], None],
+        slots: int | None = None,
     ) -> None:
         self.graph = graph
+        self.slots = slots  # the most the job can hold at once: a hint for sources
         self.config = config
         self.settings = decider_settings(config)
         self.emit = emit
@@ -109,9 +111,8 @@ class AdaptiveBatchScheduler:
             self.emit(cmd.DecideParallelism(ejv.name))
 
     def _inference_context(self, ejv: ExecutionJobVertex) -> InferenceContext:
-        return InferenceContext(
-            self.upper_bound(ejv), self.settings.data_volume_per_task, self.dynamic_filters(ejv)
-        )
+        return InferenceContext(self.upper_bound(ejv), self.settings.data_volume_per_task,
+                                self.dynamic_filters(ejv), self.slots)  # fmt: skip
 
     def dynamic_filters(self, ejv: ExecutionJobVertex) -> tuple[DynamicFilteringInfo, ...]:
         """The partition values that upstream vertices let through to this vertex's sources."""

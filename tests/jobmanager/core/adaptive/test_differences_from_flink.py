@@ -46,3 +46,17 @@ def test_a_task_reads_any_number_of_partition_slices_with_no_cap():
     assert decision.parallelism == 1
     (piece,) = info[0].slices
     assert (piece.partitions.start, piece.partitions.end) == (0, 49_999)
+
+
+def test_a_file_sources_tasks_past_the_jobs_slots_are_rounded_down_to_whole_waves(tmp_path):
+    """Flink's file source infers one task per split (within the upper bound): 3 on 2 slots.
+    Tidal's infers 2, so no task runs alone in a second wave."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from jobmanager.model.inference import InferenceContext
+    from jobmanager.model.sources import FileSource
+
+    for n in range(3):
+        pq.write_table(pa.table({"x": [n]}), tmp_path / f"part-{n}.parquet")
+    assert FileSource(tmp_path).infer_parallelism(InferenceContext(128, 1, (), slots=2)) == 2
