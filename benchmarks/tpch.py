@@ -4,8 +4,10 @@ Generates TPC-H-shaped data at ``--scale`` (scale factor 1 by default; cached be
 ``examples/tpch_data.py``), then, for each query, runs ``--warmups`` unmeasured and
 ``--repeats`` measured runs of
 
-- Tidal: the job of ``examples/tpch_queries.py`` (no parallelism set anywhere: the adaptive
-  scheduler sizes every vertex) submitted on a local Ray cluster, timed from submit until
+- Tidal: the job of ``examples/tpch_queries.py`` (no parallelism set but the global order's
+  one task: the adaptive scheduler sizes every other vertex, with the per-task volume and the
+  least parallelism of the baseline's adaptive execution, ``tidal_config``) submitted on a
+  local Ray cluster, timed from submit until
   ``wait()`` returns with the result committed as Parquet;
 - baseline: the same query written for PySpark alone, ``local[2]`` with adaptive query
   execution on, timed from planning until its Parquet output is written.
@@ -212,9 +214,13 @@ def cold_run(args, data: str) -> None:
 
 
 def tidal_config(args) -> dict[str, str]:
-    # Tidal's tasks carry about as much data as the baseline's adaptive execution aims a
-    # partition at (spark.sql.adaptive.advisoryPartitionSizeInBytes, 64 MiB); -D overrides it
+    """Tidal sized as the baseline's adaptive execution sizes its partitions: tasks of about
+    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB), and no fewer tasks than its
+    two cores where the data allows (coalescing keeps the default parallelism, as
+    ``spark.sql.adaptive.coalescePartitions.parallelismFirst``, on by default, asks). -D
+    overrides either."""
     return {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
+            "execution.batch.adaptive.auto-parallelism.min-parallelism": "2",
             **parse_options(args.options)}  # fmt: skip
 
 

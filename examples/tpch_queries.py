@@ -2,8 +2,8 @@
 
 The Tidal jobs split each query the way a distributed planner would -- scan, filter and a
 partial aggregate in every source task; a hash exchange on the group keys; the final aggregate
--- and set no parallelism anywhere, so the adaptive scheduler sizes every vertex from its
-bytes. The PySpark versions are the queries as a Spark user would write them, planned by Spark
+-- and set no parallelism but one: the vertex that orders the whole result runs as one task,
+as a global order needs; the adaptive scheduler sizes every other vertex from its bytes. The PySpark versions are the queries as a Spark user would write them, planned by Spark
 itself; ``benchmarks/tpch.py`` races the two. The pyarrow versions share no code with either.
 
 Q3's ties on revenue and order date are broken by order key in all three, so "top 10" is one
@@ -74,8 +74,8 @@ def q1_partial(lineitem: DataFrame) -> DataFrame:
 def q1_final(partials: DataFrame) -> DataFrame:
     """The partial sums of one (flag, status) meet here; averages are sums over the count.
 
-    Its input is a few rows per source task, so the scheduler gives this vertex one task and
-    its order is the result's order."""
+    One task (the job sets it: a global order needs one), so its order is the result's order;
+    its input is a few rows per source task."""
     totals = partials.groupBy(*Q1_KEYS).agg(*[F.sum(c).alias(c) for c in _Q1_PARTIALS])
     count = F.col("count_order")
     return totals.select(
@@ -96,7 +96,7 @@ def q1(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
             "l_linestatus", "l_shipdate"])],
         operator=spark(q1_partial),
     )
-    summary = graph.add_vertex("pricing_summary", operator=spark(q1_final))
+    summary = graph.add_vertex("pricing_summary", parallelism=1, operator=spark(q1_final))
     sink = graph.add_vertex("sink", operator=ParquetSink(os.fspath(out_dir), overwrite=True))
     graph.connect(lineitem, summary, Partitioner.hash(*Q1_KEYS))
     graph.connect(summary, sink, Partitioner.FORWARD)
@@ -172,7 +172,7 @@ def q3_revenue_per_order(orders: DataFrame, lineitems: DataFrame,
 
 
 def q3_top_orders(candidates: DataFrame) -> DataFrame:
-    """Every task's top 10 meet here: a few rows, so the scheduler gives this vertex one task."""
+    """Every task's top 10 meet here, in one task (the job sets it: the top 10 of all)."""
     return _q3_top(candidates)
 
 
@@ -201,7 +201,7 @@ def q3(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
         operator=spark(q3_lineitems),
     )
     revenue = graph.add_vertex("revenue_per_order", operator=spark(q3_revenue_per_order))
-    top = graph.add_vertex("top_orders", operator=spark(q3_top_orders))
+    top = graph.add_vertex("top_orders", parallelism=1, operator=spark(q3_top_orders))
     sink = graph.add_vertex("sink", operator=ParquetSink(os.fspath(out_dir), overwrite=True))
     graph.connect(orders, revenue, Partitioner.hash("o_orderkey"))
     # Not splittable: the sums per order are finished in this vertex, so all lines of an order
