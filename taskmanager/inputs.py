@@ -39,7 +39,8 @@ from jobmanager.messages.deployment import (
     decode_shuffle_descriptors,
 )
 from jobmanager.model import storage
-from jobmanager.model.sources import FileSource, FileSplit, assign_splits
+from jobmanager.model.sources import FileSource
+from jobmanager.model.splits import FileSplit, assign_splits
 from shuffle import (
     FetchChunk,
     IndexRange,

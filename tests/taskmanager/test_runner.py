@@ -14,7 +14,8 @@ import pytest
 
 from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished, TaskRunning
 from jobmanager.model.operators import ParquetSink, arrow, part_file
-from jobmanager.model.sources import FileSource, assign_splits
+from jobmanager.model.sources import FileSource
+from jobmanager.model.splits import assign_splits
 from shuffle import IndexRange, PartitionFileReader, PartitionId, hash_columns, read_range
 from taskmanager.cancellation import CancelToken
 from taskmanager.runner import run_task
