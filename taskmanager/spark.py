@@ -2,10 +2,19 @@
 
 One SparkSession per TaskManager process, started on first use (an Arrow task never starts a
 JVM): ``local[slots]``, so the slots' tasks share the JVM's cores as they share the actor's;
-no UI; ``spark.sql.shuffle.partitions`` = slots, because a task's data is one partition's worth
-and Spark's default of 200 would make 200 tiny tasks; the session time zone is UTC, so a job
-gives the same answer on machines set to different zones. Spark logs warnings and worse to
-stderr only, through a log4j2 file written into the work directory, so stdout stays the job's.
+no UI; the session time zone is UTC, so a job gives the same answer on machines set to
+different zones.
+
+A task is one partition's worth of its vertex's data: the JobManager's adaptive scheduler has
+already done, across tasks, what Spark's adaptive execution does inside one query (sized the
+partitions by bytes, split skewed ones, sent the small side whole). So inside a task Spark
+plans once and runs one partition after each shuffle (``spark.sql.shuffle.partitions`` = 1,
+``spark.sql.adaptive.enabled`` = false): a slot is one of the actor's CPUs, and re-planning at
+each stage costs a Spark job and tens of milliseconds for nothing (Q1's final aggregate of a
+few rows, warm, in a plain session: 244 ms with adaptive execution and a partition per slot,
+127 ms so). A task's scan is still split over the JVM's cores where its files allow. Spark
+logs warnings and worse to stderr only, through a log4j2 file written into the work
+directory, so stdout stays the job's.
 
 A task's inputs reach Spark as Parquet files in a temporary directory: Spark reads them with
 its own reader, never through Python-side row conversion. Spark infers a Parquet schema by
@@ -157,7 +166,8 @@ class SparkSessionProvider:
             .appName("tidal-taskmanager")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", str(self.slots))
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.sql.adaptive.enabled", "false")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.driver.memory", f"{max(1, self.driver_memory_bytes >> 20)}m")
             .config(

@@ -94,6 +94,38 @@ def test_a_pyspark_task_joins_its_two_inputs(tmp_path, spark_provider):
     assert abs(sum(phases.values()) - finished.metrics.duration_ms) <= max(2, 0.05 * finished.metrics.duration_ms)
 
 
+def shuffle_shape(frame):
+    """How Spark runs a shuffle in a task: partitions after it, and whether adaptive execution
+    re-planned the query (its plan then starts with AdaptiveSparkPlan)."""
+    grouped = frame.groupBy("customer").count()
+    plan = grouped._jdf.queryExecution().executedPlan().toString()
+    return frame.sparkSession.createDataFrame(
+        [(grouped.rdd.getNumPartitions(), plan.startswith("AdaptiveSparkPlan"))],
+        "partitions int, adaptive boolean",
+    )
+
+
+def test_a_task_runs_one_partition_after_a_shuffle_without_adaptive_replanning(
+        tmp_path, spark_provider):
+    """Two slots share the JVM's cores, but a task is one partition's worth of its vertex:
+    its shuffles end in one partition, planned once."""
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    producer = tdd("orders", blobs.code(arrow(orders)), outputs=[output("orders->shape", 1, "forward")])
+    assert isinstance(run_task(producer, env, CancelToken()), TaskFinished)
+    shape = tdd("shape", blobs.code(spark(shuffle_shape)),
+                inputs=[gate("orders->shape", [descriptor(env, "orders->shape", 0, 1)], [((0, 0), (0, 0))])],
+                outputs=[output("shape->sink", 1, "forward")])  # fmt: skip
+
+    finished = run_task(shape, env, CancelToken())
+
+    assert isinstance(finished, TaskFinished), getattr(finished, "error", finished)
+    seen = read_range(env.registry.path_for(PartitionId("shape->sink", 0)),
+                      PartitionId("shape->sink", 0), IndexRange(0, 0))
+    assert seen.to_pylist() == [{"partitions": 1, "adaptive": False}]
+    assert spark_provider.slots == 2
+
+
 def test_a_pyspark_function_must_return_a_dataframe(tmp_path, spark_provider):
     blobs = DictBlobs()
     env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
