@@ -75,6 +75,7 @@ QUERIES = {
     "q3": (q3, spark_q3, reference_q3),
 }
 TARGET_RATIO = 1.0
+BASELINE_DRIVER_MEMORY = "4g"
 
 
 def spark_session() -> SparkSession:
@@ -83,7 +84,7 @@ def spark_session() -> SparkSession:
         SparkSession.builder.master("local[2]")
         .appName("tidal-benchmark-tpch-baseline")
         .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.driver.memory", "4g")
+        .config("spark.driver.memory", BASELINE_DRIVER_MEMORY)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
@@ -217,10 +218,12 @@ def tidal_config(args) -> dict[str, str]:
     """Tidal sized as the baseline's adaptive execution sizes its partitions: tasks of about
     ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB), and no fewer tasks than its
     two cores where the data allows (coalescing keeps the default parallelism, as
-    ``spark.sql.adaptive.coalescePartitions.parallelismFirst``, on by default, asks). -D
-    overrides either."""
+    ``spark.sql.adaptive.coalescePartitions.parallelismFirst``, on by default, asks); and the
+    TaskManager's Spark JVM given the baseline's driver memory (4 GiB; Tidal's default is
+    Spark's own, 1 GiB). -D overrides any of them."""
     return {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
             "execution.batch.adaptive.auto-parallelism.min-parallelism": "2",
+            "taskmanager.memory.spark-driver": BASELINE_DRIVER_MEMORY,
             **parse_options(args.options)}  # fmt: skip
 
 
