@@ -53,11 +53,13 @@ __all__ = [
     "DEFAULT_DRIVER_MEMORY",
     "DRIVER_MEMORY_KEY",
     "SparkSessionProvider",
+    "TASK_SQL_CONF",
     "find_java",
     "run_spark_function",
 ]
 
 DRIVER_MEMORY_KEY = "taskmanager.memory.spark-driver"
+TASK_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 DEFAULT_DRIVER_MEMORY = 1 << 30
 SUPPORTED_JAVA = (17, 21)
 _INSTALL_HINT = (
@@ -166,8 +168,7 @@ class SparkSessionProvider:
             .appName("tidal-taskmanager")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "1")
-            .config("spark.sql.adaptive.enabled", "false")
+            .config(map=TASK_SQL_CONF)
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.driver.memory", f"{max(1, self.driver_memory_bytes >> 20)}m")
             .config(

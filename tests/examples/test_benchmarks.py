@@ -33,7 +33,7 @@ def _guard(path: Path) -> list[str]:
     return lines[start:start + 3]
 
 
-@pytest.mark.parametrize("script", ["tpch.py", "noop_scale.py", "recovery.py"])
+@pytest.mark.parametrize("script", ["tpch.py", "tpch_shape.py", "noop_scale.py", "recovery.py"])
 def test_each_script_starts_with_the_path_guard_of_shuffle_py(script):
     guard = _guard(BENCHMARKS / "shuffle.py")
     assert guard[-1].strip() == "sys.path[0] = str(_ROOT)"
@@ -98,8 +98,20 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tiny_data, tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.spark
+def test_tpch_shape_runs_q1_as_tidal_splits_it_at_a_tiny_size(tiny_data, shared_session, capsys):
+    summary = load("tpch_shape").main(["--scale", "0.002", "--data", str(tiny_data),
+                                       "--warmups", "0", "--repeats", "1"])  # fmt: skip
+    assert _last_line_json(capsys) == summary
+    assert summary["same_result"] is True and summary["source_tasks"] >= 1
+    assert summary["split_seconds"] > 0 and summary["single_query_seconds"] > 0
+    assert summary["ratio"] == pytest.approx(
+        summary["split_seconds"] / summary["single_query_seconds"], rel=0.01)
+    assert shared_session.conf.get("spark.sql.adaptive.enabled") == "true"  # its own session
+
+
 def test_the_scripts_explain_themselves():
-    for name in ("tpch", "noop_scale", "recovery"):
+    for name in ("tpch", "tpch_shape", "noop_scale", "recovery"):
         with pytest.raises(SystemExit) as stopped:
             load(name).main(["--help"])
         assert stopped.value.code == 0

@@ -1,0 +1,152 @@
+"""TPC-H Q1 split into tasks as Tidal's job splits it, run in plain PySpark with none of
+Tidal's code: the floor under Tidal's Q1 figure in ``benchmarks/tpch.py``.
+
+Tidal runs Q1 (``examples/tpch_queries.q1``) as one scan-and-partial-aggregate query per source
+task -- the lineitem files dealt over the slots as Tidal deals them (``FileSource.plan``,
+``assign_splits``), the tasks running at once -- and then one more query, the final aggregate of
+their few rows, read from a Parquet file. Here exactly those queries run in one PySpark
+``local[slots]`` session, the tasks on threads, with a Tidal task's Spark settings
+(``taskmanager.spark.TASK_SQL_CONF``): no Ray, no partition files, no deployments, no
+JobManager. Against them, Q1 as one Spark query with adaptive execution on, as
+``benchmarks/tpch.py``'s baseline runs it. The two alternate run by run in the same JVM, after
+the same warm-ups.
+
+``ratio`` is the split's median over the single query's: what running the query as these tasks
+costs Spark itself, which no scheduling can win back; Tidal's own cost is what
+``benchmarks/tpch.py``'s ratio adds on top. Prints human lines, then one JSON object as the
+last line.
+
+    python benchmarks/tpch_shape.py                   # scale 1, 3 warm-ups, 5 repeats
+    python benchmarks/tpch_shape.py --scale 0.01 --warmups 0 --repeats 1
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# This folder holds shuffle.py, named like the shuffle package; run as a script, the folder
+# comes first on sys.path and would shadow it, so the repository root takes its place.
+_ROOT = Path(__file__).resolve().parent.parent
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(_ROOT)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from examples.compare import first_difference  # noqa: E402
+from examples.tpch_data import generate  # noqa: E402
+from examples.tpch_queries import q1, q1_final, q1_partial, spark_q1  # noqa: E402
+from jobmanager.model.inference import InferenceContext  # noqa: E402
+from jobmanager.model.splits import assign_splits  # noqa: E402
+from taskmanager.spark import TASK_SQL_CONF  # noqa: E402
+
+TASK_VOLUME = 64 << 20  # as benchmarks/tpch.py sizes Tidal's tasks
+
+
+def source_tasks(data: str, slots: int):
+    """The files each lineitem task of Tidal's Q1 reads, and the columns it reads of them."""
+    (source,) = q1(data, "unused").vertex("lineitem").sources
+    plan = source.plan(InferenceContext(128, TASK_VOLUME, (), slots))
+    tasks = [sorted({split.path for split in mine})
+             for mine in assign_splits(plan.splits, plan.parallelism)]  # fmt: skip
+    return [paths for paths in tasks if paths], list(source.columns)
+
+
+class SplitQuery:
+    """Q1 as Tidal's tasks run it, in one session: the source tasks at once, then the final."""
+
+    def __init__(self, session, data: str, slots: int, scratch: Path) -> None:
+        self.tasks, self.columns = source_tasks(data, slots)
+        self.session = session.newSession()
+        for key, value in TASK_SQL_CONF.items():
+            self.session.conf.set(key, value)
+        self.schema = self.session.read.parquet(self.tasks[0][0]).schema  # a TaskManager's memo
+        self.threads = ThreadPoolExecutor(slots)
+        self.scratch = scratch
+
+    def scan(self, paths: list[str]) -> pa.Table:
+        frame = self.session.read.schema(self.schema).parquet(*paths).select(*self.columns)
+        return q1_partial(frame).toArrow()
+
+    def run(self) -> pa.Table:
+        partials = pa.concat_tables(self.threads.map(self.scan, self.tasks))
+        path = str(self.scratch / "partials.parquet")
+        pq.write_table(partials, path, compression="none", use_dictionary=False)
+        return q1_final(self.session.read.parquet(path)).toArrow()
+
+
+def timed(run) -> tuple[float, pa.Table]:
+    started = time.perf_counter()
+    table = run()
+    return time.perf_counter() - started, table
+
+
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
+    parser.add_argument("--repeats", type=int, default=5, help="measured runs of each")
+    parser.add_argument("--warmups", type=int, default=3, help="unmeasured runs of each first")
+    parser.add_argument("--slots", type=int, default=2, help="the TaskManager's slots (cores)")
+    parser.add_argument("--data", default=None,
+                        help="data directory (default: a per-scale folder in the temp dir)")
+    args = parser.parse_args(argv)
+    if args.repeats < 1 or args.warmups < 0 or args.slots < 1:
+        parser.error("--repeats and --slots must be at least 1, --warmups at least 0")
+    data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")
+    generate(data, args.scale)
+
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master(f"local[{args.slots}]")
+               .appName("tidal-benchmark-tpch-shape")
+               .config("spark.sql.adaptive.enabled", "true")
+               .config("spark.driver.memory", "4g")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())  # fmt: skip
+    session.sparkContext.setLogLevel("ERROR")
+    split_runs, single_runs, same = [], [], True
+    with tempfile.TemporaryDirectory(prefix="tidal-bench-shape-") as scratch:
+        split = SplitQuery(session, data, args.slots, Path(scratch))
+        try:
+            for run in range(args.warmups + args.repeats):
+                split_seconds, split_result = timed(split.run)
+                single_seconds, single_result = timed(lambda: spark_q1(session, data).toArrow())
+                same &= first_difference(split_result, single_result) is None
+                if run >= args.warmups:
+                    split_runs.append(split_seconds)
+                    single_runs.append(single_seconds)
+        finally:
+            split.threads.shutdown()
+            session.stop()
+    split_median, single_median = statistics.median(split_runs), statistics.median(single_runs)
+    print(f"q1 as {len(split.tasks)} source tasks and a final task, in plain PySpark: median "
+          f"{split_median:.2f} s of {[round(s, 2) for s in split_runs]}; as one query: "
+          f"{single_median:.2f} s of {[round(s, 2) for s in single_runs]}", flush=True)
+    summary = {
+        "benchmark": "tpch_shape",
+        "scale": args.scale,
+        "repeats": args.repeats,
+        "warmups": args.warmups,
+        "slots": args.slots,
+        "source_tasks": len(split.tasks),
+        "split_seconds": round(split_median, 3),
+        "single_query_seconds": round(single_median, 3),
+        "same_result": same,
+        "ratio": round(split_median / single_median, 3),
+    }
+    print(json.dumps(summary), flush=True)
+    return summary
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main()["same_result"] else 1)
