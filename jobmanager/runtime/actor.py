@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import queue
-import resource
 import tempfile
 import threading
 import time
@@ -31,7 +30,6 @@ import traceback
 from array import array
 
 import cloudpickle
-import numpy as np
 import ray
 import structlog
 
@@ -53,7 +51,7 @@ from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
 from jobmanager.runtime.metrics import JobMetrics
 from jobmanager.runtime.names import NAMESPACE, here, job_manager_name, resource_manager_handle
 from jobmanager.runtime.recovery import reconnect, replay_store
-from jobmanager.runtime.status import TaskLedger, job_status
+from jobmanager.runtime.status import TaskLedger, empty_status, job_status, process_figures
 
 __all__ = ["RECOVERING", "STANDBY", "JobManagerActor", "create_job_manager", "work_directory"]
 
@@ -282,15 +280,15 @@ class JobManagerActor:
             if not self.started:
                 return {"job_id": self.job_id, "status": STANDBY, "pid": os.getpid()}
             if self.state is None:
-                status = _empty_status(self.job_id, self.submitted,
-                                       RECOVERING if self.recovering else "CREATED")  # fmt: skip
+                status = empty_status(self.job_id, self.submitted,
+                                      RECOVERING if self.recovering else "CREATED")  # fmt: skip
             else:
                 status = job_status(self.state, self.ledger, self.job_id,
                                     self.submitted.submitted_at, self.ended_at)  # fmt: skip
             ended = None if self.state is None else self.state.ended
             terminal = self.state is not None and self.state.status.is_terminal
         status["pid"] = os.getpid()
-        status["jobmanager"] = _process_figures(self.loop_seconds[:])  # a copy: the loop appends
+        status["jobmanager"] = process_figures(self.loop_seconds[:])  # a copy: the loop appends
         if self.unrecoverable is not None:
             status["status"], status["cause"] = self.unrecoverable
         elif self.recovering:
@@ -461,33 +459,6 @@ class JobManagerActor:
         while not self.done.wait(interval):
             self.events.flush()
             self.metrics.saw_log(self.events.size)
-
-
-def _empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: str) -> dict:
-    return {
-        "job_id": job_id,
-        "name": submitted.name if submitted else "",
-        "status": status,
-        "cause": "",
-        "submitted_at": submitted.submitted_at if submitted else 0.0,
-        "ended_at": None,
-        "max_running_tasks": 0,
-        "task_overhead_ms": 0.0,
-        "task_managers": [],
-        "recoveries": 0,
-        "vertices": [],
-    }
-
-
-def _process_figures(loop_seconds: array) -> dict:
-    """This JobManager process's main loop latency per batch of events, and its peak memory."""
-    latencies = np.frombuffer(loop_seconds, dtype=np.float64) if len(loop_seconds) else None
-    return {
-        "loop_batches": len(loop_seconds),
-        "loop_median_ms": None if latencies is None else round(float(np.median(latencies)) * 1000, 3),
-        "loop_p99_ms": None if latencies is None else round(float(np.percentile(latencies, 99)) * 1000, 3),
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    }
 
 
 def _after(seconds: float, call) -> None:

@@ -7,12 +7,17 @@ dict into a ``JobResult``. Nothing here changes what the scheduler does.
 
 from __future__ import annotations
 
+import resource
+from array import array
+
+import numpy as np
+
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import ChainedOperator
 
-__all__ = ["TaskLedger", "job_status"]
+__all__ = ["TaskLedger", "empty_status", "job_status", "process_figures"]
 
 
 class TaskLedger:
@@ -150,3 +155,31 @@ def _fixed_reason(ejv, ended: bool) -> str:
     if ejv.job_vertex.parallelism is not None:
         return f"set by the user: {ejv.parallelism}"
     return f"fixed before the job started: {ejv.parallelism}"
+
+
+def empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: str) -> dict:
+    """The status of a job whose scheduling state does not exist yet (or any more)."""
+    return {
+        "job_id": job_id,
+        "name": submitted.name if submitted else "",
+        "status": status,
+        "cause": "",
+        "submitted_at": submitted.submitted_at if submitted else 0.0,
+        "ended_at": None,
+        "max_running_tasks": 0,
+        "task_overhead_ms": 0.0,
+        "task_managers": [],
+        "recoveries": 0,
+        "vertices": [],
+    }
+
+
+def process_figures(loop_seconds: array) -> dict:
+    """This JobManager process's main loop latency per batch of events, and its peak memory."""
+    latencies = np.frombuffer(loop_seconds, dtype=np.float64) if len(loop_seconds) else None
+    return {
+        "loop_batches": len(loop_seconds),
+        "loop_median_ms": None if latencies is None else round(float(np.median(latencies)) * 1000, 3),
+        "loop_p99_ms": None if latencies is None else round(float(np.percentile(latencies, 99)) * 1000, 3),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
