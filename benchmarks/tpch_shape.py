@@ -4,12 +4,12 @@ Tidal's code: the floor under Tidal's Q1 figure in ``benchmarks/tpch.py``.
 Tidal runs Q1 (``examples/tpch_queries.q1``) as one scan-and-partial-aggregate query per source
 task -- the lineitem files dealt over the slots as Tidal deals them (``FileSource.plan``,
 ``assign_splits``), the tasks running at once -- and then one more query, the final aggregate of
-their few rows, read from a Parquet file. Here exactly those queries run in one PySpark
-``local[slots]`` session, the tasks on threads, with a Tidal task's Spark settings
+their few rows, read from a Parquet file. Here exactly those queries run in
+``benchmarks/tpch.py``'s baseline session (``local[2]``, a TaskManager of two slots), the tasks
+on threads, with a Tidal task's Spark settings
 (``taskmanager.spark.TASK_SQL_CONF``): no Ray, no partition files, no deployments, no
-JobManager. Against them, Q1 as one Spark query with adaptive execution on, as
-``benchmarks/tpch.py``'s baseline runs it. The two alternate run by run in the same JVM, after
-the same warm-ups.
+JobManager. Against them, Q1 as one Spark query with adaptive execution on, as that
+baseline runs it. The two alternate run by run in the same JVM, after the same warm-ups.
 
 ``ratio`` is the split's median over the single query's: what running the query as these tasks
 costs Spark itself, which no scheduling can win back; Tidal's own cost is what
@@ -42,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from benchmarks.tpch import spark_session  # noqa: E402
 from examples.compare import first_difference  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q1, q1_final, q1_partial, spark_q1  # noqa: E402
@@ -50,6 +51,7 @@ from jobmanager.model.splits import assign_splits  # noqa: E402
 from taskmanager.spark import TASK_SQL_CONF  # noqa: E402
 
 TASK_VOLUME = 64 << 20  # as benchmarks/tpch.py sizes Tidal's tasks
+SLOTS = 2  # the baseline's local[2]
 
 
 def source_tasks(data: str, slots: int):
@@ -95,28 +97,17 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--repeats", type=int, default=5, help="measured runs of each")
     parser.add_argument("--warmups", type=int, default=3, help="unmeasured runs of each first")
-    parser.add_argument("--slots", type=int, default=2, help="the TaskManager's slots (cores)")
     parser.add_argument("--data", default=None,
                         help="data directory (default: a per-scale folder in the temp dir)")
     args = parser.parse_args(argv)
-    if args.repeats < 1 or args.warmups < 0 or args.slots < 1:
-        parser.error("--repeats and --slots must be at least 1, --warmups at least 0")
+    if args.repeats < 1 or args.warmups < 0:
+        parser.error("--repeats must be at least 1, --warmups at least 0")
     data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")
     generate(data, args.scale)
-
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master(f"local[{args.slots}]")
-               .appName("tidal-benchmark-tpch-shape")
-               .config("spark.sql.adaptive.enabled", "true")
-               .config("spark.driver.memory", "4g")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())  # fmt: skip
-    session.sparkContext.setLogLevel("ERROR")
+    session = spark_session()
     split_runs, single_runs, same = [], [], True
     with tempfile.TemporaryDirectory(prefix="tidal-bench-shape-") as scratch:
-        split = SplitQuery(session, data, args.slots, Path(scratch))
+        split = SplitQuery(session, data, SLOTS, Path(scratch))
         try:
             for run in range(args.warmups + args.repeats):
                 split_seconds, split_result = timed(split.run)
@@ -137,7 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "scale": args.scale,
         "repeats": args.repeats,
         "warmups": args.warmups,
-        "slots": args.slots,
+        "slots": SLOTS,
         "source_tasks": len(split.tasks),
         "split_seconds": round(split_median, 3),
         "single_query_seconds": round(single_median, 3),
