@@ -71,10 +71,12 @@ def main(out: str) -> None:
     ended = time.monotonic()
     port = next(n["MetricsExportPort"] for n in ray.nodes() if n["Alive"])
     deadline = ended + DEADLINE_S
-    while True:  # the final totals come with the JobManager's exit, a second after the end
+    while True:  # the final totals come with the JobManager's exit, a second after the end;
+        # Ray's periodic export may show the last task's counters before the log's final size
         found = samples(port, handle.job_id)
         done = all(total(found, "ray_tidal_tasks_finished_total", v["name"]) == v["tasks"]
                    for v in status["vertices"])  # fmt: skip
+        done = done and total(found, "ray_tidal_event_log_bytes", None) == log_bytes
         if done or time.monotonic() > deadline:
             break
         time.sleep(0.2)
