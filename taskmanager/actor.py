@@ -87,6 +87,7 @@ class TaskManagerActor:
         self.shape = shape_of(slots, config)
         self.node_id = str(config.get(NODE_ID_KEY) or ray.get_runtime_context().get_node_id())
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
+        self.work_dir = work_dir
         os.makedirs(work_dir, exist_ok=True)  # its scratch space, from the start: it is where it works
         self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
         self._job: _JobSession | None = None
@@ -199,6 +200,7 @@ class TaskManagerActor:
             "shape": self.shape,
             "job": job.job_id if job else None,
             "shuffle_root": str(job.shuffle.root) if job else "",
+            "work_dir": self.work_dir,
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         }
 

@@ -73,6 +73,7 @@ class _TaskManager:
     since: float
     recovery_timeout_s: float = 30.0  # how long it stays leased to a job whose JobManager is gone
     idle_timeout_s: float | None = None  # kept idle this long: its last job's taskmanager-timeout
+    scratch: str = ""  # its work directory, removed when it is stopped
 
 
 @dataclass
@@ -95,6 +96,10 @@ class ResourceManager:
         self.idle_timeout_s = idle_timeout_s
         self.store_root = store_root
         self.work_dir = work_dir or os.path.join(tempfile.gettempdir(), "tidal", "taskmanagers")
+        # TaskManagers are named tidal-tm-0, -1, ... in every cluster, and two clusters on one
+        # machine (a test's and a benchmark's) must not share, nor remove, each other's scratch:
+        # it goes under this ResourceManager's actor id, which Ray keeps across its restarts.
+        self._cluster_key = ray.get_runtime_context().get_actor_id() or "driver"
         self.task_managers: dict[str, _TaskManager] = {}
         self.returning: dict[str, tuple] = {}  # given back, still leaving their job
         self.created = 0
@@ -138,8 +143,8 @@ class ResourceManager:
                              error=repr(error))  # fmt: skip
                 continue
             if name.startswith(_TM_PREFIX):
-                self.task_managers[name] = _TaskManager(handle, tuple(info["shape"]), info["job"],
-                                                        time.time())  # fmt: skip
+                self.task_managers[name] = _TaskManager(
+                    handle, tuple(info["shape"]), info["job"], time.time(), scratch=info["work_dir"])
                 self._counter = max(self._counter, int(name[len(_TM_PREFIX):]) + 1)
             elif info.get("status") == "STANDBY":
                 self._standby = (name[len(_JM_PREFIX):], handle)
@@ -253,15 +258,16 @@ class ResourceManager:
         slots = waiting.request.shape[0]
         tm_id = f"{_TM_PREFIX}{self._counter}"
         self._counter += 1
+        scratch = os.path.join(self._scratch(waiting.config), self._cluster_key, tm_id)
         handle = (
             ray.remote(TaskManagerActor)
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0,
                      scheduling_strategy="SPREAD")  # fmt: skip
-            .remote(tm_id, slots, waiting.config, os.path.join(self._scratch(waiting.config), tm_id))
+            .remote(tm_id, slots, waiting.config, scratch)
         )
         tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),
-                          waiting.recovery_timeout_s)  # fmt: skip
+                          waiting.recovery_timeout_s, scratch=scratch)  # fmt: skip
         self.task_managers[tm_id] = tm
         self.created += 1
         return tm_id, tm
@@ -324,7 +330,8 @@ class ResourceManager:
     def _stop(self, tm_id: str, tm: _TaskManager) -> None:
         """Stop a TaskManager's process and remove its scratch (its Spark's local folders)."""
         ray.kill(tm.handle, no_restart=True)
-        shutil.rmtree(os.path.join(self.work_dir, tm_id), ignore_errors=True)
+        if tm.scratch:
+            shutil.rmtree(tm.scratch, ignore_errors=True)
 
     def describe(self) -> dict:
         with self._lock:

@@ -159,7 +159,9 @@ def test_submission_errors_name_the_culprit(client, tmp_path):
 
 def test_each_jobs_taskmanager_timeout_and_scratch_directory_take_effect(client, tmp_path):
     """The ResourceManager was started by an earlier job with the default 30 s; this job's
-    own 1 s keeps its TaskManagers idle no longer, and its io.tmp.dirs holds their scratch."""
+    own 1 s keeps its TaskManagers idle no longer, and its io.tmp.dirs holds their scratch, in
+    a folder of this cluster's (another cluster on the machine has TaskManagers of the same
+    names), removed when they are stopped."""
     from jobmanager.runtime.names import resource_manager_handle
 
     scratch = tmp_path / "scratch"
@@ -167,12 +169,15 @@ def test_each_jobs_taskmanager_timeout_and_scratch_directory_take_effect(client,
     handle = client.submit(sum_job(str(tmp_path / "out"), sources=1), config=config)
     assert handle.wait(timeout=120).status == "FINISHED"
     ran_on = set(handle.status()["task_managers"])
-    assert ran_on and (scratch / "tidal" / "taskmanagers").is_dir()
+    scratches = list((scratch / "tidal" / "taskmanagers").glob("*/tidal-tm-*"))
+    assert ran_on and {path.name for path in scratches} == ran_on
+    assert len({path.parent for path in scratches}) == 1
     deadline = time.monotonic() + 30
     while True:
         described = ray.get(resource_manager_handle().describe.remote())
-        if not ran_on & {*described["idle"], *described["leased"]}:
+        kept = [path for path in scratches if path.exists()]
+        if not ran_on & {*described["idle"], *described["leased"]} and not kept:
             break
-        assert time.monotonic() < deadline, f"{ran_on} still kept: {described}"
+        assert time.monotonic() < deadline, f"{ran_on} still kept: {described}, {kept}"
         time.sleep(0.2)
     handle.release()
