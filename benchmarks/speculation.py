@@ -81,7 +81,8 @@ def straggler(task_seconds: float, marker: str):
 
 def straggler_job(data: str, out: str, task_seconds: float, marker: str) -> JobGraph:
     g = JobGraph("straggler")
-    stage = g.add_vertex("stage", sources=[FileSource(data)],
+    # one task per file, set: the files hold far less than a task's data volume
+    stage = g.add_vertex("stage", TASKS, sources=[FileSource(data)],
                          operator=arrow(straggler(task_seconds, marker)))  # fmt: skip
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
     g.connect(stage, sink, Partitioner.FORWARD)

@@ -121,24 +121,35 @@ class FileSource:
         return result, len(files), sum(file.size for file in files), len(discovered) - len(files)
 
     def plan(self, context: InferenceContext) -> SourcePlan:
-        """FLIP-379's FileSource: enumerate splits of about the data volume per task, keeping
-        only partitions the dynamic filters let through; min(splits, upper bound), at least 1.
+        """FLIP-379's FileSource, sized by its bytes as the adaptive scheduler sizes any vertex:
+        enumerate splits of about the data volume per task, keeping only partitions the dynamic
+        filters let through; then one task per data volume per task of what the splits read,
+        at most one per split and the upper bound, at least 1. What a Parquet split reads is
+        the column chunks of the source's columns, not the whole file: three files whose read
+        columns hold less than one task's volume are one task, as Spark packs small files into
+        one partition, and one Spark query instead of three.
         Then whole waves: where that is more than the job's slots and not a multiple of them,
         it is rounded down to one (3 tasks on 2 slots would run as 2 and then 1 alone; as 2
         they end together, and pay Spark's fixed cost per query once less). A task then reads
         less than twice the data volume per task (``in_whole_waves``).
         The splits are kept for the tasks, and the listing's figures for the explanation."""
         began = time.perf_counter()
-        splits, files, size, pruned = self._listing(max(1, context.data_volume_per_task),
-                                            context.dynamic_filtering)  # fmt: skip
+        volume = max(1, context.data_volume_per_task)
+        splits, files, size, pruned = self._listing(volume, context.dynamic_filtering)
         seconds = time.perf_counter() - began
-        wanted = max(1, min(len(splits), context.parallelism_upper_bound))
+        read = sum(split.length for split in splits)
+        by_bytes = -(-read // volume)
+        wanted = max(1, min(by_bytes, len(splits), context.parallelism_upper_bound))
         inferred = in_whole_waves(wanted, context.slots)
         _log.info("source parallelism inferred", source=repr(self), splits=len(splits),
-                  files=files, upper_bound=context.parallelism_upper_bound, parallelism=inferred,
-                  listing_ms=int(seconds * 1000))  # fmt: skip
-        described = (f"{files:,} files, {_size(size)}, {len(splits):,} splits, listed in "
-                     f"{seconds * 1000:,.0f} ms")  # fmt: skip
+                  files=files, read_bytes=read, upper_bound=context.parallelism_upper_bound,
+                  parallelism=inferred, listing_ms=int(seconds * 1000))  # fmt: skip
+        described = f"{files:,} files, {_size(size)}"
+        if read != size:
+            described += f", {_size(read)} in the columns read"
+        described += f", {len(splits):,} splits, listed in {seconds * 1000:,.0f} ms"
+        if by_bytes < min(len(splits), context.parallelism_upper_bound):
+            described += f"; {_size(read)} at {_size(volume)} a task -> {max(1, by_bytes)}"
         if inferred != wanted:
             described += f"; {wanted} tasks -> {inferred}, whole waves of {context.slots} slots"
         if pruned:
@@ -245,7 +256,7 @@ class FileSource:
         """The file's splits, and its schema where the listing read it (Parquet's footer)."""
         try:
             if file.format == "parquet":
-                return _parquet_splits(file, target)
+                return _parquet_splits(file, target, self.columns)
             return _csv_splits(file, target if splittable else max(file.size, 1)), None
         except (OSError, pa.ArrowException) as error:
             raise SourceError(repr(self), file.path, f"unreadable file: {error}") from error
@@ -264,14 +275,17 @@ class FileSource:
                                   "columns' types")  # fmt: skip
 
 
-def _parquet_splits(file: _DataFile, target: int) -> tuple[list[FileSplit], pa.Schema]:
-    """Consecutive row groups grouped up to about ``target`` bytes (a row group is never cut),
-    and the file's schema."""
+def _parquet_splits(file: _DataFile, target: int, columns: Sequence[str] | None
+                    ) -> tuple[list[FileSplit], pa.Schema]:  # fmt: skip
+    """Consecutive row groups grouped up to about ``target`` bytes of the ``columns`` read (a
+    row group is never cut), and the file's schema."""
     fs, path = fsspec.core.url_to_fs(file.path)
     with fs.open(path, "rb") as handle:
         metadata = pq.read_metadata(handle)
     schema = metadata.schema.to_arrow_schema()
-    groups = [_row_group_range(metadata.row_group(i)) for i in range(metadata.num_row_groups)]
+    wanted = None if columns is None else frozenset(columns)
+    groups = [_row_group_range(metadata.row_group(i), wanted)
+              for i in range(metadata.num_row_groups)]  # fmt: skip
     batches: list[list[int]] = []
     batch_bytes = 0
     for index, (_, length) in enumerate(groups):
@@ -285,12 +299,19 @@ def _parquet_splits(file: _DataFile, target: int) -> tuple[list[FileSplit], pa.S
             for batch in batches], schema
 
 
-def _row_group_range(row_group: Any) -> tuple[int, int]:
-    """A row group's first byte and its compressed size on disk."""
+def _row_group_range(row_group: Any, wanted: frozenset[str] | None) -> tuple[int, int]:
+    """A row group's first byte, and the compressed size on disk of the column chunks a task
+    reads of it: those of the ``wanted`` columns (a nested column's chunks, ``name.field``,
+    count for it), all of them for None."""
     columns = [row_group.column(i) for i in range(row_group.num_columns)]
     starts = [c.dictionary_page_offset if c.has_dictionary_page and c.dictionary_page_offset
               else c.data_page_offset for c in columns]
-    return min(starts, default=0), sum(c.total_compressed_size for c in columns)
+    read = [c for c in columns if wanted is None or _read_column(c.path_in_schema, wanted)]
+    return min(starts, default=0), sum(c.total_compressed_size for c in read)
+
+
+def _read_column(path: str, wanted: frozenset[str]) -> bool:
+    return path in wanted or any(path.startswith(name + ".") for name in wanted)
 
 
 def _csv_splits(file: _DataFile, target: int) -> list[FileSplit]:

@@ -241,12 +241,14 @@ def test_an_empty_source_after_filtering_infers_one(orders):
                                            HealthCheck.function_scoped_fixture])
 @given(upper_bound=st.integers(1, 50), per_task=st.integers(1, 5000),
        regions=st.sets(st.sampled_from(["eu", "us", "apac"])))
-def test_inference_is_min_of_splits_and_upper_bound(orders, upper_bound, per_task, regions):
+def test_inference_is_the_bytes_read_over_the_volume_per_task_capped_by_splits_and_bound(
+        orders, upper_bound, per_task, regions):  # fmt: skip
     source = FileSource(orders, partitioning="hive")
     only = DynamicFilteringInfo("region", tuple(sorted(regions)))
     splits = source.splits(per_task, only)
+    by_bytes = -(-sum(s.length for s in splits) // per_task)
     assert source.infer_parallelism(context(upper_bound, per_task, only)) == max(
-        1, min(len(splits), upper_bound))
+        1, min(by_bytes, len(splits), upper_bound))
 
 
 def test_tasks_past_the_jobs_slots_are_rounded_down_to_whole_waves(tmp_path):
@@ -376,13 +378,13 @@ def test_thousands_of_files_are_listed_many_at_a_time(tmp_path, monkeypatch):
     inside, most, lock = [0], [0], threading.Lock()
     real = sources._parquet_splits
 
-    def slow_round_trip(file, target):
+    def slow_round_trip(file, target, columns):
         with lock:
             inside[0] += 1
             most[0] = max(most[0], inside[0])
         clock.sleep(0.02)
         try:
-            return real(file, target)
+            return real(file, target, columns)
         finally:
             with lock:
                 inside[0] -= 1

@@ -7,6 +7,7 @@ a sleep that a slow machine would outrun.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import uuid
@@ -43,7 +44,9 @@ def wait_open(gate: str) -> None:
 
 
 class GatedSource(FileSource):
-    """A FileSource whose planning (its listing and parallelism inference) waits at the gate (``inferring`` says so)."""
+    """A FileSource whose planning (its listing and parallelism inference) waits at the gate
+    (``inferring`` says so), then asks for a task per file: the files are far smaller than a
+    task's data volume, which would make them one task."""
 
     __slots__ = ("gate",)
 
@@ -55,11 +58,11 @@ class GatedSource(FileSource):
         open(os.path.join(self.gate, "inferring"), "w").close()
         while not os.path.exists(os.path.join(self.gate, "open")):
             time.sleep(0.02)
-        return super().plan(context)
+        return super().plan(dataclasses.replace(context, data_volume_per_task=1))
 
 
 def failover_job(data: str, out: str, gate: str, *, at: str, pyspark: bool = True) -> JobGraph:
-    """Read ``data`` (4 tasks), sum per key in PySpark (or Arrow, without a JVM), write
+    """Read ``data`` (4 tasks, one per file: set, or inferred by the gated source), sum per key in PySpark (or Arrow, without a JVM), write
     Parquet. ``at`` is where the job waits for the gate: ``inference``, ``source`` (every
     source task but the first's), ``sum`` or ``nowhere``."""
 
@@ -82,7 +85,8 @@ def failover_job(data: str, out: str, gate: str, *, at: str, pyspark: bool = Tru
 
     source = GatedSource(data, gate) if at == "inference" else FileSource(data)
     g = JobGraph("failover")
-    src = g.add_vertex("read", operator=arrow(read), sources=[source])
+    src = g.add_vertex("read", None if at == "inference" else PARTS, operator=arrow(read),
+                       sources=[source])
     total = g.add_vertex("sum", operator=spark(sum_by_key) if pyspark else arrow(sum_in_arrow))
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
     g.connect(src, total, Partitioner.hash("key"))

@@ -126,7 +126,7 @@ def gated_job(data: str, out: str, gate: str):
         return table
 
     g = JobGraph("node-lost")
-    source = g.add_vertex("read", sources=[FileSource(data)], operator=arrow(read))
+    source = g.add_vertex("read", PARTS, sources=[FileSource(data)], operator=arrow(read))
     sums = g.add_vertex("sum", parallelism=2, operator=arrow(
         lambda t: t.group_by("key").aggregate([("value", "sum")])))
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
@@ -198,7 +198,7 @@ def commit_killed(client) -> dict:
     from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, arrow
 
     g = JobGraph("commit-killed")
-    read = g.add_vertex("read", sources=[FileSource("s3://tidal/killed-input")])
+    read = g.add_vertex("read", PARTS, sources=[FileSource("s3://tidal/killed-input")])
     sums = g.add_vertex("sum", parallelism=4, operator=arrow(
         lambda t: t.group_by("key").aggregate([("value", "sum")])))
     sink = g.add_vertex("sink", operator=ParquetSink("s3://tidal/killed", overwrite=True))

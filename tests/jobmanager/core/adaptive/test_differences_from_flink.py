@@ -60,3 +60,31 @@ def test_a_file_sources_tasks_past_the_jobs_slots_are_rounded_down_to_whole_wave
     for n in range(3):
         pq.write_table(pa.table({"x": [n]}), tmp_path / f"part-{n}.parquet")
     assert FileSource(tmp_path).infer_parallelism(InferenceContext(128, 1, (), slots=2)) == 2
+
+
+def test_a_file_source_infers_from_the_bytes_its_columns_hold_not_its_splits(tmp_path):
+    """Flink's file source infers one task per split: 4 files are 4 tasks however small.
+    Tidal's divides the bytes of the column chunks it reads by the data volume per task, as
+    Spark packs small files into one partition: 4 small files are one task (one Spark query),
+    and the columns a task does not read do not count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from jobmanager.model.inference import InferenceContext
+    from jobmanager.model.sources import FileSource
+
+    import random
+
+    text = random.Random(0)
+    for n in range(4):
+        wide = ["".join(text.choices("abcdefghij", k=64)) for _ in range(1000)]  # incompressible
+        pq.write_table(pa.table({"x": list(range(1000)), "wide": wide}),
+                       tmp_path / f"part-{n}.parquet", use_dictionary=False)  # fmt: skip
+    read = sum(pq.read_metadata(tmp_path / f"part-{n}.parquet").row_group(0).column(0)
+               .total_compressed_size for n in range(4))  # fmt: skip
+    every_column = FileSource(tmp_path).infer_parallelism(InferenceContext(128, read, (), 8))
+    only_x = FileSource(tmp_path, columns=["x"]).infer_parallelism(
+        InferenceContext(128, read, (), 8))
+    assert (every_column, only_x) == (4, 1)
+    assert FileSource(tmp_path).infer_parallelism(InferenceContext(128, 10 << 20, (), 8)) == 1
+
