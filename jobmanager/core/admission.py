@@ -1,16 +1,35 @@
-"""What the JobManager checks when it takes a job, and which scheduler the job gets.
+"""What the JobManager checks when it takes a job, which scheduler the job gets, and what it
+decides then: the chains, and the source inferences they rest on.
 
 The client runs the same checks before it submits, so a bad job fails in the caller's process
-with the error naming the culprit, not in a JobManager started for nothing.
+with the error naming the culprit, not in a JobManager started for nothing. The decisions are
+pure: the shell asks the sources (``sources_to_ask``), then ``decide_admission`` turns their
+answers into what ``JobSubmitted`` records.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Sequence
+
+from jobmanager.core.scheduler.adaptive.scheduler import source_inference_context
 from jobmanager.errors import JobGraphError
+from jobmanager.messages import events as ev
+from jobmanager.model.chaining import chain_name, decide_chains, one_task_candidates
 from jobmanager.model.config import Configuration
+from jobmanager.model.inference import InferenceContext
 from jobmanager.model.jobgraph import JobGraph
 
-__all__ = ["check_all_blocking", "uses_adaptive_scheduler", "validate_job"]
+__all__ = [
+    "check_all_blocking",
+    "decide_admission",
+    "slot_limit",
+    "sources_to_ask",
+    "uses_adaptive_scheduler",
+    "validate_job",
+]
+
+_CHAINING = "pipeline.operator-chaining.enabled"
 
 
 def uses_adaptive_scheduler(job_graph: JobGraph, config: Configuration) -> bool:
@@ -36,3 +55,40 @@ def check_all_blocking(job_graph: JobGraph) -> None:
                 "some vertex leaves its parallelism unset) needs blocking edges: make it "
                 "blocking, or set every parallelism and use jobmanager.core.scheduler: Default"
             )
+
+
+def slot_limit(config: Configuration, cluster_cpus: int | None) -> int | None:
+    """The most slots the job may hold: ``slotmanager.number-of-slots.max``, else the cluster's
+    CPUs when the job was submitted (None: no limit)."""
+    configured = config["slotmanager.number-of-slots.max"]
+    return configured if configured is not None else cluster_cpus
+
+
+def sources_to_ask(job_graph: JobGraph, config: Configuration, cluster_cpus: int | None
+                   ) -> dict[str, InferenceContext]:  # fmt: skip
+    """The source vertices whose inferred parallelism decides whether they chain
+    (``one_task_candidates``), with what the scheduler would tell their sources."""
+    if not uses_adaptive_scheduler(job_graph, config):
+        return {}
+    default_max = config["execution.batch.adaptive.auto-parallelism.max-parallelism"]
+    slots = slot_limit(config, cluster_cpus)
+    return {
+        name: source_inference_context(config, job_graph.vertex(name).max_parallelism or default_max,
+                                       slots)  # fmt: skip
+        for name in one_task_candidates(job_graph, config[_CHAINING])
+    }
+
+
+def decide_admission(job_graph: JobGraph, config: Configuration,
+                     answers: Sequence[ev.SourceParallelismInferred | ev.SourceInferenceFailed]
+                     ) -> tuple[tuple[tuple[str, ...], ...], tuple[ev.SourceParallelismInferred, ...]]:  # fmt: skip
+    """The job's chains, given what ``sources_to_ask``'s sources answered, and those answers
+    named as the chained graph names their vertices (a source heading a chain gives the chain
+    its sources). A failed inference decides nothing: the scheduler asks again when the vertex
+    is due, and the job fails then, with the source's error."""
+    inferred = [a for a in answers if isinstance(a, ev.SourceParallelismInferred)]
+    chains = decide_chains(job_graph, config[_CHAINING],
+                           frozenset(a.vertex for a in inferred if a.parallelism == 1))  # fmt: skip
+    heads = {chain[0]: chain_name(chain) for chain in chains}
+    return chains, tuple(dataclasses.replace(a, vertex=heads.get(a.vertex, a.vertex))
+                         for a in inferred)  # fmt: skip

@@ -107,8 +107,11 @@ def restore(
     snapshot: StateSnapshot,
     job_id: str = "job",
     cluster_slots: int | None = None,
+    inferred: tuple = (),
 ) -> JobManagerState:
-    state = JobManagerState(job_graph, config, job_id=job_id, cluster_slots=cluster_slots)
+    """``inferred``: the job's ``JobSubmitted.inferred``, which the snapshot does not hold."""
+    state = JobManagerState(job_graph, config, job_id=job_id, cluster_slots=cluster_slots,
+                            inferred=inferred)  # fmt: skip
     graph = state.graph
     job_vertices = list(graph.job_vertices.values())
     for names, parallelisms, infos in snapshot.growth_steps:

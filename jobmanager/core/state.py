@@ -14,7 +14,12 @@ from typing import Callable, Sequence
 import structlog
 
 from jobmanager.core import commands as cmd
-from jobmanager.core.admission import check_all_blocking, uses_adaptive_scheduler, validate_job
+from jobmanager.core.admission import (
+    check_all_blocking,
+    slot_limit,
+    uses_adaptive_scheduler,
+    validate_job,
+)
 from jobmanager.core.description import describe
 from jobmanager.core.executiongraph import (
     ExecutionGraph,
@@ -60,6 +65,7 @@ class JobManagerState(Failing, Reconciling):
         job_id: str = "job",
         probe: Probe | None = None,
         cluster_slots: int | None = None,
+        inferred: Sequence[ev.SourceParallelismInferred] = (),
     ) -> None:
         self.probe = probe or NoProbe()
         self.probe.mark("initializing")
@@ -67,8 +73,7 @@ class JobManagerState(Failing, Reconciling):
         self.job_id = job_id
         self.log = structlog.get_logger("tidal.jobmanager").bind(job=job_id)
         self.adaptive = uses_adaptive_scheduler(job_graph, self.config)
-        max_slots = self.config["slotmanager.number-of-slots.max"]
-        slot_limit = max_slots if max_slots is not None else cluster_slots
+        limit = slot_limit(self.config, cluster_slots)
         self.graph = ExecutionGraph(
             job_graph,
             dynamic=self.adaptive,
@@ -86,7 +91,7 @@ class JobManagerState(Failing, Reconciling):
             self.strategy = VertexwiseSchedulingStrategy(self)
             self.growth = AdaptiveBatchScheduler(
                 self.graph, self.config, lambda command: self._out.append(command),
-                slot_limit,
+                limit, inferred,
             )
         else:
             self.strategy = PipelinedRegionSchedulingStrategy(self, self.regions)
@@ -101,10 +106,11 @@ class JobManagerState(Failing, Reconciling):
         self.backoff = make_restart_backoff(self.config, seed=sum(map(ord, job_id)))
         self.slots = SlotPool(
             self.config["taskmanager.numberOfTaskSlots"],
-            slot_limit,
+            limit,
             self.config["jobmanager.slot-prefetch"],
         )
         self.speculation = speculation_for(self, self.config)
+        self.admitted = {a.vertex: a for a in inferred}  # sources asked when the job was taken
         self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
         self.status = JobStatus.CREATED
         self.failure_cause = ""
@@ -135,6 +141,14 @@ class JobManagerState(Failing, Reconciling):
         }
 
     # -- the one way in ---------------------------------------------------------------------
+
+    def source_listing(self, name: str) -> tuple[str, tuple[str, ...]]:
+        """What the sources of ``name`` saw when they were asked, and the keys of the splits
+        they listed; empty where they were never asked (a parallelism set by the user)."""
+        if self.growth is not None and name in self.growth.inferred_detail:
+            return self.growth.inferred_detail[name], self.growth.split_keys.get(name, ())
+        answer = self.admitted.get(name)  # the job runs without the adaptive scheduler
+        return (answer.detail, answer.split_keys) if answer is not None else ("", ())
 
     def handle(self, event: object) -> list[object]:
         """Apply one event; return the commands it leads to."""

@@ -49,7 +49,9 @@ class JobSubmitted:
     unset), so a JobManager replaying the log on another node makes the same plan.
     ``sink_paths`` are the targets of the job's Parquet sinks, so a job can be cleaned up
     without unpickling its graph. ``chains``: the vertices that run as one task
-    (``jobmanager.model.chaining``), decided once, here."""
+    (``jobmanager.model.chaining``), decided once, here; ``inferred``: what the sources of the
+    vertices that decision rested on inferred when the job was taken (named as in the chained
+    graph), applied as if the scheduler had asked for them."""
 
     name: str
     graph_key: str
@@ -59,6 +61,7 @@ class JobSubmitted:
     code_keys: tuple[tuple[str, str], ...]
     sink_paths: tuple[str, ...] = ()
     chains: tuple[tuple[str, ...], ...] = ()
+    inferred: tuple[SourceParallelismInferred, ...] = ()
 
 
 @message

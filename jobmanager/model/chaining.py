@@ -8,21 +8,35 @@ input (no second edge, no source of its own), the consumer is not marked ``chain
 with no partition file inside it: its PySpark functions compose into one Spark query, its
 Arrow functions hand the table on in memory, a sink at its end writes the chain's result.
 
+Unlike Flink, an edge of another partitioner (hash, rebalance, rescale; never broadcast) also
+chains when both its ends run as one task: one producer task sends everything to one consumer
+task, which is what FORWARD does, as Spark plans no exchange below a one-partition input. A
+vertex runs as one task when the user set its parallelism to 1, or when it is a source vertex
+whose sources, asked when the JobManager takes the job, infer 1 (``one_task_candidates``: only
+those whose one edge would chain, so no other job's sources are listed any earlier). A source
+of a few megabytes whose result goes to a one-task aggregate thus becomes one Spark query.
+
 The JobManager decides the chains when it takes the job and records them in the job's first
-event (``JobSubmitted.chains``), so a replay rebuilds the same graph without deciding again;
-the scheduler, the job's status, ``tidal explain`` and the report see one vertex per chain,
-named as Flink names it, ``a -> b``.
+event (``JobSubmitted.chains``, with the inferences they rest on in ``JobSubmitted.inferred``),
+so a replay rebuilds the same graph without deciding again; the scheduler, the job's status,
+``tidal explain`` and the report see one vertex per chain, named as Flink names it, ``a -> b``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import AbstractSet, Any, Sequence
 
 from jobmanager.model.jobgraph import JobGraph, JobVertex, PartitionerKind
 from jobmanager.model.operators import ParquetSink
 
-__all__ = ["ChainedOperator", "chain_name", "chained_graph", "decide_chains"]
+__all__ = [
+    "ChainedOperator",
+    "chain_name",
+    "chained_graph",
+    "decide_chains",
+    "one_task_candidates",
+]
 
 
 @dataclass(frozen=True)
@@ -45,24 +59,69 @@ def chain_name(names: Sequence[str]) -> str:
     return " -> ".join(names)
 
 
-def _chains_to_next(vertex: JobVertex) -> JobVertex | None:
+def _single_consumer(vertex: JobVertex) -> JobVertex | None:
+    """The vertex's one consumer, if it could chain to it: one edge out of a vertex that is no
+    sink, into a vertex with no other input, no sources and no ``chain_start``."""
     if len(vertex.outputs) != 1 or isinstance(vertex.operator, ParquetSink):
         return None
-    edge = vertex.outputs[0]
-    target = edge.target
-    forward = edge.partitioner is not None and edge.partitioner.kind is PartitionerKind.FORWARD
-    if not forward or len(target.inputs) != 1 or target.sources or target.chain_start:
+    target = vertex.outputs[0].target
+    if len(target.inputs) != 1 or target.sources or target.chain_start:
         return None
     return target
 
 
-def decide_chains(graph: JobGraph, enabled: bool = True) -> tuple[tuple[str, ...], ...]:
-    """The chains of two or more vertices, each in data order, heads in graph order."""
+def _kind(vertex: JobVertex) -> PartitionerKind | None:
+    partitioner = vertex.outputs[0].partitioner
+    return partitioner.kind if partitioner is not None else None
+
+
+def _chains_to_next(vertex: JobVertex, one_task: AbstractSet[str]) -> JobVertex | None:
+    target = _single_consumer(vertex)
+    if target is None:
+        return None
+    kind = _kind(vertex)
+    if kind is PartitionerKind.FORWARD:
+        return target
+    if kind is not PartitionerKind.BROADCAST and _runs_as_one_task(vertex, one_task) and \
+            _runs_as_one_task(target, one_task):  # fmt: skip
+        return target
+    return None
+
+
+def _runs_as_one_task(vertex: JobVertex, one_task: AbstractSet[str]) -> bool:
+    return vertex.parallelism == 1 or vertex.name in one_task
+
+
+def one_task_candidates(graph: JobGraph, enabled: bool = True) -> tuple[str, ...]:
+    """Source vertices whose one edge chains exactly when they run as one task: no inputs and
+    no parallelism set, sources that infer theirs at run time, an edge that is not FORWARD (a
+    forward group gives the source its consumer's parallelism) nor BROADCAST, into a consumer
+    set to one task. Their sources are asked when the job is taken, so the chain can be
+    decided then."""
+    if not enabled:
+        return ()
+    found = []
+    for vertex in graph.vertices:
+        if vertex.inputs or vertex.parallelism is not None or not vertex.infers_parallelism or \
+                vertex.static_parallelism is not None:  # fmt: skip
+            continue
+        target = _single_consumer(vertex)
+        if target is not None and target.parallelism == 1 and _kind(vertex) not in (
+                PartitionerKind.FORWARD, PartitionerKind.BROADCAST):  # fmt: skip
+            found.append(vertex.name)
+    return tuple(found)
+
+
+def decide_chains(graph: JobGraph, enabled: bool = True, one_task: AbstractSet[str] = frozenset()
+                  ) -> tuple[tuple[str, ...], ...]:  # fmt: skip
+    """The chains of two or more vertices, each in data order, heads in graph order.
+    ``one_task``: vertices known to run as one task besides those set to 1 (sources inferred
+    so when the job was taken)."""
     if not enabled:
         return ()
     chained_to: dict[str, str] = {}
     for vertex in graph.vertices:
-        target = _chains_to_next(vertex)
+        target = _chains_to_next(vertex, one_task)
         if target is not None:
             chained_to[vertex.name] = target.name
     heads = [v.name for v in graph.vertices if v.name in chained_to and v.name not in chained_to.values()]

@@ -40,10 +40,11 @@ from jobmanager.errors import TidalError
 from jobmanager.logs import configure_logging, log_since
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
-from jobmanager.model.chaining import chained_graph, decide_chains
+from jobmanager.model.chaining import chained_graph
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
+from jobmanager.runtime.admission import admit
 from jobmanager.runtime.archive import archive_job, archive_root
 from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
@@ -149,7 +150,8 @@ class JobManagerActor:
         store = JobStore(self.store_root, self.job_id)
         store.create()
         blobs = store.blobs()
-        chains = decide_chains(job_graph, settings["pipeline.operator-chaining.enabled"])
+        cluster_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        chains, inferred = admit(job_graph, settings, cluster_cpus, blobs, self.job_id)
         code_keys = tuple((v.name, blobs.put(serialize_vertex_code(v)).digest)
                           for v in chained_graph(job_graph, chains).vertices)  # fmt: skip
         submitted = ev.JobSubmitted(
@@ -157,10 +159,11 @@ class JobManagerActor:
             blobs.put(graph).digest,
             tuple(settings.to_dict().items()),
             submitted_at,
-            max(1, int(ray.cluster_resources().get("CPU", 1))),
+            cluster_cpus,
             code_keys,
             tuple(v.operator.path for v in job_graph.vertices if isinstance(v.operator, ParquetSink)),
             chains,
+            inferred,
         )
         events = store.open_log(settings["job-event.store.write-buffer.size"])
         events.append(submitted)

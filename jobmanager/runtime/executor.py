@@ -29,6 +29,7 @@ from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
+from jobmanager.runtime.admission import split_keeper
 from jobmanager.runtime.names import resource_manager_handle
 
 __all__ = ["CommandExecutor", "now_ms"]
@@ -71,7 +72,7 @@ class CommandExecutor:
             config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
             (lambda name: growth.dynamic_filters(state.graph.job_vertex(name))) if growth else
             (lambda name: ()),
-            (lambda name: growth.split_keys.get(name, ())) if growth else (lambda name: ()),
+            lambda name: state.source_listing(name)[1],
         )  # fmt: skip
         self.task_managers: dict[str, object] = {}
         self.registered: set[str] = set()
@@ -219,9 +220,7 @@ class CommandExecutor:
 
     def _InferSourceParallelism(self, command: cmd.InferSourceParallelism) -> None:
         sources = self.state.graph.job_graph.vertex(command.vertex).sources
-
-        def keep(splits: tuple) -> str:
-            return self.blobs.put(encode(splits)).digest
+        keep = split_keeper(self.blobs)
 
         def infer() -> None:
             started = time.perf_counter()

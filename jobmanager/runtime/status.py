@@ -119,7 +119,8 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
                 "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
                 "started_at": start,
                 "explanation": explanation.text if explanation else _fixed_reason(
-                    ejv, state.status.value not in ("CREATED", "RUNNING")),
+                    ejv, state.status.value not in ("CREATED", "RUNNING"),
+                    state.source_listing(ejv.name)[0]),
             }
         )
     return {
@@ -148,11 +149,16 @@ def _phases(metrics) -> dict[str, int]:
     return spent
 
 
-def _fixed_reason(ejv, ended: bool) -> str:
+def _fixed_reason(ejv, ended: bool, listing: str) -> str:
+    """``listing``: what its sources saw when they were asked as the job was taken (a source
+    inferring one task, chained into a vertex the user set to one)."""
     if ejv.parallelism is None:
         return ("never decided: the job ended before this vertex's inputs were done" if ended
                 else "not decided yet: waiting for its inputs to finish")  # fmt: skip
     if ejv.job_vertex.parallelism is not None:
+        if listing:
+            return (f"set by the user: {ejv.parallelism}; its sources, asked when the job was "
+                    f"taken, inferred one task, so it runs chained: {listing}")  # fmt: skip
         return f"set by the user: {ejv.parallelism}"
     return f"fixed before the job started: {ejv.parallelism}"
 

@@ -166,7 +166,7 @@ def _vertex(state, ejv, counts: dict, decision, ended: bool) -> VertexFacts:
     explanation = growth.explanations.get(ejv.name) if growth is not None else None
     if decision is None and explanation is None:
         explanation = ev.Explanation(counts["explanation"])
-    inference = growth.inferred_detail.get(ejv.name, "") if growth is not None else ""
+    inference = state.source_listing(ejv.name)[0]
     return VertexFacts(
         ejv.name, _kind(jv), str(jv.operator) if jv.operator is not None else "",
         tuple(repr(s) for s in jv.sources), ejv.parallelism, ejv.max_parallelism,

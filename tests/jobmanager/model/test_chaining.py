@@ -5,7 +5,12 @@ import pyarrow as pa
 import pytest
 
 from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, arrow, spark
-from jobmanager.model.chaining import ChainedOperator, chained_graph, decide_chains
+from jobmanager.model.chaining import (
+    ChainedOperator,
+    chained_graph,
+    decide_chains,
+    one_task_candidates,
+)
 
 
 def ident(x):
@@ -98,3 +103,72 @@ def test_a_chain_keeps_a_fixed_parallelism_of_its_members(fixed):
     g.connect(a, b, Partitioner.REBALANCE)
     g.connect(b, c, Partitioner.FORWARD)
     assert chained_graph(g, decide_chains(g)).vertex("b -> c").parallelism == fixed
+
+
+def one_task_pipeline(partitioner: Partitioner, source_parallelism: int | None = None,
+                      final_parallelism: int | None = 1) -> JobGraph:  # fmt: skip
+    """Q1's shape: a source with a partial aggregate, an exchange, the final aggregate in one
+    task, a sink."""
+    g = JobGraph("one")
+    src = g.add_vertex("src", parallelism=source_parallelism, operator=spark(ident),
+                       sources=[FileSource("/d")])  # fmt: skip
+    final = g.add_vertex("final", parallelism=final_parallelism, operator=spark(ident))
+    sink = g.add_vertex("sink", operator=ParquetSink("/out"))
+    g.connect(src, final, partitioner)
+    g.connect(final, sink, Partitioner.FORWARD)
+    return g
+
+
+@pytest.mark.parametrize("partitioner", [Partitioner.hash("k"), Partitioner.REBALANCE,
+                                         Partitioner.RESCALE])  # fmt: skip
+def test_an_edge_between_two_one_task_vertices_chains_whatever_its_partitioner(partitioner):
+    """One producer task sends all it has to one consumer task: FORWARD in effect."""
+    inferred_one = one_task_pipeline(partitioner)
+    assert decide_chains(inferred_one, one_task={"src"}) == (("src", "final", "sink"),)
+    set_to_one = one_task_pipeline(partitioner, source_parallelism=1)
+    assert decide_chains(set_to_one) == (("src", "final", "sink"),)
+    physical = chained_graph(set_to_one, decide_chains(set_to_one))
+    assert [v.name for v in physical.vertices] == ["src -> final -> sink"]
+    assert physical.vertex("src -> final -> sink").parallelism == 1
+    assert physical.vertex("src -> final -> sink").sources == (FileSource("/d"),)
+
+
+def test_an_edge_from_a_source_of_more_tasks_or_unknown_tasks_does_not_chain():
+    g = one_task_pipeline(Partitioner.hash("k"))
+    assert decide_chains(g) == (("final", "sink"),)  # src's tasks not known: not chained
+    assert decide_chains(one_task_pipeline(Partitioner.hash("k"), source_parallelism=2)) == (
+        ("final", "sink"),)
+    unset_consumer = one_task_pipeline(Partitioner.hash("k"), final_parallelism=None)
+    assert decide_chains(unset_consumer, one_task={"src"}) == (("final", "sink"),)
+
+
+def test_a_broadcast_edge_between_one_task_vertices_or_the_switch_prevent_it():
+    g = one_task_pipeline(Partitioner.BROADCAST, source_parallelism=1)
+    assert decide_chains(g) == (("final", "sink"),)
+    assert decide_chains(one_task_pipeline(Partitioner.hash("k"), source_parallelism=1),
+                         enabled=False) == ()  # fmt: skip
+
+
+def test_a_second_consumer_or_a_chain_start_prevents_a_one_task_chain():
+    g = one_task_pipeline(Partitioner.hash("k"), source_parallelism=1)
+    other = g.add_vertex("other", parallelism=1, operator=arrow(ident))
+    g.connect(g.vertex("src"), other, Partitioner.hash("k"))
+    assert ("src", "final", "sink") not in decide_chains(g)
+    g2 = JobGraph("start")
+    src = g2.add_vertex("src", parallelism=1, sources=[FileSource("/d")])
+    final = g2.add_vertex("final", parallelism=1, operator=spark(ident), chain_start=True)
+    g2.connect(src, final, Partitioner.hash("k"))
+    assert decide_chains(g2) == ()
+
+
+def test_the_sources_asked_when_the_job_is_taken_are_those_whose_edge_would_chain():
+    """Only a source vertex with nothing set, whose one non-forward, non-broadcast edge leads
+    to a vertex set to one task: no other job's sources are listed any earlier."""
+    assert one_task_candidates(one_task_pipeline(Partitioner.hash("k"))) == ("src",)
+    assert one_task_candidates(one_task_pipeline(Partitioner.hash("k")), enabled=False) == ()
+    assert one_task_candidates(one_task_pipeline(Partitioner.hash("k"), source_parallelism=3)) == ()
+    assert one_task_candidates(one_task_pipeline(Partitioner.hash("k"), final_parallelism=2)) == ()
+    assert one_task_candidates(one_task_pipeline(Partitioner.BROADCAST)) == ()
+    assert one_task_candidates(one_task_pipeline(Partitioner.FORWARD)) == ()  # a forward group
+    g, _ = pipeline()
+    assert one_task_candidates(g) == ()

@@ -1,6 +1,8 @@
 """Operator chaining on a real local Ray cluster with real PySpark: two PySpark vertices and a
 sink joined by FORWARD edges run as one task per subtask and one Spark job, with the result of
-the same job unchained; a failure in the chain's second function restarts the whole chain."""
+the same job unchained; a small source hashed into a one-task aggregate (TPC-H Q1's shape)
+runs as one task and one Spark query; a failure in the chain's second function restarts the
+whole chain."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import os
 import pyarrow as pa
 import pytest
 
-from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow, spark
+import pyarrow.parquet as pq
+
+from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow, spark
 from examples.compare import read_result
 from tests.jobmanager.runtime.jobs import FAST
 
@@ -69,6 +73,58 @@ def test_a_chained_pyspark_pair_is_one_task_and_one_spark_job_with_the_unchained
     separate = unchained.vertices["totals"].spark_jobs + unchained.vertices["big"].spark_jobs
     assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
     assert unchained.vertices["totals"].chain == ""
+
+
+def partial_totals(frame):
+    from pyspark.sql import functions as F
+
+    return frame.groupBy("key").agg(F.sum("value").alias("total"), F.count("*").alias("rows"))
+
+
+def final_totals(frame):
+    from pyspark.sql import functions as F
+
+    return frame.groupBy("key").agg(F.sum("total").alias("total"),
+                                    F.sum("rows").alias("rows")).orderBy("key")  # fmt: skip
+
+
+def q1_shaped(data: str, out: str) -> JobGraph:
+    g = JobGraph("q1-shaped")
+    lines = g.add_vertex("lines", operator=spark(partial_totals), sources=[FileSource(data)])
+    final = g.add_vertex("final", parallelism=1, operator=spark(final_totals))
+    sink = g.add_vertex("sink", operator=ParquetSink(out))
+    g.connect(lines, final, Partitioner.hash("key"))
+    g.connect(final, sink, Partitioner.FORWARD)
+    return g
+
+
+def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(client, tmp_path):
+    """The source's three files hold far less than a task's volume: it infers one task when
+    the job is taken, so its hash edge into the one-task aggregate chains, and the partial and
+    final aggregates are one Spark query; unchained, they are two tasks and two queries."""
+    (tmp_path / "data").mkdir()
+    for part in range(3):
+        pq.write_table(numbers(), tmp_path / "data" / f"part-{part}.parquet")
+    data = str(tmp_path / "data")
+    chained = client.submit(q1_shaped(data, str(tmp_path / "out" / "chained")),
+                            config=FAST).wait(timeout=180)  # fmt: skip
+    unchained = client.submit(q1_shaped(data, str(tmp_path / "out" / "unchained")),
+                              config={**FAST, "pipeline.operator-chaining.enabled": False}
+                              ).wait(timeout=180)  # fmt: skip
+    assert chained.status == unchained.status == "FINISHED", (chained.cause, unchained.cause)
+    result = read_result(tmp_path / "out" / "chained")
+    assert result.equals(read_result(tmp_path / "out" / "unchained"))
+    assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
+                                                  for k in range(13)]  # fmt: skip
+    task = chained.vertices["lines"]
+    assert task.chain == "lines -> final -> sink" and chained.vertices["final"] is task
+    assert (task.tasks, task.deployments, task.parallelism) == (1, 1, 1)
+    assert task.explanation.startswith("set by the user: 1; its sources, asked when the job was "
+                                       "taken, inferred one task, so it runs chained: ")
+    assert "3 files" in task.explanation, task.explanation
+    separate = unchained.vertices["lines"].spark_jobs + unchained.vertices["final"].spark_jobs
+    assert unchained.vertices["lines"].tasks == 1 and unchained.vertices["lines"].chain == ""
+    assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
 
 
 def test_a_failure_inside_a_chain_restarts_the_chain(client, tmp_path):

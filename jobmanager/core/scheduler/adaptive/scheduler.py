@@ -10,7 +10,7 @@ run off the main loop (FLIP-379), else the upper bound.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionGraph, ExecutionJobVertex
@@ -26,7 +26,7 @@ from jobmanager.messages.events import Explanation
 from jobmanager.model.config import Configuration
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, source_upper_bound
 
-__all__ = ["AdaptiveBatchScheduler", "decider_settings"]
+__all__ = ["AdaptiveBatchScheduler", "decider_settings", "source_inference_context"]
 
 _ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
 _SKEW = "execution.batch.adaptive.skewed-join-optimization."
@@ -44,10 +44,30 @@ def decider_settings(config: Configuration) -> DeciderSettings:
     )
 
 
+def source_inference_context(config: Configuration, vertex_max: int, slots: int | None,
+                             filters: tuple[DynamicFilteringInfo, ...] = ()) -> InferenceContext:  # fmt: skip
+    """What a source vertex's sources are told (FLIP-379's context, and the job's slots)."""
+    return InferenceContext(_source_bound(config, vertex_max),
+                            config[_ADAPTIVE + "avg-data-volume-per-task"], filters, slots)  # fmt: skip
+
+
+def _source_bound(c: Configuration, vertex_max: int) -> int:
+    return source_upper_bound(
+        c[_ADAPTIVE + "default-source-parallelism"],
+        c[_ADAPTIVE + "max-parallelism"] if c.is_set(_ADAPTIVE + "max-parallelism") else None,
+        c["parallelism.default"] if c.is_set("parallelism.default") else None,
+        c[_ADAPTIVE + "max-parallelism"],
+        vertex_max,
+    )
+
+
 class AdaptiveBatchScheduler:
+    """``inferred``: source inferences made before the job ran (``JobSubmitted.inferred``),
+    taken as answers, so their vertices are never asked again."""
+
     def __init__(
         self, graph: ExecutionGraph, config: Configuration, emit: Callable[[object], None],
-        slots: int | None = None,
+        slots: int | None = None, inferred: Sequence[ev.SourceParallelismInferred] = (),
     ) -> None:
         self.graph = graph
         self.slots = slots  # the most the job can hold at once: a hint for sources
@@ -68,6 +88,8 @@ class AdaptiveBatchScheduler:
                 self._explain_group(group.names, setter, f"set by the user: {group.parallelism}")
         self.filter_values: dict[str, set[str]] = {}
         self._input_infos: dict[str, dict] = {}
+        for answer in inferred:
+            self._record_inferred(answer)
 
     # -- growing the graph --------------------------------------------------------------------
 
@@ -111,8 +133,8 @@ class AdaptiveBatchScheduler:
             self.emit(cmd.DecideParallelism(ejv.name))
 
     def _inference_context(self, ejv: ExecutionJobVertex) -> InferenceContext:
-        return InferenceContext(self.upper_bound(ejv), self.settings.data_volume_per_task,
-                                self.dynamic_filters(ejv), self.slots)  # fmt: skip
+        return source_inference_context(self.config, self._max_parallelism(ejv), self.slots,
+                                        self.dynamic_filters(ejv))  # fmt: skip
 
     def dynamic_filters(self, ejv: ExecutionJobVertex) -> tuple[DynamicFilteringInfo, ...]:
         """The partition values that upstream vertices let through to this vertex's sources."""
@@ -125,14 +147,7 @@ class AdaptiveBatchScheduler:
         )
 
     def upper_bound(self, ejv: ExecutionJobVertex) -> int:
-        c = self.config
-        return source_upper_bound(
-            c[_ADAPTIVE + "default-source-parallelism"],
-            c[_ADAPTIVE + "max-parallelism"] if c.is_set(_ADAPTIVE + "max-parallelism") else None,
-            c["parallelism.default"] if c.is_set("parallelism.default") else None,
-            self.settings.max_parallelism,
-            self._max_parallelism(ejv),
-        )
+        return _source_bound(self.config, self._max_parallelism(ejv))
 
     def _max_parallelism(self, ejv: ExecutionJobVertex) -> int:
         group = self.groups.get(ejv.name)
@@ -214,10 +229,13 @@ class AdaptiveBatchScheduler:
     def on_inferred(self, event: ev.SourceParallelismInferred) -> None:
         if self.pending.get(event.vertex) == _INFERRING:
             del self.pending[event.vertex]
-            self.inferred[event.vertex] = event.parallelism
-            self.inferred_detail[event.vertex] = event.detail
-            if event.split_keys:
-                self.split_keys[event.vertex] = event.split_keys
+            self._record_inferred(event)
+
+    def _record_inferred(self, event: ev.SourceParallelismInferred) -> None:
+        self.inferred[event.vertex] = event.parallelism
+        self.inferred_detail[event.vertex] = event.detail
+        if event.split_keys:
+            self.split_keys[event.vertex] = event.split_keys
 
     def record_filter_values(self, result: str, values: tuple[str, ...]) -> None:
         if values:

@@ -88,3 +88,18 @@ def test_a_file_source_infers_from_the_bytes_its_columns_hold_not_its_splits(tmp
     assert (every_column, only_x) == (4, 1)
     assert FileSource(tmp_path).infer_parallelism(InferenceContext(128, 10 << 20, (), 8)) == 1
 
+
+def test_an_edge_between_two_one_task_vertices_chains_whatever_its_partitioner():
+    """Flink chains FORWARD edges only. Tidal also chains a hash, rebalance or rescale edge
+    whose producer and consumer each run as one task (set to 1, or a source inferring 1 when
+    the job is taken): everything goes from the one task to the other, as Spark plans no
+    exchange below a one-partition input; one Spark query instead of two."""
+    from jobmanager.model.chaining import decide_chains
+    from jobmanager.model.sources import FileSource
+
+    g = JobGraph("q1")
+    lines = g.add_vertex("lines", sources=[FileSource("/lineitem")])
+    final = g.add_vertex("final", parallelism=1)
+    g.connect(lines, final, Partitioner.hash("l_returnflag"))
+    assert decide_chains(g, one_task={"lines"}) == (("lines", "final"),)
+    assert decide_chains(g) == ()  # lines' tasks unknown: as Flink
