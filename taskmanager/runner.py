@@ -35,6 +35,7 @@ from jobmanager.messages.events import (
     TaskMetrics,
     TaskRunning,
 )
+from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.operators import SparkFunction
 from shuffle import FetchChunk, ShuffleDirectory
 from taskmanager.blobs import load_vertex_code
@@ -113,8 +114,9 @@ def _finished(
 ) -> TaskFinished:
     with clock.phase("code"):
         code = env.memo.get(("code", tdd.code_key), lambda: load_vertex_code(env.blobs, tdd))
+    operator = code.operator.first if isinstance(code.operator, ChainedOperator) else code.operator
     inputs = read_inputs(tdd, code.sources, env.blobs, env.node_id, env.fetch_chunk, cancel,
-                         env.memo, files_for_spark=isinstance(code.operator, SparkFunction),
+                         env.memo, files_for_spark=isinstance(operator, SparkFunction),
                          clock=clock)  # fmt: skip
     cancel.check("before the operator")
     result = run_operator(code, inputs.tables, tdd, spark=env.spark, task_dir=task_dir,

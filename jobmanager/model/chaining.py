@@ -50,6 +50,12 @@ class ChainedOperator:
         return " -> ".join(str(op) if op is not None else "pass-through" for op in self.operators)
 
     @property
+    def first(self) -> Any:
+        """The first operator that does something (pass-throughs before it change nothing):
+        what the chain's input is read for."""
+        return next((op for op in self.operators if op is not None), None)
+
+    @property
     def sink(self) -> ParquetSink | None:
         last = self.operators[-1]
         return last if isinstance(last, ParquetSink) else None

@@ -193,3 +193,32 @@ def test_spark_reuses_the_schema_it_inferred_only_for_files_of_the_same_parquet_
     assert [tuple(r) for r in read["text"].collect()] == [("a", 1.5)]
     unkeyed = dataclasses.replace(wide, schema_key=None)
     assert [r.x for r in spark_provider.read_parquet(unkeyed).collect()] == [2**40]
+
+
+def test_a_chain_headed_by_a_pyspark_function_hands_spark_its_sources_files(
+        tmp_path, spark_provider, monkeypatch):  # fmt: skip
+    """As a lone PySpark source task does: Spark reads the source's Parquet files itself, with
+    no copy of them read into Arrow and written out again for it."""
+    import pyarrow.parquet as pq
+
+    import taskmanager.spark as spark_module
+    from jobmanager.model.chaining import ChainedOperator
+    from jobmanager.model.sources import FileSource
+
+    pq.write_table(ORDERS, tmp_path / "orders.parquet")
+    written = []
+    real = spark_module._write_parquet
+    monkeypatch.setattr(spark_module, "_write_parquet",
+                        lambda table, path: written.append(path) or real(table, path))  # fmt: skip
+    chain = ChainedOperator(("orders", "big"), (
+        spark(lambda frame: frame.where("amount > 30")),
+        spark(lambda frame: frame.select("order", "amount")),
+    ))
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    deployment = tdd("orders -> big", blobs.code(chain, [FileSource(str(tmp_path / "orders.parquet"))]),
+                     outputs=[output("big->sink", 1, "broadcast")])  # fmt: skip
+    finished = run_task(deployment, env, CancelToken())
+    assert isinstance(finished, TaskFinished), finished
+    assert finished.metrics.rows_out == sum(1 for a in ORDERS["amount"].to_pylist() if a > 30)
+    assert written == []
