@@ -41,10 +41,15 @@ class TopologyBuilder:
 
 
 class RecordingOperations:
-    """SchedulerOperations that records each bulk and marks its subtasks scheduled."""
+    """SchedulerOperations that records each bulk and marks its subtasks scheduled;
+    ``sizes`` are the bytes a vertex's subtasks are known to read (none by default)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sizes: dict[str, int] | None = None) -> None:
         self.bulks: list[list[str]] = []
+        self.sizes = sizes or {}
+
+    def bytes_per_task(self, vertex) -> int:
+        return self.sizes.get(vertex.name, 0)
 
     def allocate_slots_and_deploy(self, vertices) -> None:
         self.bulks.append([v.label for v in vertices])

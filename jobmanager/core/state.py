@@ -177,6 +177,9 @@ class JobManagerState(Failing, Reconciling):
         for v in vertices:
             self._requests[v.index] = request
 
+    def bytes_per_task(self, vertex: ExecutionVertex) -> int:
+        return self.growth.bytes_per_task(vertex.job_vertex) if self.growth is not None else 0
+
     # -- event handlers -----------------------------------------------------------------------
 
     def _on_job_started(self, event: ev.JobStarted) -> None:

@@ -323,12 +323,14 @@ class SourceParallelismInferred:
     """A source vertex's inferred parallelism; ``detail`` says what each source saw (files,
     bytes, splits, what listing them cost). ``split_keys``: per source, the blob of the splits
     its listing found ("" for a source that lists nothing), so tasks read them instead of
-    listing again."""
+    listing again. ``read_bytes``: what the listed splits hold (0 where nothing was listed),
+    which orders the job's first tasks, largest first."""
 
     vertex: str
     parallelism: int
     detail: str
     split_keys: tuple[str, ...] = ()
+    read_bytes: int = 0
 
 
 @message

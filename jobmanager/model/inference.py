@@ -136,4 +136,5 @@ def infer_vertex_parallelism(vertex: str, sources, context: InferenceContext,
                                    context.parallelism_upper_bound)  # fmt: skip
     detail = "; ".join(redact(f"{s!r} -> {plan.parallelism}") + (f" ({plan.description})" if plan.description else "")
                        for s, plan in answered)  # fmt: skip
-    return ev.SourceParallelismInferred(vertex, parallelism, detail, keys if any(keys) else ())
+    read = sum(getattr(split, "length", 0) for _, plan in answered for split in plan.splits)
+    return ev.SourceParallelismInferred(vertex, parallelism, detail, keys if any(keys) else (), read)

@@ -17,3 +17,8 @@ class SchedulerOperations(Protocol):
     """
 
     def allocate_slots_and_deploy(self, vertices: Sequence[ExecutionVertex]) -> None: ...
+
+    def bytes_per_task(self, vertex: ExecutionVertex) -> int:
+        """What the subtask is expected to read, where that is known before it runs (0: not
+        known): subtasks ready together are deployed largest first."""
+        ...

@@ -140,3 +140,16 @@ def test_vertexwise_waits_for_the_whole_group():
     strategy.on_vertex_finished(graph.vertex("src", 0))
     assert ops.deployed == ["agg[0]"]
     assert all(len(bulk) == 1 for bulk in ops.bulks)
+
+
+def test_vertexwise_deploys_the_subtasks_of_a_pass_largest_first():
+    """Three sources on fewer slots: the one known to read the most asks for a slot first,
+    the small ones fill in beside it; subtasks of unknown size follow in graph order."""
+    g = JobGraph()
+    for name, parallelism in (("customer", 1), ("orders", 1), ("lineitem", 2), ("nation", 1)):
+        g.add_vertex(name, parallelism)
+    graph, strategy, ops = vertexwise(g)
+    ops.sizes.update(customer=1 << 20, orders=14 << 20, lineitem=31 << 20)
+    graph.initialize(list(graph.job_vertices.values()))
+    strategy.start_scheduling()
+    assert ops.deployed == ["lineitem[0]", "lineitem[1]", "orders[0]", "customer[0]", "nation[0]"]

@@ -79,6 +79,7 @@ class AdaptiveBatchScheduler:
         self.inferred: dict[str, int] = {}
         self.inferred_detail: dict[str, str] = {}
         self.split_keys: dict[str, tuple[str, ...]] = {}
+        self.read_bytes: dict[str, int] = {}  # what a source vertex's listed splits hold
         self.explanations: dict[str, Explanation] = {}
         for group in self.groups.values():
             if group.parallelism is not None:
@@ -94,7 +95,11 @@ class AdaptiveBatchScheduler:
     # -- growing the graph --------------------------------------------------------------------
 
     def progress(self) -> list[ExecutionJobVertex]:
-        """Ask for what can be decided now; return the vertices that can be initialised."""
+        """Ask for what can be decided now; return the vertices that can be initialised.
+        Vertices without inputs wait while another one's parallelism is still being found
+        (its sources asked, its decision made), as in Flink, where they are all initialised
+        when the job starts: the first tasks are then deployed together, the largest first
+        (``bytes_per_task``)."""
         ready: list[ExecutionJobVertex] = []
         names: set[str] = set()
         for ejv in self.graph.job_vertices.values():
@@ -102,12 +107,22 @@ class AdaptiveBatchScheduler:
                 continue
             if ejv.parallelism is None and ejv.name not in self.pending:
                 self._request_decision(ejv)
+        sources_waiting = any(not ejv.inputs and ejv.parallelism is None
+                              for ejv in self.graph.job_vertices.values())  # fmt: skip
+        for ejv in self.graph.job_vertices.values():
+            if ejv.is_initialized or (sources_waiting and not ejv.inputs):
+                continue
             if ejv.parallelism is not None and all(
                 p.is_initialized or p.name in names for p in ejv.producers
             ):
                 ready.append(ejv)
                 names.add(ejv.name)
         return ready
+
+    def bytes_per_task(self, ejv: ExecutionJobVertex) -> int:
+        """What one task of a source vertex reads, from its listing (0: not known)."""
+        read = self.read_bytes.get(ejv.name, 0)
+        return read // ejv.parallelism if read and ejv.parallelism else 0
 
     def pending_requests(self) -> list[object]:
         """The decisions and inferences asked for and not answered yet, as commands again."""
@@ -236,6 +251,8 @@ class AdaptiveBatchScheduler:
         self.inferred_detail[event.vertex] = event.detail
         if event.split_keys:
             self.split_keys[event.vertex] = event.split_keys
+        if event.read_bytes:
+            self.read_bytes[event.vertex] = event.read_bytes
 
     def record_filter_values(self, result: str, values: tuple[str, ...]) -> None:
         if values:
@@ -265,10 +282,13 @@ class AdaptiveBatchScheduler:
             tuple((name, tuple(infos.items())) for name, infos in self._input_infos.items()),
             tuple(self.inferred_detail.items()),
             tuple(self.split_keys.items()),
+            tuple(self.read_bytes.items()),
         )
 
     def restore(self, image: tuple) -> None:
-        pending, inferred, explanations, filter_values, input_infos, details, split_keys = image
+        (pending, inferred, explanations, filter_values, input_infos, details, split_keys,
+         read_bytes) = image  # fmt: skip
+        self.read_bytes = dict(read_bytes)
         self.pending = dict(pending)
         self.inferred = dict(inferred)
         self.inferred_detail = dict(details)
@@ -282,6 +302,7 @@ class AdaptiveBatchScheduler:
             tuple(sorted(self.pending.items())),
             tuple(sorted(self.inferred.items())),
             tuple(sorted(self.split_keys.items())),
+            tuple(sorted(self.read_bytes.items())),
             tuple(sorted((k, e.text) for k, e in self.explanations.items())),
             tuple(sorted((k, tuple(sorted(v))) for k, v in self.filter_values.items())),
             tuple((v.name, v.parallelism) for v in self.graph.job_vertices.values()),

@@ -288,3 +288,44 @@ def test_a_decision_that_arrives_after_its_inputs_were_reset_is_dropped_and_made
     state.handle(ev.TaskManagerRegistered("tm-2", 10))
     commands = finish_sources(state, attempt=1)
     assert [type(c).__name__ for c in commands] == ["DecideParallelism"]
+
+
+def test_the_jobs_sources_start_together_largest_first():
+    """Flink initialises every source when the job starts; here their listings come back one
+    by one, and none is deployed before the last: then the one reading the most goes first,
+    so on two slots the long task does not wait behind a short one."""
+    from jobmanager.core import commands as cmd
+    from jobmanager.core.state import JobManagerState
+    from jobmanager.messages import events as ev
+    from jobmanager.model.config import Configuration
+    from jobmanager.model.jobgraph import JobGraph, Partitioner
+    from jobmanager.model.sources import FileSource
+
+    g = JobGraph("q3")
+    names = ("customer", "orders", "lineitem")
+    sources = [g.add_vertex(name, sources=[FileSource(f"/{name}")]) for name in names]
+    join = g.add_vertex("join")
+    for source in sources:
+        g.connect(source, join, Partitioner.hash("k"))
+    config = Configuration({"taskmanager.numberOfTaskSlots": 2, "jobmanager.slot-prefetch": 0})
+    state = JobManagerState(g, config, "q3", None, 2)
+    asked = [c.vertex for c in state.handle(ev.JobStarted()) if type(c) is cmd.InferSourceParallelism]
+    assert asked == list(names)
+    assert not state.handle(ev.TaskManagerRegistered("tm-0", 2))
+
+    def answer(event) -> list[str]:
+        """Apply ``event`` and the decisions it asks for, as the shell does; the deployments."""
+        deployed, events = [], [event]
+        while events:
+            for command in state.handle(events.pop(0)):
+                if type(command) is cmd.DecideParallelism:
+                    events.append(state.growth.decision_for(command.vertex))
+                elif type(command) is cmd.DeployTask:
+                    deployed.append(command.vertex)
+        return deployed
+
+    for name, read in (("customer", 1 << 20), ("orders", 14 << 20)):
+        assert answer(ev.SourceParallelismInferred(name, 1, "", (), read)) == []
+        assert not state.graph.job_vertex(name).is_initialized
+    lineitem = ev.SourceParallelismInferred("lineitem", 1, "", (), 63 << 20)
+    assert answer(lineitem) == ["lineitem", "orders"]  # customer waits for a slot
