@@ -24,7 +24,8 @@ Tidal decided for each vertex is printed with its reason. Each query's ratio is 
 seconds over the baseline's; ``ratio`` is the larger of the two (the target is at most 1.0).
 Each query also prints where the last run's task time went, per vertex and phase
 (``taskmanager.timing``): its JSON gives the totals per phase.
-Before the warm runs, a cold figure for each query (``--no-cold`` skips it): the first run on
+Before the warm runs, a cold figure for each query (``--cold-queries`` names fewer, ``--no-cold``
+none): the first run on
 a fresh local Ray cluster (the job a user runs first: TaskManagers and their JVMs start inside
 it) against the first run in a fresh PySpark session, each in a process of its own, with the
 start of the cluster or the session printed apart. No target yet; the warm ratio is the target.
@@ -249,6 +250,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                         help="start the local Ray cluster without Ray's dashboard")
     parser.add_argument("--no-cold", action="store_true",
                         help="skip the first runs on a fresh cluster and a fresh session")
+    parser.add_argument("--cold-queries", nargs="+", choices=sorted(QUERIES), default=None,
+                        help="the queries with a cold figure (default: every query run)")
     parser.add_argument("--cold-side", choices=["tidal", "spark"], help=argparse.SUPPRESS)
     add_option_flag(parser)
     args = parser.parse_args(argv)
@@ -268,7 +271,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     work = Path(tempfile.mkdtemp(prefix="tidal-bench-tpch-", dir=args.dir))
     figures: dict[str, object] = {}
     if not args.no_cold:
-        for name in args.queries:
+        for name in args.cold_queries or args.queries:
             figures |= cold(name, args, data, work)
     session = spark_session()
     client = None
