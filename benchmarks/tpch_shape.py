@@ -1,18 +1,20 @@
-"""TPC-H Q1 split into tasks as Tidal's job splits it, run in plain PySpark with none of
-Tidal's code: the floor under Tidal's Q1 figure in ``benchmarks/tpch.py``.
+"""TPC-H Q1 run as Tidal's job runs it, in plain PySpark with none of Tidal's code: the floor
+under Tidal's Q1 figure in ``benchmarks/tpch.py``.
 
-Tidal runs Q1 (``examples/tpch_queries.q1``) as one scan-and-partial-aggregate query per source
-task -- the lineitem files dealt over the slots as Tidal deals them (``FileSource.plan``,
-``assign_splits``), the tasks running at once -- and then one more query, the final aggregate of
-their few rows, read from a Parquet file. Here exactly those queries run in
+Tidal decides Q1's shape (``examples/tpch_queries.q1``) when it takes the job, and this asks
+Tidal's own code for it (``core.admission``, ``FileSource.plan``, ``assign_splits``): where the
+lineitem source infers one task, its hash edge into the one-task final aggregate chains, and
+Q1 is one query, the partial and the final aggregate composed; otherwise one
+scan-and-partial-aggregate query per source task, the tasks running at once, and then the
+final aggregate of their few rows, read from a Parquet file. Here exactly those queries run in
 ``benchmarks/tpch.py``'s baseline session (``local[2]``, a TaskManager of two slots), the tasks
-on threads, with a Tidal task's Spark settings
-(``taskmanager.spark.TASK_SQL_CONF``): no Ray, no partition files, no deployments, no
-JobManager. Against them, Q1 as one Spark query with adaptive execution on, as that
-baseline runs it. The two alternate run by run in the same JVM, after the same warm-ups.
+on threads, with a Tidal task's Spark settings (``taskmanager.spark.TASK_SQL_CONF``): no Ray,
+no partition files, no deployments, no JobManager. Against them, Q1 as one Spark query with
+adaptive execution on, as that baseline runs it. The two alternate run by run in the same JVM,
+after the same warm-ups.
 
-``ratio`` is the split's median over the single query's: what running the query as these tasks
-costs Spark itself, which no scheduling can win back; Tidal's own cost is what
+``ratio`` is Tidal's shape's median over the single query's: what running the query as Tidal's
+tasks costs Spark itself, which no scheduling can win back; Tidal's own cost is what
 ``benchmarks/tpch.py``'s ratio adds on top. Prints human lines, then one JSON object as the
 last line.
 
@@ -46,7 +48,9 @@ from benchmarks.tpch import spark_session  # noqa: E402
 from examples.compare import first_difference  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q1, q1_final, q1_partial, spark_q1  # noqa: E402
-from jobmanager.model.inference import InferenceContext  # noqa: E402
+from jobmanager.core.admission import decide_admission, sources_to_ask  # noqa: E402
+from jobmanager.model.config import Configuration  # noqa: E402
+from jobmanager.model.inference import InferenceContext, infer_vertex_parallelism  # noqa: E402
 from jobmanager.model.splits import assign_splits  # noqa: E402
 from taskmanager.spark import TASK_SQL_CONF  # noqa: E402
 
@@ -63,11 +67,24 @@ def source_tasks(data: str, slots: int):
     return [paths for paths in tasks if paths], list(source.columns)
 
 
+def chained(data: str, slots: int) -> bool:
+    """Whether Tidal runs lineitem and the final aggregate as one task (one query)."""
+    graph = q1(data, "unused")
+    config = Configuration({"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task":
+                            TASK_VOLUME})  # fmt: skip
+    answers = [infer_vertex_parallelism(name, graph.vertex(name).sources, context)
+               for name, context in sources_to_ask(graph, config, slots).items()]  # fmt: skip
+    chains, _ = decide_admission(graph, config, answers)
+    return any({"lineitem", "pricing_summary"} <= set(chain) for chain in chains)
+
+
 class SplitQuery:
-    """Q1 as Tidal's tasks run it, in one session: the source tasks at once, then the final."""
+    """Q1 as Tidal's tasks run it, in one session: one composed query where Tidal chains the
+    source into the final aggregate, else the source tasks at once, then the final."""
 
     def __init__(self, session, data: str, slots: int, scratch: Path) -> None:
         self.tasks, self.columns = source_tasks(data, slots)
+        self.chained = chained(data, slots)
         self.session = session.newSession()
         for key, value in TASK_SQL_CONF.items():
             self.session.conf.set(key, value)
@@ -80,6 +97,10 @@ class SplitQuery:
         return q1_partial(frame).toArrow()
 
     def run(self) -> pa.Table:
+        if self.chained:
+            (paths,) = self.tasks
+            frame = self.session.read.schema(self.schema).parquet(*paths).select(*self.columns)
+            return q1_final(q1_partial(frame)).toArrow()
         partials = pa.concat_tables(self.threads.map(self.scan, self.tasks))
         path = str(self.scratch / "partials.parquet")
         pq.write_table(partials, path, compression="none", use_dictionary=False)
@@ -120,7 +141,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             split.threads.shutdown()
             session.stop()
     split_median, single_median = statistics.median(split_runs), statistics.median(single_runs)
-    print(f"q1 as {len(split.tasks)} source tasks and a final task, in plain PySpark: median "
+    shape = ("one chained task" if split.chained
+             else f"{len(split.tasks)} source tasks and a final task")  # fmt: skip
+    print(f"q1 as {shape}, in plain PySpark: median "
           f"{split_median:.2f} s of {[round(s, 2) for s in split_runs]}; as one query: "
           f"{single_median:.2f} s of {[round(s, 2) for s in single_runs]}", flush=True)
     summary = {
@@ -130,6 +153,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "warmups": args.warmups,
         "slots": SLOTS,
         "source_tasks": len(split.tasks),
+        "chained": split.chained,
         "split_seconds": round(split_median, 3),
         "single_query_seconds": round(single_median, 3),
         "same_result": same,

@@ -99,11 +99,12 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tiny_data, tmp_path
 
 
 @pytest.mark.spark
-def test_tpch_shape_runs_q1_as_tidal_splits_it_at_a_tiny_size(tiny_data, shared_session, capsys):
+def test_tpch_shape_runs_q1_as_tidal_runs_it_at_a_tiny_size(tiny_data, shared_session, capsys):
     summary = load("tpch_shape").main(["--scale", "0.002", "--data", str(tiny_data),
                                        "--warmups", "0", "--repeats", "1"])  # fmt: skip
     assert _last_line_json(capsys) == summary
     assert summary["same_result"] is True and summary["source_tasks"] >= 1
+    assert summary["chained"] is (summary["source_tasks"] == 1)  # tiny data: one task, chained
     assert summary["split_seconds"] > 0 and summary["single_query_seconds"] > 0
     assert summary["ratio"] == pytest.approx(
         summary["split_seconds"] / summary["single_query_seconds"], rel=0.01)
