@@ -197,17 +197,21 @@ class AdaptiveBatchScheduler:
             return VertexDecision(p, {}, Explanation(text))
         stats = [self._stats(r) for r in ejv.inputs]
         decision = decide_vertex(stats, None, vertex_max, self.settings)
-        if wanted and wanted > decision.parallelism:
-            fixed = min(wanted, vertex_max)
-            decision = decide_vertex(stats, fixed, vertex_max, self.settings)
+        if not wanted:
+            return decision
+        if wanted > decision.parallelism:
+            decision = decide_vertex(stats, min(wanted, vertex_max), vertex_max, self.settings)
             text = f"{how}: {wanted}, more than its inputs need; {decision.explanation.text}"
-            decision = VertexDecision(
-                decision.parallelism,
-                decision.input_infos,
-                Explanation(text, decision.explanation.input_bytes,
-                            decision.explanation.broadcast_bytes),  # fmt: skip
-            )
-        return decision
+        else:
+            text = f"{decision.explanation.text}; {how}: {wanted}, no more than that"
+        if self.inferred_detail.get(ejv.name):
+            text += f"; {self.inferred_detail[ejv.name]}"
+        return VertexDecision(
+            decision.parallelism,
+            decision.input_infos,
+            Explanation(text, decision.explanation.input_bytes,
+                        decision.explanation.broadcast_bytes),  # fmt: skip
+        )
 
     def _stats(self, result) -> InputStats:
         produced = result.produced

@@ -39,3 +39,22 @@ def test_a_missing_path_fails_the_job_naming_it(tmp_path):
     terminated = Run(g).go()
     assert terminated.status == "FAILED"
     assert "vertex 'orders'" in terminated.cause and "nowhere" in terminated.cause
+
+
+def test_a_source_vertex_with_a_broadcast_input_says_what_its_sources_inferred(tmp_path):
+    """Its inputs decide (the broadcast is not counted, so the least parallelism), its sources'
+    inference is a floor; below the decision, the explanation still says what they saw."""
+    write_days(tmp_path / "fact", ["2026-11-01"])
+    g = JobGraph("side-input")
+    dim = g.add_vertex("dim", parallelism=1)
+    fact = g.add_vertex("fact", sources=[FileSource(str(tmp_path / "fact"))])
+    g.connect(dim, fact, Partitioner.BROADCAST)
+    config = {"execution.batch.adaptive.auto-parallelism.min-parallelism": 2}
+    run = Run(g, config)
+    assert run.go().status == "FINISHED"
+    assert run.state.graph.job_vertex("fact").parallelism == 2
+    text = run.state.growth.explanations["fact"].text
+    assert "-> 2 within [2," in text
+    assert "inferred by its sources: 1, no more than that" in text
+    assert "1 files" in text and "listed in" in text
+    run.check_invariants()
