@@ -151,13 +151,9 @@ def q3_customers(customer: DataFrame) -> DataFrame:
     return customer.where(F.col("c_mktsegment") == Q3_SEGMENT).select("c_custkey")
 
 
-def q3_orders(orders: DataFrame, customers: DataFrame) -> DataFrame:
-    """Per orders task: the orders placed before the date by the segment's customers, who come
-    whole to every task (a fifth of the customers, keys only: some 240 KB at scale 1), as
-    Spark's own plan joins them into the orders scan, so only those orders are shuffled."""
-    placed = orders.where(F.col("o_orderdate") < F.lit(Q3_DATE))
-    return placed.join(customers, placed.o_custkey == customers.c_custkey, "left_semi").select(
-        "o_orderkey", "o_orderdate", "o_shippriority")
+def q3_orders(orders: DataFrame) -> DataFrame:
+    return orders.where(F.col("o_orderdate") < F.lit(Q3_DATE)).select(
+        "o_orderkey", "o_custkey", "o_orderdate", "o_shippriority")
 
 
 def q3_lineitems(lineitem: DataFrame) -> DataFrame:
@@ -165,10 +161,12 @@ def q3_lineitems(lineitem: DataFrame) -> DataFrame:
         "l_orderkey", (F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("volume"))
 
 
-def q3_revenue_per_order(orders: DataFrame, lineitems: DataFrame) -> DataFrame:
+def q3_revenue_per_order(orders: DataFrame, lineitems: DataFrame,
+                         customers: DataFrame) -> DataFrame:
     """One task holds every line of its orders, so its sums per order are final; it keeps
     only its own top 10, which is all the global top 10 can need from it."""
-    joined = orders.join(lineitems, orders.o_orderkey == lineitems.l_orderkey)
+    mine = orders.join(customers, orders.o_custkey == customers.c_custkey, "left_semi")
+    joined = mine.join(lineitems, mine.o_orderkey == lineitems.l_orderkey)
     revenue = joined.groupBy(*Q3_GROUP).agg(F.sum("volume").alias("revenue"))
     return _q3_top(revenue)
 
@@ -205,11 +203,13 @@ def q3(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
     revenue = graph.add_vertex("revenue_per_order", operator=spark(q3_revenue_per_order))
     top = graph.add_vertex("top_orders", parallelism=1, operator=spark(q3_top_orders))
     sink = graph.add_vertex("sink", operator=ParquetSink(os.fspath(out_dir), overwrite=True))
-    graph.connect(customer, orders, Partitioner.BROADCAST)
     graph.connect(orders, revenue, Partitioner.hash("o_orderkey"))
     # Not splittable: the sums per order are finished in this vertex, so all lines of an order
     # must reach one task. Order keys are uniform, so no subpartition is skewed anyway.
     graph.connect(lineitem, revenue, Partitioner.hash("l_orderkey"))
+    # A fifth of the customers, keys only (about 240 KB at scale 1): cheaper to send whole to
+    # every task than to shuffle the orders a second time by customer key.
+    graph.connect(customer, revenue, Partitioner.BROADCAST)
     graph.connect(revenue, top, Partitioner.REBALANCE)
     graph.connect(top, sink, Partitioner.FORWARD)
     return graph
