@@ -118,7 +118,7 @@ class TaskManagerActor:
             blobs = BlobCache(FetchedBlobs(lambda key: ray.get(job_manager.get_blob.remote(key)),
                                            f"job manager of {job_id}"))  # fmt: skip
 
-            batcher = ReportBatcher(lambda batch: job_manager.report_many.remote(batch))
+            batcher = ReportBatcher(lambda batch: ray.get(job_manager.report_many.remote(batch)))
             ended = EndedTasks()
 
             def report(event) -> None:

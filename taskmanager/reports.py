@@ -4,7 +4,12 @@ A no-op task finishes in about a millisecond; a Ray call costs about as much CPU
 So reports made within ``linger_s`` of each other travel in one call, and a task that started
 and ended within one batch is reported ended only (the scheduler takes a task straight from
 deployed to finished): a thousand short tasks cost a few hundred calls and half the events.
-Reports keep their order.
+
+Reports keep their order, so one batch is in flight at a time: ``send`` returns once the
+JobManager has taken the batch, and what came meanwhile goes in the next. The JobManager is a
+threaded actor, and Ray keeps no order between one caller's calls to such an actor, so two
+batches in flight could reach its mailbox the wrong way round (in a one-slot TaskManager, the
+next task seen running before the one before it was seen finished).
 """
 
 from __future__ import annotations
@@ -12,13 +17,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+import structlog
+
 from jobmanager.messages.codec import encode
 from jobmanager.messages.events import Event, TaskRunning
 
 __all__ = ["ReportBatcher"]
 
+_log = structlog.get_logger("tidal.taskmanager.reports")
+
 
 class ReportBatcher:
+    """``send(batch)`` delivers one encoded batch and returns when it has been taken."""
+
     def __init__(self, send: Callable[[bytes], None], linger_s: float = 0.001) -> None:
         self._send = send
         self._linger_s = linger_s
@@ -49,7 +60,10 @@ class ReportBatcher:
                     return
                 self._ready.wait(self._linger_s)
                 batch, self._pending = self._pending, []
-            self._send(encode(_without_running_of_ended(batch)))
+            try:
+                self._send(encode(_without_running_of_ended(batch)))
+            except Exception as error:  # its JobManager is gone for good: nobody to tell
+                _log.warning("reports not delivered", events=len(batch), error=repr(error))
 
 
 def _without_running_of_ended(batch: list[Event]) -> tuple[Event, ...]:
