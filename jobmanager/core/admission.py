@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 _CHAINING = "pipeline.operator-chaining.enabled"
+_MIN_PARALLELISM = "execution.batch.adaptive.auto-parallelism.min-parallelism"
 
 
 def uses_adaptive_scheduler(job_graph: JobGraph, config: Configuration) -> bool:
@@ -75,7 +76,8 @@ def sources_to_ask(job_graph: JobGraph, config: Configuration, cluster_cpus: int
     return {
         name: source_inference_context(config, job_graph.vertex(name).max_parallelism or default_max,
                                        slots)  # fmt: skip
-        for name in one_task_candidates(job_graph, config[_CHAINING])
+        for name in one_task_candidates(job_graph, config[_CHAINING],
+                                        config[_MIN_PARALLELISM])  # fmt: skip
     }
 
 

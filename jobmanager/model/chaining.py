@@ -14,7 +14,11 @@ task, which is what FORWARD does, as Spark plans no exchange below a one-partiti
 vertex runs as one task when the user set its parallelism to 1, or when it is a source vertex
 whose sources, asked when the JobManager takes the job, infer 1 (``one_task_candidates``: only
 those whose one edge would chain, so no other job's sources are listed any earlier). A source
-of a few megabytes whose result goes to a one-task aggregate thus becomes one Spark query.
+of a few megabytes whose result goes to a one-task aggregate thus becomes one Spark query. A
+vertex with sources whose inputs are all broadcast counts as a source vertex here when the
+least parallelism is 1: broadcast bytes are not counted, so its inputs ask for that least
+parallelism and its sources decide (a broadcast join on the scan's side, then the final
+aggregate, is one Spark query).
 
 The JobManager decides the chains when it takes the job and records them in the job's first
 event (``JobSubmitted.chains``, with the inferences they rest on in ``JobSubmitted.inferred``),
@@ -77,8 +81,7 @@ def _single_consumer(vertex: JobVertex) -> JobVertex | None:
 
 
 def _kind(vertex: JobVertex) -> PartitionerKind | None:
-    partitioner = vertex.outputs[0].partitioner
-    return partitioner.kind if partitioner is not None else None
+    return _kind_of(vertex.outputs[0])
 
 
 def _chains_to_next(vertex: JobVertex, one_task: AbstractSet[str]) -> JobVertex | None:
@@ -98,24 +101,41 @@ def _runs_as_one_task(vertex: JobVertex, one_task: AbstractSet[str]) -> bool:
     return vertex.parallelism == 1 or vertex.name in one_task
 
 
-def one_task_candidates(graph: JobGraph, enabled: bool = True) -> tuple[str, ...]:
-    """Source vertices whose one edge chains exactly when they run as one task: no inputs and
-    no parallelism set, sources that infer theirs at run time, an edge that is not FORWARD (a
-    forward group gives the source its consumer's parallelism) nor BROADCAST, into a consumer
-    set to one task. Their sources are asked when the job is taken, so the chain can be
-    decided then."""
+def one_task_candidates(graph: JobGraph, enabled: bool = True, min_parallelism: int = 1
+                        ) -> tuple[str, ...]:  # fmt: skip
+    """Source vertices whose one edge chains exactly when they run as one task: no parallelism
+    set, sources that infer theirs at run time, an edge that is not FORWARD (a forward group
+    gives the source its consumer's parallelism) nor BROADCAST, into a consumer set to one
+    task; no inputs, or, with a ``min_parallelism`` of 1, only broadcast inputs that filter
+    nothing (their values would reach the sources only once the producers ran). Their sources
+    are asked when the job is taken, so the chain can be decided then."""
     if not enabled:
         return ()
     found = []
     for vertex in graph.vertices:
-        if vertex.inputs or vertex.parallelism is not None or not vertex.infers_parallelism or \
-                vertex.static_parallelism is not None:  # fmt: skip
+        if not _sources_decide(vertex, min_parallelism) or vertex.parallelism is not None or \
+                not vertex.infers_parallelism or vertex.static_parallelism is not None:  # fmt: skip
             continue
         target = _single_consumer(vertex)
         if target is not None and target.parallelism == 1 and _kind(vertex) not in (
                 PartitionerKind.FORWARD, PartitionerKind.BROADCAST):  # fmt: skip
             found.append(vertex.name)
     return tuple(found)
+
+
+def _sources_decide(vertex: JobVertex, min_parallelism: int) -> bool:
+    """Whether the vertex's parallelism is what its sources infer, known before its inputs
+    ran: it has none, or only broadcast ones (counted as no bytes) and a least parallelism
+    of 1."""
+    if not vertex.inputs:
+        return True
+    return min_parallelism <= 1 and all(
+        _kind_of(edge) is PartitionerKind.BROADCAST and not edge.dynamic_filtering
+        for edge in vertex.inputs)  # fmt: skip
+
+
+def _kind_of(edge) -> PartitionerKind | None:
+    return edge.partitioner.kind if edge.partitioner is not None else None
 
 
 def decide_chains(graph: JobGraph, enabled: bool = True, one_task: AbstractSet[str] = frozenset()

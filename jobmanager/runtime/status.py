@@ -151,14 +151,16 @@ def _phases(metrics) -> dict[str, int]:
 
 def _fixed_reason(ejv, ended: bool, listing: str) -> str:
     """``listing``: what its sources saw when they were asked as the job was taken (a source
-    inferring one task, chained into a vertex the user set to one)."""
+    inferring one task, chained into a vertex the user set to one; its inputs, if any, are
+    broadcast ones, which count no bytes)."""
     if ejv.parallelism is None:
         return ("never decided: the job ended before this vertex's inputs were done" if ended
                 else "not decided yet: waiting for its inputs to finish")  # fmt: skip
     if ejv.job_vertex.parallelism is not None:
         if listing:
+            inputs = ", its inputs broadcast only (no bytes counted)" if ejv.inputs else ""
             return (f"set by the user: {ejv.parallelism}; its sources, asked when the job was "
-                    f"taken, inferred one task, so it runs chained: {listing}")  # fmt: skip
+                    f"taken, inferred one task{inputs}, so it runs chained: {listing}")  # fmt: skip
         return f"set by the user: {ejv.parallelism}"
     return f"fixed before the job started: {ejv.parallelism}"
 

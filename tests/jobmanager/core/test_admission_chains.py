@@ -118,3 +118,45 @@ def test_no_source_is_asked_early_where_no_chain_depends_on_it(tmp_path):
     assert sources_to_ask(graph, Configuration({}), 2) == {}
     off = Configuration({"pipeline.operator-chaining.enabled": False})
     assert sources_to_ask(q1_shaped(files(tmp_path, 1)), off, 2) == {}
+
+
+def q3_shaped(data: str, small: str) -> JobGraph:
+    """The scan joins a small side sent to it whole, then one task takes the result."""
+    g = q1_shaped(data)
+    orders = g.add_vertex("orders", operator=spark(ident), sources=[FileSource(small)])
+    g.connect(orders, g.vertex("lines"), Partitioner.BROADCAST)
+    return g
+
+
+def test_a_scan_fed_only_by_a_broadcast_chains_into_the_one_task_after_it(tmp_path):
+    """Its broadcast input counts no bytes, so with the least parallelism 1 its sources decide,
+    when the job is taken; the chain then waits for the broadcast, as the scan would."""
+    small = tmp_path / "small"
+    write_parquet(small / "part-0.parquet", numbers(50))
+    graph = q3_shaped(files(tmp_path, 3), str(small))
+    asked, submitted = take(graph, Configuration({}))
+    assert list(asked) == ["lines"]
+    assert submitted.chains == (("lines", "final", "sink"),)
+    assert [(a.vertex, a.parallelism) for a in submitted.inferred] == [("lines -> final -> sink", 1)]
+    simulated, commands = run(graph, submitted)
+    assert simulated.cluster.terminated.status == "FINISHED"
+    assert sorted((v.name, v.subtask) for v in simulated.state.graph.vertices()) == [
+        ("lines -> final -> sink", 0), ("orders", 0)]
+    chain = simulated.state.graph.job_vertex("lines -> final -> sink")
+    assert [p.name for p in chain.producers] == ["orders"]
+    replayed = new_state(graph, submitted, "test")
+    for event in simulated.events:
+        replayed.handle(decode(encode(event)))
+    assert replayed.describe() == simulated.state.describe()
+
+
+def test_with_a_least_parallelism_above_one_the_broadcast_fed_scan_is_not_chained(tmp_path):
+    small = tmp_path / "small"
+    write_parquet(small / "part-0.parquet", numbers(50))
+    graph = q3_shaped(files(tmp_path, 3), str(small))
+    config = Configuration({"execution.batch.adaptive.auto-parallelism.min-parallelism": 2})
+    asked, submitted = take(graph, config)
+    assert asked == {} and submitted.chains == (("final", "sink"),)
+    simulated, _ = run(graph, submitted)
+    assert simulated.cluster.terminated.status == "FINISHED"
+    assert simulated.state.graph.job_vertex("lines").parallelism == 2

@@ -172,3 +172,28 @@ def test_the_sources_asked_when_the_job_is_taken_are_those_whose_edge_would_chai
     assert one_task_candidates(one_task_pipeline(Partitioner.FORWARD)) == ()  # a forward group
     g, _ = pipeline()
     assert one_task_candidates(g) == ()
+
+
+def with_broadcast_input(partitioner: Partitioner = Partitioner.BROADCAST,
+                         dynamic_filtering: str | None = None) -> JobGraph:  # fmt: skip
+    """Q3's shape: a small side sent whole to the scan, which joins it and feeds one task."""
+    g = one_task_pipeline(Partitioner.hash("k"))
+    small = g.add_vertex("small", operator=spark(ident), sources=[FileSource("/s")])
+    g.connect(small, g.vertex("src"), partitioner, dynamic_filtering=dynamic_filtering)
+    return g
+
+
+def test_a_scan_with_only_broadcast_inputs_is_asked_early_when_the_least_parallelism_is_one():
+    """Broadcast bytes are not counted, so such a vertex gets the least parallelism from its
+    inputs, and what its sources infer where that is 1: known before its inputs ran."""
+    assert one_task_candidates(with_broadcast_input()) == ("src",)
+    assert one_task_candidates(with_broadcast_input(), min_parallelism=2) == ()
+    assert one_task_candidates(with_broadcast_input(Partitioner.hash("k"))) == ()
+    assert one_task_candidates(with_broadcast_input(dynamic_filtering="k")) == ()
+    chains = decide_chains(with_broadcast_input(), one_task={"src"})
+    assert chains == (("src", "final", "sink"),)
+    physical = chained_graph(with_broadcast_input(), chains)
+    head = physical.vertex("src -> final -> sink")
+    assert [edge.source.name for edge in head.inputs] == ["small"]
+    assert head.inputs[0].partitioner.kind.value == "broadcast"
+    assert head.parallelism == 1 and head.sources == (FileSource("/d"),)

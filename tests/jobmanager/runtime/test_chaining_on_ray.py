@@ -1,8 +1,8 @@
 """Operator chaining on a real local Ray cluster with real PySpark: two PySpark vertices and a
 sink joined by FORWARD edges run as one task per subtask and one Spark job, with the result of
 the same job unchained; a small source hashed into a one-task aggregate (TPC-H Q1's shape)
-runs as one task and one Spark query; a failure in the chain's second function restarts the
-whole chain."""
+runs as one task and one Spark query, also when the source joins a small side broadcast to it
+(Q3's shape); a failure in the chain's second function restarts the whole chain."""
 
 from __future__ import annotations
 
@@ -98,22 +98,29 @@ def q1_shaped(data: str, out: str) -> JobGraph:
     return g
 
 
-def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(client, tmp_path):
-    """The source's three files hold far less than a task's volume: it infers one task when
-    the job is taken, so its hash edge into the one-task aggregate chains, and the partial and
-    final aggregates are one Spark query; unchained, they are two tasks and two queries."""
+def chained_and_not(client, tmp_path, build):
+    """The job over three files of ``numbers``, run chained and with chaining off; both
+    results must be the same: the job results and the chained one's rows."""
     (tmp_path / "data").mkdir()
     for part in range(3):
         pq.write_table(numbers(), tmp_path / "data" / f"part-{part}.parquet")
     data = str(tmp_path / "data")
-    chained = client.submit(q1_shaped(data, str(tmp_path / "out" / "chained")),
+    chained = client.submit(build(data, str(tmp_path / "out" / "chained")),
                             config=FAST).wait(timeout=180)  # fmt: skip
-    unchained = client.submit(q1_shaped(data, str(tmp_path / "out" / "unchained")),
+    unchained = client.submit(build(data, str(tmp_path / "out" / "unchained")),
                               config={**FAST, "pipeline.operator-chaining.enabled": False}
                               ).wait(timeout=180)  # fmt: skip
     assert chained.status == unchained.status == "FINISHED", (chained.cause, unchained.cause)
     result = read_result(tmp_path / "out" / "chained")
     assert result.equals(read_result(tmp_path / "out" / "unchained"))
+    return chained, unchained, result
+
+
+def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(client, tmp_path):
+    """The source's three files hold far less than a task's volume: it infers one task when
+    the job is taken, so its hash edge into the one-task aggregate chains, and the partial and
+    final aggregates are one Spark query; unchained, they are two tasks and two queries."""
+    chained, unchained, result = chained_and_not(client, tmp_path, q1_shaped)
     assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
                                                   for k in range(13)]  # fmt: skip
     task = chained.vertices["lines"]
@@ -125,6 +132,40 @@ def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(cli
     separate = unchained.vertices["lines"].spark_jobs + unchained.vertices["final"].spark_jobs
     assert unchained.vertices["lines"].tasks == 1 and unchained.vertices["lines"].chain == ""
     assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
+
+
+def wanted_keys() -> pa.Table:
+    return pa.table({"wanted": pa.array([1, 5, 12], pa.int64())})
+
+
+def wanted_totals(frame, wanted):
+    from pyspark.sql import functions as F
+
+    kept = frame.join(F.broadcast(wanted), frame.key == wanted.wanted, "left_semi")
+    return partial_totals(kept)
+
+
+def q3_shaped(data: str, out: str) -> JobGraph:
+    g = q1_shaped(data, out)
+    g.vertex("lines").operator = spark(wanted_totals)
+    keys = g.add_vertex("keys", parallelism=1, operator=arrow(wanted_keys))
+    g.connect(keys, g.vertex("lines"), Partitioner.BROADCAST)
+    return g
+
+
+def test_a_small_scan_fed_by_a_broadcast_chains_into_one_task_with_the_unchained_result(
+        client, tmp_path):  # fmt: skip
+    """TPC-H Q3's shape: the scan joins a small side sent to it whole, then one task takes the
+    result. The broadcast counts no bytes, so the scan's sources decide its one task when the
+    job is taken; the chain starts once the broadcast is written and reads it."""
+    chained, unchained, result = chained_and_not(client, tmp_path, q3_shaped)
+    assert result.column("key").to_pylist() == [1, 5, 12]
+    assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
+                                                  for k in (1, 5, 12)]  # fmt: skip
+    task = chained.vertices["lines"]
+    assert task.chain == "lines -> final -> sink" and (task.tasks, task.parallelism) == (1, 1)
+    assert "its inputs broadcast only" in task.explanation, task.explanation
+    assert chained.vertices["keys"].chain == "" and unchained.vertices["lines"].chain == ""
 
 
 def test_a_failure_inside_a_chain_restarts_the_chain(client, tmp_path):
