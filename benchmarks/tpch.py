@@ -5,9 +5,9 @@ Generates TPC-H-shaped data at ``--scale`` (scale factor 1 by default; cached be
 ``--repeats`` measured runs of
 
 - Tidal: the job of ``examples/tpch_queries.py`` (no parallelism set but the global order's
-  one task: the adaptive scheduler sizes every other vertex, with the per-task volume and the
-  least parallelism of the baseline's adaptive execution, ``tidal_config``) submitted on a
-  local Ray cluster, timed from submit until
+  one task: the adaptive scheduler sizes every other vertex, with the per-task volume of the
+  baseline's adaptive execution, ``tidal_config``) submitted on a local Ray cluster, timed
+  from submit until
   ``wait()`` returns with the result committed as Parquet;
 - baseline: the same query written for PySpark alone, ``local[2]`` with adaptive query
   execution on, timed from planning until its Parquet output is written.
@@ -217,13 +217,11 @@ def cold_run(args, data: str) -> None:
 
 def tidal_config(args) -> dict[str, str]:
     """Tidal sized as the baseline's adaptive execution sizes its partitions: tasks of about
-    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB), and no fewer tasks than its
-    two cores where the data allows (coalescing keeps the default parallelism, as
-    ``spark.sql.adaptive.coalescePartitions.parallelismFirst``, on by default, asks); and the
-    TaskManager's Spark JVM given the baseline's driver memory (4 GiB; Tidal's default is
-    Spark's own, 1 GiB). -D overrides any of them."""
+    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB); and the TaskManager's Spark
+    JVM given the baseline's driver memory (4 GiB; Tidal's default is Spark's own, 1 GiB).
+    Everything else is Tidal's default (the least parallelism 1, as Flink's). -D overrides any
+    of them."""
     return {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
-            "execution.batch.adaptive.auto-parallelism.min-parallelism": "2",
             "taskmanager.memory.spark-driver": BASELINE_DRIVER_MEMORY,
             **parse_options(args.options)}  # fmt: skip
 
