@@ -94,6 +94,7 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tiny_data, tmp_path
     for query in ("q1", "q3"):
         assert summary[f"{query}_spark_seconds"] > 0
         assert summary[f"{query}_tidal_seconds"] is None
+    assert summary["q3_spark_job_plan_seconds"] > 0  # checked against the baseline's result
     assert summary["ratio"] is None and summary["target_ratio"] == 1.0
     assert list(tmp_path.iterdir()) == []
 

@@ -72,6 +72,8 @@ def test_the_tpch_benchmark_runs_at_a_tiny_size(tiny_data, tmp_path):
     assert figures["same_result"] is True and figures["ratio"] > 0
     assert figures["ratio"] == max(figures["q1_ratio"], figures["q3_ratio"])
     assert all(p >= 1 for p in figures["q1_parallelism"].values())
+    assert figures["q3_job_plan_ratio"] == pytest.approx(
+        figures["q3_tidal_seconds"] / figures["q3_spark_job_plan_seconds"], rel=0.01)
     for side in ("tidal", "spark"):  # each side's first run, in a fresh process and cluster
         assert figures[f"q3_cold_{side}_start_seconds"] > 0
         assert figures[f"q3_cold_{side}_first_seconds"] > 0
