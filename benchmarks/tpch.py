@@ -54,7 +54,6 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
     sys.path[0] = str(_ROOT)
 
 import argparse  # noqa: E402
-from functools import partial  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
@@ -63,6 +62,7 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from functools import partial  # noqa: E402
 
 from pyspark.sql import SparkSession  # noqa: E402
 
