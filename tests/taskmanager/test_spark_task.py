@@ -195,6 +195,29 @@ def test_spark_reuses_the_schema_it_inferred_only_for_files_of_the_same_parquet_
     assert [r.x for r in spark_provider.read_parquet(unkeyed).collect()] == [2**40]
 
 
+def test_spark_reads_only_a_sources_columns_in_their_order_with_no_select(tmp_path, spark_provider):
+    import pyarrow.parquet as pq
+
+    from taskmanager.inputs import ParquetFiles, parquet_schema_key
+
+    path = tmp_path / "wide.parquet"
+    pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"], "c": [0.5, 1.5]}), path)
+    key = parquet_schema_key(pq.read_metadata(path))
+
+    def read(*columns: str):
+        return spark_provider.read_parquet(ParquetFiles((str(path),), columns or None, 2, key))
+
+    narrowed = read("c", "a")
+    assert narrowed.columns == ["c", "a"]
+    assert [tuple(r) for r in narrowed.collect()] == [(0.5, 1), (1.5, 2)]
+    assert "Project" not in narrowed._jdf.queryExecution().analyzed().toString()
+    assert read().columns == ["a", "b", "c"]
+    assert [tuple(r) for r in read("B", "a").collect()] == [("x", 1), ("y", 2)]  # Spark resolves
+    assert read("a", "a").columns == ["a", "a"]
+    with pytest.raises(Exception, match="missing"):
+        read("a", "missing")
+
+
 def test_a_chain_headed_by_a_pyspark_function_hands_spark_its_sources_files(
         tmp_path, spark_provider, monkeypatch):  # fmt: skip
     """As a lone PySpark source task does: Spark reads the source's Parquet files itself, with
