@@ -111,13 +111,31 @@ def run_spark(session: SparkSession, query, data: str, out: str) -> float:
 
 
 def run_tidal(client, build, data: str, out: str, config: dict[str, str]):
-    """Seconds from submit to a finished job, and the job's result."""
+    """Seconds from submit to a finished job, and the job's result. Untimed, it then waits
+    for the job's JobManager to leave (a second after the job), so the next timed run, of
+    either side, does not share the machine with that process's exit."""
     started = time.perf_counter()
-    result = client.submit(build(data, out), config=config).wait()
+    handle = client.submit(build(data, out), config=config)
+    result = handle.wait()
     seconds = time.perf_counter() - started
     if result.status != "FINISHED":
         raise SystemExit(f"Tidal job {build.__name__} {result.status.lower()}: {result.cause}")
+    _until_gone(handle.actor)
     return seconds, result
+
+
+def _until_gone(actor, deadline_s: float = 30.0) -> None:
+    import ray
+
+    deadline = time.monotonic() + deadline_s
+    while actor is not None and time.monotonic() < deadline:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=deadline_s)
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.05)
+    if actor is not None:
+        print(f"the JobManager {actor} did not leave within {deadline_s:.0f} s", flush=True)
 
 
 def _check(name: str, actual_dir: str, expected, against: str) -> bool:
