@@ -130,7 +130,7 @@ def _until_gone(actor, deadline_s: float = 30.0) -> None:
     deadline = time.monotonic() + deadline_s
     while actor is not None and time.monotonic() < deadline:
         try:
-            ray.get(actor.__ray_ready__.remote(), timeout=deadline_s)
+            ray.get(actor.__ray_ready__.options(max_task_retries=0).remote(), timeout=deadline_s)
         except ray.exceptions.RayActorError:
             return
         time.sleep(0.05)
