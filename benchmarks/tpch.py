@@ -14,8 +14,9 @@ Generates TPC-H-shaped data at ``--scale`` (scale factor 1 by default; cached be
 
 The two alternate run by run so both see the same machine, and both run warm: PySpark in a
 started session, Tidal with its TaskManagers kept between jobs and its standby JobManager ready
-(``Client.warm_up`` before each timed run of either side, so neither shares the machine with a
-JobManager process starting). Both JVMs keep getting faster for several runs of a query while
+(``Client.warm_up`` before each timed run of either side, and each Tidal job's JobManager
+gone before the next, so neither shares the machine with a JobManager process starting or
+leaving). Both JVMs keep getting faster for several runs of a query while
 the JIT compiles Spark's code paths, the TaskManager's for longer (it settles after about six
 runs of Q1, the baseline after about four), so the warm-up runs, the same number for both,
 decide how warm "warm" is. Both results are checked against
@@ -111,9 +112,8 @@ def run_spark(session: SparkSession, query, data: str, out: str) -> float:
 
 
 def run_tidal(client, build, data: str, out: str, config: dict[str, str]):
-    """Seconds from submit to a finished job, and the job's result. Untimed, it then waits
-    for the job's JobManager to leave (a second after the job), so the next timed run, of
-    either side, does not share the machine with that process's exit."""
+    """Seconds from submit to a finished job, and the job's result; then, untimed, until the
+    job's JobManager has left (a second after the job)."""
     started = time.perf_counter()
     handle = client.submit(build(data, out), config=config)
     result = handle.wait()
@@ -125,14 +125,17 @@ def run_tidal(client, build, data: str, out: str, config: dict[str, str]):
 
 
 def _until_gone(actor, deadline_s: float = 30.0) -> None:
+    """Ask the actor (without Ray's retries: a JobManager is restartable) until it is gone."""
     import ray
 
     deadline = time.monotonic() + deadline_s
-    while actor is not None and time.monotonic() < deadline:
+    while actor is not None and (left := deadline - time.monotonic()) > 0:
         try:
-            ray.get(actor.__ray_ready__.options(max_task_retries=0).remote(), timeout=deadline_s)
+            ray.get(actor.__ray_ready__.options(max_task_retries=0).remote(), timeout=left)
         except ray.exceptions.RayActorError:
             return
+        except ray.exceptions.GetTimeoutError:
+            break
         time.sleep(0.05)
     if actor is not None:
         print(f"the JobManager {actor} did not leave within {deadline_s:.0f} s", flush=True)

@@ -85,7 +85,7 @@ def create_job_manager(job_id: str, store_root: str, recovery: bool = True):
 def _warm_up() -> None:
     """Before the job comes (or while it starts): load what inferring a source's parallelism
     and unpickling PySpark functions need, and open the connection to the ResourceManager.
-    Also what Ray's shutdown imports (its compiled graphs, 20-150 ms of CPU), so the process
+    Also what Ray's shutdown imports (its compiled graphs, tens of ms of CPU), so the process
     leaving after its job does not pay it while the next job runs."""
     import pyarrow.parquet  # noqa: F401
     import pyspark.sql.functions  # noqa: F401
