@@ -45,10 +45,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ChainedOperator:
-    """The operators of a chain's vertices, in order (None: a vertex passing its input on)."""
+    """The operators of a chain's vertices, in order (None: a vertex passing its input on);
+    ``fixed_by``: the member whose parallelism the user set, which the chain runs with (an
+    explanation names it: the other members' were not set)."""
 
     names: tuple[str, ...]
     operators: tuple[Any, ...]
+    fixed_by: str | None = None
 
     def __str__(self) -> str:
         return " -> ".join(str(op) if op is not None else "pass-through" for op in self.operators)
@@ -176,11 +179,13 @@ def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
                 vertex.sources, vertex.chain_start)  # fmt: skip
         elif vertex.name == chain[0]:
             members = [graph.vertex(name) for name in chain]
-            fixed = [m.parallelism for m in members if m.parallelism is not None]
+            fixed = [m for m in members if m.parallelism is not None]
             limits = [m.max_parallelism for m in members if m.max_parallelism is not None]
             made[chain] = result.add_vertex(
-                chain_name(chain), fixed[0] if fixed else None, min(limits) if limits else None,
-                ChainedOperator(tuple(chain), tuple(m.operator for m in members)),
+                chain_name(chain), fixed[0].parallelism if fixed else None,
+                min(limits) if limits else None,
+                ChainedOperator(tuple(chain), tuple(m.operator for m in members),
+                                fixed[0].name if fixed else None),
                 vertex.sources, vertex.chain_start)  # fmt: skip
     for edge in graph.edges:
         source, target = member_of.get(edge.source.name), member_of.get(edge.target.name)

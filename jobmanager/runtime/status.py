@@ -157,11 +157,13 @@ def _fixed_reason(ejv, ended: bool, listing: str) -> str:
         return ("never decided: the job ended before this vertex's inputs were done" if ended
                 else "not decided yet: waiting for its inputs to finish")  # fmt: skip
     if ejv.job_vertex.parallelism is not None:
+        operator = ejv.job_vertex.operator
+        setter = f" on {operator.fixed_by}" if isinstance(operator, ChainedOperator) else ""
         if listing:
             inputs = ", its inputs broadcast only (no bytes counted)" if ejv.inputs else ""
-            return (f"set by the user: {ejv.parallelism}; its sources, asked when the job was "
-                    f"taken, inferred one task{inputs}, so it runs chained: {listing}")  # fmt: skip
-        return f"set by the user: {ejv.parallelism}"
+            return (f"set by the user{setter}: {ejv.parallelism}; its sources, asked when the "
+                    f"job was taken, inferred one task{inputs}, so it runs chained: {listing}")
+        return f"set by the user{setter}: {ejv.parallelism}"
     return f"fixed before the job started: {ejv.parallelism}"
 
 

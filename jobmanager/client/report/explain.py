@@ -24,6 +24,8 @@ _ORIGIN = {
 
 
 def origin_words(vertex: VertexFacts) -> str:
+    if vertex.origin == "user" and vertex.set_on:
+        return f"{_ORIGIN['user']} on {vertex.set_on}"
     return _ORIGIN[vertex.origin]
 
 

@@ -81,6 +81,7 @@ class VertexFacts:
     bytes_in: int
     bytes_out: int
     duration_s: float | None
+    set_on: str = ""  # a chain set by the user: the member whose parallelism was set
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,7 @@ def _vertex(state, ejv, counts: dict, decision, ended: bool) -> VertexFacts:
         counts["tasks"], counts["finished"], counts["running"], counts["deployments"],
         counts["rows_in"], counts["rows_out"], counts["bytes_in"], counts["bytes_out"],
         counts["duration_s"],
+        (jv.operator.fixed_by or "") if isinstance(jv.operator, ChainedOperator) else "",
     )  # fmt: skip
 
 

@@ -105,6 +105,16 @@ def test_a_chain_keeps_a_fixed_parallelism_of_its_members(fixed):
     assert chained_graph(g, decide_chains(g)).vertex("b -> c").parallelism == fixed
 
 
+def test_a_chain_names_the_member_whose_parallelism_the_user_set():
+    """Its explanation says "set by the user on final": the source and the sink were not set."""
+    g = one_task_pipeline(Partitioner.hash("k"))
+    chain = chained_graph(g, decide_chains(g, one_task={"src"})).vertex("src -> final -> sink")
+    assert (chain.parallelism, chain.operator.fixed_by) == (1, "final")
+    g = one_task_pipeline(Partitioner.FORWARD, source_parallelism=3, final_parallelism=None)
+    chain = chained_graph(g, decide_chains(g)).vertex("src -> final -> sink")
+    assert (chain.parallelism, chain.operator.fixed_by) == (3, "src")
+
+
 def one_task_pipeline(partitioner: Partitioner, source_parallelism: int | None = None,
                       final_parallelism: int | None = 1) -> JobGraph:  # fmt: skip
     """Q1's shape: a source with a partial aggregate, an exchange, the final aggregate in one

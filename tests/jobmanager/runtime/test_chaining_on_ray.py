@@ -126,8 +126,8 @@ def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(cli
     task = chained.vertices["lines"]
     assert task.chain == "lines -> final -> sink" and chained.vertices["final"] is task
     assert (task.tasks, task.deployments, task.parallelism) == (1, 1, 1)
-    assert task.explanation.startswith("set by the user: 1; its sources, asked when the job was "
-                                       "taken, inferred one task, so it runs chained: ")
+    assert task.explanation.startswith("set by the user on final: 1; its sources, asked when the "
+                                       "job was taken, inferred one task, so it runs chained: ")
     assert "3 files" in task.explanation, task.explanation
     separate = unchained.vertices["lines"].spark_jobs + unchained.vertices["final"].spark_jobs
     assert unchained.vertices["lines"].tasks == 1 and unchained.vertices["lines"].chain == ""

@@ -4,6 +4,7 @@ timeline of attempts per slot with the failure and the restart, and the explanat
 
 from jobmanager.client.report import explain_lines, facts_from_log
 from jobmanager.messages import events as ev
+from jobmanager.model.chaining import chained_graph
 from tests.jobmanager.client.report.recorded import (
     SKEWED_CONFIG,
     START_MS,
@@ -146,3 +147,13 @@ def test_a_jobmanager_recovery_is_marked_and_its_attempts_end_where_the_log_says
         last[(a.vertex, a.subtask)] = a
     assert all(a.outcome == "finished" for a in last.values()), last  # each task's last attempt
     assert all(a.ended_ms is not None for a in facts.attempts)  # nothing left open at the end
+
+
+def test_explain_names_the_member_of_a_chain_whose_parallelism_the_user_set():
+    """The chain ``src -> agg`` runs with src's 2: "set by the user" alone would say agg's
+    was set too."""
+    graph = chained_graph(sums_job(), [("src", "agg")])
+    submitted, records, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes)
+    lines = explain_lines(facts_from_log(graph, submitted, records, "job-3"))
+    assert ("src -> agg [chain: pass-through -> pass-through]: parallelism 2, set by the user "
+            "on src (vertex max 4)") in lines, lines  # fmt: skip
