@@ -20,9 +20,10 @@ leaving). Both JVMs keep getting faster for ten runs of a query and more while t
 compiles Spark's code paths (Q1, one measured session: Tidal 1.93 s at its fifth run and
 1.22 s at its fourteenth, PySpark 2.10 s and 1.49 s), so the warm-up runs, the same number
 for both, decide how warm "warm" is, and single runs swing by a few tenths of a second. Both
-results are checked against each other (and the baseline against an independent pyarrow computation), and the parallelism
-Tidal decided for each vertex is printed with its reason. Each query's ratio is Tidal's median
-seconds over the baseline's; ``ratio`` is the larger of the two (the target is at most 1.0).
+results are checked against each other (and the baseline against an independent pyarrow
+computation), and the parallelism Tidal decided for each vertex is printed with its reason.
+Each query's ratio is Tidal's median seconds over the baseline's; ``ratio`` is the larger of
+the two (the target is at most 1.0).
 Q3's job sends its small sides whole into the lineitem scan from the start, where adaptive
 execution reaches that broadcast join only after shuffling the lines; so PySpark also runs
 Q3 in the job's plan (a broadcast hint), alternating with the other two:
