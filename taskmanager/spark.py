@@ -168,6 +168,8 @@ class SparkSessionProvider:
         log_config.write_text(_LOG4J2)
         from pyspark.sql import SparkSession
 
+        from taskmanager import jvm_lookups
+
         session = (
             SparkSession.builder.master(f"local[{self.slots}]")
             .appName("tidal-taskmanager")
@@ -183,6 +185,7 @@ class SparkSessionProvider:
             .getOrCreate()
         )
         session.sparkContext.setLogLevel("WARN")
+        jvm_lookups.install(session)
         _log.info("spark session started", java=java, java_version=major, slots=self.slots,
                   driver_memory_bytes=self.driver_memory_bytes)
         return session
