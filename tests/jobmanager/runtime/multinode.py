@@ -158,24 +158,27 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
     described = handle.describe()
     held = {label: tm for label, state, tm in described[3] if label.startswith("read->")
             and state == "available"}  # fmt: skip
-    running = [slot[0] for label, state, _, slot in described[2]
-               if label.startswith("read[") and state == "running"]  # fmt: skip
-    nodes = {tm: node_of(tm) for tm in {*held.values(), *running}}
+    running = {label: slot[0] for label, state, _, slot in described[2]
+               if label.startswith("read[") and state == "running"}  # fmt: skip
+    nodes = {tm: node_of(tm) for tm in {*held.values(), *running.values()}}
     victim = next((w for w in workers if w.node_id in {nodes[tm] for tm in held.values()}), None)
     if victim is None:
         return {"error": "no partition on a worker node", "nodes": nodes}
     lost = sorted(label for label, tm in held.items() if nodes[tm] == victim.node_id)
-    gated_there = sum(1 for tm in running if nodes[tm] == victim.node_id)
+    gated_there = sorted(label for label, tm in running.items() if nodes[tm] == victim.node_id)
     cluster.remove_node(victim)
     (gate / "open").touch()
     result = handle.wait(timeout=240)
+    attempts = {label: attempt for label, _, attempt, _ in handle.describe()[2]}
     return {
         "status": result.status,
         "cause": result.cause[-2000:],
         "sums_equal": result.succeeded and read_sums(out) == expected,
         "nodes_used": len(set(nodes.values())),
         "lost_partitions": lost,
-        "gated_task_on_lost_node": gated_there,
+        "gated_tasks_on_lost_node": gated_there,
+        "read_rerun": sorted(label for label, attempt in attempts.items()
+                             if label.startswith("read[") and attempt > 0),  # fmt: skip
         "read_deployments": result.vertices["read"].deployments,
         "read_tasks": result.vertices["read"].tasks,
         "objects": objects(out),
