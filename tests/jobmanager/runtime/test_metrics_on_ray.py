@@ -29,6 +29,7 @@ def scraped(tmp_path_factory):
     assert run.returncode == 0, run.stderr[-3000:]
     found = json.loads(run.stdout.strip().splitlines()[-1])
     assert found["succeeded"], found["cause"]
+    assert found["samples"], f"no ray_tidal_* sample {found['seconds_after_end']} s after the end"
     return found
 
 
