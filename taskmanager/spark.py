@@ -28,9 +28,6 @@ the task interrupts its running Spark job (``interruptOnCancel``) and no other t
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -44,8 +41,8 @@ import structlog
 from jobmanager.model.config import parse_memory_size
 from jobmanager.model.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
-from taskmanager.failures import JavaUnavailable
 from taskmanager.inputs import ParquetFiles, parquet_schema_key
+from taskmanager.java import find_java
 from taskmanager.memo import Memo
 from taskmanager.timing import TaskClock
 
@@ -54,19 +51,12 @@ __all__ = [
     "DRIVER_MEMORY_KEY",
     "SparkSessionProvider",
     "TASK_SQL_CONF",
-    "find_java",
     "run_spark_function",
 ]
 
 DRIVER_MEMORY_KEY = "taskmanager.memory.spark-driver"
 TASK_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 DEFAULT_DRIVER_MEMORY = 1 << 30
-SUPPORTED_JAVA = (17, 21)
-_INSTALL_HINT = (
-    "install Java 17 or 21 (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) and set "
-    "JAVA_HOME to it or put its java on the PATH"
-)
-_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
 _LOG4J2 = """\
 rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = stderr
@@ -80,33 +70,6 @@ logger.nativecode.level = error
 """
 
 _log = structlog.get_logger("tidal.taskmanager.spark")
-
-
-def find_java(environ: Mapping[str, str] = os.environ) -> tuple[str, int]:
-    """The java PySpark will start (``$JAVA_HOME/bin/java``, else ``java`` on the PATH) and its
-    major version; JavaUnavailable, saying what to install, if it is missing or not 17 or 21."""
-    java_home = environ.get("JAVA_HOME")
-    if java_home:
-        java = os.path.join(java_home, "bin", "java")
-        if not os.access(java, os.X_OK):
-            raise JavaUnavailable(f"JAVA_HOME={java_home} has no bin/java; {_INSTALL_HINT}")
-    else:
-        java = shutil.which("java", path=environ.get("PATH"))
-        if java is None:
-            raise JavaUnavailable(f"PySpark needs Java, and none is on the PATH; {_INSTALL_HINT}")
-    try:
-        shown = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
-        ).stderr
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise JavaUnavailable(f"{java} -version failed ({error}); {_INSTALL_HINT}") from error
-    match = _VERSION.search(shown)
-    if match is None:
-        raise JavaUnavailable(f"cannot tell the version of {java}: {shown!r}; {_INSTALL_HINT}")
-    major = int(match.group(2) if match.group(1) == "1" else match.group(1))
-    if major not in SUPPORTED_JAVA:
-        raise JavaUnavailable(f"{java} is Java {major}; PySpark 4 needs 17 or 21: {_INSTALL_HINT}")
-    return java, major
 
 
 class SparkSessionProvider:

@@ -8,7 +8,8 @@ import stat
 import pytest
 
 from taskmanager.failures import JavaUnavailable
-from taskmanager.spark import DEFAULT_DRIVER_MEMORY, SparkSessionProvider, find_java
+from taskmanager.java import find_java
+from taskmanager.spark import DEFAULT_DRIVER_MEMORY, SparkSessionProvider
 
 
 def fake_java(tmp_path, version_line: str) -> str:
