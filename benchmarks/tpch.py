@@ -37,6 +37,8 @@ none): the first run on
 a fresh local Ray cluster (the job a user runs first: TaskManagers and their JVMs start inside
 it) against the first run in a fresh PySpark session, each in a process of its own, with the
 start of the cluster or the session printed apart. No target yet; the warm ratio is the target.
+The TaskManager's JVM maps the class archive ``deploy/run`` made (``taskmanager.class_archive``);
+the baseline's session starts as PySpark starts it, without one.
 Prints human lines, then one JSON object as the last line. ``--baseline-only`` measures the
 PySpark half alone (its ratio is null).
 
