@@ -54,9 +54,9 @@ def build(java: str) -> Path:
     work = Path(tempfile.mkdtemp(prefix="tidal-class-archive-"))
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
-        spark = SparkSessionProvider(
-            2, work, {}, java_options=[f"-XX:ArchiveClassesAtExit={partial}"]
-        )
+        # -Xlog:cds=off: not a warning for each of the hundreds of classes it cannot keep
+        recording = [f"-XX:ArchiveClassesAtExit={partial}", "-Xlog:cds=off"]
+        spark = SparkSessionProvider(2, work, {}, java_options=recording)
         for index, query in enumerate(_QUERIES):
             run_spark_function(
                 SparkFunction(query), [_orders(), _lines()], spark=spark,
