@@ -54,7 +54,7 @@ def probe(*args: str) -> dict:
 def archive() -> Path:
     java, _ = find_java()
     if not class_archive.archive_path(java).is_file():
-        subprocess.run([sys.executable, "-m", "taskmanager.class_archive", "--if-missing"],
+        subprocess.run([sys.executable, "-m", "taskmanager.class_recording", "--if-missing"],
                        cwd=ROOT, check=True, timeout=600)  # fmt: skip
     return class_archive.archive_path(java)
 
