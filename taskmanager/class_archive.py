@@ -7,9 +7,9 @@ classes such a session loads, 5.0 and 7.2-8.1 s. Java 17 (the oldest PySpark 4 t
 make the archive by itself as a JVM runs (``-XX:+AutoCreateSharedArchive`` came with 19), so
 ``python -m taskmanager.class_recording`` makes it once, from a JVM started as a TaskManager's,
 which runs a small query of each kind a task runs and records what it loaded at its exit
-(``-XX:ArchiveClassesAtExit``). A cold TPC-H Q1 job on a fresh local cluster: 22.8 s without
-it, 12.3-13.8 s with it. ``deploy/run`` does that when the environment has none for
-its PySpark and its Java. The archive lives in the virtual environment, named by both, and is
+(``-XX:ArchiveClassesAtExit``); ``deploy/run`` does that when the environment has none for its
+PySpark and its Java. A cold TPC-H Q1 job on a fresh local cluster: 22.8 s without it,
+12.3-13.8 s with it. The archive lives in the virtual environment, named by both, and is
 renamed into place only when whole: a JVM whose classpath or Java does not match it, or that
 finds it damaged, ignores it and loads its classes as usual.
 """

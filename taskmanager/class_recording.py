@@ -34,9 +34,10 @@ def build(java: str) -> Path:
         # -Xlog:cds=off: not a warning for each of the hundreds of classes it cannot keep
         recording = [f"-XX:ArchiveClassesAtExit={partial}", "-Xlog:cds=off"]
         spark = SparkSessionProvider(2, work, {}, java_options=recording)
+        tables = [_orders(), _lines()]
         for index, query in enumerate(_QUERIES):
             run_spark_function(
-                SparkFunction(query), [_orders(), _lines()], spark=spark,
+                SparkFunction(query), tables, spark=spark,
                 task_dir=work / str(index), job_group=f"archive-{index}", vertex=query.__name__,
                 cancel=CancelToken(),
             )  # fmt: skip

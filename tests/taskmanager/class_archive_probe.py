@@ -6,6 +6,7 @@ has the archive mapped into its memory."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -31,14 +32,17 @@ def main(argv: list[str]) -> None:
     work = Path(tempfile.mkdtemp(prefix="tidal-archive-probe-"))
     spark = SparkSessionProvider(2, work, {}, java_options=options)
     table = pa.table({"key": [i % 3 for i in range(30)], "value": list(range(30))})
-    result = run_spark_function(SparkFunction(totals), [table], spark=spark, task_dir=work / "t",
-                                job_group="probe", vertex="totals", cancel=CancelToken())  # fmt: skip
+    result = run_spark_function(
+        SparkFunction(totals), [table], spark=spark, task_dir=work / "t", job_group="probe",
+        vertex="totals", cancel=CancelToken(),
+    )
     from pyspark import SparkContext
 
     pid = SparkContext._gateway.proc.pid
     archive = archive or class_archive.archive_path(java)
     mapped = str(archive) in Path(f"/proc/{pid}/maps").read_text()
     spark.stop_jvm()
+    shutil.rmtree(work, ignore_errors=True)
     print(json.dumps({"rows": result.to_pylist(), "archive": str(archive), "mapped": mapped}))
 
 
