@@ -11,6 +11,13 @@ Every error names what is wrong and where: the vertex, the edge, the option key,
     ├── ConfigurationError          an unknown option key or a bad value (names the key)
     │   └── ConfigurationFileError  ... or a YAML file of options that is missing or broken
     ├── JobFileError                a job file (``tidal run JOB.py``) that cannot give a job
+    ├── SqlError                    a query that cannot be planned; names the place in the query
+    │   ├── SqlSyntaxError          ... it does not parse (line, column and the token)
+    │   ├── UnknownTableError       ... it reads a table nobody named (lists the known ones)
+    │   ├── UnknownColumnError      ... a column no table in scope has, or several have
+    │   ├── SqlTypeError            ... an expression Spark's analysis would refuse
+    │   ├── UnsupportedSqlError     ... a construct the planner does not support yet
+    │   └── TableError              ... a table whose files cannot describe it (no data files)
     ├── NoResourceAvailableError    a region needs more slots than the cluster may ever have
     ├── JobManagerLost              a job's JobManager is gone and nothing can take the job over
     ├── JobStoreError               a job's store is missing, unreachable or cannot be written
@@ -33,6 +40,13 @@ __all__ = [
     "EventLogCorrupted",
     "InvalidTransition",
     "JobFileError",
+    "SqlError",
+    "SqlSyntaxError",
+    "SqlTypeError",
+    "TableError",
+    "UnknownColumnError",
+    "UnknownTableError",
+    "UnsupportedSqlError",
     "JobGraphError",
     "JobManagerLost",
     "JobStoreError",
@@ -84,6 +98,40 @@ class ConfigurationFileError(ConfigurationError):
 
 
 class JobFileError(TidalError):
+    pass
+
+
+class SqlError(TidalError, ValueError):
+    """A query Tidal cannot plan. ``line`` and ``column`` (1-based) say where, when known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.line = line
+        self.column = column
+        where = f"line {line}, column {column}: " if line is not None and column is not None else ""
+        super().__init__(where + message)
+
+
+class SqlSyntaxError(SqlError):
+    pass
+
+
+class UnknownTableError(SqlError):
+    pass
+
+
+class UnknownColumnError(SqlError):
+    pass
+
+
+class SqlTypeError(SqlError):
+    pass
+
+
+class UnsupportedSqlError(SqlError):
+    pass
+
+
+class TableError(SqlError):
     pass
 
 

@@ -143,6 +143,13 @@ def _positive_memory(value: Any) -> int:
     return size
 
 
+def _memory_or_off(value: Any) -> int:
+    """A size, or -1 for never."""
+    if value in (-1, "-1"):
+        return -1
+    return parse_memory_size(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     key: str
@@ -230,6 +237,11 @@ OPTIONS: dict[str, Option] = {
                "logs), for tidal history, explain and report: a local directory or any fsspec "
                "URL. Empty: $TIDAL_HOME/history, or ~/.tidal/history. (Flink: no archive "
                "unless set.)"),
+        Option("client.result.max-size", _positive_memory, 256 << 20,
+               "The largest query result JobResult.to_arrow() reads back into the client, "
+               "measured before reading from its Parquet files' uncompressed row groups; a "
+               "larger one is an error saying to write it instead (Client.sql(output=...), "
+               "tidal sql -o)."),
         Option("historyserver.archive.retained-jobs", _retained_jobs, 1000,
                "How many archives are kept, the newest; -1 keeps all. (Flink: -1.)"),
         Option("jobmanager.slot-prefetch", _int(0), 4,
@@ -282,6 +294,11 @@ OPTIONS: dict[str, Option] = {
         Option(_EXP + "attempts-before-reset-backoff", _int(0), 4,
                "Restarts before the job fails (Flink: unlimited; Tidal stops a deterministic "
                "bug after 4, like Spark's spark.task.maxFailures)."),
+        Option("table.optimizer.join.broadcast-threshold", _memory_or_off, 10 << 20,
+               "A SQL query's join sends a side whole to every task of the other when the "
+               "side's listed bytes (the compressed columns it reads) are at most this; -1 "
+               "never does. (Flink: 1 MB of its own estimate; Tidal: Spark's 10 MB, of bytes "
+               "as Spark's estimate counts them.)"),
     ]
 }  # fmt: skip
 

@@ -1,4 +1,5 @@
-"""What a vertex runs: a PySpark function, an Arrow function, or a Parquet sink.
+"""What a vertex runs: a PySpark function, an Arrow function, a piece of Spark SQL, or a
+Parquet sink.
 
 A vertex's function receives one input per source it reads (in the order given) and then one
 per incoming edge (in declared order): DataFrames for a PySpark function, ``pyarrow.Table``s for
@@ -23,7 +24,9 @@ from jobmanager.model.jobgraph import JobGraph, JobVertex
 __all__ = [
     "ArrowFunction",
     "ParquetSink",
+    "ResultSink",
     "SparkFunction",
+    "SqlOperator",
     "VertexCode",
     "arrow",
     "check_operators",
@@ -54,6 +57,21 @@ class ArrowFunction:
         return f"arrow({getattr(self.fn, '__name__', 'function')})"
 
 
+@dataclass(frozen=True, slots=True)
+class SqlOperator:
+    """A piece of a planned query (``jobmanager.planner``): Spark SQL over the vertex's inputs,
+    each (its sources, then its incoming edges, in order) registered under ``views[i]`` as a
+    temporary view of a session of its own, so two tasks sharing a JVM never see each other's
+    names. ``origin`` is the part of the user's query the piece came from (for explain)."""
+
+    sql: str
+    views: tuple[str, ...]
+    origin: str = ""
+
+    def __str__(self) -> str:
+        return "sql"
+
+
 @dataclass(frozen=True)
 class ParquetSink:
     """Writes its input as Parquet part files under ``path``, committed only when the whole
@@ -73,6 +91,19 @@ class ParquetSink:
 
     def __str__(self) -> str:
         return f"parquet sink {self.path}"
+
+
+@dataclass(frozen=True)
+class ResultSink(ParquetSink):
+    """The sink of a query whose result goes back to its client (``Client.sql`` without
+    ``output``): written and committed as any ParquetSink's, at a path the client picks under
+    the job stores (``<jobstore.dir>/results/<uuid>``), and, being Tidal's own, removed with
+    the job's store when the job is released or expires. A subclass, not a flag of
+    ParquetSink: everything that stages, commits, aborts or chains a sink treats it as one
+    unchanged, and only what must tell it apart (the job's cleanup, explain) asks."""
+
+    def __str__(self) -> str:
+        return f"result {self.path}"
 
 
 def staging_dir(sink: ParquetSink, job_id: str) -> str:
@@ -119,10 +150,16 @@ def check_operators(graph: JobGraph) -> None:
     for vertex in graph.vertices:
         inputs = len(vertex.sources) + len(vertex.inputs)
         op = vertex.operator
-        if op is not None and not isinstance(op, (SparkFunction, ArrowFunction, ParquetSink)):
+        if op is not None and not isinstance(op, (SparkFunction, ArrowFunction, SqlOperator,
+                                                  ParquetSink)):
             raise JobGraphError(
-                f"vertex {vertex.name!r}: operator {op!r} is not spark(fn), arrow(fn) or a "
+                f"vertex {vertex.name!r}: operator {op!r} is not spark(fn), arrow(fn), SQL or a "
                 "ParquetSink"
+            )
+        if isinstance(op, SqlOperator) and len(op.views) != inputs:
+            raise JobGraphError(
+                f"vertex {vertex.name!r}: its SQL names {len(op.views)} views "
+                f"({', '.join(op.views)}) for {inputs} inputs"
             )
         if isinstance(op, ParquetSink):
             if vertex.outputs:

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import structlog
 
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, SourcePlan
+from jobmanager.model.partition_filter import PARTITION_TYPES, passes
 from jobmanager.model.splits import (
     CSV_CONVERT_KEYS,
     CSV_PARSE_KEYS,
@@ -40,7 +41,7 @@ from jobmanager.model.splits import (
 )
 from jobmanager.model.storage import redact
 
-__all__ = ["FileSource", "SourceError"]
+__all__ = ["DataFile", "FileSource", "PartitionPredicate", "SourceError"]
 
 _log = structlog.get_logger("tidal.sources")
 
@@ -52,28 +53,41 @@ Filters = DynamicFilteringInfo | Iterable[DynamicFilteringInfo] | None
 
 
 @dataclass(frozen=True, slots=True)
-class _DataFile:
+class DataFile:
+    """One data file of a source, with its hive partition values (from its directories)."""
+
     path: str
     size: int
     format: str
     partition_values: PartitionValues
 
 
+# (column, type, operator, values): a hive partition column compared with constants, ``type``
+# one of "bigint", "date", "string" (how its directory values are read), ``operator`` one of
+# = != < <= > >= in, ``values`` the constants as strings. A SQL planner prunes partitions with
+# these; the rows are filtered again after reading, so a predicate here only saves reading.
+PartitionPredicate = tuple[str, str, str, tuple[str, ...]]
+
+
 class FileSource:
     """Parquet or CSV files named by paths, directories, globs (``**`` allowed) or fsspec URLs."""
 
-    __slots__ = ("paths", "format", "partitioning", "columns", "csv_options")
+    __slots__ = ("paths", "format", "partitioning", "columns", "csv_options", "partition_filter")
 
     def __init__(self, paths: str | os.PathLike | Sequence[str | os.PathLike],
                  format: str | None = None, partitioning: str | None = None,
                  columns: Sequence[str] | None = None,
-                 csv_options: Mapping[str, Any] | None = None) -> None:
+                 csv_options: Mapping[str, Any] | None = None,
+                 partition_filter: Sequence[PartitionPredicate] = ()) -> None:
+        """``partition_filter``: hive partitions whose values fail any of these predicates are
+        not read (see ``PartitionPredicate``)."""
         given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         self.paths = tuple(_absolute(os.fspath(p)) for p in given)
         self.format = format
         self.partitioning = partitioning
         self.columns = tuple(columns) if columns is not None else None
         self.csv_options = dict(csv_options or {})
+        self.partition_filter = tuple((c, t, o, tuple(v)) for c, t, o, v in partition_filter)
         self._check_arguments()
 
     def __repr__(self) -> str:
@@ -153,9 +167,11 @@ class FileSource:
         if inferred != wanted:
             described += f"; {wanted} tasks -> {inferred}, whole waves of {context.slots} slots"
         if pruned:
-            columns = sorted({f.column for f in context.dynamic_filtering})
-            described += (f"; {pruned:,} more files in partitions pruned by dynamic filtering "
-                          f"on {', '.join(columns)}")  # fmt: skip
+            dynamic = sorted({f.column for f in context.dynamic_filtering})
+            static = sorted({predicate[0] for predicate in self.partition_filter})
+            by = [f"dynamic filtering on {', '.join(dynamic)}"] if dynamic else []
+            by += [f"the query's filter on {', '.join(static)}"] if static else []
+            described += f"; {pruned:,} more files in partitions pruned by {' and '.join(by)}"
         return SourcePlan(inferred, tuple(splits), described)
 
     def infer_parallelism(self, context: InferenceContext) -> int:
@@ -176,10 +192,19 @@ class FileSource:
         unknown = sorted(set(self.csv_options) - _CSV_KEYS)
         if unknown:
             raise SourceError(repr(self), None, f"unknown csv options {unknown}")
+        for column, type_name, op, _ in self.partition_filter:
+            if type_name not in PARTITION_TYPES or op not in ("=", "!=", "<", "<=", ">", ">=", "in"):
+                raise SourceError(repr(self), None, f"bad partition filter on {column!r}: "
+                                  f"{type_name} {op}")  # fmt: skip
 
-    def _discover(self) -> list[_DataFile]:
+    def data_files(self) -> list[DataFile]:
+        """The data files behind every path, deduplicated and sorted by path, before any
+        partition filter; lists the file system now."""
+        return self._discover()
+
+    def _discover(self) -> list[DataFile]:
         """The data files behind every path, deduplicated and sorted by path."""
-        found: dict[str, _DataFile] = {}
+        found: dict[str, DataFile] = {}
         for pattern in self.paths:
             for file in self._files_of(pattern):
                 found.setdefault(file.path, file)
@@ -188,7 +213,7 @@ class FileSource:
         self._check_partition_columns(files)
         return files
 
-    def _files_of(self, pattern: str) -> list[_DataFile]:
+    def _files_of(self, pattern: str) -> list[DataFile]:
         fs, path = fsspec.core.url_to_fs(pattern)
         fs.invalidate_cache()  # what is there now, not what this process listed before
         try:
@@ -207,15 +232,15 @@ class FileSource:
             raise SourceError(repr(self), pattern, "no data files (hidden files are skipped)")
         return files
 
-    def _data_file(self, fs: Any, path: str, size: int, base: str) -> _DataFile:
+    def _data_file(self, fs: Any, path: str, size: int, base: str) -> DataFile:
         address = path if _is_local(fs) else fs.unstrip_protocol(path)
         directories = posixpath.relpath(posixpath.dirname(path), base).split("/")
         values = tuple((key, unquote(value)) for key, sep, value
                        in (part.partition("=") for part in directories) if sep and key)
-        return _DataFile(address, size, self.format or _format_of(path),
+        return DataFile(address, size, self.format or _format_of(path),
                          values if self.partitioning == "hive" else ())
 
-    def _check_formats(self, files: list[_DataFile]) -> None:
+    def _check_formats(self, files: list[DataFile]) -> None:
         for file in files:
             if file.format is None:
                 raise SourceError(repr(self), file.path,
@@ -225,15 +250,15 @@ class FileSource:
             mixed = ", ".join(f"{fmt} ({path})" for fmt, path in sorted(by_format.items()))
             raise SourceError(repr(self), files[0].path, f"mixed file formats: {mixed}")
 
-    def _check_partition_columns(self, files: list[_DataFile]) -> None:
+    def _check_partition_columns(self, files: list[DataFile]) -> None:
         expected = _partition_columns(files)
         for file in files:
             if tuple(key for key, _ in file.partition_values) != expected:
                 raise SourceError(repr(self), file.path,
                                   f"partition directories differ from {list(expected)}")
 
-    def _surviving(self, files: list[_DataFile],
-                   filters: tuple[DynamicFilteringInfo, ...]) -> list[_DataFile]:
+    def _surviving(self, files: list[DataFile],
+                   filters: tuple[DynamicFilteringInfo, ...]) -> list[DataFile]:
         """Files whose hive partition values pass every filter on a partition column; the first
         filter of a column counts, as with ``InferenceContext.filter_for``."""
         columns = _partition_columns(files)
@@ -245,13 +270,14 @@ class FileSource:
             else:
                 allowed.setdefault(info.column, frozenset(map(str, info.values)))
         kept = [f for f in files
-                if all(value in allowed.get(key, (value,)) for key, value in f.partition_values)]
+                if all(value in allowed.get(key, (value,)) for key, value in f.partition_values)
+                and passes(dict(f.partition_values), self.partition_filter)]
         if len(kept) < len(files):
-            _log.info("partitions pruned by dynamic filtering", source=repr(self),
+            _log.info("partitions pruned", source=repr(self),
                       files=len(files), kept=len(kept))
         return kept
 
-    def _file_splits(self, file: _DataFile, target: int, splittable: bool
+    def _file_splits(self, file: DataFile, target: int, splittable: bool
                      ) -> tuple[list[FileSplit], pa.Schema | None]:
         """The file's splits, and its schema where the listing read it (Parquet's footer)."""
         try:
@@ -261,7 +287,7 @@ class FileSource:
         except (OSError, pa.ArrowException) as error:
             raise SourceError(repr(self), file.path, f"unreadable file: {error}") from error
 
-    def _check_column_types(self, file: _DataFile, schema: pa.Schema | None,
+    def _check_column_types(self, file: DataFile, schema: pa.Schema | None,
                             seen: dict[str, tuple[pa.DataType, str]]) -> None:
         """Files of one source must agree on the type of every column they share (a column
         only some files have is null in the others' rows): a task reading two that disagree
@@ -275,7 +301,7 @@ class FileSource:
                                   "columns' types")  # fmt: skip
 
 
-def _parquet_splits(file: _DataFile, target: int, columns: Sequence[str] | None
+def _parquet_splits(file: DataFile, target: int, columns: Sequence[str] | None
                     ) -> tuple[list[FileSplit], pa.Schema]:  # fmt: skip
     """Consecutive row groups grouped up to about ``target`` bytes of the ``columns`` read (a
     row group is never cut), and the file's schema."""
@@ -314,7 +340,7 @@ def _read_column(path: str, wanted: frozenset[str]) -> bool:
     return path in wanted or any(path.startswith(name + ".") for name in wanted)
 
 
-def _csv_splits(file: _DataFile, target: int) -> list[FileSplit]:
+def _csv_splits(file: DataFile, target: int) -> list[FileSplit]:
     """``ceil(size / target)`` byte ranges of near-equal size; an empty file has none."""
     count = -(-file.size // target)
     bounds = [file.size * i // count for i in range(count + 1)] if count else []
@@ -370,7 +396,7 @@ def _is_data_path(path: str, base: str) -> bool:
         for part in parts)
 
 
-def _partition_columns(files: list[_DataFile]) -> tuple[str, ...]:
+def _partition_columns(files: list[DataFile]) -> tuple[str, ...]:
     return tuple(key for key, _ in files[0].partition_values) if files else ()
 
 

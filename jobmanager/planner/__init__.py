@@ -1,0 +1,83 @@
+"""Tidal's SQL planner: a query in Spark's dialect becomes a ``JobGraph`` cut at its exchanges.
+
+    planned = plan_sql("SELECT ...", Catalog.from_tables({"lineitem": "/data/lineitem"}), sink)
+    planned.graph      # a JobGraph of SqlOperator vertices, the sink last
+    planned.columns    # the result's column names, in order
+    planned.explain()  # each vertex: its SQL, where it came from, its inputs
+
+The steps, each a module: ``parse`` (sqlglot reads Spark's dialect and qualifies the columns
+against the tables' schemas, read from their files in the client), ``translate`` (the tree
+becomes a logical plan; subqueries become semi, anti, single and left joins), ``pushdown``,
+``prune`` and ``joins`` (filters go down to the scans, only the columns read are read, inner
+joins are ordered along their keys), ``physical`` (the plan is cut into stages at its
+exchanges), ``sqlgen`` (each stage's SQL) and ``graph`` (the job graph). The planner imports
+nothing of Tidal's runtime: it builds the job model, which the runtime then runs like any
+hand-built job, sizing each vertex from the bytes its inputs produce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobmanager.model.config import Configuration
+from jobmanager.model.jobgraph import JobGraph
+from jobmanager.model.operators import ParquetSink, SqlOperator
+from jobmanager.planner.catalog import Catalog
+from jobmanager.planner.graph import job_graph
+from jobmanager.planner.joins import reorder_joins
+from jobmanager.planner.logical import IdAllocator, Project, col
+from jobmanager.planner.parse import parse, qualified
+from jobmanager.planner.physical import cut_into_stages
+from jobmanager.planner.prune import prune_columns
+from jobmanager.planner.pushdown import push_filters
+from jobmanager.planner.translate import Translator
+
+__all__ = ["BROADCAST_THRESHOLD", "Catalog", "PlannedQuery", "plan_sql"]
+
+BROADCAST_THRESHOLD = "table.optimizer.join.broadcast-threshold"
+
+
+@dataclass(frozen=True)
+class PlannedQuery:
+    graph: JobGraph
+    columns: tuple[str, ...]
+
+    def explain(self) -> str:
+        """Each vertex with its SQL and the part of the query it came from, then its edges."""
+        lines = []
+        for vertex in self.graph.topological_order():
+            parallelism = vertex.parallelism if vertex.parallelism is not None else "decided at run time"
+            lines.append(f"{vertex.name} (parallelism {parallelism})")
+            for edge in vertex.inputs:
+                split = ", splittable" if edge.splittable else ""
+                lines.append(f"  <- {edge.source.name}: {edge.partitioner}{split}")
+            for source in vertex.sources:
+                lines.append(f"  reads {source!r}")
+            operator = vertex.operator
+            if isinstance(operator, SqlOperator):
+                if operator.origin:
+                    lines.append(f"  from the query: {operator.origin}")
+                lines.extend("  | " + line for line in operator.sql.splitlines())
+            else:
+                lines.append(f"  runs {operator}")
+            lines.append("")
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
+             config: Configuration | None = None, name: str | None = None) -> PlannedQuery:
+    """Plan ``query`` over ``catalog``'s tables into a job whose result goes to ``sink``.
+    Raises a ``jobmanager.errors.SqlError`` naming what is wrong and where."""
+    config = config or Configuration()
+    tree = qualified(parse(query), catalog)
+    ids = IdAllocator()
+    relation = Translator(catalog, ids).query(tree)
+    node = prune_columns(push_filters(relation.node), trim=False)
+    node = prune_columns(reorder_joins(node))
+    result = cut_into_stages(node, config[BROADCAST_THRESHOLD], ids)
+    tree = result.tree
+    named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
+    result.tree = Project(named, "SELECT", tree, tuple((n, col(i)) for n, i in
+                                                       zip(relation.names, tree.ids)))
+    graph = job_graph(result, sink, name or "sql")
+    return PlannedQuery(graph, relation.names)

@@ -1,0 +1,244 @@
+"""What an expression gives, by Spark's rules, and the type errors Spark's analysis would raise.
+
+The planner types every expression it moves between vertices: a join key hashed on both sides
+must be one type on both (``shuffle.hashing`` hashes a decimal by its stored bytes), a set
+operation's inputs are widened to one type per column, and the final half of a split aggregate
+casts back to what Spark's own aggregate gives. Expressions the planner does not know (a
+function it has no rule for) are ``unknown``: never refused, and never split where the type
+would decide the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from sqlglot import exp
+
+from jobmanager.errors import SqlTypeError
+import jobmanager.planner.types as t
+from jobmanager.planner.types import SqlType
+
+__all__ = ["AGGREGATE_NAMES", "check_condition", "is_aggregate", "spark_sql", "type_of"]
+
+AGGREGATE_NAMES = {"every", "some", "bool_and", "bool_or", "any_value", "count_if",
+                   "collect_set", "median", "mode", "kurtosis", "skewness"}  # fmt: skip
+_STRING_FUNCTIONS = (exp.Substring, exp.Upper, exp.Lower, exp.Trim, exp.Concat, exp.ConcatWs,
+                     exp.Initcap, exp.Left, exp.Right, exp.Pad, exp.RegexpReplace,
+                     exp.RegexpExtract, exp.Replace, exp.Reverse, exp.Repeat)  # fmt: skip
+_INT_FUNCTIONS = (exp.Extract, exp.Year, exp.Month, exp.Day, exp.Quarter, exp.DayOfWeek,
+                  exp.DayOfMonth, exp.DayOfYear, exp.WeekOfYear, exp.Length, exp.DateDiff,
+                  exp.StrPosition)  # fmt: skip
+_DOUBLE_FUNCTIONS = (exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow, exp.Stddev, exp.StddevPop,
+                     exp.StddevSamp, exp.Variance, exp.VariancePop)  # fmt: skip
+_BOOLEAN = (exp.Predicate, exp.Not, exp.And, exp.Or, exp.Xor, exp.Exists, exp.Boolean,
+            exp.LogicalAnd, exp.LogicalOr)  # fmt: skip
+_RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Ntile)
+_ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+_TEMPORAL = ("date", "timestamp", "timestamp_ntz")
+
+
+def is_aggregate(node: exp.Expression) -> bool:
+    """An aggregate call (not a window function's own call, which the caller tells apart)."""
+    if isinstance(node, exp.AggFunc):
+        return True
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower() in AGGREGATE_NAMES
+    return False
+
+
+def type_of(node: exp.Expression, column: Callable[[str], SqlType]) -> SqlType:
+    """``node``'s type; ``column(id)`` gives a column's. Raises ``SqlTypeError`` where Spark's
+    analysis would refuse the expression."""
+    return _Typer(column).of(node)
+
+
+def check_condition(node: exp.Expression, column: Callable[[str], SqlType], clause: str) -> None:
+    """A WHERE, HAVING or ON condition must be a boolean (Spark: FILTER_NOT_BOOLEAN)."""
+    kind = type_of(node, column)
+    if kind.is_known and kind.name not in ("boolean", "null"):
+        raise SqlTypeError(f"the {clause} condition {spark_sql(node)} is of type {kind}, not a "
+                           "boolean")  # fmt: skip
+
+
+def spark_sql(node: exp.Expression) -> str:
+    return node.sql(dialect="spark")
+
+
+class _Typer:
+    def __init__(self, column: Callable[[str], SqlType]) -> None:
+        self.column = column
+
+    def of(self, node: exp.Expression) -> SqlType:
+        if isinstance(node, exp.Column):
+            return self.column(node.name)
+        if isinstance(node, exp.Paren):
+            return self.of(node.this)
+        if isinstance(node, exp.Literal):
+            return _literal(node)
+        if isinstance(node, exp.Null):
+            return t.NULL
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            self.of(node.this)
+            return t.parse_type(node.to.sql(dialect="spark"))
+        if isinstance(node, tuple(_ARITHMETIC)):
+            return self._arithmetic(node)
+        if isinstance(node, exp.IntDiv):
+            return t.BIGINT
+        if isinstance(node, (exp.Neg, exp.Abs)):
+            return self.of(node.this)
+        if isinstance(node, exp.Predicate):
+            return self._predicate(node)
+        if isinstance(node, _BOOLEAN):
+            for child in node.iter_expressions():
+                self.of(child)
+            return t.BOOLEAN
+        if isinstance(node, (exp.Case, exp.If, exp.Coalesce)):
+            return self._widened(node)
+        if isinstance(node, exp.Nullif):
+            return self.of(node.this)
+        if isinstance(node, exp.Window):
+            return self._window(node)
+        if isinstance(node, exp.Filter):
+            return self.of(node.this)
+        if isinstance(node, (exp.Sum, exp.Avg)):
+            return self._sum_or_avg(node)
+        if isinstance(node, (exp.Count, exp.CountIf, exp.ApproxDistinct)):
+            return t.BIGINT
+        if isinstance(node, (exp.Min, exp.Max, exp.First, exp.Last, exp.AnyValue)):
+            return self.of(node.this)
+        if isinstance(node, (exp.BitwiseAndAgg, exp.BitwiseOrAgg, exp.BitwiseXorAgg)):
+            return self.of(node.this)
+        if isinstance(node, _DOUBLE_FUNCTIONS):
+            return t.DOUBLE
+        if isinstance(node, _STRING_FUNCTIONS):
+            return t.STRING
+        if isinstance(node, _INT_FUNCTIONS):
+            return t.INT
+        if isinstance(node, exp.Distinct):
+            kinds = [self.of(e) for e in node.expressions]
+            return kinds[0] if len(kinds) == 1 else t.UNKNOWN
+        if isinstance(node, exp.Anonymous) and node.name.lower() in ("every", "some", "bool_and",
+                                                                      "bool_or"):
+            return t.BOOLEAN
+        if isinstance(node, (exp.TsOrDsAdd, exp.DateAdd, exp.DateSub)):
+            return t.DATE
+        return t.UNKNOWN
+
+    def _arithmetic(self, node: exp.Binary) -> SqlType:
+        left, right = self.of(node.left), self.of(node.right)
+        operator = _ARITHMETIC[type(node)]
+        if not (left.is_known and right.is_known) or "null" in (left.name, right.name):
+            return t.UNKNOWN if not (left.is_known and right.is_known) else (
+                right if left.name == "null" else left)
+        if "string" in (left.name, right.name) and (left.is_numeric or right.is_numeric or
+                                                   left == right):  # fmt: skip
+            return t.DOUBLE if t.DOUBLE in (left, right) or operator == "/" else t.BIGINT
+        if left.name in _TEMPORAL or right.name in _TEMPORAL:
+            return self._temporal(node, operator, left, right)
+        literals = (_int_literal(node.left), _int_literal(node.right))
+        result = t.arithmetic(operator, left, right, literals)
+        if result is None:
+            raise _mismatch(node, left, right)
+        return result
+
+    def _temporal(self, node, operator: str, left: SqlType, right: SqlType) -> SqlType:
+        if operator in ("+", "-") and left.name in _TEMPORAL and (right.is_integral or
+                                                                 right.name == "interval"):
+            return left
+        if operator == "+" and right.name in _TEMPORAL and left.is_integral:
+            return right
+        if operator == "-" and left.name in _TEMPORAL and right.name in _TEMPORAL:
+            return SqlType("interval")
+        if isinstance(node.right, exp.Interval) or isinstance(node.left, exp.Interval):
+            return left if left.name in _TEMPORAL else right
+        raise _mismatch(node, left, right)
+
+    def _predicate(self, node: exp.Expression) -> SqlType:
+        kinds = [self.of(child) for child in node.iter_expressions()
+                 if not isinstance(child, (exp.Subquery, exp.Select))]  # fmt: skip
+        if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)):
+            left, right = kinds
+            numeric_vs_temporal = (left.is_numeric and right.name in _TEMPORAL) or \
+                (right.is_numeric and left.name in _TEMPORAL)  # fmt: skip
+            boolean_vs_other = "boolean" in (left.name, right.name) and (left.is_numeric or
+                                                                          right.is_numeric)
+            if numeric_vs_temporal or boolean_vs_other:
+                raise _mismatch(node, left, right)
+        return t.BOOLEAN
+
+    def _widened(self, node: exp.Expression) -> SqlType:
+        if isinstance(node, exp.Case):
+            for branch in node.args.get("ifs") or []:
+                self.of(branch.this)
+            values = [branch.args["true"] for branch in node.args.get("ifs") or []]
+            values += [node.args["default"]] if node.args.get("default") else []
+        elif isinstance(node, exp.If):
+            self.of(node.this)
+            values = [node.args["true"]] + ([node.args["false"]] if node.args.get("false") else [])
+        else:
+            values = [node.this, *node.expressions]
+        result = t.NULL
+        for value in values:
+            kind = self.of(value)
+            widened = t.wider(result, kind)
+            if widened is None:
+                raise SqlTypeError(f"{spark_sql(node)}: its branches have types {result} and "
+                                   f"{kind}, which Spark cannot bring to one type")  # fmt: skip
+            result = widened
+        return result
+
+    def _sum_or_avg(self, node: exp.Expression) -> SqlType:
+        argument = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
+        kind = self.of(argument)
+        if kind.name == "string":
+            kind = t.DOUBLE
+        if kind.is_known and not kind.is_numeric and kind.name not in ("null", "interval"):
+            name = "SUM" if isinstance(node, exp.Sum) else "AVG"
+            raise SqlTypeError(f"{spark_sql(node)}: {name} needs a number, but "
+                               f"{spark_sql(argument)} is of type {kind}")  # fmt: skip
+        return t.sum_type(kind) if isinstance(node, exp.Sum) else t.avg_type(kind)
+
+    def _window(self, node: exp.Window) -> SqlType:
+        function = node.this
+        if isinstance(function, _RANKING):
+            return t.INT
+        if isinstance(function, (exp.PercentRank, exp.CumeDist)):
+            return t.DOUBLE
+        if isinstance(function, (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)):
+            return self.of(function.this)
+        return self.of(function)
+
+
+def _literal(node: exp.Literal) -> SqlType:
+    if node.is_string:
+        return t.STRING
+    text = node.this.lower()
+    if "e" in text:
+        return t.DOUBLE
+    if text.endswith(("d", "f")):
+        return t.DOUBLE
+    if text.endswith("l"):
+        return t.BIGINT
+    if "." in text:
+        whole, _, fraction = text.partition(".")
+        digits = len(whole.lstrip("-").lstrip("0")) + len(fraction)
+        return t.decimal(max(digits, len(fraction), 1), len(fraction))
+    value = int(text)
+    return t.INT if -(2**31) <= value < 2**31 else t.BIGINT if -(2**63) <= value < 2**63 else \
+        t.decimal(len(text.lstrip("-")), 0)  # fmt: skip
+
+
+def _int_literal(node: exp.Expression) -> int | None:
+    node = node.this if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.lstrip("-").isdigit():
+        return int(node.this)
+    return None
+
+
+def _mismatch(node: exp.Expression, left: SqlType, right: SqlType) -> SqlTypeError:
+    return SqlTypeError(f"{spark_sql(node)}: the operands have incompatible types {left} and "
+                        f"{right} (Spark: DATATYPE_MISMATCH)")  # fmt: skip
+
+
+def column_types(columns: Mapping[str, SqlType]) -> Callable[[str], SqlType]:
+    return lambda name: columns.get(name, t.UNKNOWN)

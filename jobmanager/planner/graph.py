@@ -1,0 +1,137 @@
+"""Stages become the job graph Tidal runs: a vertex per stage, running its SQL, reading its
+tables through ``FileSource``s narrowed to the columns it reads and the hive partitions its
+filter allows, joined by the stages' edges, the sink last.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from sqlglot import exp
+
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.model.operators import ParquetSink, SqlOperator
+from jobmanager.model.partition_filter import PARTITION_TYPES
+from jobmanager.model.sources import FileSource, PartitionPredicate
+from jobmanager.planner.logical import Scan, conjuncts
+from jobmanager.planner.physical import Stage
+from jobmanager.planner.sqlgen import stage_sql
+
+__all__ = ["job_graph", "stages_in_order"]
+
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
+                exp.GTE: ">="}  # fmt: skip
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
+_NAME_LENGTH = 60
+
+
+def stages_in_order(result: Stage) -> list[Stage]:
+    """Every stage once, producers before their consumers."""
+    order: list[Stage] = []
+    seen: set[int] = set()
+
+    def visit(stage: Stage) -> None:
+        if id(stage) in seen:
+            return
+        seen.add(id(stage))
+        for edge in stage.inputs:
+            visit(edge.producer)
+        order.append(stage)
+
+    visit(result)
+    return order
+
+
+def job_graph(result: Stage, sink: ParquetSink, name: str) -> JobGraph:
+    graph = JobGraph(name)
+    vertices = {}
+    names: set[str] = set()
+    for stage in stages_in_order(result):
+        views = tuple(f"s{i}" for i in range(len(stage.sources))) + \
+            tuple(f"in{i}" for i in range(len(stage.inputs)))  # fmt: skip
+        operator = SqlOperator(stage_sql(stage), views, stage.origin)
+        sources = [source_of(scan) for scan in stage.sources]
+        vertices[id(stage)] = graph.add_vertex(_unique(stage, names), stage.parallelism,
+                                               operator=operator, sources=sources)  # fmt: skip
+        for edge in stage.inputs:
+            splittable = edge.splittable and not stage.relies_on_partitioning
+            graph.connect(vertices[id(edge.producer)], vertices[id(stage)], edge.partitioner,
+                          splittable=splittable)  # fmt: skip
+    last = graph.add_vertex("result", operator=sink)
+    graph.connect(vertices[id(result)], last, Partitioner.FORWARD)
+    return graph
+
+
+def source_of(scan: Scan) -> FileSource:
+    return scan.table.source([c for _, c in scan.mapping], partition_predicates(scan))
+
+
+def partition_predicates(scan: Scan) -> tuple[PartitionPredicate, ...]:
+    """The conjuncts of the scan's filters that compare a hive partition column with
+    constants, as the source's partition filter (the rows are filtered again after reading)."""
+    partitions = {}
+    for column_id, name in scan.mapping:
+        column = scan.table.column(name)
+        if column is not None and column.partition:
+            type_name = {"int": "bigint", "tinyint": "bigint", "smallint": "bigint"}.get(
+                column.type.name, column.type.name)
+            if type_name in PARTITION_TYPES:
+                partitions[column_id] = (name, type_name)
+    found = []
+    for conjunct in (c for f in scan.filters for c in conjuncts(f)):
+        found.extend(_predicates(conjunct, partitions))
+    return tuple(found)
+
+
+def _predicates(conjunct: exp.Expression, partitions: dict) -> list[PartitionPredicate]:
+    if isinstance(conjunct, exp.In) and not conjunct.args.get("query"):
+        target = partitions.get(_column(conjunct.this))
+        values = [_constant(v) for v in conjunct.expressions]
+        if target and all(v is not None for v in values):
+            return [(*target, "in", tuple(values))]
+        return []
+    if isinstance(conjunct, exp.Between):
+        target = partitions.get(_column(conjunct.this))
+        low, high = _constant(conjunct.args["low"]), _constant(conjunct.args["high"])
+        if target and low is not None and high is not None:
+            return [(*target, ">=", (low,)), (*target, "<=", (high,))]
+        return []
+    operator = _COMPARISONS.get(type(conjunct))
+    if operator is None:
+        return []
+    for this, other, op in ((conjunct.this, conjunct.expression, operator),
+                            (conjunct.expression, conjunct.this, _FLIPPED[operator])):
+        target, value = partitions.get(_column(this)), _constant(other)
+        if target and value is not None:
+            return [(*target, op, (value,))]
+    return []
+
+
+def _column(expression: exp.Expression) -> str | None:
+    return expression.name if isinstance(expression, exp.Column) else None
+
+
+def _constant(expression: exp.Expression) -> str | None:
+    """A literal (or a literal cast to a date) as text, else None."""
+    if isinstance(expression, (exp.Cast, exp.TryCast)) and isinstance(expression.this, exp.Literal):
+        text = expression.this.this
+        if expression.to.is_type("date"):
+            try:
+                return datetime.date.fromisoformat(text).isoformat()
+            except ValueError:
+                return None
+        return text
+    if isinstance(expression, exp.Literal):
+        return expression.this
+    return None
+
+
+def _unique(stage: Stage, taken: set[str]) -> str:
+    base = stage.kind + (f" {stage.detail}" if stage.detail else "")
+    if len(base) > _NAME_LENGTH:
+        base = base[:_NAME_LENGTH - 3] + "..."
+    name, n = base, 2
+    while name in taken or name == "result":
+        name, n = f"{base} #{n}", n + 1
+    taken.add(name)
+    return name

@@ -1,0 +1,157 @@
+"""Inner joins in an order that never multiplies rows without a key, and the bytes a plan is
+expected to produce.
+
+A tree of inner joins (and the cross joins that WHERE conditions turned into them) is flattened
+into its inputs and its conditions, then joined again left-deep: starting from the input with
+the most listed bytes (the one that should stream, never be sent whole), each step joins the
+smallest input that an equality condition connects to what is joined so far; only when none is
+connected (the query itself has no key between them) is the smallest input cross-joined. A
+semi or anti join whose condition reads one input of such a tree is moved onto that input
+first, as Spark pushes them (TPC-H Q21: both lineitem subqueries filter ``l1`` before it meets
+``orders``).
+
+The estimates are the sources' listed bytes (the compressed column chunks of the columns read,
+``jobmanager.planner.catalog``) carried up the plan without guessing selectivities: a join
+gives the sum of its inputs, a semi or anti join its left input, an aggregate without groups a
+row, anything else its input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+
+from jobmanager.planner.logical import (
+    Aggregate, Join, Limit, Node, OneRow, Scan, SetOp, Values, conjoin, conjuncts, references,
+)  # fmt: skip
+from jobmanager.planner.pushdown import parent_counts
+
+__all__ = ["equi_keys", "estimate_bytes", "reorder_joins"]
+
+_ROW_BYTES = 64
+
+
+def estimate_bytes(node: Node, memo: dict[int, int] | None = None) -> int:
+    memo = {} if memo is None else memo
+    if id(node) in memo:
+        return memo[id(node)]
+    if isinstance(node, Scan):
+        size = node.table.listed_bytes([c for _, c in node.mapping])
+    elif isinstance(node, (OneRow, Values)):
+        size = _ROW_BYTES * max(1, len(getattr(node, "rows", ())))
+    elif isinstance(node, Join) and node.kind in ("semi", "anti", "single"):
+        size = estimate_bytes(node.left, memo)
+    elif isinstance(node, (Join, SetOp)):
+        size = sum(estimate_bytes(c, memo) for c in node.children)
+    elif isinstance(node, Aggregate) and not node.groups:
+        size = _ROW_BYTES
+    elif isinstance(node, Limit) and node.limit is not None:
+        size = min(estimate_bytes(node.child, memo), _ROW_BYTES * max(1, node.limit))
+    else:
+        size = estimate_bytes(node.children[0], memo)
+    memo[id(node)] = size
+    return size
+
+
+def equi_keys(condition: exp.Expression | None, left_ids: set[str], right_ids: set[str]
+              ) -> tuple[list[tuple[exp.Expression, exp.Expression]], list[exp.Expression]]:  # fmt: skip
+    """The condition's equalities between an expression of each side, as (left, right), and
+    the conjuncts that are not such equalities."""
+    keys, rest = [], []
+    for conjunct in conjuncts(condition):
+        if isinstance(conjunct, exp.EQ):
+            a, b = conjunct.this, conjunct.expression
+            ra, rb = references(a), references(b)
+            if ra and rb and ra <= left_ids and rb <= right_ids:
+                keys.append((a, b))
+                continue
+            if ra and rb and ra <= right_ids and rb <= left_ids:
+                keys.append((b, a))
+                continue
+        rest.append(conjunct)
+    return keys, rest
+
+
+def reorder_joins(root: Node) -> Node:
+    return _Reorderer(parent_counts(root)).rebuild(root)
+
+
+class _Reorderer:
+    def __init__(self, parents: dict[int, int]) -> None:
+        self.parents = parents
+        self.done: dict[int, Node] = {}
+        self.sizes: dict[int, int] = {}
+
+    def rebuild(self, node: Node) -> Node:
+        if id(node) in self.done:
+            return self.done[id(node)]
+        if isinstance(node, Join) and node.kind in ("inner", "cross"):
+            left, left_conditions = self._flatten(node.left)
+            right, right_conditions = self._flatten(node.right)
+            conditions = left_conditions + right_conditions + conjuncts(node.condition)
+            result = self._ordered([self.rebuild(leaf) for leaf in left + right], conditions)
+        elif isinstance(node, Join) and node.kind in ("semi", "anti"):
+            result = self._semi_or_anti(node)
+        elif isinstance(node, SetOp):
+            result = replace(node, inputs=tuple(self.rebuild(c) for c in node.inputs))
+        elif isinstance(node, Join):
+            result = replace(node, left=self.rebuild(node.left), right=self.rebuild(node.right))
+        elif node.children:
+            result = replace(node, child=self.rebuild(node.children[0]))
+        else:
+            result = node
+        self.done[id(node)] = result
+        return result
+
+    def _flatten(self, node: Node) -> tuple[list[Node], list[exp.Expression]]:
+        if isinstance(node, Join) and node.kind in ("inner", "cross") and \
+                self.parents.get(id(node), 0) <= 1:  # fmt: skip
+            left, left_conditions = self._flatten(node.left)
+            right, right_conditions = self._flatten(node.right)
+            return left + right, left_conditions + right_conditions + conjuncts(node.condition)
+        return [node], []
+
+    def _semi_or_anti(self, node: Join) -> Node:
+        left, right = self.rebuild(node.left), self.rebuild(node.right)
+        if not (isinstance(left, Join) and left.kind in ("inner", "cross")):
+            return replace(node, left=left, right=right)
+        leaves, conditions = self._flatten(left)
+        outer = references(node.condition) - set(right.ids) if node.condition is not None else set()
+        for index, leaf in enumerate(leaves):
+            if outer and outer <= set(leaf.ids):
+                pushed = Join(leaf.columns, node.origin, leaf, right, node.kind, node.condition)
+                leaves[index] = pushed
+                return self._ordered(leaves, conditions)
+        return replace(node, left=left, right=right)
+
+    def _size(self, node: Node) -> int:
+        return estimate_bytes(node, self.sizes)
+
+    def _ordered(self, leaves: list[Node], conditions: list[exp.Expression]) -> Node:
+        remaining = list(leaves)
+        first = max(remaining, key=lambda leaf: (self._size(leaf), -remaining.index(leaf)))
+        remaining.remove(first)
+        current, joined_ids = first, set(first.ids)
+        unused = list(conditions)
+        while remaining:
+            connected = [leaf for leaf in remaining
+                         if equi_keys(conjoin(unused), joined_ids, set(leaf.ids))[0]]  # fmt: skip
+            pool = connected or remaining
+            pick = min(pool, key=lambda leaf: (self._size(leaf), remaining.index(leaf)))
+            remaining.remove(pick)
+            available = joined_ids | set(pick.ids)
+            applicable = [c for c in unused if references(c) <= available]
+            unused = [c for c in unused if not references(c) <= available]
+            condition = conjoin(applicable)
+            current = Join(current.columns + pick.columns, _origin(current, pick, condition),
+                           current, pick, "inner" if condition is not None else "cross",
+                           condition)  # fmt: skip
+            joined_ids = available
+        return current
+
+
+def _origin(left: Node, right: Node, condition: exp.Expression | None) -> str:
+    on = f" ON {condition.sql(dialect='spark')}" if condition is not None else ""
+    return f"JOIN{on}"
+

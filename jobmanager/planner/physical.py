@@ -1,0 +1,436 @@
+"""The logical plan cut into stages at its exchanges: each stage becomes one vertex.
+
+An exchange goes where rows must meet that are not in one task yet: a hash edge on the keys at
+each shuffled join, each aggregation (after its partial half, chained into the producer's
+task) and each window's PARTITION BY; a broadcast edge sends a join's small side whole into
+the stage of the other side, or a scalar subquery's row into the stage that reads it; one task
+(parallelism 1) takes a global aggregate, an ORDER BY and the final step of a top-N. No
+exchange goes where the rows already sit right: a join on the keys the stage is hashed on
+joins there, an aggregate by keys the stage is hashed on (or in one task) aggregates there.
+
+Every other boundary between pieces is a FORWARD edge (a partial aggregate, a top-N per task,
+the sink), so chaining runs each piece in its producer's task as one Spark query
+(``jobmanager.model.chaining``). A stage read by two consumers (a CTE used twice) is one
+vertex with an edge to each.
+
+Join strategy is decided here, statically, as Spark's planner decides it from statistics: a
+side whose listed bytes are at most ``table.optimizer.join.broadcast-threshold`` is broadcast
+where the join's kind allows it (the right side of inner, left outer, semi and anti joins, the
+left of inner and right outer ones); otherwise both sides are hashed on the join keys, and the
+inputs a skewed key may be cut across tasks are marked ``splittable`` (inner: both; left, semi,
+anti: the left; right: the right; full: none), unless something after the join in the same
+stage relies on its partitioning. A join without equality keys broadcasts its smaller side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sqlglot import exp
+
+from jobmanager.model.jobgraph import Partitioner
+from jobmanager.planner.aggregates import split_aggregate
+from jobmanager.planner.expressions import type_of
+from jobmanager.planner.joins import equi_keys, estimate_bytes
+from jobmanager.planner.logical import (
+    Aggregate, Filter, IdAllocator, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort,
+    Values, Window, col,
+)  # fmt: skip
+from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.types import SqlType, wider
+
+__all__ = ["Input", "Source", "Stage", "StageEdge", "cut_into_stages"]
+
+_BROADCAST_LEFT = ("inner", "cross", "right")
+_BROADCAST_RIGHT = ("inner", "cross", "left", "semi", "anti")
+_SPLITTABLE = {"inner": (True, True), "left": (True, False), "semi": (True, False),
+               "anti": (True, False), "right": (False, True), "full": (False, False)}  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Input(Node):
+    """An incoming edge's rows, registered under ``view``."""
+
+    view: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Source(Node):
+    """A table read by this stage itself, registered under ``view``."""
+
+    view: str = ""
+    scan: Scan | None = None
+
+
+@dataclass(eq=False)
+class StageEdge:
+    producer: Stage
+    partitioner: Partitioner
+    splittable: bool = False
+
+
+@dataclass(eq=False)
+class Stage:
+    """One vertex: ``tree`` over its ``sources`` and ``inputs`` (edges, in order); ``kind``
+    and ``origin`` say what it is and what part of the query it came from."""
+
+    kind: str
+    origin: str
+    tree: Node | None = None
+    sources: list[Scan] = field(default_factory=list)
+    inputs: list[StageEdge] = field(default_factory=list)
+    parallelism: int | None = None
+    relies_on_partitioning: bool = False
+    detail: str = ""
+    hints: dict[int, str] = field(default_factory=dict)  # id(join) -> the side Spark broadcasts
+
+    def input(self, edge: StageEdge) -> Input:
+        self.inputs.append(edge)
+        return Input(edge.producer.tree.columns, "", f"in{len(self.inputs) - 1}")
+
+    def source(self, scan: Scan) -> Source:
+        self.sources.append(scan)
+        return Source(scan.columns, scan.origin, f"s{len(self.sources) - 1}", scan)
+
+
+@dataclass
+class _Open:
+    """A stage still being built: its tree so far and how its rows are partitioned
+    (``("any",)``, ``("single",)`` or ``("hash", ids)``). ``shared``: the stage is done (two
+    consumers read it) and an operator on it starts a stage of its own."""
+
+    stage: Stage
+    tree: Node
+    distribution: tuple = ("any",)
+    shared: bool = False
+
+
+def cut_into_stages(root: Node, threshold: int, ids: IdAllocator) -> Stage:
+    """The stages of ``root``; returns the last one (the query's result)."""
+    cutter = _Cutter(parent_counts(root), threshold, ids)
+    opened = cutter.cont(cutter.build(root))
+    return cutter.close(opened)
+
+
+class _Cutter:
+    def __init__(self, parents: dict[int, int], threshold: int, ids: IdAllocator) -> None:
+        self.parents = parents
+        self.threshold = threshold
+        self.ids = ids
+        self.sizes: dict[int, int] = {}
+        self.shared: dict[int, _Open] = {}
+
+    # -- opening, continuing and closing stages -------------------------------------------------
+
+    def build(self, node: Node) -> _Open:
+        if self.parents.get(id(node), 0) <= 1:
+            return self._build(node)
+        if id(node) not in self.shared:
+            opened = self._build(node)
+            self.shared[id(node)] = _Open(self.close(opened), opened.tree, opened.distribution,
+                                          shared=True)  # fmt: skip
+        return self.shared[id(node)]
+
+    def close(self, opened: _Open) -> Stage:
+        if opened.shared:
+            return opened.stage
+        opened.stage.tree = opened.tree
+        return opened.stage
+
+    def exchange(self, opened: _Open, partitioner: Partitioner) -> StageEdge:
+        return StageEdge(self.close(opened), partitioner)
+
+    def cont(self, opened: _Open) -> _Open:
+        """A stage the next operator may add to: ``opened`` itself, unless it is shared."""
+        if not opened.shared:
+            return opened
+        stage = Stage("forward", opened.stage.origin)
+        leaf = stage.input(StageEdge(opened.stage, Partitioner.FORWARD))
+        return _Open(stage, leaf)
+
+    def fresh(self, kind: str, origin: str, edges: list[StageEdge], parallelism: int | None = None
+              ) -> tuple[Stage, list[Input]]:  # fmt: skip
+        stage = Stage(kind, origin, parallelism=parallelism)
+        return stage, [stage.input(edge) for edge in edges]
+
+    # -- operators ------------------------------------------------------------------------------
+
+    def _build(self, node: Node) -> _Open:
+        if isinstance(node, Scan):
+            stage = Stage("scan", node.origin, detail=node.table.name if node.alias.lower() ==
+                          node.table.name.lower() else f"{node.table.name} {node.alias}")
+            return _Open(stage, stage.source(node))
+        if isinstance(node, (OneRow, Values)):
+            stage = Stage("values", node.origin, parallelism=1)
+            return _Open(stage, node, ("single",))
+        if isinstance(node, Filter):
+            opened = self.cont(self.build(node.child))
+            opened.tree = replace(node, child=opened.tree)
+            return opened
+        if isinstance(node, Project):
+            opened = self.cont(self.build(node.child))
+            opened.tree = replace(node, child=opened.tree)
+            opened.distribution = _through_projection(opened.distribution, node)
+            return opened
+        if isinstance(node, Join):
+            return self._join(node)
+        if isinstance(node, Aggregate):
+            return self._aggregate(node)
+        if isinstance(node, Window):
+            return self._window(node)
+        if isinstance(node, (Sort, Limit)):
+            return self._ordered(node)
+        if isinstance(node, SetOp):
+            return self._set_operation(node)
+        raise TypeError(f"no stage for {type(node).__name__}")
+
+    def _size(self, node: Node) -> int:
+        return estimate_bytes(node, self.sizes)
+
+    def _small(self, node: Node) -> bool:
+        return self.threshold >= 0 and self._size(node) <= self.threshold
+
+    def _join(self, node: Join) -> _Open:
+        if node.kind == "single":
+            return self._broadcast(node, right=True)
+        keys, _ = equi_keys(node.condition, set(node.left.ids), set(node.right.ids))
+        left_small, right_small = self._small(node.left), self._small(node.right)
+        right_ok, left_ok = node.kind in _BROADCAST_RIGHT, node.kind in _BROADCAST_LEFT
+        if not keys:
+            if right_ok and (not left_ok or self._size(node.right) <= self._size(node.left)):
+                return self._broadcast(node, right=True)
+            if left_ok:
+                return self._broadcast(node, right=False)
+            return self._in_one_task(node)
+        if right_ok and right_small and (not (left_ok and left_small) or
+                                         self._size(node.right) <= self._size(node.left)):
+            return self._broadcast(node, right=True)
+        if left_ok and left_small:
+            return self._broadcast(node, right=False)
+        return self._hash_join(node, keys)
+
+    def _broadcast(self, node: Join, right: bool) -> _Open:
+        """The join in the stage of its big side, the small side sent whole into it."""
+        big, small = (node.left, node.right) if right else (node.right, node.left)
+        opened = self.cont(self.build(big))
+        leaf = opened.stage.input(self.exchange(self.build(small), Partitioner.BROADCAST))
+        pair = (opened.tree, leaf) if right else (leaf, opened.tree)
+        opened.tree = replace(node, left=pair[0], right=pair[1])
+        opened.stage.hints[id(opened.tree)] = "right" if right else "left"
+        opened.stage.origin = _joined(opened.stage.origin, node.origin)
+        if node.kind in ("full", "right" if right else "left"):
+            opened.distribution = ("any",)
+        return opened
+
+    def _in_one_task(self, node: Join) -> _Open:
+        edges = [self.exchange(self.build(side), Partitioner.REBALANCE)
+                 for side in (node.left, node.right)]  # fmt: skip
+        stage, (left, right) = self.fresh("join", node.origin, edges, parallelism=1)
+        return _Open(stage, replace(node, left=left, right=right), ("single",))
+
+    def _hash_join(self, node: Join, keys: list[tuple[exp.Expression, exp.Expression]]) -> _Open:
+        left, right = self.build(node.left), self.build(node.right)
+        left, left_keys, right, right_keys = self._keyed(left, right, keys)
+        for into, other, into_keys, other_keys, into_is_left in (
+                (left, right, left_keys, right_keys, True),
+                (right, left, right_keys, left_keys, False)):  # fmt: skip
+            matched = _co_partitioned(into, into_keys, other_keys)
+            if matched is not None and not into.shared:
+                into.stage.relies_on_partitioning = True
+                leaf = into.stage.input(self.exchange(other, Partitioner.hash(*matched)))
+                pair = (into.tree, leaf) if into_is_left else (leaf, into.tree)
+                into.tree = replace(node, left=pair[0], right=pair[1])
+                into.stage.hints[id(into.tree)] = self._build_side(node)
+                into.stage.origin = _joined(into.stage.origin, node.origin)
+                return into
+        split_left, split_right = _SPLITTABLE.get(node.kind, (False, False))
+        edges = [self.exchange(left, Partitioner.hash(*left_keys)),
+                 self.exchange(right, Partitioner.hash(*right_keys))]
+        edges[0].splittable, edges[1].splittable = split_left, split_right
+        stage, (left_leaf, right_leaf) = self.fresh("join", node.origin, edges)
+        stage.detail = ", ".join(left_keys)
+        distribution = {"right": ("hash", tuple(right_keys)), "full": ("any",)}.get(
+            node.kind, ("hash", tuple(left_keys)))
+        tree = replace(node, left=left_leaf, right=right_leaf)
+        stage.hints[id(tree)] = self._build_side(node)
+        return _Open(stage, tree, distribution)
+
+    def _build_side(self, node: Join) -> str:
+        """Which input Spark, inside the task, holds in memory to probe with the other: the
+        smaller by the estimates, where the join's kind allows."""
+        if node.kind in _BROADCAST_RIGHT and (node.kind not in _BROADCAST_LEFT or
+                                              self._size(node.right) <= self._size(node.left)):
+            return "right"
+        if node.kind in _BROADCAST_LEFT:
+            return "left"
+        return "right" if self._size(node.right) <= self._size(node.left) else "left"
+
+    def _keyed(self, left: _Open, right: _Open, keys) -> tuple[_Open, list[str], _Open, list[str]]:
+        """Both sides with a column per join key, of one type on both sides: the hash edges
+        hash columns, and equal values must hash alike (a decimal by its stored bytes)."""
+        left_types = _typer(left.tree)
+        right_types = _typer(right.tree)
+        left_exprs, right_exprs = [], []
+        for a, b in keys:
+            ta, tb = type_of(a, left_types), type_of(b, right_types)
+            common = _hash_type(ta, tb)
+            left_exprs.append(a if common is None else _cast(a, common))
+            right_exprs.append(b if common is None else _cast(b, common))
+        left, left_keys = self._with_columns(left, left_exprs)
+        right, right_keys = self._with_columns(right, right_exprs)
+        return left, left_keys, right, right_keys
+
+    def _with_columns(self, opened: _Open, exprs: list[exp.Expression]) -> tuple[_Open, list[str]]:
+        """``opened`` with a column for each expression that is not one already."""
+        if all(isinstance(e, exp.Column) for e in exprs):
+            return opened, [e.name for e in exprs]
+        opened = self.cont(opened)
+        types = _typer(opened.tree)
+        names, added = [], []
+        for expression in exprs:
+            if isinstance(expression, exp.Column):
+                names.append(expression.name)
+                continue
+            key_id = self.ids.new("_k")
+            added.append((key_id, expression))
+            names.append(key_id)
+        tree = opened.tree
+        columns = tree.columns + tuple((i, type_of(e, types)) for i, e in added)
+        opened.tree = Project(columns, tree.origin, tree,
+                              tuple((c, col(c)) for c in tree.ids) + tuple(added))  # fmt: skip
+        return opened, names
+
+    def _aggregate(self, node: Aggregate) -> _Open:
+        opened = self.build(node.child)
+        group_columns = [e.name for _, e in node.groups if isinstance(e, exp.Column)]
+        if _satisfied(opened, group_columns, len(node.groups)):
+            opened = self.cont(opened)
+            opened.stage.relies_on_partitioning |= opened.distribution[0] == "hash"
+            opened.tree = replace(node, child=opened.tree)
+            if opened.distribution[0] == "hash":
+                opened.distribution = ("hash", _group_ids(node, opened.distribution[1]))
+            opened.stage.origin = _joined(opened.stage.origin, node.origin)
+            return opened
+        single = not node.groups
+        split = split_aggregate(node, self.ids)
+        if split is not None:
+            partial, (leaf,) = self.fresh("partial aggregate", node.origin,
+                                          [self.exchange(opened, Partitioner.FORWARD)])
+            partial.tree = Aggregate(split.columns, node.origin, leaf, split.groups, split.states)
+            partitioner = Partitioner.REBALANCE if single else Partitioner.hash(*split.keys)
+            final, (leaf,) = self.fresh("aggregate", node.origin,
+                                        [StageEdge(partial, partitioner)], 1 if single else None)
+            tree = split.final(leaf)
+        else:
+            opened, keys = self._with_columns(opened, [e for _, e in node.groups])
+            partitioner = Partitioner.REBALANCE if single else Partitioner.hash(*keys)
+            final, (leaf,) = self.fresh("aggregate", node.origin,
+                                        [self.exchange(opened, partitioner)], 1 if single else None)
+            groups = tuple((g, col(k)) for (g, _), k in zip(node.groups, keys))
+            tree = replace(node, child=leaf, groups=groups)
+        final.detail = ", ".join(g for g, _ in node.groups)
+        distribution = ("single",) if single else ("hash", tuple(g for g, _ in node.groups))
+        return _Open(final, tree, distribution)
+
+    def _window(self, node: Window) -> _Open:
+        opened = self.build(node.child)
+        if _satisfied(opened, list(node.partition), len(node.partition)):
+            opened = self.cont(opened)
+            opened.stage.relies_on_partitioning |= opened.distribution[0] == "hash"
+        else:
+            single = not node.partition
+            partitioner = Partitioner.REBALANCE if single else Partitioner.hash(*node.partition)
+            stage, (leaf,) = self.fresh("window", node.origin, [self.exchange(opened, partitioner)],
+                                        1 if single else None)  # fmt: skip
+            stage.detail = ", ".join(node.partition)
+            opened = _Open(stage, leaf, ("single",) if single else ("hash", node.partition))
+        opened.tree = replace(node, child=opened.tree)
+        return opened
+
+    def _ordered(self, node: Sort | Limit) -> _Open:
+        opened = self.build(node.child)
+        if opened.distribution[0] == "single":
+            opened = self.cont(opened)
+            opened.tree = replace(node, child=opened.tree)
+            return opened
+        edge_from = opened
+        if node.limit is not None:
+            local, (leaf,) = self.fresh("top-n per task" if isinstance(node, Sort) else
+                                        "limit per task", node.origin,
+                                        [self.exchange(opened, Partitioner.FORWARD)])  # fmt: skip
+            local.tree = replace(node, child=leaf, limit=node.limit + node.offset, offset=0)
+            local.detail = str(node.limit)
+            edge_from = _Open(local, local.tree)
+        kind = "sort" if node.limit is None else "top-n" if isinstance(node, Sort) else "limit"
+        stage, (leaf,) = self.fresh(kind, node.origin,
+                                    [self.exchange(edge_from, Partitioner.REBALANCE)], 1)
+        stage.detail = "" if node.limit is None else str(node.limit)
+        return _Open(stage, replace(node, child=leaf), ("single",))
+
+    def _set_operation(self, node: SetOp) -> _Open:
+        keyed = node.kind != "union" or node.distinct
+        edges = [self.exchange(self.build(child), Partitioner.hash(*child.ids) if keyed
+                               else Partitioner.REBALANCE) for child in node.inputs]  # fmt: skip
+        stage, leaves = self.fresh(node.kind + ("" if node.distinct else " all"), node.origin, edges)
+        distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
+        return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
+
+
+def _through_projection(distribution: tuple, node: Project) -> tuple:
+    if distribution[0] != "hash":
+        return distribution
+    renamed = {e.name: i for i, e in node.exprs if isinstance(e, exp.Column)}
+    if all(key in renamed for key in distribution[1]):
+        return ("hash", tuple(renamed[key] for key in distribution[1]))
+    return ("any",)
+
+
+def _satisfied(opened: _Open, columns: list[str], wanted: int) -> bool:
+    """Whether rows agreeing on ``columns`` are already in one task of ``opened``'s stage."""
+    kind = opened.distribution[0]
+    if kind == "single":
+        return True
+    return kind == "hash" and wanted > 0 and set(opened.distribution[1]) <= set(columns)
+
+
+def _co_partitioned(into: _Open, into_keys: list[str], other_keys: list[str]) -> list[str] | None:
+    """The other side's keys to hash on so its rows meet ``into``'s in the tasks they are in,
+    when ``into`` is hashed on some of the join's keys; else None."""
+    if into.distribution[0] != "hash":
+        return None
+    partition = into.distribution[1]
+    if not partition or not set(partition) <= set(into_keys):
+        return None
+    position = {key: index for index, key in enumerate(into_keys)}
+    return [other_keys[position[key]] for key in partition]
+
+
+def _group_ids(node: Aggregate, partition: tuple[str, ...]) -> tuple[str, ...]:
+    by_column = {e.name: g for g, e in node.groups if isinstance(e, exp.Column)}
+    return tuple(by_column[key] for key in partition)
+
+
+def _hash_type(a: SqlType, b: SqlType) -> SqlType | None:
+    """The type both keys are cast to before hashing, or None when they hash alike as they
+    are (integers of any width, or the same type)."""
+    if a == b or (a.is_integral and b.is_integral) or not (a.is_known and b.is_known):
+        return None
+    if a.is_decimal and b.is_decimal and a.scale == b.scale:
+        return None
+    return wider(a, b)
+
+
+def _cast(expression: exp.Expression, kind: SqlType) -> exp.Expression:
+    return exp.Cast(this=expression.copy(), to=exp.DataType.build(str(kind), dialect="spark"))
+
+
+def _typer(node: Node):
+    types = dict(node.columns)
+    from jobmanager.planner.types import UNKNOWN
+
+    return lambda name: types.get(name, UNKNOWN)
+
+
+def _joined(first: str, second: str) -> str:
+    return f"{first}; {second}" if first else second
+

@@ -1,0 +1,147 @@
+"""Only the columns something reads are produced: a scan reads only those (its FileSource's
+column list, so Parquet reads only their column chunks), and nothing is carried through a join
+or an exchange that no one above needs.
+
+What a node needs is the union of what its parents ask of it (a node two parents share gives
+both what they ask), so the DAG is walked parents first, then rebuilt children first. A node
+always keeps one column: a table read for ``count(*)`` still reads one, or it would have rows
+Spark could not see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jobmanager.planner.logical import (
+    Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values, Window,
+    col, nodes_of, references, substitute,
+)  # fmt: skip
+
+__all__ = ["prune_columns"]
+
+
+def prune_columns(root: Node, trim: bool = True) -> Node:
+    """``trim``: also drop, right above a join, filter or sort, the columns only it read
+    (joins are ordered before that, while the join trees are whole)."""
+    order = list(nodes_of(root))
+    needed: dict[int, set[str]] = {id(root): set(root.ids)}
+    parents: dict[int, int] = {}
+    for node in reversed(order):  # parents before children
+        wanted = needed.setdefault(id(node), set())
+        for child, asked in _asks(node, wanted):
+            needed.setdefault(id(child), set()).update(asked)
+            parents[id(child)] = parents.get(id(child), 0) + 1
+    rebuilt: dict[int, Node] = {}
+    for node in order:  # children first
+        made = _rebuild(node, needed[id(node)], rebuilt)
+        if trim and isinstance(node, (Filter, Join, Sort, Limit)):
+            made = _trimmed(made, needed[id(node)])
+        if isinstance(made, Project) and isinstance(made.child, Project) and \
+                parents.get(id(node.children[0]), 0) <= 1:  # fmt: skip
+            made = _merged(made)
+        rebuilt[id(node)] = made
+    return rebuilt[id(root)]
+
+
+def _asks(node: Node, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    """What ``node``, asked for ``wanted``, needs of each child."""
+    if isinstance(node, Filter):
+        return [(node.child, wanted | references(node.condition))]
+    if isinstance(node, Project):
+        kept = [e for i, e in node.exprs if i in wanted] or [node.exprs[0][1]]
+        return [(node.child, set().union(*(references(e) for e in kept)))]
+    if isinstance(node, Join):
+        condition = references(node.condition) if node.condition is not None else set()
+        return [(node.left, (wanted | condition) & set(node.left.ids)),
+                (node.right, (wanted | condition) & set(node.right.ids))]
+    if isinstance(node, Aggregate):
+        used = set().union(*(references(e) for _, e in node.groups)) if node.groups else set()
+        for agg_id, call in node.aggs:
+            if agg_id in wanted:
+                used |= references(call)
+        return [(node.child, used)]
+    if isinstance(node, Window):
+        used = (wanted - {i for i, _ in node.funcs}) | set(node.partition)
+        for func_id, function in node.funcs:
+            if func_id in wanted:
+                used |= references(function)
+        return [(node.child, used & set(node.child.ids))]
+    if isinstance(node, Sort):
+        keys = set().union(*(references(k) for k in node.keys))
+        return [(node.child, wanted | keys)]
+    if isinstance(node, Limit):
+        return [(node.child, wanted)]
+    if isinstance(node, SetOp):
+        return [(child, set(child.ids)) for child in node.inputs]
+    return []
+
+
+def _rebuild(node: Node, wanted: set[str], rebuilt: dict[int, Node]) -> Node:
+    def child(of: Node) -> Node:
+        return rebuilt[id(of)]
+
+    if isinstance(node, Scan):
+        filtered = set().union(*(references(f) for f in node.filters)) if node.filters else set()
+        keep = _at_least_one(wanted, node)
+        mapping = tuple((i, c) for i, c in node.mapping if i in keep | filtered)
+        columns = tuple((i, t) for i, t in node.columns if i in keep)
+        return replace(node, columns=columns, mapping=mapping)
+    if isinstance(node, (OneRow, Values)):
+        return node
+    if isinstance(node, Filter):
+        inner = child(node.child)
+        return replace(node, columns=inner.columns, child=inner)
+    if isinstance(node, Project):
+        keep = _at_least_one(wanted, node)
+        exprs = tuple((i, e) for i, e in node.exprs if i in keep)
+        return replace(node, columns=tuple(c for c in node.columns if c[0] in keep),
+                       child=child(node.child), exprs=exprs)  # fmt: skip
+    if isinstance(node, Join):
+        left, right = child(node.left), child(node.right)
+        columns = left.columns if node.kind in ("semi", "anti") else left.columns + right.columns
+        return replace(node, columns=columns, left=left, right=right)
+    if isinstance(node, Aggregate):
+        aggs = tuple((i, c) for i, c in node.aggs if i in wanted)
+        if not node.groups and not aggs:
+            aggs = node.aggs[:1]
+        kept = {i for i, _ in node.groups} | {i for i, _ in aggs}
+        return replace(node, columns=tuple(c for c in node.columns if c[0] in kept),
+                       child=child(node.child), aggs=aggs)  # fmt: skip
+    if isinstance(node, Window):
+        inner = child(node.child)
+        funcs = tuple((i, f) for i, f in node.funcs if i in wanted) or node.funcs[:1]
+        kept = {i for i, _ in funcs}
+        columns = inner.columns + tuple(c for c in node.columns if c[0] in kept)
+        return replace(node, columns=columns, child=inner, funcs=funcs)
+    if isinstance(node, (Sort, Limit)):
+        inner = child(node.child)
+        return replace(node, columns=inner.columns, child=inner)
+    if isinstance(node, SetOp):
+        return replace(node, inputs=tuple(child(c) for c in node.inputs))
+    raise TypeError(f"cannot prune {type(node).__name__}")
+
+
+def _merged(node: Project) -> Project:
+    """A projection of a projection, as one."""
+    inner = dict(node.child.exprs)
+    exprs = tuple((i, substitute(e, inner)) for i, e in node.exprs)
+    return replace(node, child=node.child.child, exprs=exprs)
+
+
+def _trimmed(node: Node, wanted: set[str]) -> Node:
+    """``node`` with a projection on top dropping what only it read (a join's keys, a
+    filter's columns), so no exchange above carries them."""
+    keep = [c for c in node.columns if c[0] in wanted]
+    if not keep or len(keep) == len(node.columns):
+        return node
+    return Project(tuple(keep), node.origin, node, tuple((i, col(i)) for i, _ in keep))
+
+
+def _at_least_one(wanted: set[str], node: Node) -> set[str]:
+    kept = wanted & set(node.ids)
+    if kept:
+        return kept
+    if isinstance(node, Scan):
+        sizes = {i: node.table.column(c).listed_bytes for i, c in node.mapping}
+        return {min(node.ids, key=lambda i: (sizes.get(i, 0), i))}
+    return {node.ids[0]}

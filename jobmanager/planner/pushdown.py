@@ -1,0 +1,220 @@
+"""Filters move down the plan, as far as they keep their meaning.
+
+A conjunct goes below a projection (its columns replaced by their expressions), below an
+aggregate when it reads only grouping columns, into each input of a set operation, and into a
+join: onto the side it reads when that side's rows survive the join as they are (the left of a
+left join, either side of an inner one), into the join's condition when it reads both sides of
+an inner join, and otherwise it stays above. A scan takes the conjuncts that reach it: they run
+in the vertex that reads the files, and those on hive partition columns prune files
+(``jobmanager.planner.physical``). A WHERE conjunct that rejects the NULLs an outer join adds
+(``ps_supplycost = min_cost``) makes that outer join an inner one, which joins may then be
+ordered around. A node read by two parents (a CTE used twice) takes no filter from either.
+
+From an OR whose every branch has conjuncts on one input of a join, that input gets the OR of
+those conjuncts as well (TPC-H Q7, Q19), and conjuncts common to every branch are factored out:
+``(a AND x) OR (a AND y)`` is ``a AND (x OR y)``, so a join key hidden in each branch is found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+
+from jobmanager.planner.logical import (
+    Aggregate, Filter, Join, Limit, Node, Project, Scan, SetOp, Sort, Window, col, conjoin,
+    conjuncts, nodes_of, references, substitute,
+)  # fmt: skip
+
+__all__ = ["parent_counts", "push_filters"]
+
+_NULL_TOLERANT = (exp.Coalesce, exp.Case, exp.If, exp.Nullif, exp.Is, exp.Or, exp.Not,
+                  exp.NullSafeEQ, exp.NullSafeNEQ)  # fmt: skip
+_REJECTING = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.In,
+              exp.Between)  # fmt: skip
+
+
+def parent_counts(root: Node) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for node in nodes_of(root):
+        for child in node.children:
+            counts[id(child)] = counts.get(id(child), 0) + 1
+    return counts
+
+
+def push_filters(root: Node) -> Node:
+    return _Pusher(parent_counts(root)).push(root, [])
+
+
+class _Pusher:
+    def __init__(self, parents: dict[int, int]) -> None:
+        self.parents = parents
+        self.shared: dict[int, Node] = {}
+
+    def push(self, node: Node, predicates: list[exp.Expression]) -> Node:
+        """A plan equal to ``node`` filtered by ``predicates``."""
+        if self.parents.get(id(node), 0) > 1:
+            if id(node) not in self.shared:
+                self.shared[id(node)] = self._rebuild(node, [])
+            return _on_top(self.shared[id(node)], predicates)
+        return self._rebuild(node, predicates)
+
+    def _rebuild(self, node: Node, predicates: list[exp.Expression]) -> Node:
+        predicates = [p for part in predicates for p in _factored(part)]
+        if isinstance(node, Filter):
+            return self.push(node.child, predicates + conjuncts(node.condition))
+        if isinstance(node, Scan):
+            return replace(node, filters=node.filters + tuple(predicates))
+        if isinstance(node, Project):
+            return self._project(node, predicates)
+        if isinstance(node, Join):
+            return self._join(node, predicates)
+        if isinstance(node, Aggregate):
+            return self._aggregate(node, predicates)
+        if isinstance(node, Window):
+            below = [p for p in predicates if references(p) <= set(node.partition)]
+            above = [p for p in predicates if not references(p) <= set(node.partition)]
+            return _on_top(replace(node, child=self.push(node.child, below)), above)
+        if isinstance(node, SetOp):
+            inputs = []
+            for child in node.inputs:
+                mapping = {i: col(c) for i, c in zip(node.ids, child.ids)}
+                inputs.append(self.push(child, [substitute(p, mapping) for p in predicates]))
+            return replace(node, inputs=tuple(inputs))
+        if isinstance(node, Sort) and node.limit is None and not node.offset:
+            return replace(node, child=self.push(node.child, predicates))
+        if isinstance(node, (Sort, Limit)):
+            return _on_top(replace(node, child=self.push(node.child, [])), predicates)
+        return _on_top(node, predicates)
+
+    def _project(self, node: Project, predicates: list[exp.Expression]) -> Node:
+        definitions = dict(node.exprs)
+        below, above = [], []
+        for predicate in predicates:
+            used = [definitions[r] for r in references(predicate)]
+            if all(_movable(e) for e in used):
+                below.append(substitute(predicate, definitions))
+            else:
+                above.append(predicate)
+        return _on_top(replace(node, child=self.push(node.child, below)), above)
+
+    def _aggregate(self, node: Aggregate, predicates: list[exp.Expression]) -> Node:
+        groups = dict(node.groups)
+        below, above = [], []
+        for predicate in predicates:
+            used = references(predicate)
+            if node.groups and used and used <= set(groups) and all(_movable(groups[u]) for u in used):
+                below.append(substitute(predicate, groups))
+            else:
+                above.append(predicate)
+        return _on_top(replace(node, child=self.push(node.child, below)), above)
+
+    def _join(self, node: Join, predicates: list[exp.Expression]) -> Node:
+        kind = node.kind
+        left_ids, right_ids = set(node.left.ids), set(node.right.ids)
+        if kind in ("left", "full") and any(_rejects_nulls(p, right_ids) for p in predicates):
+            kind = "inner" if kind == "left" else "right"
+        if kind in ("right", "full") and any(_rejects_nulls(p, left_ids) for p in predicates):
+            kind = "inner" if kind == "right" else "left"
+        on = [p for part in conjuncts(node.condition) for p in _factored(part)]
+        to_left, to_right, above, stay = [], [], [], []
+        left_keeps = kind in ("inner", "cross", "left", "semi", "anti", "single")
+        right_keeps = kind in ("inner", "cross", "right")
+        for predicate in predicates:
+            used = references(predicate)
+            if used <= left_ids and left_keeps:
+                to_left.append(predicate)
+            elif used <= right_ids and right_keeps:
+                to_right.append(predicate)
+            elif kind in ("inner", "cross"):
+                stay.append(predicate)
+            else:
+                above.append(predicate)
+        for predicate in on:
+            used = references(predicate)
+            if used <= right_ids and kind in ("inner", "cross", "left", "semi", "anti"):
+                to_right.append(predicate)
+            elif used <= left_ids and kind in ("inner", "cross", "right"):
+                to_left.append(predicate)
+            else:
+                stay.append(predicate)
+        for predicate in list(stay):  # an implied filter drops no row the join would keep
+            if kind in ("inner", "cross", "right"):
+                to_left += _implied(predicate, left_ids)
+            if kind in ("inner", "cross", "left", "semi", "anti"):
+                to_right += _implied(predicate, right_ids)
+        if kind == "cross" and stay:
+            kind = "inner"
+        joined = replace(node, left=self.push(node.left, to_left),
+                         right=self.push(node.right, to_right), kind=kind,
+                         condition=conjoin(stay))  # fmt: skip
+        return _on_top(joined, above)
+
+
+def _on_top(node: Node, predicates: list[exp.Expression]) -> Node:
+    if not predicates:
+        return node
+    condition = conjoin(predicates)
+    return Filter(node.columns, "WHERE " + condition.sql(dialect="spark"), node, condition)
+
+
+def _movable(expression: exp.Expression) -> bool:
+    """Whether a filter may read ``expression`` below the node that computes it: not an
+    aggregate, a window function or anything that changes from call to call."""
+    return not any(isinstance(n, (exp.AggFunc, exp.Window, exp.Rand)) for n in expression.walk())
+
+
+def _rejects_nulls(predicate: exp.Expression, ids: set[str]) -> bool:
+    """True when the predicate is never true on a row whose ``ids`` columns are all NULL."""
+    if isinstance(predicate, exp.And):
+        return _rejects_nulls(predicate.left, ids) or _rejects_nulls(predicate.right, ids)
+    if isinstance(predicate, exp.Or):
+        return _rejects_nulls(predicate.left, ids) and _rejects_nulls(predicate.right, ids)
+    if isinstance(predicate, exp.Paren):
+        return _rejects_nulls(predicate.this, ids)
+    if isinstance(predicate, exp.Not) and isinstance(predicate.this, exp.Is):
+        return isinstance(predicate.this.this, exp.Column) and predicate.this.this.name in ids
+    if not isinstance(predicate, _REJECTING):
+        return False
+    operands = list(predicate.iter_expressions())
+    return any(references(o) & ids and not any(isinstance(n, _NULL_TOLERANT) for n in o.walk())
+               for o in operands)  # fmt: skip
+
+
+def _factored(predicate: exp.Expression) -> list[exp.Expression]:
+    """``(a AND x) OR (a AND y)`` as ``[a, x OR y]``; anything else as it is."""
+    inner = predicate.this if isinstance(predicate, exp.Paren) else predicate
+    if not isinstance(inner, exp.Or):
+        return [predicate]
+    branches = [conjuncts(b) for b in _disjuncts(inner)]
+    common = [c for c in branches[0] if all(any(c == o for o in other) for other in branches[1:])]
+    if not common:
+        return [predicate]
+    rests = [[c for c in branch if not any(c == k for k in common)] for branch in branches]
+    if any(not rest for rest in rests):
+        return common  # a branch that is only the common part makes the OR always true
+    rest = exp.or_(*[exp.Paren(this=conjoin(r)) for r in rests], copy=True)
+    return common + [exp.Paren(this=rest)]
+
+
+def _implied(predicate: exp.Expression, ids: set[str]) -> list[exp.Expression]:
+    """From an OR whose every branch has conjuncts reading only ``ids``: their OR, which every
+    row the predicate keeps satisfies."""
+    inner = predicate.this if isinstance(predicate, exp.Paren) else predicate
+    if not isinstance(inner, exp.Or):
+        return []
+    parts = []
+    for branch in _disjuncts(inner):
+        mine = [c for c in conjuncts(branch) if references(c) and references(c) <= ids]
+        if not mine:
+            return []
+        parts.append(exp.Paren(this=conjoin(mine)))
+    return [exp.Paren(this=exp.or_(*parts, copy=True))]
+
+
+def _disjuncts(expression: exp.Expression) -> list[exp.Expression]:
+    if isinstance(expression, exp.Paren):
+        return _disjuncts(expression.this)
+    if isinstance(expression, exp.Or):
+        return _disjuncts(expression.left) + _disjuncts(expression.right)
+    return [expression]

@@ -1,0 +1,244 @@
+"""A stage's piece of the plan as one Spark SQL query over its views.
+
+Each operator becomes a SELECT over its input's; a filter, a projection, an aggregate, a window
+or an ORDER BY is folded into the SELECT below it where SQL allows (a WHERE into a plain
+projection, a GROUP BY over a WHERE, an ORDER BY over a GROUP BY), so the text reads as the
+query's own part. Columns are the plan's ids, quoted, so no name clashes and no keyword (a
+column called ``value``) needs care. Tasks run with adaptive execution off, so each join says
+how Spark should run it: the side sent whole into the stage, or the smaller side of a shuffled
+join, is broadcast inside the task (``BROADCAST`` hint); a full outer join, which Spark cannot
+broadcast, hashes its smaller side (``SHUFFLE_HASH``).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from jobmanager.planner.logical import (
+    Aggregate, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, Window, col,
+    substitute,
+)  # fmt: skip
+from jobmanager.planner.physical import Input, Source, Stage
+
+__all__ = ["stage_sql"]
+
+_JOIN_SQL = {"inner": ("", "INNER"), "cross": ("", "CROSS"), "left": ("LEFT", "OUTER"),
+             "right": ("RIGHT", "OUTER"), "full": ("FULL", "OUTER"), "semi": ("LEFT", "SEMI"),
+             "anti": ("LEFT", "ANTI")}  # fmt: skip
+
+
+def stage_sql(stage: Stage, pretty: bool = True) -> str:
+    renderer = _Renderer(stage.hints)
+    return renderer.select(stage.tree).sql(dialect="spark", pretty=pretty)
+
+
+class _Renderer:
+    def __init__(self, hints: dict[int, str]) -> None:
+        self.hints = hints
+        self.aliases = 0
+
+    def select(self, node: Node) -> exp.Select:
+        """A SELECT giving exactly ``node``'s columns, in order."""
+        if isinstance(node, Input):
+            return _projection_of(node.ids, exp.to_table(node.view))
+        if isinstance(node, Source):
+            return self._source(node)
+        if isinstance(node, OneRow):
+            return exp.Select()
+        if isinstance(node, Values):
+            return self._values(node)
+        if isinstance(node, Filter):
+            return self._filter(node)
+        if isinstance(node, Project):
+            return self._project(node)
+        if isinstance(node, Join):
+            return self._join(node)
+        if isinstance(node, Aggregate):
+            return self._aggregate(node)
+        if isinstance(node, Window):
+            return self._window(node)
+        if isinstance(node, (Sort, Limit)):
+            return self._ordered(node)
+        if isinstance(node, SetOp):
+            return self._set_operation(node)
+        raise TypeError(f"no SQL for {type(node).__name__}")
+
+    def _source(self, node: Source) -> exp.Select:
+        scan = node.scan
+        read = {}
+        for column_id, name in scan.mapping:
+            column = scan.table.column(name)
+            value = exp.column(name, quoted=True)
+            if column is not None and column.partition and column.type.name != "string":
+                value = exp.Cast(this=value, to=exp.DataType.build(str(column.type), dialect="spark"))
+            read[column_id] = value
+        select = exp.Select(expressions=[_as(read[i], i) for i in scan.ids])
+        select.set("from_", exp.From(this=exp.to_table(node.view)))
+        if scan.filters:
+            select = select.where(*[substitute(f, read) for f in scan.filters], copy=False)
+        return select
+
+    def _values(self, node: Values) -> exp.Select:
+        alias = exp.TableAlias(this=exp.to_identifier("v"),
+                               columns=[exp.to_identifier(i, quoted=True) for i in node.ids])
+        values = exp.Values(expressions=[exp.Tuple(expressions=[v.copy() for v in row])
+                                         for row in node.rows], alias=alias)  # fmt: skip
+        return _projection_of(node.ids, values)
+
+    def _filter(self, node: Filter) -> exp.Select:
+        child = self.select(node.child)
+        if _simple(child):
+            return child.where(substitute(node.condition, _definitions(child)), copy=False)
+        return self._wrapped(child, node.child.ids).where(node.condition.copy(), copy=False)
+
+    def _project(self, node: Project) -> exp.Select:
+        child = self.select(node.child)
+        if _simple(child):
+            definitions = _definitions(child)
+            child.set("expressions", [_as(substitute(e, definitions), i) for i, e in node.exprs])
+            return child
+        if _renames_only(node) and isinstance(child, exp.Select) and not any(
+                child.args.get(k) for k in ("group", "having", "distinct")):  # fmt: skip
+            definitions = _definitions(child)
+            child.set("expressions", [_as(definitions[e.name].copy(), i) for i, e in node.exprs])
+            return child
+        select = self._wrapped(child, node.child.ids)
+        select.set("expressions", [_as(e.copy(), i) for i, e in node.exprs])
+        return select
+
+    def _aggregate(self, node: Aggregate) -> exp.Select:
+        child = self.select(node.child)
+        if _simple(child):
+            definitions = _definitions(child)
+        else:
+            child, definitions = self._wrapped(child, node.child.ids), {}
+        groups = [substitute(e, definitions) for _, e in node.groups]
+        child.set("expressions", [_as(g.copy(), i) for (i, _), g in zip(node.groups, groups)] +
+                  [_as(substitute(e, definitions), i) for i, e in node.aggs])  # fmt: skip
+        if groups:
+            child.set("group", exp.Group(expressions=groups))
+        return child
+
+    def _window(self, node: Window) -> exp.Select:
+        child = self.select(node.child)
+        if _simple(child):
+            definitions = _definitions(child)
+        else:
+            child, definitions = self._wrapped(child, node.child.ids), {}
+        kept = [_as(definitions.get(i, col(i)).copy(), i) for i in node.child.ids]
+        child.set("expressions", kept + [_as(substitute(f, definitions), i) for i, f in node.funcs])
+        return child
+
+    def _ordered(self, node: Sort | Limit) -> exp.Select:
+        child = self.select(node.child)
+        if any(child.args.get(k) for k in ("order", "limit", "offset")) or \
+                not isinstance(child, exp.Select) or child.args.get("distinct"):  # fmt: skip
+            child = self._wrapped(child, node.child.ids)
+        if isinstance(node, Sort):
+            child.set("order", exp.Order(expressions=[k.copy() for k in node.keys]))
+        if node.limit is not None:
+            child.set("limit", exp.Limit(expression=exp.Literal.number(node.limit)))
+        if node.offset:
+            child.set("offset", exp.Offset(expression=exp.Literal.number(node.offset)))
+        return child
+
+    def _join(self, node: Join) -> exp.Select:
+        left = self._relation(node.left)
+        side = self.hints.get(id(node))
+        if node.kind == "single":
+            (value,) = node.right.ids
+            scalar = exp.Subquery(this=self.select(node.right))
+            select = exp.Select(expressions=[col(i) for i in node.left.ids] + [_as(scalar, value)])
+            select.set("from_", exp.From(this=left))
+            return select
+        right = self._relation(node.right)
+        join_side, kind = _JOIN_SQL[node.kind]
+        join = exp.Join(this=right, side=join_side or None, kind=kind,
+                        on=node.condition.copy() if node.condition is not None else None)
+        if node.kind == "cross":
+            join = exp.Join(this=right, kind="CROSS")
+        select = exp.Select(expressions=[col(i) for i in node.ids])
+        select.set("from_", exp.From(this=left))
+        select.set("joins", [join])
+        if side is not None:
+            build = (right if side == "right" else left).alias_or_name
+            name = "SHUFFLE_HASH" if node.kind == "full" else "BROADCAST"
+            select.set("hint", exp.Hint(expressions=[exp.Anonymous(
+                this=name, expressions=[exp.to_identifier(build)])]))
+        return select
+
+    def _set_operation(self, node: SetOp) -> exp.Select:
+        parts = []
+        for index, child in enumerate(node.inputs):
+            select = self.select(child)
+            if index == 0:
+                select = _renamed(select, child.ids, node.ids)
+            parts.append(select)
+        operation = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}[node.kind]
+        combined = parts[0]
+        for part in parts[1:]:
+            combined = operation(this=combined, expression=part, distinct=node.distinct)
+        return self._wrapped(combined, node.ids)
+
+    def _relation(self, node: Node) -> exp.Expression:
+        """``node`` as something a FROM or JOIN reads, under an alias of its own."""
+        self.aliases += 1
+        alias = f"t{self.aliases}"
+        if isinstance(node, Input):
+            return exp.to_table(node.view, alias=alias)
+        return exp.Subquery(this=self.select(node), alias=exp.TableAlias(
+            this=exp.to_identifier(alias)))
+
+    def _wrapped(self, query: exp.Expression, ids: list[str]) -> exp.Select:
+        self.aliases += 1
+        subquery = exp.Subquery(this=query, alias=exp.TableAlias(
+            this=exp.to_identifier(f"t{self.aliases}")))
+        return _projection_of(ids, subquery)
+
+
+def _projection_of(ids: list[str], source: exp.Expression) -> exp.Select:
+    select = exp.Select(expressions=[col(i) for i in ids])
+    select.set("from_", exp.From(this=source))
+    return select
+
+
+def _renamed(select: exp.Select, ids: list[str], names: list[str]) -> exp.Select:
+    if ids == names:
+        return select
+    definitions = _definitions(select)
+    select.set("expressions", [_as(definitions.get(i, col(i)).copy(), n) for i, n in zip(ids, names)])
+    return select
+
+
+def _as(expression: exp.Expression, column_id: str) -> exp.Expression:
+    if isinstance(expression, exp.Column) and expression.name == column_id:
+        return expression
+    return exp.Alias(this=expression, alias=exp.to_identifier(column_id, quoted=True))
+
+
+def _definitions(select: exp.Select) -> dict[str, exp.Expression]:
+    """What each output column of a SELECT is, over its FROM."""
+    found = {}
+    for projection in select.expressions:
+        if isinstance(projection, exp.Alias):
+            found[projection.alias] = projection.this
+        elif isinstance(projection, exp.Column):
+            found[projection.name] = projection
+    return found
+
+
+def _renames_only(node: Project) -> bool:
+    """A projection that only picks and renames its input's columns: it can go onto an
+    ordered SELECT (ORDER BY still sees the input's names there)."""
+    return all(isinstance(e, exp.Column) for _, e in node.exprs)
+
+
+def _simple(select: exp.Expression) -> bool:
+    """A SELECT that only projects and filters its FROM, so another projection or filter can
+    be folded into it."""
+    if not isinstance(select, exp.Select):
+        return False
+    if any(select.args.get(k) for k in ("group", "having", "order", "limit", "offset",
+                                          "distinct")):
+        return False
+    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery) for e in select.expressions)

@@ -1,0 +1,468 @@
+"""A qualified sqlglot tree becomes a logical plan (``jobmanager.planner.logical``).
+
+Each SELECT is translated as Spark's analyzer reads it: FROM and its joins (as written: the
+planner orders inner joins later), WHERE (its subqueries become semi, anti, single or left
+joins: ``jobmanager.planner.subqueries``), GROUP BY and aggregates, HAVING, window functions,
+the projection, DISTINCT, ORDER BY, LIMIT and OFFSET. A CTE is translated once, the first time
+it is read, and every reference reads that same node under new column ids: a CTE used twice is
+computed once. Set operations widen each column to one type, as Spark does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from jobmanager.errors import SqlError, UnsupportedSqlError
+from jobmanager.planner.catalog import Catalog
+from jobmanager.planner.expressions import check_condition, type_of
+from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
+from jobmanager.planner.logical import (
+    Filter, IdAllocator, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values, col,
+    conjoin, conjuncts, references, substitute,
+)  # fmt: skip
+from jobmanager.planner.parse import SPARK_NAME
+from jobmanager.planner.scope import Scope, position
+from jobmanager.planner.subqueries import (
+    Correlation, Pending, attach, require_equalities, semi_or_anti,
+)  # fmt: skip
+from jobmanager.planner.types import wider
+
+__all__ = ["Relation", "Translator"]
+
+_SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A translated query: its plan and the names its columns have for the user."""
+
+    node: Node
+    names: tuple[str, ...]
+
+
+class _Cte:
+    def __init__(self, definition: exp.CTE) -> None:
+        self.definition = definition
+        self.relation: Relation | None = None
+        self.translating = False
+
+
+class Translator:
+    def __init__(self, catalog: Catalog, ids: IdAllocator | None = None) -> None:
+        self.catalog = catalog
+        self.ids = ids or IdAllocator()
+        self._ctes: list[dict[str, _Cte]] = []
+
+    def query(self, query: exp.Expression, outer: Scope | None = None,
+              correlation: Correlation | None = None) -> Relation:  # fmt: skip
+        with_ = query.args.get("with_")
+        self._ctes.append({cte.alias_or_name.lower(): _Cte(cte)
+                           for cte in (with_.expressions if with_ else [])})  # fmt: skip
+        if with_ is not None and with_.args.get("recursive"):
+            raise UnsupportedSqlError("recursive CTEs are not supported", *position(with_))
+        try:
+            if isinstance(query, exp.Select):
+                return self._select(query, outer, correlation)
+            if isinstance(query, exp.Subquery):
+                return self._ordered(query, self.query(query.this, outer, correlation))
+            if type(query) in _SET_OPERATIONS:
+                if correlation is not None and _reads_outer(query, outer):
+                    raise UnsupportedSqlError("a correlated set operation", *position(query))
+                return self._ordered(query, self._set_operation(query, outer))
+            raise UnsupportedSqlError(f"{query.key.upper()} is not supported here",
+                                      *position(query))  # fmt: skip
+        finally:
+            self._ctes.pop()
+
+    # -- SELECT ---------------------------------------------------------------------------------
+
+    def _select(self, select: exp.Select, outer: Scope | None,
+                correlation: Correlation | None) -> Relation:  # fmt: skip
+        scope = Scope(outer)
+        node = self._from(select, scope) if select.args.get("from_") else OneRow((), "SELECT")
+        where = select.args.get("where")
+        if where is not None:
+            node = self._where(node, where.this, scope, correlation)
+        names = [_name(p) for p in select.expressions]
+        pending: list[Pending] = []
+        hook = self._scalar_hook(pending)
+        bound = [scope.bind(_unaliased(p), hook).expression for p in select.expressions]
+        having = select.args.get("having")
+        having_bound = scope.bind(having.this, hook).expression if having else None
+        groups = [scope.bind(g).expression for g in (select.args.get("group") or exp.Group()
+                                                         ).expressions]  # fmt: skip
+        if (select.args.get("group") or exp.Group()).args.get("rollup") or \
+                (select.args.get("group") or exp.Group()).args.get("cube"):  # fmt: skip
+            raise UnsupportedSqlError("ROLLUP, CUBE and GROUPING SETS are not supported yet",
+                                      *position(select.args["group"]))  # fmt: skip
+        order_items = list((select.args.get("order") or exp.Order()).expressions)
+        aggregating = bool(groups) or bool(aggregate_calls(bound + ([having_bound] if having else [])))
+        if correlation is not None and correlation.group_keys and correlation.conjuncts:
+            groups, aggregating = self._correlation_groups(correlation, scope, groups, where)
+        elif correlation is not None and correlation.conjuncts and aggregating:
+            raise UnsupportedSqlError("a correlated EXISTS or IN subquery that aggregates is "
+                                      "not supported yet", *position(select))  # fmt: skip
+        order_bound = self._order_keys(order_items, scope, names, bound)
+        pre_order = [e for e, is_output in order_bound if not is_output]
+        if aggregating:
+            extras = [having_bound] if having_bound is not None else []
+            node, rewritten = aggregated(node, groups, bound + extras + pre_order, self.ids,
+                                         _origin_group(select))  # fmt: skip
+            bound = rewritten[:len(bound)]
+            if having_bound is not None:
+                having_bound = rewritten[len(bound)]
+            pre_order = rewritten[len(bound) + len(extras):]
+            if correlation is not None and correlation.group_keys and correlation.conjuncts:
+                correlation.keys = [(gid, outer) for (gid, _), (_, outer)
+                                    in zip(node.groups, correlation.keys)]  # fmt: skip
+        node = attach(self, node, pending, scope)
+        if having_bound is not None:
+            check_condition(having_bound, _typer(node), "HAVING")
+            node = Filter(node.columns, f"HAVING {having.this.sql(dialect='spark')}", node,
+                          having_bound)  # fmt: skip
+        node, windowed = with_windows(node, bound + pre_order, self.ids)
+        bound, pre_order = windowed[:len(bound)], windowed[len(bound):]
+        return self._project(select, node, names, bound, order_bound, pre_order, correlation)
+
+    def _project(self, select, node, names, bound, order_bound, pre_order, correlation):
+        types = dict(node.columns)
+        used: set[str] = set()
+        exprs = []
+        for name, expression in zip(names, bound):
+            reuse = isinstance(expression, exp.Column) and expression.name not in used
+            column_id = expression.name if reuse else self.ids.new(name)
+            used.add(column_id)
+            exprs.append((column_id, expression))
+        if correlation is not None:
+            for wanted in sorted(set().union(*[references(c) for c in correlation.conjuncts])
+                                 if correlation.conjuncts else set()):  # fmt: skip
+                if wanted in types and all(i != wanted for i, _ in exprs):
+                    exprs.append((wanted, col(wanted)))
+            if correlation.keys:
+                exprs.extend((gid, col(gid)) for gid, _ in correlation.keys
+                             if all(i != gid for i, _ in exprs))  # fmt: skip
+        kept = len(exprs)  # what the query gives: its projection and what a join needs of it
+        hidden = []
+        for expression in pre_order:
+            match = next((i for i, e in exprs if e == expression), None)
+            if match is None:
+                match = self.ids.new("_o")
+                exprs.append((match, expression))
+            hidden.append(match)
+        columns = tuple((i, type_of(e, _typer(node))) for i, e in exprs)
+        node = Project(columns, "SELECT " + ", ".join(names), node, tuple(exprs))
+        distinct = select.args.get("distinct")
+        if distinct is not None:
+            if distinct.args.get("on"):
+                raise UnsupportedSqlError("DISTINCT ON is not supported", *position(distinct))
+            if len(exprs) > kept:
+                raise SqlError("with SELECT DISTINCT, ORDER BY may only name selected columns",
+                               *position(select))  # fmt: skip
+            from jobmanager.planner.logical import Aggregate
+
+            node = Aggregate(node.columns, "SELECT DISTINCT", node,
+                             tuple((i, col(i)) for i in node.ids), ())  # fmt: skip
+        keys = []
+        hidden_iter = iter(hidden)
+        output_ids = [i for i, _ in exprs]
+        for (expression, is_output), ordered in zip(order_bound, _order_items(select)):
+            target = expression if is_output else col(next(hidden_iter))
+            keys.append(_ordered(ordered, target))
+        node = self._limited(select, node, keys)
+        if len(output_ids) > kept:
+            node = Project(node.columns[:kept], node.origin, node,
+                           tuple((i, col(i)) for i in output_ids[:kept]))  # fmt: skip
+        return Relation(node, tuple(names))
+
+    def _order_keys(self, items, scope: Scope, names, bound) -> list[tuple[exp.Expression, bool]]:
+        """Each ORDER BY key bound: (the key over the projection's ids, True) when it names a
+        projection; else (the key over the columns before the projection, False)."""
+        aliases = {name.lower(): f"__out{i}" for i, name in enumerate(names)}
+        result = []
+        for ordered in items:
+            key = ordered.this
+            if isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+                result.append((exp.Column(this=exp.to_identifier(
+                    aliases[key.name.lower()])), True))  # fmt: skip
+                continue
+            outputs = {f"__out{i}": b for i, b in enumerate(bound)}
+            expression = scope.bind(key, extra=aliases).expression
+            result.append((substitute(expression, outputs), False))
+        return result
+
+    def _limited(self, query, node: Node, keys: list[exp.Ordered]) -> Node:
+        limit = _integer(query.args.get("limit"), "LIMIT")
+        offset = _integer(query.args.get("offset"), "OFFSET") or 0
+        if keys:
+            ids = node.ids
+            keys = [_resolve_output(k, ids) for k in keys]
+            origin = "ORDER BY " + ", ".join(k.sql(dialect="spark") for k in keys)
+            return Sort(node.columns, origin, node, tuple(keys), limit, offset)
+        if limit is not None or offset:
+            return Limit(node.columns, f"LIMIT {limit}", node, limit, offset)
+        return node
+
+    def _ordered(self, query: exp.Expression, relation: Relation) -> Relation:
+        """A set operation's (or a parenthesised query's) own ORDER BY and LIMIT."""
+        items = _order_items(query)
+        if not items and query.args.get("limit") is None and query.args.get("offset") is None:
+            return relation
+        by_name = {name.lower(): i for name, i in zip(relation.names, relation.node.ids)}
+        keys = []
+        for ordered in items:
+            key = ordered.this
+            if not isinstance(key, exp.Column) or key.name.lower() not in by_name:
+                raise UnsupportedSqlError("ORDER BY after a set operation may only name its "
+                                          "columns", *position(ordered))  # fmt: skip
+            keys.append(_ordered(ordered, col(by_name[key.name.lower()])))
+        return Relation(self._limited(query, relation.node, keys), relation.names)
+
+    def _correlation_groups(self, correlation: Correlation, scope: Scope, groups, where):
+        if groups:
+            raise UnsupportedSqlError("a correlated scalar subquery with GROUP BY is not "
+                                      "supported", *position(where))  # fmt: skip
+        outer_ids = set(scope.outer.types) if scope.outer else set()
+        keys = require_equalities(correlation, outer_ids, where)
+        correlation.keys = [("", outer) for _, outer in keys]
+        return [inner for inner, _ in keys], True
+
+    # -- FROM and WHERE -------------------------------------------------------------------------
+
+    def _from(self, select: exp.Select, scope: Scope) -> Node:
+        node = self._relation(select.args["from_"].this, scope)
+        for join in select.args.get("joins") or []:
+            right = self._relation(join.this, scope)
+            kind = _join_kind(join)
+            on = join.args.get("on")
+            if join.args.get("using"):
+                raise UnsupportedSqlError("JOIN ... USING here", *position(join))
+            condition = scope.bind(on).expression if on is not None else None
+            if condition is not None:
+                check_condition(condition, scope.type_of, "ON")
+            if kind == "inner" and condition is None:
+                kind = "cross"
+            columns = node.columns if kind in ("semi", "anti") else node.columns + right.columns
+            node = Join(columns, join.sql(dialect="spark"), node, right, kind, condition)
+        return node
+
+    def _relation(self, item: exp.Expression, scope: Scope) -> Node:
+        alias = item.alias_or_name
+        if isinstance(item, exp.Table):
+            cte = self._cte(item.name)
+            node, relation_names = self._cte_reference(cte, item) if cte else self._scan(item)
+        elif isinstance(item, exp.Subquery):
+            relation = self.query(item.this, None)
+            node, relation_names = relation.node, list(relation.names)
+        elif isinstance(item, exp.Values):
+            node, relation_names = self._values(item)
+        else:
+            raise UnsupportedSqlError(f"{item.key.upper()} in FROM is not supported yet",
+                                      *position(item))  # fmt: skip
+        table_alias = item.args.get("alias")
+        renamed = [c.name for c in table_alias.columns] if table_alias and \
+            table_alias.columns else None  # fmt: skip
+        if renamed:
+            if len(renamed) != len(relation_names):
+                raise SqlError(f"{alias}: {len(renamed)} column names for "
+                               f"{len(relation_names)} columns", *position(item))  # fmt: skip
+            relation_names = renamed
+        relation = {}
+        for name, (column_id, kind) in zip(relation_names, node.columns):
+            relation.setdefault(name.lower(), (column_id, kind))
+        scope.add(alias, relation)
+        return node
+
+    def _scan(self, table: exp.Table) -> tuple[Node, list[str]]:
+        described = self.catalog.table(table.name)
+        mapping = tuple((self.ids.new(c.name), c.name) for c in described.columns)
+        columns = tuple((i, c.type) for (i, _), c in zip(mapping, described.columns))
+        alias = table.alias_or_name
+        origin = described.name if alias.lower() == described.name.lower() else \
+            f"{described.name} AS {alias}"  # fmt: skip
+        names = [c.name for c in described.columns]
+        return Scan(columns, f"FROM {origin}", described, alias, mapping), names
+
+    def _cte(self, name: str) -> _Cte | None:
+        for level in reversed(self._ctes):
+            if name.lower() in level:
+                return level[name.lower()]
+        return None
+
+    def _cte_reference(self, cte: _Cte, table: exp.Table) -> tuple[Node, list[str]]:
+        if cte.translating:
+            raise UnsupportedSqlError(f"CTE {table.name!r} reads itself (recursive CTEs are "
+                                      "not supported)", *position(table))  # fmt: skip
+        if cte.relation is None:
+            cte.translating = True
+            depth = len(self._ctes)
+            saved, self._ctes = self._ctes, self._ctes[:depth]
+            try:
+                cte.relation = self.query(cte.definition.this, None)
+            finally:
+                self._ctes = saved
+                cte.translating = False
+        relation = cte.relation
+        exprs = tuple((self.ids.new(name), col(i)) for name, i in zip(relation.names,
+                                                                        relation.node.ids))
+        columns = tuple((i, kind) for (i, _), (_, kind) in zip(exprs, relation.node.columns))
+        return Project(columns, f"FROM {table.name}", relation.node, exprs), list(relation.names)
+
+    def _values(self, values: exp.Values) -> tuple[Node, list[str]]:
+        rows = [tuple(row.expressions) for row in values.expressions]
+        width = len(rows[0])
+        if any(len(row) != width for row in rows):
+            raise SqlError("VALUES rows of different lengths", *position(values))
+        alias = values.args.get("alias")
+        names = [c.name for c in alias.columns] if alias and alias.columns else \
+            [f"col{i + 1}" for i in range(width)]  # fmt: skip
+        kinds = []
+        for index in range(width):
+            kind = None
+            for row in rows:
+                value_type = type_of(row[index], lambda _: None)
+                kind = value_type if kind is None else wider(kind, value_type)
+            kinds.append(kind)
+        ids = [self.ids.new(n) for n in names]
+        return Values(tuple(zip(ids, kinds)), "VALUES", tuple(rows)), names
+
+    def _where(self, node: Node, condition: exp.Expression, scope: Scope,
+               correlation: Correlation | None) -> Node:  # fmt: skip
+        filters, pending = [], []
+        hook = self._scalar_hook(pending)
+        for conjunct in conjuncts(condition):
+            joined = semi_or_anti(self, node, conjunct, scope)
+            if joined is not None:
+                node = joined
+                continue
+            bound = scope.bind(conjunct, hook)
+            if bound.outer:
+                if correlation is None:
+                    raise UnsupportedSqlError("a column of an enclosing query here",
+                                              *position(conjunct))  # fmt: skip
+                correlation.conjuncts.append(bound.expression)
+                continue
+            filters.append(bound.expression)
+        node = attach(self, node, pending, scope)
+        if filters:
+            condition = conjoin(filters)
+            check_condition(condition, _typer(node), "WHERE")
+            node = Filter(node.columns, "WHERE " + " AND ".join(
+                f.sql(dialect="spark") for f in filters), node, condition)  # fmt: skip
+        return node
+
+    def _scalar_hook(self, pending: list[Pending]):
+        def hook(subquery: exp.Expression) -> exp.Expression:
+            if not isinstance(subquery, exp.Subquery):
+                raise UnsupportedSqlError("EXISTS and IN subqueries are supported only as "
+                                          "conditions of WHERE joined by AND",
+                                          *position(subquery))  # fmt: skip
+            placeholder = self.ids.new("_sq")
+            pending.append(Pending(placeholder, subquery))
+            return col(placeholder)
+
+        return hook
+
+    # -- set operations -------------------------------------------------------------------------
+
+    def _set_operation(self, query: exp.Expression, outer: Scope | None) -> Relation:
+        kind = _SET_OPERATIONS[type(query)]
+        left = self.query(query.this, outer)
+        right = self.query(query.expression, outer)
+        if len(left.names) != len(right.names):
+            raise SqlError(f"{kind.upper()} of {len(left.names)} and {len(right.names)} "
+                           "columns: both sides must give as many", *position(query))  # fmt: skip
+        kinds = []
+        for (name, a), (_, b) in zip(left.node.columns, right.node.columns):
+            widened = wider(a, b)
+            if widened is None:
+                raise SqlError(f"{kind.upper()}: column {len(kinds) + 1} is {a} on one side "
+                               f"and {b} on the other", *position(query))  # fmt: skip
+            kinds.append(widened)
+        inputs = tuple(self._cast_to(relation.node, kinds) for relation in (left, right))
+        ids = [self.ids.new(name) for name in left.names]
+        distinct = bool(query.args.get("distinct", True))
+        node = SetOp(tuple(zip(ids, kinds)), f"{kind.upper()}{'' if distinct else ' ALL'}",
+                     kind, distinct, inputs)  # fmt: skip
+        return Relation(node, left.names)
+
+    def _cast_to(self, node: Node, kinds) -> Node:
+        if all(kind == wanted for (_, kind), wanted in zip(node.columns, kinds)):
+            return node
+        exprs = []
+        for (column_id, kind), wanted in zip(node.columns, kinds):
+            value = col(column_id) if kind == wanted or not wanted.is_known else exp.Cast(
+                this=col(column_id), to=exp.DataType.build(str(wanted), dialect="spark"))
+            exprs.append((self.ids.new(column_id), value))
+        columns = tuple((i, k) for (i, _), k in zip(exprs, kinds))
+        return Project(columns, node.origin, node, tuple(exprs))
+
+
+def _join_kind(join: exp.Join) -> str:
+    side, kind = (join.side or "").upper(), (join.kind or "").upper()
+    if kind in ("SEMI", "ANTI"):
+        return kind.lower()
+    if side in ("LEFT", "RIGHT", "FULL"):
+        return side.lower()
+    if kind == "CROSS":
+        return "cross"
+    return "inner"
+
+
+def _name(projection: exp.Expression) -> str:
+    inner = projection.this if isinstance(projection, exp.Alias) else projection
+    if isinstance(projection, exp.Alias) and projection.alias.startswith("_col_") and \
+            SPARK_NAME in inner.meta:  # fmt: skip
+        return inner.meta[SPARK_NAME]
+    return projection.alias_or_name
+
+
+def _unaliased(projection: exp.Expression) -> exp.Expression:
+    return projection.this if isinstance(projection, exp.Alias) else projection
+
+
+def _order_items(query: exp.Expression) -> list[exp.Ordered]:
+    return list((query.args.get("order") or exp.Order()).expressions)
+
+
+def _ordered(ordered: exp.Ordered, key: exp.Expression) -> exp.Ordered:
+    copy = ordered.copy()
+    copy.set("this", key)
+    return copy
+
+
+def _resolve_output(key: exp.Ordered, ids: list[str]) -> exp.Ordered:
+    """Sort keys naming the projection by position (``__out2``) name its id instead."""
+    target = key.this
+    if isinstance(target, exp.Column) and target.name.startswith("__out"):
+        return _ordered(key, col(ids[int(target.name[5:])]))
+    return key
+
+
+def _integer(clause: exp.Expression | None, what: str) -> int | None:
+    if clause is None:
+        return None
+    value = clause.args.get("expression") or clause.this
+    if not isinstance(value, exp.Literal) or value.is_string or not value.this.isdigit():
+        raise UnsupportedSqlError(f"{what} must be a non-negative integer, not "
+                                  f"{value.sql(dialect='spark')}", *position(clause))  # fmt: skip
+    return int(value.this)
+
+
+def _typer(node: Node):
+    types = dict(node.columns)
+    from jobmanager.planner.types import UNKNOWN
+
+    return lambda name: types.get(name, UNKNOWN)
+
+
+def _origin_group(select: exp.Select) -> str:
+    group = select.args.get("group")
+    return group.sql(dialect="spark") if group else "aggregate"
+
+
+def _reads_outer(query: exp.Expression, outer: Scope | None) -> bool:
+    return outer is not None and any(c.table and c.table.lower() in outer.relations
+                                     for c in query.find_all(exp.Column))  # fmt: skip
+
