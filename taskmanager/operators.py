@@ -4,6 +4,8 @@
 - ``arrow(fn)``: ``fn(*tables)`` in plain Python, no JVM; it must return a ``pyarrow.Table``;
 - ``spark(fn)``: ``fn(*dataframes)`` in the TaskManager's SparkSession (see
   :mod:`taskmanager.spark`);
+- ``SqlOperator``: its Spark SQL over the inputs registered as its views, in a session of the
+  task's own (see :mod:`taskmanager.sql`);
 - ``ParquetSink``: the single input is written as this attempt's part file in the sink's
   staging directory (even with no rows, so the file carries the schema); the JobManager commits
   the final attempts' files when the job finishes.
@@ -26,11 +28,13 @@ from jobmanager.model.operators import (
     ArrowFunction,
     ParquetSink,
     SparkFunction,
+    SqlOperator,
     VertexCode,
     part_file,
 )
 from taskmanager.cancellation import CancelToken
-from taskmanager.spark import SparkSessionProvider, run_spark_function
+from taskmanager.spark import SparkSessionProvider
+from taskmanager.sql import run_query
 from taskmanager.timing import TaskClock
 
 __all__ = ["OperatorResult", "run_operator", "write_part_file"]
@@ -76,20 +80,12 @@ def run_operator(
                 "not a pyarrow.Table"
             )
         return OperatorResult(table, table.num_rows)
-    if isinstance(operator, SparkFunction):
-        table = run_spark_function(
-            operator,
-            tables,
-            spark=spark,
-            task_dir=task_dir,
-            job_group=f"{tdd.job_id}/{tdd.vertex}/{tdd.subtask}/{tdd.attempt}",
-            vertex=tdd.vertex,
-            cancel=cancel,
-            clock=clock,
-        )
+    if isinstance(operator, _COMPOSED):
+        table = run_query(((tdd.vertex, operator),), tables, spark=spark, task_dir=task_dir,
+                          job_group=_job_group(tdd), cancel=cancel, clock=clock)  # fmt: skip
         return OperatorResult(table, table.num_rows)
     raise TypeError(
-        f"vertex {tdd.vertex!r}: operator {operator!r} is not spark(fn), arrow(fn) or a "
+        f"vertex {tdd.vertex!r}: operator {operator!r} is not spark(fn), arrow(fn), SQL or a "
         "ParquetSink"
     )
 
@@ -97,25 +93,22 @@ def run_operator(
 def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescriptor,
                spark: SparkSessionProvider, task_dir: Path, cancel: CancelToken,
                clock: TaskClock) -> OperatorResult:  # fmt: skip
-    """A chain's operators one after the other in this task: consecutive PySpark functions as
-    one composed function (one Spark query, one job), Arrow functions on the table in memory,
-    a sink last writing the chain's result."""
+    """A chain's operators one after the other in this task: consecutive PySpark functions and
+    SQL pieces as one composed query (one Spark query, see ``taskmanager.sql.run_query``),
+    Arrow functions on the table in memory, a sink last writing the chain's result."""
     inputs = tables
     members = list(zip(chain.names, chain.operators))
     position = 0
     while position < len(members):
         name, operator = members[position]
         cancel.check(f"before {name!r}")
-        if isinstance(operator, SparkFunction):
-            run = [members[position]]
-            while position + len(run) < len(members) and isinstance(members[position + len(run)][1], SparkFunction):
-                run.append(members[position + len(run)])
-            position += len(run)
-            table = run_spark_function(
-                SparkFunction(_ComposedSpark(tuple(run))), inputs, spark=spark, task_dir=task_dir,
-                job_group=f"{tdd.job_id}/{tdd.vertex}/{tdd.subtask}/{tdd.attempt}",
-                vertex=tdd.vertex, cancel=cancel, clock=clock)  # fmt: skip
-            inputs = (table,)
+        if isinstance(operator, _COMPOSED):
+            end = position + 1
+            while end < len(members) and isinstance(members[end][1], _COMPOSED):
+                end += 1
+            table = run_query(members[position:end], inputs, spark=spark, task_dir=task_dir,
+                              job_group=_job_group(tdd), cancel=cancel, clock=clock)  # fmt: skip
+            inputs, position = (table,), end
             continue
         position += 1
         if isinstance(operator, ParquetSink):
@@ -137,25 +130,11 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
     return OperatorResult(table, table.num_rows)
 
 
-class _ComposedSpark:
-    """Chained PySpark functions as one: each one's DataFrame is the next one's input, so Spark
-    plans and runs them as one query."""
+_COMPOSED = (SparkFunction, SqlOperator)  # chained, these build one Spark query
 
-    def __init__(self, members: tuple[tuple[str, SparkFunction], ...]) -> None:
-        self.members = members
-        self.__name__ = " -> ".join(getattr(f.fn, "__name__", name) for name, f in members)
 
-    def __call__(self, *frames):
-        from pyspark.sql import DataFrame
-
-        result = None
-        for name, function in self.members:
-            result = function.fn(*frames)
-            if not isinstance(result, DataFrame):
-                raise TypeError(f"vertex {name!r}: {function} returned "
-                                f"{type(result).__name__}, not a pyspark.sql.DataFrame")  # fmt: skip
-            frames = (result,)
-        return result
+def _job_group(tdd: TaskDeploymentDescriptor) -> str:
+    return f"{tdd.job_id}/{tdd.vertex}/{tdd.subtask}/{tdd.attempt}"
 
 
 def write_part_file(table: pa.Table, path: str) -> None:

@@ -36,7 +36,7 @@ from jobmanager.messages.events import (
     TaskRunning,
 )
 from jobmanager.model.chaining import ChainedOperator
-from jobmanager.model.operators import SparkFunction
+from jobmanager.model.operators import SparkFunction, SqlOperator
 from shuffle import FetchChunk, ShuffleDirectory
 from taskmanager.blobs import load_vertex_code
 from taskmanager.cancellation import CancelToken
@@ -115,9 +115,9 @@ def _finished(
     with clock.phase("code"):
         code = env.memo.get(("code", tdd.code_key), lambda: load_vertex_code(env.blobs, tdd))
     operator = code.operator.first if isinstance(code.operator, ChainedOperator) else code.operator
+    spark_reads = isinstance(operator, (SparkFunction, SqlOperator))  # Spark reads files itself
     inputs = read_inputs(tdd, code.sources, env.blobs, env.node_id, env.fetch_chunk, cancel,
-                         env.memo, files_for_spark=isinstance(operator, SparkFunction),
-                         clock=clock)  # fmt: skip
+                         env.memo, files_for_spark=spark_reads, clock=clock)  # fmt: skip
     cancel.check("before the operator")
     result = run_operator(code, inputs.tables, tdd, spark=env.spark, task_dir=task_dir,
                           cancel=cancel, clock=clock)

@@ -1,5 +1,6 @@
-"""Shared fixtures: one real local Ray cluster for every test that needs one. A runtime that
-cannot be imported fails the suite, so a broken install never passes by skipping; only where
+"""Shared fixtures: one real local Ray cluster for every test that needs one, and one local
+SparkSession for every test that runs PySpark alone. A runtime that cannot be imported fails
+the suite, so a broken install never passes by skipping; only where
 ``TIDAL_TESTS_ALLOW_MISSING_RUNTIME=1`` says so, knowingly, are the runtime's tests skipped."""
 
 import importlib
@@ -65,3 +66,22 @@ def ray_cluster():
         os.environ.pop("RAY_ADDRESS", None)
     else:
         os.environ["RAY_ADDRESS"] = before
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """A local PySpark session (two cores, two shuffle partitions, no UI): the example jobs'
+    user code and the SQL reference checks run in it."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("tidal-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

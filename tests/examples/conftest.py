@@ -1,4 +1,5 @@
-"""Fixtures for the example jobs: tiny generated data, a local SparkSession, and markers.
+"""Fixtures for the example jobs: tiny generated data, and markers (the local SparkSession
+they share with the SQL tests is in ``tests/conftest.py``).
 
 ``spark`` marks tests that start a JVM; ``runtime`` marks tests that need Tidal running on Ray
 (``tests/conftest.py`` fails the suite when the runtime cannot be imported).
@@ -24,20 +25,3 @@ def tiny_data(tmp_path_factory):
     directory = tmp_path_factory.mktemp("tpch")
     generate(directory, TINY_SCALE)
     return directory
-
-
-@pytest.fixture(scope="session")
-def spark_session():
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("tidal-tests-examples")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()

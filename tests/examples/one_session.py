@@ -1,22 +1,27 @@
-"""Running a job graph's PySpark functions in one local SparkSession, without Tidal.
+"""Running a job graph's PySpark functions and SQL pieces in one local SparkSession, without
+Tidal.
 
-This checks the example jobs' user code apart from the runtime. Each vertex runs as the number
-of subtasks a test gives it, and a subtask gets what its input edges would give it: its hash
-share of a HASH input, all of a BROADCAST input, producer subtask ``i``'s output over FORWARD
-between equal parallelisms, and a disjoint share of anything else (REBALANCE, RESCALE, a source's
-files). So partial and final aggregates, and local and global top-Ns, really run split, and a
+This checks the example jobs' user code, and the planner's graphs, apart from the runtime.
+Each vertex runs as the number of subtasks a test gives it, and a subtask gets what its input
+edges would give it: its share of a HASH input by Tidal's own hash, all of a BROADCAST input,
+producer subtask ``i``'s output over FORWARD between equal parallelisms, and a disjoint share
+of anything else (REBALANCE, RESCALE, a source's files). So partial and final aggregates, and local and global top-Ns, really run split, and a
 job that only works because everything landed in one task fails here. As in Tidal, what a
-subtask hands on is data (an Arrow table), not a plan.
+subtask hands on is data (an Arrow table), not a plan. A subtask of a ``SqlOperator`` vertex
+registers its inputs as the operator's views in a new session of its own (``newSession``), so
+no subtask sees another's views and a view the SQL names but the vertex does not have fails.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobmanager.model.jobgraph import JobEdge, JobGraph, PartitionerKind
-from jobmanager.model.operators import ParquetSink, SparkFunction
+from shuffle.hashing import hash_columns
+from jobmanager.model.operators import ParquetSink, SparkFunction, SqlOperator
 
 __all__ = ["run_in_one_session"]
 
@@ -28,13 +33,13 @@ def run_in_one_session(graph: JobGraph, session: SparkSession,
     outputs: dict[str, list[pa.Table]] = {}
     for vertex in graph.topological_order():
         count = parallelism.get(vertex.name, 1)
-        read = [_read(session, source) for source in vertex.sources]
         subtasks = []
         for index in range(count):
-            inputs = [_share(frame, index, count, None) for frame in read]
-            inputs += [_edge_input(session, edge, outputs[edge.source.name], index, count)
+            own = session.newSession() if isinstance(vertex.operator, SqlOperator) else session
+            inputs = [_share(_read(own, source), index, count, None) for source in vertex.sources]
+            inputs += [_edge_input(own, edge, outputs[edge.source.name], index, count)
                        for edge in vertex.inputs]
-            subtasks.append(_run(vertex.name, vertex.operator, inputs).toArrow())
+            subtasks.append(_run(vertex.name, vertex.operator, inputs, own).toArrow())
         outputs[vertex.name] = subtasks
     sinks = [v for v in graph.vertices if isinstance(v.operator, ParquetSink)]
     if len(sinks) != 1:
@@ -52,11 +57,22 @@ def _edge_input(session: SparkSession, edge: JobEdge, produced: list[pa.Table], 
     kind = edge.partitioner.kind if edge.partitioner else PartitionerKind.REBALANCE
     if kind is PartitionerKind.FORWARD and len(produced) == count:
         return _frame(session, produced[index])
-    everything = _frame(session, pa.concat_tables(produced))
+    rows = pa.concat_tables(produced)
+    if kind is PartitionerKind.HASH and count > 1:
+        return _frame(session, _hash_share(rows, edge.partitioner.keys, index, count))
+    everything = _frame(session, rows)
     if kind is PartitionerKind.BROADCAST:
         return everything
-    keys = edge.partitioner.keys if kind is PartitionerKind.HASH else None
-    return _share(everything, index, count, keys)
+    return _share(everything, index, count, None)
+
+
+def _hash_share(rows: pa.Table, keys, index: int, count: int) -> pa.Table:
+    """The rows a HASH edge sends subtask ``index``, by Tidal's own hash (``shuffle.hashing``):
+    the two sides of a join agree by value, an int key and a bigint one alike, as in Tidal."""
+    if not rows.num_rows:
+        return rows
+    chosen = hash_columns(rows, list(keys)) % np.uint64(count) == index
+    return rows.filter(pa.array(chosen))
 
 
 def _frame(session: SparkSession, table: pa.Table) -> DataFrame:
@@ -73,9 +89,13 @@ def _share(frame: DataFrame, index: int, count: int, keys) -> DataFrame:
     return frame.where(F.pmod(F.hash(*columns), F.lit(count)) == index)
 
 
-def _run(name: str, operator, inputs: list[DataFrame]) -> DataFrame:
+def _run(name: str, operator, inputs: list[DataFrame], session: SparkSession) -> DataFrame:
     if isinstance(operator, SparkFunction):
         return operator.fn(*inputs)
+    if isinstance(operator, SqlOperator):
+        for view, frame in zip(operator.views, inputs, strict=True):
+            frame.createOrReplaceTempView(view)
+        return session.sql(operator.sql)
     if operator is None or isinstance(operator, ParquetSink):
         (single,) = inputs
         return single

@@ -1,0 +1,99 @@
+"""Running the pieces of a planned query (``SqlOperator``) in a task.
+
+A piece is Spark SQL over the task's inputs, each registered as the temporary view its
+operator names (``views[i]``: the vertex's sources, then its incoming edges, in order). Two
+slots share one JVM, and two tasks may both call their input ``in0``, so the views live in a
+session of the task's own (``SparkSessionProvider.isolated``), dropped when it is done. An
+input reaches Spark as ``run_spark_query`` hands it any input: Parquet files Spark reads
+itself, or an Arrow table written to Parquet; an input with no columns at all is still a view
+(of no rows and no columns), so the piece's SQL always finds its names.
+
+Chained members compose into one Spark query, as chained PySpark functions do: the first
+member's result (a DataFrame, not yet run) is the next member's one view, or its one argument
+for a PySpark function, and so on; only the last member's result runs, into Arrow.
+
+Spark refusing a piece's SQL (``AnalysisException``, of which ``ParseException`` is one: a
+column or view that is not there, a type it cannot take, text it cannot parse) would refuse it
+again on every attempt: it fails the job at once (``SqlRefused`` is a
+``NonRecoverableError``), saying which vertex and which SQL (the task runner logs it, with the
+job, vertex and attempt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from jobmanager.errors import NonRecoverableError
+from jobmanager.model.operators import SparkFunction, SqlOperator
+from taskmanager.cancellation import CancelToken
+from taskmanager.inputs import ParquetFiles
+from taskmanager.spark import IsolatedSession, SparkSessionProvider, checked_frame, run_spark_query
+from taskmanager.timing import TaskClock
+
+__all__ = ["SqlRefused", "run_query"]
+
+_MAX_SPARK_MESSAGE = 1_500
+
+Member = tuple[str, SqlOperator | SparkFunction]
+
+
+class SqlRefused(NonRecoverableError):
+    """Spark cannot analyse or parse a piece of a planned query: no attempt would do better."""
+
+
+def run_query(
+    members: Sequence[Member],
+    tables: Sequence[pa.Table | ParquetFiles],
+    *,
+    spark: SparkSessionProvider,
+    task_dir: Path,
+    job_group: str,
+    cancel: CancelToken,
+    clock: TaskClock | None = None,
+) -> pa.Table:
+    """The result, as Arrow, of ``members`` (vertex name and operator, in chain order) composed
+    into one Spark query over ``tables``: the first member gets every input, each later one the
+    result before it. With a SqlOperator among them, the query runs in a session of its own
+    (see the module docstring); PySpark functions alone run in the process's session."""
+    clock = clock or TaskClock()
+    if not any(isinstance(operator, SqlOperator) for _, operator in members):
+        return run_spark_query(lambda frames: _compose(None, members, frames), tables,
+                               spark=spark, task_dir=task_dir, job_group=job_group,
+                               cancel=cancel, clock=clock)  # fmt: skip
+    with clock.phase("spark_plan"):
+        spark.session()  # the JVM's start, for a TaskManager's first Spark task
+    with spark.isolated() as isolated:
+        return run_spark_query(lambda frames: _compose(isolated, members, frames), tables,
+                               spark=spark, task_dir=task_dir, job_group=job_group,
+                               cancel=cancel, clock=clock, session=isolated.session)  # fmt: skip
+
+
+def _compose(isolated: IsolatedSession | None, members: Sequence[Member], frames: Sequence):
+    result = None
+    for name, operator in members:
+        if isinstance(operator, SparkFunction):
+            result = checked_frame(name, operator, operator.fn(*frames))
+        else:
+            for view, frame in zip(operator.views, frames, strict=True):
+                isolated.register(view, frame)
+            result = _sql(isolated, name, operator)
+        frames = (result,)
+    return result
+
+
+def _sql(isolated: IsolatedSession, vertex: str, operator: SqlOperator):
+    from pyspark.errors import AnalysisException
+
+    try:
+        return isolated.session.sql(operator.sql)
+    except AnalysisException as error:
+        spark_says = str(error).strip().partition(";\n")[0]  # the analysed plan follows
+        if len(spark_says) > _MAX_SPARK_MESSAGE:
+            spark_says = spark_says[:_MAX_SPARK_MESSAGE] + " ..."
+        raise SqlRefused(
+            f"vertex {vertex!r}: Spark refused its SQL ({type(error).__name__}): {spark_says}\n"
+            f"its SQL, over views {', '.join(operator.views) or '(none)'}:\n{operator.sql}"
+        ) from error
