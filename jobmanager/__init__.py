@@ -1,6 +1,7 @@
 """Tidal's JobManager and user API.
 
     from jobmanager import Client, JobGraph, Partitioner, FileSource, ParquetSink, spark, arrow
+    rows = Client().sql("SELECT ...", tables={"lineitem": "/data/lineitem"}).wait().to_arrow()
 
 Names are imported on first use, so the pure scheduling core never pulls in Ray or Spark.
 """
@@ -26,6 +27,8 @@ _EXPORTS = {
     "JobManagerLost": "jobmanager.errors",
     "JobStoreError": "jobmanager.errors",
     "NonRecoverableError": "jobmanager.errors",
+    "SqlError": "jobmanager.errors",
+    "ResultTooLargeError": "jobmanager.errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -11,6 +11,9 @@ Every error names what is wrong and where: the vertex, the edge, the option key,
     ├── ConfigurationError          an unknown option key or a bad value (names the key)
     │   └── ConfigurationFileError  ... or a YAML file of options that is missing or broken
     ├── JobFileError                a job file (``tidal run JOB.py``) that cannot give a job
+    ├── NoResultError               a job has no result to read back (not a query, failed, or
+    │                               written to ``output``: the message says where it went)
+    ├── ResultTooLargeError         a query's result is over ``client.result.max-size``
     ├── SqlError                    a query that cannot be planned; names the place in the query
     │   ├── SqlSyntaxError          ... it does not parse (line, column and the token)
     │   ├── UnknownTableError       ... it reads a table nobody named (lists the known ones)
@@ -51,6 +54,8 @@ __all__ = [
     "JobManagerLost",
     "JobStoreError",
     "NoResourceAvailableError",
+    "NoResultError",
+    "ResultTooLargeError",
     "NonRecoverableError",
     "TidalError",
 ]
@@ -99,6 +104,15 @@ class ConfigurationFileError(ConfigurationError):
 
 class JobFileError(TidalError):
     pass
+
+
+class ResultTooLargeError(TidalError):
+    """A query's result is larger than ``client.result.max-size``: write it instead."""
+
+
+class NoResultError(TidalError):
+    """There is no result to read back: the job failed or was cancelled, wrote its result to
+    the ``output`` the user named, or is no query."""
 
 
 class SqlError(TidalError, ValueError):

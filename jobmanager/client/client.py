@@ -1,12 +1,14 @@
-"""The Python client: connect to Ray, submit a job, watch it, get its result.
+"""The Python client: connect to Ray, submit a job or a query, watch it, get its result.
 
     client = Client()                 # joins a running local Ray cluster, or starts one
     handle = client.submit(job, config={"taskmanager.numberOfTaskSlots": 2})
     result = handle.wait(progress=True)
+    rows = client.sql("SELECT ...", tables={"lineitem": "/data/lineitem"}).wait().to_arrow()
 
 Everything that can be checked before the job reaches the cluster is checked here, and fails
-with an error naming the culprit: a cycle, a bad parallelism, an unknown option or a bad value,
-a function that cannot be serialised, a sink whose target already exists.
+with an error naming the culprit: a query the planner cannot take, a cycle, a bad parallelism,
+an unknown option or a bad value, a function that cannot be serialised, a sink whose target
+already exists.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import ray
 
 from jobmanager.client.connect import connect
 from jobmanager.client.progress import TERMINAL, Progress, progress_for
+from jobmanager.client.query import collected_output, plan_query
 from jobmanager.client.report import (
     explain_lines,
     find_job,
@@ -26,7 +29,7 @@ from jobmanager.client.report import (
     report_file_name,
     report_html,
 )
-from jobmanager.client.result import JobResult
+from jobmanager.client.result import JobResult, QueryOutput
 from jobmanager.core.admission import validate_job
 from jobmanager.errors import JobManagerLost, TidalError
 from jobmanager.model.config import Configuration
@@ -65,8 +68,35 @@ class Client:
         config_file: str | None = None,
         properties: Iterable[str] = (),
     ) -> JobHandle:
-        settings = Configuration.from_yaml(config_file) if config_file else Configuration()
-        settings = settings.with_overrides(dict(config or {})).with_dynamic_properties(properties)
+        settings = _settings(config, config_file, properties)
+        return self._submit(job, settings, collected_output(job, settings))
+
+    def sql(
+        self,
+        query: str,
+        tables: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        *,
+        catalog: Any = None,
+        output: str | None = None,
+        overwrite: bool = False,
+        config_file: str | None = None,
+        properties: Iterable[str] = (),
+    ) -> JobHandle:
+        """Run a query in Spark's dialect over ``tables`` (name to path, or to ``{path, format,
+        partitioning, csv}``) and/or ``catalog`` (a ``jobmanager.planner.Catalog`` or its YAML
+        file). Its result goes to ``output`` (a Parquet directory, replaced if ``overwrite``)
+        or, without one, back to the client: ``handle.wait().to_arrow()``. The query is planned
+        here, before anything is submitted: a ``SqlError`` names what the planner cannot take.
+        """
+        settings = _settings(config, config_file, properties)
+        planned, where = plan_query(query, settings, tables=tables, catalog=catalog,
+                                    output=output, overwrite=overwrite)  # fmt: skip
+        return self._submit(planned.graph, settings, where)
+
+    def _submit(self, job: JobGraph, settings: Configuration, output: QueryOutput | None
+                ) -> JobHandle:  # fmt: skip
+        """Check the job, ship its code and hand it to a JobManager (a standby one if ready)."""
         validate_job(job, settings)
         check_operators(job)
         usercode.ship_by_value(_user_code(job))
@@ -82,12 +112,12 @@ class Client:
         if standby is not None:
             job_id, actor = standby
             if _started(actor, start):
-                return JobHandle(job_id, actor)
+                return JobHandle(job_id, actor, output)
         job_id = new_job_id()
         actor = create_job_manager(job_id, root, recovery)
         if not _started(actor, start):
             raise JobManagerLost(f"the JobManager of job {job_id} died while starting")
-        return JobHandle(job_id, actor)
+        return JobHandle(job_id, actor, output)
 
     def warm_up(self, timeout: float = 60.0) -> bool:
         """Have a standby JobManager ready for the next job (see ``ResourceManager``): call
@@ -133,6 +163,13 @@ class Client:
 _SUMMARY = ("name", "status", "submitted_at", "ended_at", "vertices")
 
 
+def _settings(config: Mapping[str, Any] | None, config_file: str | None,
+              properties: Iterable[str]) -> Configuration:  # fmt: skip
+    """Defaults, then the YAML file, then ``config``, then ``key=value`` properties."""
+    settings = Configuration.from_yaml(config_file) if config_file else Configuration()
+    return settings.with_overrides(dict(config or {})).with_dynamic_properties(properties)
+
+
 def _started(actor, start: tuple) -> bool:
     """Hand the job to a JobManager; False if the actor is dead. A job it cannot start (its
     graph does not unpickle there, say) is an error raised here, and the actor is stopped."""
@@ -152,9 +189,10 @@ class JobHandle:
     ended its JobManager leaves, and the handle reads the job from its store. A JobManager gone
     for good before the end is a ``JobManagerLost`` error saying why, never a raw Ray error."""
 
-    def __init__(self, job_id: str, actor) -> None:
+    def __init__(self, job_id: str, actor, output: QueryOutput | None = None) -> None:
         self.job_id = job_id
         self.actor = actor  # None: the job ended and its JobManager left
+        self.output = output  # a query's: where its result goes (``JobResult.to_arrow``)
 
     def _ask(self, method: str, *args, ended=None):
         """Ask the JobManager; once it has left, ``ended(store)`` answers from the job's store."""
@@ -190,7 +228,7 @@ class JobHandle:
                 status = self._ask("wait", left, ended=_final_status)
         finally:
             display.close(status)  # a Ctrl-C gives the terminal back too
-        return JobResult.of(status)
+        return JobResult.of(status, self.output)
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
         """Cancel the job; nothing to do once it has ended."""
@@ -235,7 +273,8 @@ class JobHandle:
 
     def release(self) -> None:
         """Let the job go now instead of after jobstore.expiration-time: its store and work
-        directory are removed (and a running job's JobManager stopped)."""
+        directory are removed, with a query's result collected for the client (and a running
+        job's JobManager stopped)."""
         if self.actor is not None:
             try:
                 self.actor.exit.remote()
@@ -244,7 +283,8 @@ class JobHandle:
                 pass
         record = job_record(self.job_id)
         if record is not None and "ended_at" in record:
-            clean_up_job(self.job_id, _store_of(self.job_id, record), work_dir=record.get("work_dir", ""))
+            clean_up_job(self.job_id, _store_of(self.job_id, record),
+                         work_dir=record.get("work_dir", ""))  # fmt: skip
             forget_job(self.job_id)
 
 

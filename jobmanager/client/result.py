@@ -1,11 +1,43 @@
 """A job's result as the client hands it to the user: built from the status dict the JobManager
-answers with (``jobmanager.runtime.status``)."""
+answers with (``jobmanager.runtime.status``), and, for a query, its rows.
+
+A query's result (``Client.sql``) is written by its last vertex as Parquet part files and
+committed as any sink's; without an ``output`` the client picked where (a ``ResultSink`` under
+the job stores), and ``JobResult.to_arrow()`` reads it back: exactly the files the commit
+published, in name order (so a result sorted by one task, or ordered across tasks, reads back
+in order), under the column names the query gives (``planned.columns``; Spark's own may
+differ, and two columns may share a name). The client holds the whole result in memory, so its
+size is checked first, from the files' footers alone (their row groups' uncompressed bytes),
+against ``client.result.max-size``: past it, nothing is read, and the error says how to write
+the result instead.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-__all__ = ["JobResult", "VertexReport"]
+from jobmanager.errors import NoResultError, ResultTooLargeError
+
+if TYPE_CHECKING:
+    import pandas
+    import pyarrow
+
+__all__ = ["JobResult", "QueryOutput", "VertexReport"]
+
+_OPTION = "client.result.max-size"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryOutput:
+    """Where a query's result went: ``path``, collected for the client (under the job stores,
+    read back by ``to_arrow``) or the ``output`` the user named; its column names (None: as
+    written); ``max_bytes``: client.result.max-size when it was submitted."""
+
+    path: str
+    collected: bool
+    columns: tuple[str, ...] | None
+    max_bytes: int
 
 
 @dataclass(frozen=True)
@@ -49,13 +81,34 @@ class JobResult:
     max_running_tasks: int
     vertices: dict[str, VertexReport] = field(default_factory=dict)  # by the job graph's names:
     # vertices chained into one task share its report (its ``chain`` names the task)
+    output: QueryOutput | None = None  # a query's: where its result went
 
     @property
     def succeeded(self) -> bool:
         return self.status == "FINISHED"
 
+    def to_arrow(self) -> pyarrow.Table:
+        """The query's result, read back (see the module docstring). ``NoResultError`` when
+        there is none to read (the job failed, with its cause; the result went to ``output``,
+        saying where); ``ResultTooLargeError`` past ``client.result.max-size``."""
+        output = self.output
+        if output is None:
+            raise NoResultError(f"job {self.job_id} is not a query (Client.sql): its sinks "
+                                "wrote its output where its graph says")  # fmt: skip
+        if not self.succeeded:
+            raise NoResultError(f"job {self.job_id} {self.status}, so it has no result: "
+                                f"{self.cause or 'no cause recorded'}")  # fmt: skip
+        if not output.collected:
+            raise NoResultError(f"job {self.job_id} wrote its result to {output.path}, not back "
+                                "to the client: read it from there")  # fmt: skip
+        return _read(output, self.job_id)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """``to_arrow()`` as a pandas DataFrame."""
+        return self.to_arrow().to_pandas()
+
     @staticmethod
-    def of(status: dict) -> JobResult:
+    def of(status: dict, output: QueryOutput | None = None) -> JobResult:
         ended = status.get("ended_at")
         duration = round(ended - status["submitted_at"], 3) if ended else None
         return JobResult(
@@ -66,4 +119,48 @@ class JobResult:
             status["max_running_tasks"],
             {member: report for v in status["vertices"] for report in (VertexReport.of(v),)
              for member in v.get("members") or [v["name"]]},  # fmt: skip
+            output,
         )
+
+
+def _read(output: QueryOutput, job_id: str) -> pyarrow.Table:
+    """The collected result's part files, sized by their footers, then read, in name order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from jobmanager.client.report.svg import size
+    from jobmanager.model import storage
+    from jobmanager.model.sources import FileSource, SourceError
+
+    try:
+        files = [f.path for f in FileSource(output.path, format="parquet").data_files()]
+    except SourceError as error:
+        raise NoResultError(f"job {job_id}: its result at {output.path} cannot be read: {error} "
+                            "(released, or expired after jobstore.expiration-time?)") from None
+    footers = []
+    for path in files:
+        fs, key = storage.filesystem(path)
+        with fs.open(key, "rb") as handle:
+            footers.append(pq.read_metadata(handle))
+    total = sum(footer.row_group(i).total_byte_size
+                for footer in footers for i in range(footer.num_row_groups))  # fmt: skip
+    if total > output.max_bytes:
+        raise ResultTooLargeError(
+            f"job {job_id}: its result is {size(total)} uncompressed ({total:,} bytes, "
+            f"{sum(f.num_rows for f in footers):,} rows), over {_OPTION}, "
+            f"{size(output.max_bytes)}: write it instead, with "
+            f"Client.sql(..., output=\"s3://bucket/out\") or tidal sql ... -o OUT, or raise "
+            f"{_OPTION}"
+        )  # fmt: skip
+    tables = []
+    for path, footer in zip(files, footers):
+        fs, key = storage.filesystem(path)
+        with fs.open(key, "rb") as handle:
+            tables.append(pq.ParquetFile(handle, metadata=footer).read())
+    names = list(output.columns) if output.columns is not None else tables[0].column_names
+    if any(table.num_columns != len(names) for table in tables):
+        raise NoResultError(f"job {job_id}: its result's files do not have the "
+                            f"{len(names)} columns of the query ({', '.join(names)})")  # fmt: skip
+    by_position = [f"_{i}" for i in range(len(names))]  # names may repeat: Arrow unifies by name
+    return pa.concat_tables([table.rename_columns(by_position) for table in tables],
+                            promote_options="default").rename_columns(names)  # fmt: skip

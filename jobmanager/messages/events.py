@@ -51,7 +51,9 @@ class JobSubmitted:
     without unpickling its graph. ``chains``: the vertices that run as one task
     (``jobmanager.model.chaining``), decided once, here; ``inferred``: what the sources of the
     vertices that decision rested on inferred when the job was taken (named as in the chained
-    graph), applied as if the scheduler had asked for them."""
+    graph), applied as if the scheduler had asked for them. ``result_paths``: those of the
+    sinks that are Tidal's own (``ResultSink``: a query's result collected for its client),
+    removed with the job's store; last, so logs written before it decode."""
 
     name: str
     graph_key: str
@@ -62,6 +64,7 @@ class JobSubmitted:
     sink_paths: tuple[str, ...] = ()
     chains: tuple[tuple[str, ...], ...] = ()
     inferred: tuple[SourceParallelismInferred, ...] = ()
+    result_paths: tuple[str, ...] = ()
 
 
 @message

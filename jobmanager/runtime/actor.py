@@ -42,7 +42,7 @@ from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
 from jobmanager.model.chaining import chained_graph
 from jobmanager.model.config import Configuration
-from jobmanager.model.operators import ParquetSink, serialize_vertex_code
+from jobmanager.model.operators import ParquetSink, ResultSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.admission import admit
 from jobmanager.runtime.archive import archive_job, archive_root
@@ -167,6 +167,8 @@ class JobManagerActor:
             tuple(v.operator.path for v in job_graph.vertices if isinstance(v.operator, ParquetSink)),
             chains,
             inferred,
+            tuple(v.operator.path for v in job_graph.vertices
+                  if isinstance(v.operator, ResultSink)),  # fmt: skip
         )
         events = store.open_log(settings["job-event.store.write-buffer.size"])
         events.append(submitted)
@@ -345,8 +347,7 @@ class JobManagerActor:
         abort_sinks(self.job_id, self.submitted.sink_paths if self.submitted else ())
 
     def _clean_up(self) -> None:
-        clean_up_job(self.job_id, JobStore(self.store_root, self.job_id),
-                     self.submitted.sink_paths if self.submitted else ())  # fmt: skip
+        clean_up_job(self.job_id, JobStore(self.store_root, self.job_id), self.submitted)
         jobrecords.forget_job(self.job_id)
 
     # -- the main loop --------------------------------------------------------------------------

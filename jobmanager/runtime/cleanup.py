@@ -1,9 +1,11 @@
 """Cleaning up after a job: what its sinks staged is dropped (an old target that a broken
 commit had set aside is put back) and its store removed; a sink a finished job published is
-left alone. The JobManager does it when it is let go early (``release``); the ResourceManager
-does it for a job whose JobManager is gone for good (recovery off, or Ray gave up restarting
-it), so no staging directory or store of such a job stays behind, and for an ended job once
-``jobstore.expiration-time`` has passed (its store and its work directory).
+left alone, unless it is Tidal's own (a query's result collected for its client, under the job
+stores: ``JobSubmitted.result_paths``), which goes with the store. The JobManager does it when
+it is let go early (``release``); the ResourceManager does it for a job whose JobManager is
+gone for good (recovery off, or Ray gave up restarting it), so no staging directory or store of
+such a job stays behind, and for an ended job once ``jobstore.expiration-time`` has passed (its
+store and its work directory).
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ import shutil
 
 import structlog
 
+from jobmanager.messages.events import JobSubmitted
+from jobmanager.model import storage
 from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import jobrecords, sinks
 from jobmanager.runtime.jobstore import JobStore
 
-__all__ = ["abort_sinks", "clean_up_expired_jobs", "clean_up_job", "clean_up_lost_jobs"]
+__all__ = ["abort_sinks", "clean_up_expired_jobs", "clean_up_job", "clean_up_lost_jobs",
+           "remove_results"]
 
 _log = structlog.get_logger("tidal.cleanup")
 
@@ -29,14 +34,29 @@ def abort_sinks(job_id: str, sink_paths) -> None:
             _log.warning("sink staging not removed", job=job_id, sink=path, error=repr(error))
 
 
-def clean_up_job(job_id: str, store: JobStore, sink_paths=None, work_dir: str = "") -> None:
-    """``sink_paths`` None: read them from the store (a job whose JobManager is gone)."""
+def remove_results(job_id: str, result_paths) -> None:
+    for path in result_paths:
+        try:
+            fs, target = storage.filesystem(path)
+            if fs.exists(target):
+                fs.rm(target, recursive=True)
+        except OSError as error:
+            _log.warning("collected result not removed", job=job_id, result=path,
+                         error=repr(error))  # fmt: skip
+
+
+def clean_up_job(job_id: str, store: JobStore, submitted: JobSubmitted | None = None,
+                 work_dir: str = "") -> None:  # fmt: skip
+    """``submitted`` (the job's first event, for its sinks) None: read it from the store (a
+    job whose JobManager is gone)."""
     if work_dir:
         shutil.rmtree(work_dir, ignore_errors=True)
     try:
-        if sink_paths is None:
-            sink_paths = store.submitted().sink_paths if store.exists() else ()
-        abort_sinks(job_id, sink_paths)
+        if submitted is None and store.exists():
+            submitted = store.submitted()
+        if submitted is not None:
+            abort_sinks(job_id, submitted.sink_paths)
+            remove_results(job_id, submitted.result_paths)
         store.remove()
     except Exception as error:
         _log.warning("job store not removed", job=job_id, store=store.url, error=repr(error))

@@ -3,15 +3,18 @@
 What the decision saw (the bytes consumed and the broadcast bytes left out), the raw value of
 the formula and every clamp applied to it, how the ranges balanced the tasks (smallest and
 largest task in bytes) and which skewed subpartitions were cut how many ways; for a source,
-what its listing saw; for a vertex not decided yet, what it waits for.
+what its listing saw; for a vertex not decided yet, what it waits for. A vertex that runs pieces
+of a planned query shows each one's SQL under the part of the query it came from.
 """
 
 from __future__ import annotations
 
-from jobmanager.client.report.facts import JobFacts, VertexFacts
+from collections.abc import Sequence
+
+from jobmanager.client.report.facts import JobFacts, SqlPiece, VertexFacts
 from jobmanager.client.report.svg import size
 
-__all__ = ["explain_lines", "origin_words"]
+__all__ = ["explain_lines", "origin_words", "sql_lines"]
 
 _ORIGIN = {
     "decided": "decided at run time from the bytes its inputs produced",
@@ -41,9 +44,22 @@ def explain_lines(facts: JobFacts) -> list[str]:
     return lines
 
 
+def sql_lines(vertex: str, pieces: Sequence[SqlPiece]) -> list[str]:
+    """Each piece's SQL under the part of the query it came from (and the chain member that
+    runs it, in a chain), as ``tidal sql --explain`` (``PlannedQuery.explain``) shows it."""
+    lines = []
+    for piece in pieces:
+        who = f"{piece.member}, " if piece.member != vertex else ""
+        origin = " ".join(piece.origin.split())
+        if who or origin:
+            lines.append(f"  {who}from the query: {origin or '(not said)'}")
+        lines.extend(f"  | {line}" for line in piece.sql.strip().splitlines())
+    return lines
+
+
 def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
     if v.parallelism is None:
-        return [f"{v.name} [{v.kind}]: not decided: {v.waiting_for}"]
+        return [f"{v.name} [{v.kind}]: not decided: {v.waiting_for}", *sql_lines(v.name, v.sql)]
     lines = [f"{v.name} [{v.kind}]: parallelism {v.parallelism}, {origin_words(v)} "
              f"(vertex max {v.max_parallelism})"]  # fmt: skip
     if v.kind.split(", ")[-1].startswith("chain:"):
@@ -68,4 +84,5 @@ def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
             lines.append(f"  skew: {r.source} -> {v.name}: {cuts}{more}, one task each "
                          "(the other inputs' matching data read whole by each)")
     lines.append(f"  why: {v.explanation}")
+    lines.extend(sql_lines(v.name, v.sql))
     return lines

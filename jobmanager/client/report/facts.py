@@ -22,10 +22,32 @@ from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.jobgraph import JobGraph
-from jobmanager.model.operators import ArrowFunction, ParquetSink, SparkFunction
+from jobmanager.model.operators import ArrowFunction, ParquetSink, SparkFunction, SqlOperator
 from jobmanager.runtime.status import TaskLedger, job_status
 
-__all__ = ["Attempt", "JobFacts", "Marker", "ResultFacts", "VertexFacts", "facts_from_log"]
+__all__ = ["Attempt", "JobFacts", "Marker", "ResultFacts", "SqlPiece", "VertexFacts",
+           "facts_from_log", "sql_pieces"]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SqlPiece:
+    """A piece of a planned query a vertex runs: the member of the vertex's chain that runs it
+    (the vertex's own name when it is no chain), its Spark SQL and the part of the user's query
+    it came from (``SqlOperator.origin``)."""
+
+    member: str
+    sql: str
+    origin: str
+
+
+def sql_pieces(name: str, operator) -> tuple[SqlPiece, ...]:
+    """The SQL ``operator`` (of vertex ``name``) runs: its own, or its chain members'."""
+    if isinstance(operator, ChainedOperator):
+        members = zip(operator.names, operator.operators)
+    else:
+        members = [(name, operator)]
+    return tuple(SqlPiece(member, op.sql, op.origin) for member, op in members
+                 if isinstance(op, SqlOperator))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +104,7 @@ class VertexFacts:
     bytes_out: int
     duration_s: float | None
     set_on: str = ""  # a chain set by the user: the member whose parallelism was set
+    sql: tuple[SqlPiece, ...] = ()  # the pieces of a planned query it runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +202,7 @@ def _vertex(state, ejv, counts: dict, decision, ended: bool) -> VertexFacts:
         counts["rows_in"], counts["rows_out"], counts["bytes_in"], counts["bytes_out"],
         counts["duration_s"],
         (jv.operator.fixed_by or "") if isinstance(jv.operator, ChainedOperator) else "",
+        sql_pieces(ejv.name, jv.operator),
     )  # fmt: skip
 
 
@@ -193,6 +217,7 @@ def _kind(jv) -> str:
 
 def _does(operator) -> str:
     return ("sink" if isinstance(operator, ParquetSink) else "spark" if isinstance(operator, SparkFunction)
+            else "sql" if isinstance(operator, SqlOperator)
             else "arrow" if isinstance(operator, ArrowFunction) else "pass-through")  # fmt: skip
 
 

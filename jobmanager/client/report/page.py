@@ -53,6 +53,8 @@ table.vertices th, table.vertices td { border-bottom: 1px solid #e6e6e6; padding
 table.vertices td.n { text-align: right; white-space: nowrap; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border-radius: 2px; }
 .legend span { margin-right: 14px; white-space: nowrap; } .why { color: #444; font-size: 13px; }
+pre.sql { background: #fff; border: 1px solid #e3e3e3; border-radius: 6px; padding: 8px;
+          white-space: pre-wrap; margin: 4px 0 12px; } .origin { margin: 2px 0; color: #444; }
 """
 
 _SCRIPT = """
@@ -129,8 +131,29 @@ def report_html(facts: JobFacts) -> str:
             parts.append(f'<div class="scroll">{bytes_svg(r)}</div>')
     parts.append("<h2>Vertices</h2>")
     parts.append(_vertex_table(facts))
+    parts.extend(_sql_section(facts))
     parts.append(f"<script>{_SCRIPT}</script></body></html>")
     return "\n".join(parts)
+
+
+def _sql_section(facts: JobFacts) -> list[str]:
+    """The Spark SQL each vertex of a planned query runs, under the part of the query it came
+    from; a chain's members one after the other."""
+    pieces = [(v.name, piece) for v in facts.vertices for piece in v.sql]
+    if not pieces:
+        return []
+    parts = ["<h2>SQL</h2>",
+             "<p class=why>The piece of the query each vertex runs, as Spark SQL over the views "
+             "it names (its sources, then its inputs), under the part of the query it came "
+             "from.</p>"]  # fmt: skip
+    for vertex, piece in pieces:
+        who = vertex if piece.member == vertex else f"{vertex}: {piece.member}"
+        origin = " ".join(piece.origin.split())
+        parts.append(f'<div data-vertex="{escape(vertex)}"><h3>{escape(who)}</h3>'
+                     + (f'<p class="origin">from the query: <code>{escape(origin)}</code></p>'
+                        if origin else "")
+                     + f'<pre class="sql">{escape(piece.sql.strip())}</pre></div>')  # fmt: skip
+    return parts
 
 
 def _legend(facts: JobFacts) -> str:

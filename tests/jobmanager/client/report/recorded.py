@@ -8,6 +8,7 @@ import numpy as np
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.model.operators import ParquetSink, SqlOperator
 from tests.jobmanager.core.harness import Run
 
 START_MS = 1_700_000_000_000
@@ -36,6 +37,23 @@ def sums_job() -> JobGraph:
     src = g.add_vertex("src", parallelism=2)
     agg = g.add_vertex("agg", max_parallelism=4)
     sink = g.add_vertex("sink")
+    g.connect(src, agg, Partitioner.hash("key"))
+    g.connect(agg, sink, Partitioner.FORWARD)
+    return g
+
+
+SRC_SQL = "SELECT id % 4 AS key, id AS value\nFROM range(100)\nWHERE id < 50"
+AGG_SQL = "SELECT key, SUM(value) AS total FROM in0 GROUP BY key"
+
+
+def sql_job() -> JobGraph:
+    """``sums_job`` as a planned query: src and agg run SQL pieces, the sink is a result."""
+    g = JobGraph("sums-sql")
+    src = g.add_vertex("src", parallelism=2,
+                       operator=SqlOperator(SRC_SQL, (), "FROM range(100) WHERE id < 50"))
+    agg = g.add_vertex("agg", max_parallelism=4,
+                       operator=SqlOperator(AGG_SQL, ("in0",), "GROUP BY key"))
+    sink = g.add_vertex("sink", operator=ParquetSink("/results/q"))
     g.connect(src, agg, Partitioner.hash("key"))
     g.connect(agg, sink, Partitioner.FORWARD)
     return g

@@ -3,15 +3,19 @@ graph and its parallelisms, the bytes per subpartition and the ranges the consum
 timeline of attempts per slot with the failure and the restart, and the explanations."""
 
 from jobmanager.client.report import explain_lines, facts_from_log
+from jobmanager.client.report.facts import SqlPiece
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import chained_graph
 from tests.jobmanager.client.report.recorded import (
+    AGG_SQL,
     SKEWED_CONFIG,
+    SRC_SQL,
     START_MS,
     SUMS_CONFIG,
     record,
     skewed_bytes,
     skewed_job,
+    sql_job,
     sums_bytes,
     sums_job,
 )
@@ -157,3 +161,22 @@ def test_explain_names_the_member_of_a_chain_whose_parallelism_the_user_set():
     lines = explain_lines(facts_from_log(graph, submitted, records, "job-3"))
     assert ("src -> agg [chain: pass-through -> pass-through]: parallelism 2, set by the user "
             "on src (vertex max 4)") in lines, lines  # fmt: skip
+
+
+def test_a_vertex_of_a_planned_query_shows_its_sql_under_the_part_of_the_query_it_came_from():
+    """A lone piece, and a chain whose member runs one (``agg -> sink``)."""
+    graph = chained_graph(sql_job(), [("agg", "sink")])
+    submitted, records, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes)
+    facts = facts_from_log(graph, submitted, records, "job-4")
+    src, chain = facts.vertex("src"), facts.vertex("agg -> sink")
+    assert src.kind == "sql"
+    assert src.sql == (SqlPiece("src", SRC_SQL, "FROM range(100) WHERE id < 50"),)
+    assert chain.kind == "chain: sql -> sink"
+    assert chain.sql == (SqlPiece("agg", AGG_SQL, "GROUP BY key"),)
+    lines = explain_lines(facts)
+    at = lines.index("  from the query: FROM range(100) WHERE id < 50")
+    assert lines[at + 1:at + 4] == [
+        "  | SELECT id % 4 AS key, id AS value", "  | FROM range(100)", "  | WHERE id < 50"]
+    at = lines.index("  agg, from the query: GROUP BY key")
+    assert lines[at + 1] == f"  | {AGG_SQL}"
+    assert lines[at - 1].startswith("  why: ")  # after the vertex's reason, in its block

@@ -7,7 +7,13 @@ from jobmanager.client.report import facts_from_log, report_html
 from jobmanager.client.report.layout import layered_layout
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.simulation.cluster import uniform_bytes
-from tests.jobmanager.client.report.recorded import SUMS_CONFIG, record, sums_bytes, sums_job
+from tests.jobmanager.client.report.recorded import (
+    SUMS_CONFIG,
+    record,
+    sql_job,
+    sums_bytes,
+    sums_job,
+)
 
 
 def sums_page() -> str:
@@ -57,3 +63,17 @@ def test_layers_follow_the_data_and_the_order_avoids_crossings():
     place = layered_layout(["x", "y", "p", "q", "z"], [("x", "q"), ("y", "p"), ("p", "z"), ("q", "z")])
     assert {n: layer for n, (layer, _) in place.items()} == {"x": 0, "y": 0, "p": 1, "q": 1, "z": 2}
     assert place["q"][1] < place["p"][1]  # x's target above y's: no crossing
+
+
+def test_the_page_shows_the_sql_each_vertex_runs_and_where_it_came_from():
+    graph = sql_job()
+    submitted, records, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes)
+    page = report_html(facts_from_log(graph, submitted, records, "job-5"))
+    pieces = re.findall(r'<div data-vertex="(\w+)"><h3>\w+</h3><p class="origin">from the query: '
+                        r'<code>([^<]*)</code></p><pre class="sql">([^<]*)</pre></div>', page)
+    assert pieces == [
+        ("src", "FROM range(100) WHERE id &lt; 50",
+         "SELECT id % 4 AS key, id AS value\nFROM range(100)\nWHERE id &lt; 50"),
+        ("agg", "GROUP BY key", "SELECT key, SUM(value) AS total FROM in0 GROUP BY key"),
+    ]
+    assert "SQL" not in sums_page().split("<h2>Vertices</h2>")[1].split("<script>")[0]

@@ -1,0 +1,73 @@
+"""A query becomes a job here, in the client, with no cluster: its tables, its sink, its plan
+(``jobmanager.planner``).
+
+A query without ``output`` brings its result back to the client: its sink is a ``ResultSink``
+under the job stores (``<jobstore.dir>/results/<uuid>``), where the JobManager, which commits
+it, and the client, which reads it back (``JobResult.to_arrow``), both reach it, and which goes
+with the job's store. With ``output``, the result is a ``ParquetSink`` there, as a job's.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from jobmanager.client.result import QueryOutput
+from jobmanager.model.config import Configuration
+from jobmanager.model import storage
+from jobmanager.model.jobgraph import JobGraph
+from jobmanager.model.operators import ParquetSink, ResultSink
+from jobmanager.runtime import sinks
+from jobmanager.runtime.jobstore import store_root
+
+if TYPE_CHECKING:
+    from jobmanager.planner import Catalog, PlannedQuery
+
+__all__ = ["catalog_of", "collected_output", "plan_query"]
+
+MAX_SIZE_KEY = "client.result.max-size"
+
+
+def catalog_of(tables: Mapping[str, Any] | None, catalog: Catalog | str | os.PathLike | None
+               ) -> Catalog:  # fmt: skip
+    """The tables a query may read: ``catalog`` (a Catalog, or a YAML file of one), with
+    ``tables`` (name to path) added, a name in both taken from ``tables``. (The planner is
+    imported here, not with the client: a job without SQL never loads it.)"""
+    from jobmanager.planner import Catalog
+
+    if catalog is None:
+        return Catalog.from_tables(tables)
+    found = catalog if isinstance(catalog, Catalog) else Catalog.from_yaml(os.fspath(catalog))
+    return found.merged(Catalog.from_tables(tables)) if tables else found
+
+
+def plan_query(query: str, settings: Configuration, *, tables: Mapping[str, Any] | None = None,
+               catalog: Catalog | str | os.PathLike | None = None, output: str | None = None,
+               overwrite: bool = False) -> tuple[PlannedQuery, QueryOutput]:  # fmt: skip
+    """The query's plan, its sink last, and where its result goes; a ``SqlError`` (or a
+    ``TableError`` of the catalogue) for a query or tables the planner cannot take."""
+    from jobmanager.planner import plan_sql
+
+    if output is not None:
+        sink = ParquetSink(output, overwrite)
+        try:
+            sinks.check_target(sink)  # an output that is there already: a mistake, said at once
+        except sinks.SinkError:
+            raise sinks.SinkError(f"output {storage.redact(sink.path)} exists already: replace it "
+                                  "with overwrite=True (tidal sql --overwrite)") from None
+    else:
+        sink = ResultSink(f"{store_root(settings)}/results/{uuid.uuid4().hex}")
+    planned = plan_sql(query, catalog_of(tables, catalog), sink, config=settings)
+    return planned, QueryOutput(sink.path, output is None, tuple(planned.columns),
+                                settings[MAX_SIZE_KEY])  # fmt: skip
+
+
+def collected_output(job: JobGraph, settings: Configuration) -> QueryOutput | None:
+    """Where a hand-built job that ends in a ``ResultSink`` collects its result, if it does
+    (only one can be read back)."""
+    results = [v.operator for v in job.vertices if isinstance(v.operator, ResultSink)]
+    if len(results) != 1:
+        return None
+    return QueryOutput(results[0].path, True, None, settings[MAX_SIZE_KEY])

@@ -1,0 +1,63 @@
+"""``Client.sql`` end to end with the real planner, on a real local Ray cluster with real
+PySpark: the result comes back under the query's column names, or goes to ``output``; a query
+the planner refuses raises before any job is submitted; explain shows each vertex's SQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobmanager import Client
+from jobmanager.errors import NoResultError
+from jobmanager.errors import SqlError
+from tests.jobmanager.runtime.jobs import FAST
+from tests.jobmanager.runtime.sql_jobs import expected_aggregate, expected_join, write_tables
+
+pytestmark = [pytest.mark.runtime, pytest.mark.spark]
+
+CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster):
+    return Client()
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    return write_tables(tmp_path_factory.mktemp("sql-tables"))
+
+
+def test_a_query_result_comes_back_under_the_querys_column_names(client, tables):
+    handle = client.sql("SELECT l_key AS k, SUM(l_value) AS total, l_key AS k FROM lines "
+                        "WHERE l_flag = 'A' GROUP BY l_key ORDER BY l_key", tables=tables,
+                        config=CONFIG)  # fmt: skip
+    result = handle.wait(timeout=240)
+    assert result.succeeded, result.cause
+    table = result.to_arrow()
+    assert table.column_names == ["k", "total", "k"]  # two columns may share a name
+    expected = sorted(expected_aggregate().items())
+    assert list(zip(table.column(0).to_pylist(), table.column(1).to_pylist())) == expected
+    assert "from the query: " in handle.explain()
+    handle.release()
+
+
+def test_a_join_written_to_output_says_where_it_went(client, tables, tmp_path):
+    out = str(tmp_path / "joined")
+    handle = client.sql("SELECT n_name, SUM(l_value) AS total FROM lines JOIN names "
+                        "ON l_key = n_key WHERE n_key < 4 GROUP BY n_name", tables=tables,
+                        config=CONFIG, output=out)  # fmt: skip
+    result = handle.wait(timeout=240)
+    assert result.succeeded, result.cause
+    from examples.compare import read_result
+
+    table = read_result(out)
+    assert dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist())) == expected_join()
+    with pytest.raises(NoResultError, match=f"wrote its result to {out}"):
+        result.to_arrow()
+
+
+def test_a_query_the_planner_refuses_raises_before_anything_is_submitted(client, tables):
+    before = {job["job_id"] for job in client.list()}
+    with pytest.raises(SqlError, match="no_such_column"):
+        client.sql("SELECT no_such_column FROM lines", tables=tables)
+    assert {job["job_id"] for job in client.list()} == before
