@@ -39,8 +39,16 @@ BROADCAST_THRESHOLD = "table.optimizer.join.broadcast-threshold"
 
 @dataclass(frozen=True)
 class PlannedQuery:
+    """The job, the result's column names and their Spark types (``unknown`` where the
+    planner cannot tell; Spark still can)."""
+
     graph: JobGraph
     columns: tuple[str, ...]
+    types: tuple[str, ...] = ()
+
+    @property
+    def schema(self) -> tuple[tuple[str, str], ...]:
+        return tuple(zip(self.columns, self.types))
 
     def explain(self) -> str:
         """Each vertex with its SQL and the part of the query it came from, then its edges."""
@@ -80,4 +88,4 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     result.tree = Project(named, "SELECT", tree, tuple((n, col(i)) for n, i in
                                                        zip(relation.names, tree.ids)))
     graph = job_graph(result, sink, name or "sql")
-    return PlannedQuery(graph, relation.names)
+    return PlannedQuery(graph, relation.names, tuple(str(kind) for _, kind in named))

@@ -29,12 +29,12 @@ from jobmanager.errors import (
     UnsupportedSqlError,
 )
 from jobmanager.planner.catalog import Catalog
+from jobmanager.planner.scope import position
 
 __all__ = ["SPARK_NAME", "parse", "qualified"]
 
 SPARK_NAME = "tidal_spark_name"  # meta key: the name Spark gives an unaliased projection
-_UNRESOLVED = re.compile(r"Column '(?P<name>[^']+)' could not be resolved(?:\. Line: (?P<line>\d+), "
-                         r"Col: (?P<col>\d+))?")  # fmt: skip
+_UNRESOLVED = re.compile(r"Column '(?P<name>[^']+)' could not be resolved")
 _UNKNOWN = re.compile(r"Unknown column: (?P<name>\S+)")
 _QUERY_TYPES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
 
@@ -47,8 +47,11 @@ def parse(query: str) -> exp.Expression:
         first = error.errors[0] if error.errors else {}
         token = first.get("highlight") or ""
         what = first.get("description") or str(error)
+        column = first.get("col")
+        if column is not None:  # sqlglot notes where the token ends
+            column = max(1, column - len(token) + 1)
         raise SqlSyntaxError(f"syntax error at {token!r}: {_plain(what)}", first.get("line"),
-                             first.get("col")) from None  # fmt: skip
+                             column) from None  # fmt: skip
     except TokenError as error:
         raise SqlSyntaxError(f"syntax error: {error}") from None
     if not statements:
@@ -92,9 +95,8 @@ def _check_tables(tree: exp.Expression, catalog: Catalog) -> None:
         close = catalog.closest(name)
         hint = f"; did you mean {close!r}?" if close else ""
         known = ", ".join(catalog.names) or "none (pass tables={...} or --table name=path)"
-        meta = table.this.meta if isinstance(table.this, exp.Identifier) else {}
         raise UnknownTableError(f"unknown table {name!r}{hint} The known tables are {known}",
-                                meta.get("line"), meta.get("col"))  # fmt: skip
+                                *position(table))  # fmt: skip
 
 
 def _remember_spark_names(tree: exp.Expression) -> None:
@@ -112,10 +114,7 @@ def _column_error(message: str, tree: exp.Expression, schema: dict) -> Exception
     if match is None:
         return UnsupportedSqlError(f"the query cannot be analysed: {message}")
     name = match.group("name").lower()
-    line = int(match.group("line")) if match.groupdict().get("line") else None
-    column = int(match.group("col")) if match.groupdict().get("col") else None
-    if line is None:
-        line, column = _position_of(tree, name)
+    line, column = _position_of(tree, name)
     having = sorted(table for table, columns in schema.items() if name in columns)
     if len(having) > 1:
         return UnknownColumnError(f"ambiguous column {name!r}: tables {', '.join(having)} all "
@@ -128,8 +127,8 @@ def _column_error(message: str, tree: exp.Expression, schema: dict) -> Exception
 
 def _position_of(tree: exp.Expression, name: str) -> tuple[int | None, int | None]:
     for found in tree.find_all(exp.Column):
-        if found.name.lower() == name and isinstance(found.this, exp.Identifier):
-            return found.this.meta.get("line"), found.this.meta.get("col")
+        if found.name.lower() == name:
+            return position(found.this)
     return None, None
 
 

@@ -140,11 +140,12 @@ class _Cutter:
     def exchange(self, opened: _Open, partitioner: Partitioner) -> StageEdge:
         return StageEdge(self.close(opened), partitioner)
 
-    def cont(self, opened: _Open) -> _Open:
-        """A stage the next operator may add to: ``opened`` itself, unless it is shared."""
+    def cont(self, opened: _Open, reading: str = "") -> _Open:
+        """A stage the next operator may add to: ``opened`` itself, unless it is shared; then a
+        stage reading it through a FORWARD edge (``reading``: what the query calls it)."""
         if not opened.shared:
             return opened
-        stage = Stage("forward", opened.stage.origin)
+        stage = Stage("read", opened.stage.origin, detail=reading)
         leaf = stage.input(StageEdge(opened.stage, Partitioner.FORWARD))
         return _Open(stage, leaf)
 
@@ -168,7 +169,8 @@ class _Cutter:
             opened.tree = replace(node, child=opened.tree)
             return opened
         if isinstance(node, Project):
-            opened = self.cont(self.build(node.child))
+            reading = node.origin[len("FROM "):] if node.origin.startswith("FROM ") else ""
+            opened = self.cont(self.build(node.child), reading)
             opened.tree = replace(node, child=opened.tree)
             opened.distribution = _through_projection(opened.distribution, node)
             return opened

@@ -135,11 +135,13 @@ def _transform_outside_subqueries(expression: exp.Expression, replace) -> exp.Ex
 
 
 def position(node: exp.Expression) -> tuple[int | None, int | None]:
-    """Where ``node`` starts in the user's text, when sqlglot kept it."""
+    """Where ``node`` starts in the user's text (line and column, from 1), when sqlglot kept
+    it: sqlglot notes where each identifier ends."""
     for found in node.walk():
         meta = found.meta if isinstance(found, exp.Identifier) else {}
         if "line" in meta:
-            return meta["line"], meta["col"]
+            width = len(found.this) + (2 if found.quoted else 0)
+            return meta["line"], max(1, meta["col"] - width + 1)
     return None, None
 
 

@@ -91,12 +91,12 @@ class Translator:
         bound = [scope.bind(_unaliased(p), hook).expression for p in select.expressions]
         having = select.args.get("having")
         having_bound = scope.bind(having.this, hook).expression if having else None
-        groups = [scope.bind(g).expression for g in (select.args.get("group") or exp.Group()
-                                                         ).expressions]  # fmt: skip
-        if (select.args.get("group") or exp.Group()).args.get("rollup") or \
-                (select.args.get("group") or exp.Group()).args.get("cube"):  # fmt: skip
+        group = select.args.get("group") or exp.Group()
+        if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
+                isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions):
             raise UnsupportedSqlError("ROLLUP, CUBE and GROUPING SETS are not supported yet",
-                                      *position(select.args["group"]))  # fmt: skip
+                                      *position(group))  # fmt: skip
+        groups = [scope.bind(g).expression for g in group.expressions]
         order_items = list((select.args.get("order") or exp.Order()).expressions)
         aggregating = bool(groups) or bool(aggregate_calls(bound + ([having_bound] if having else [])))
         if correlation is not None and correlation.group_keys and correlation.conjuncts:
@@ -108,8 +108,8 @@ class Translator:
         pre_order = [e for e, is_output in order_bound if not is_output]
         if aggregating:
             extras = [having_bound] if having_bound is not None else []
-            node, rewritten = aggregated(node, groups, bound + extras + pre_order, self.ids,
-                                         _origin_group(select))  # fmt: skip
+            node, rewritten = _checked(lambda: aggregated(
+                node, groups, bound + extras + pre_order, self.ids, _origin_group(select)), select)
             bound = rewritten[:len(bound)]
             if having_bound is not None:
                 having_bound = rewritten[len(bound)]
@@ -151,7 +151,12 @@ class Translator:
                 match = self.ids.new("_o")
                 exprs.append((match, expression))
             hidden.append(match)
-        columns = tuple((i, type_of(e, _typer(node))) for i, e in exprs)
+        typer = _typer(node)
+        places = list(select.expressions) + [select] * (len(exprs) - len(select.expressions))
+        columns = []
+        for (column_id, expression), place in zip(exprs, places):
+            _checked(lambda: columns.append((column_id, type_of(expression, typer))), place)
+        columns = tuple(columns)
         node = Project(columns, "SELECT " + ", ".join(names), node, tuple(exprs))
         distinct = select.args.get("distinct")
         if distinct is not None:
@@ -195,13 +200,15 @@ class Translator:
     def _limited(self, query, node: Node, keys: list[exp.Ordered]) -> Node:
         limit = _integer(query.args.get("limit"), "LIMIT")
         offset = _integer(query.args.get("offset"), "OFFSET") or 0
+        tail = " ".join(query.args[k].sql(dialect="spark") for k in ("limit", "offset")
+                        if query.args.get(k))  # fmt: skip
         if keys:
             ids = node.ids
             keys = [_resolve_output(k, ids) for k in keys]
-            origin = "ORDER BY " + ", ".join(k.sql(dialect="spark") for k in keys)
+            origin = query.args["order"].sql(dialect="spark") + (f" {tail}" if tail else "")
             return Sort(node.columns, origin, node, tuple(keys), limit, offset)
         if limit is not None or offset:
-            return Limit(node.columns, f"LIMIT {limit}", node, limit, offset)
+            return Limit(node.columns, tail, node, limit, offset)
         return node
 
     def _ordered(self, query: exp.Expression, relation: Relation) -> Relation:
@@ -329,6 +336,7 @@ class Translator:
 
     def _where(self, node: Node, condition: exp.Expression, scope: Scope,
                correlation: Correlation | None) -> Node:  # fmt: skip
+        condition_text = condition
         filters, pending = [], []
         hook = self._scalar_hook(pending)
         for conjunct in conjuncts(condition):
@@ -347,7 +355,7 @@ class Translator:
         node = attach(self, node, pending, scope)
         if filters:
             condition = conjoin(filters)
-            check_condition(condition, _typer(node), "WHERE")
+            _checked(lambda: check_condition(condition, _typer(node), "WHERE"), condition_text)
             node = Filter(node.columns, "WHERE " + " AND ".join(
                 f.sql(dialect="spark") for f in filters), node, condition)  # fmt: skip
         return node
@@ -397,6 +405,17 @@ class Translator:
             exprs.append((self.ids.new(column_id), value))
         columns = tuple((i, k) for (i, _), k in zip(exprs, kinds))
         return Project(columns, node.origin, node, tuple(exprs))
+
+
+def _checked(check, where: exp.Expression):
+    """``check()``, its type error placed at ``where`` in the user's text."""
+    try:
+        return check()
+    except SqlError as error:
+        if error.line is not None:
+            raise
+        line, column = position(where)
+        raise type(error)(str(error), line, column) from None
 
 
 def _join_kind(join: exp.Join) -> str:
@@ -458,8 +477,13 @@ def _typer(node: Node):
 
 
 def _origin_group(select: exp.Select) -> str:
+    """The GROUP BY and the aggregates, as the query wrote them."""
     group = select.args.get("group")
-    return group.sql(dialect="spark") if group else "aggregate"
+    calls = aggregate_calls([_unaliased(p) for p in select.expressions])
+    text = ", ".join(c.sql(dialect="spark") for c in calls)
+    if group is None:
+        return text or "SELECT DISTINCT"
+    return group.sql(dialect="spark") + (f": {text}" if text else "")
 
 
 def _reads_outer(query: exp.Expression, outer: Scope | None) -> bool:
