@@ -54,8 +54,9 @@ class PlannedQuery:
         """Each vertex with its SQL and the part of the query it came from, then its edges."""
         lines = []
         for vertex in self.graph.topological_order():
-            parallelism = vertex.parallelism if vertex.parallelism is not None else "decided at run time"
-            lines.append(f"{vertex.name} (parallelism {parallelism})")
+            fixed = vertex.parallelism
+            lines.append(f"{vertex.name} (parallelism "
+                         f"{fixed if fixed is not None else 'decided at run time'})")
             for edge in vertex.inputs:
                 split = ", splittable" if edge.splittable else ""
                 lines.append(f"  <- {edge.source.name}: {edge.partitioner}{split}")

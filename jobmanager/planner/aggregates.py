@@ -33,7 +33,7 @@ from jobmanager.planner.expressions import type_of
 from jobmanager.planner.logical import (
     Aggregate, Column, IdAllocator, Node, Project, Window, col, paren,
 )  # fmt: skip
-from jobmanager.planner.types import BIGINT, DOUBLE, SqlType, bounded
+from jobmanager.planner.types import BIGINT, DOUBLE, UNKNOWN, SqlType, bounded
 
 __all__ = ["SplitAggregate", "split_aggregate"]
 
@@ -58,10 +58,10 @@ class SplitAggregate:
 
 
 def split_aggregate(node: Aggregate, ids: IdAllocator) -> SplitAggregate | None:
-    child_types = dict(node.child.columns)
+    child_types = node.child.typer()
 
     def kind(expression: exp.Expression) -> SqlType:
-        return type_of(expression, lambda c: child_types.get(c, _unknown()))
+        return type_of(expression, child_types)
 
     distinct = [(i, c) for i, c in node.aggs if _distinct_argument(c) is not None]
     arguments = {_distinct_argument(c) for _, c in distinct}
@@ -129,7 +129,7 @@ class _Plan:
             if not argument.is_known or not (argument.is_numeric or argument.name == "string"):
                 return False
             state = self._state(filtered(inner.copy()), result)
-            merged = self._merge(exp.Sum(this=col(state)), _unknown())
+            merged = self._merge(exp.Sum(this=col(state)), UNKNOWN)
             self.results.append((agg_id, _cast(col(merged), result) if result.is_decimal
                                  else col(merged)))  # fmt: skip
             return True
@@ -160,7 +160,7 @@ class _Plan:
         else:
             summed = self._state(filtered(exp.Sum(this=_cast(inner.this.copy(), DOUBLE))), DOUBLE)
         counted = self._state(filtered(exp.Count(this=inner.this.copy())), BIGINT)
-        total = self._merge(exp.Sum(this=col(summed)), _unknown())
+        total = self._merge(exp.Sum(this=col(summed)), UNKNOWN)
         count = self._merge(exp.Sum(this=col(counted)), BIGINT)
         if argument.is_decimal:
             quotient = exp.Div(this=_cast(col(total), summed_type),
@@ -185,7 +185,8 @@ class _Plan:
         count = self._merge(exp.Sum(this=col(n)), BIGINT)
         deviation = exp.Sub(this=col(mean), expression=col(group_mean))
         spread = exp.Add(this=col(m2), expression=exp.Mul(
-            this=col(n), expression=exp.Mul(this=paren(deviation), expression=paren(deviation.copy()))))
+            this=col(n),
+            expression=exp.Mul(this=paren(deviation), expression=paren(deviation.copy()))))
         squares = self._merge(exp.Sum(this=exp.Case(ifs=[exp.If(
             this=exp.GT(this=col(n), expression=exp.Literal.number(0)), true=spread)])), DOUBLE)
         if statistic.startswith("samp"):
@@ -220,12 +221,12 @@ class _Plan:
                 functions.append((group_mean, exp.Div(this=weighted, expression=nonzero)))
             source = Window(leaf.columns + tuple((g, DOUBLE) for g, _ in functions),
                             "merge of variances", leaf, keys, tuple(functions))  # fmt: skip
-        types = dict(source.columns)
+        types = source.typer()
         merges = tuple((i, e) for i, e, _ in self.merges)
-        merge_columns = tuple((i, k if k.is_known else type_of(e, lambda c: types.get(c, _unknown())))
+        merge_columns = tuple((i, k if k.is_known else type_of(e, types))
                               for i, e, k in self.merges)  # fmt: skip
         groups = tuple((g, col(g)) for g, _ in original.groups)
-        group_columns = tuple((g, types[g]) for g, _ in original.groups)
+        group_columns = tuple((g, types(g)) for g, _ in original.groups)
         merged = Aggregate(group_columns + merge_columns, original.origin, source, groups, merges)
         results = dict(self.results)
         exprs = tuple((g, col(g)) for g, _ in original.groups) + tuple(
@@ -249,9 +250,4 @@ def _unless_empty(count: exp.Expression, value: exp.Expression) -> exp.Expressio
     return exp.Case(ifs=[exp.If(this=exp.EQ(this=count, expression=exp.Literal.number(0)),
                                 true=exp.Null())], default=value)  # fmt: skip
 
-
-def _unknown() -> SqlType:
-    from jobmanager.planner.types import UNKNOWN
-
-    return UNKNOWN
 

@@ -95,7 +95,8 @@ class Table:
 
 
 _CSV_ARROW = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(),
-              "date": pa.date32(), "string": pa.string(), "timestamp_ntz": pa.timestamp("us")}  # fmt: skip
+              "date": pa.date32(), "string": pa.string(),
+              "timestamp_ntz": pa.timestamp("us")}  # fmt: skip
 
 
 class Catalog:

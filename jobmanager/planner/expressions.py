@@ -10,7 +10,7 @@ would decide the answer.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable
 
 from sqlglot import exp
 
@@ -239,6 +239,3 @@ def _mismatch(node: exp.Expression, left: SqlType, right: SqlType) -> SqlTypeErr
     return SqlTypeError(f"{spark_sql(node)}: the operands have incompatible types {left} and "
                         f"{right} (Spark: DATATYPE_MISMATCH)")  # fmt: skip
 
-
-def column_types(columns: Mapping[str, SqlType]) -> Callable[[str], SqlType]:
-    return lambda name: columns.get(name, t.UNKNOWN)

@@ -16,7 +16,9 @@ from sqlglot import exp
 
 from jobmanager.errors import SqlError, UnsupportedSqlError
 from jobmanager.planner.expressions import is_aggregate, type_of
-from jobmanager.planner.logical import Aggregate, IdAllocator, Node, Project, Window, col, references
+from jobmanager.planner.logical import (
+    Aggregate, IdAllocator, Node, Project, Window, col, references,
+)  # fmt: skip
 from jobmanager.planner.scope import position
 
 __all__ = ["aggregate_calls", "aggregated", "with_windows"]
@@ -37,10 +39,11 @@ def aggregate_calls(expressions: Iterable[exp.Expression]) -> list[exp.Expressio
 
 
 def aggregated(node: Node, groups: list[exp.Expression], expressions: list[exp.Expression],
-               ids: IdAllocator, origin: str) -> tuple[Aggregate, list[exp.Expression]]:  # fmt: skip
+               ids: IdAllocator, origin: str
+               ) -> tuple[Aggregate, list[exp.Expression]]:  # fmt: skip
     """The Aggregate of ``node`` by ``groups`` computing every aggregate call of
     ``expressions``, and ``expressions`` rewritten over its output."""
-    types = dict(node.columns)
+    types = node.typer()
     group_ids = []
     for group in groups:
         if isinstance(group, exp.Column) and group.name not in group_ids:
@@ -53,8 +56,8 @@ def aggregated(node: Node, groups: list[exp.Expression], expressions: list[exp.E
             raise SqlError(f"{call.sql(dialect='spark')}: an aggregate inside an aggregate",
                            *position(call))  # fmt: skip
     call_ids = [ids.new(_readable(call)) for call in calls]
-    columns = [(gid, type_of(g, lambda c: types.get(c, _unknown()))) for gid, g in zip(group_ids, groups)]
-    columns += [(cid, type_of(c, lambda c: types.get(c, _unknown()))) for cid, c in zip(call_ids, calls)]
+    columns = [(gid, type_of(g, types)) for gid, g in zip(group_ids, groups)]
+    columns += [(cid, type_of(c, types)) for cid, c in zip(call_ids, calls)]
     aggregate = Aggregate(tuple(columns), origin, node, tuple(zip(group_ids, groups)),
                           tuple(zip(call_ids, calls)))  # fmt: skip
     rewritten = [_over_aggregate(e, groups, group_ids, calls, call_ids) for e in expressions]
@@ -100,13 +103,13 @@ def with_windows(node: Node, expressions: list[exp.Expression], ids: IdAllocator
         by_partition.setdefault(tuple(partition), []).append((function_id, spec))
         replaced.append((window, function_id))
     if computed:
-        types = dict(node.columns)
-        node = Project(node.columns + tuple((i, type_of(e, lambda c: types.get(c, _unknown())))
-                                            for i, e in computed),
-                       node.origin, node, tuple((c, col(c)) for c in node.ids) + tuple(computed))  # fmt: skip
+        types = node.typer()
+        exprs = tuple((c, col(c)) for c in node.ids) + tuple(computed)
+        node = Project(node.columns + tuple((i, type_of(e, types)) for i, e in computed),
+                       node.origin, node, exprs)  # fmt: skip
     for partition, functions in by_partition.items():
-        types = dict(node.columns)
-        added = tuple((i, type_of(f, lambda c: types.get(c, _unknown()))) for i, f in functions)
+        types = node.typer()
+        added = tuple((i, type_of(f, types)) for i, f in functions)
         origin = "OVER (" + (f"PARTITION BY {', '.join(partition)}" if partition else "") + ")"
         node = Window(node.columns + added, origin, node, partition, tuple(functions))
     rewritten = [_replace_equal(e, replaced) for e in expressions]
@@ -148,8 +151,3 @@ def _readable(expression: exp.Expression) -> str:
     name = type(expression).__name__.lower()
     return {"filter": "agg", "anonymous": expression.name.lower()}.get(name, name)
 
-
-def _unknown():
-    from jobmanager.planner.types import UNKNOWN
-
-    return UNKNOWN

@@ -54,8 +54,11 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None) -> int:
     return size
 
 
+Pairs = list[tuple[exp.Expression, exp.Expression]]
+
+
 def equi_keys(condition: exp.Expression | None, left_ids: set[str], right_ids: set[str]
-              ) -> tuple[list[tuple[exp.Expression, exp.Expression]], list[exp.Expression]]:  # fmt: skip
+              ) -> tuple[Pairs, list[exp.Expression]]:  # fmt: skip
     """The condition's equalities between an expression of each side, as (left, right), and
     the conjuncts that are not such equalities."""
     keys, rest = [], []

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 from sqlglot import exp
 
 from jobmanager.planner.catalog import Table
-from jobmanager.planner.types import SqlType
+from jobmanager.planner.types import UNKNOWN, SqlType
 
 __all__ = [
     "Aggregate", "Column", "Filter", "IdAllocator", "Join", "Limit", "Node", "OneRow", "Project",
@@ -118,6 +118,11 @@ class Node:
 
     def type_of(self, column_id: str) -> SqlType:
         return next(kind for name, kind in self.columns if name == column_id)
+
+    def typer(self):
+        """The type of each of its columns by id, ``unknown`` for an id it does not have."""
+        types = dict(self.columns)
+        return lambda column_id: types.get(column_id, UNKNOWN)
 
 
 @dataclass(frozen=True, eq=False)

@@ -270,8 +270,8 @@ class _Cutter:
     def _keyed(self, left: _Open, right: _Open, keys) -> tuple[_Open, list[str], _Open, list[str]]:
         """Both sides with a column per join key, of one type on both sides: the hash edges
         hash columns, and equal values must hash alike (a decimal by its stored bytes)."""
-        left_types = _typer(left.tree)
-        right_types = _typer(right.tree)
+        left_types = left.tree.typer()
+        right_types = right.tree.typer()
         left_exprs, right_exprs = [], []
         for a, b in keys:
             ta, tb = type_of(a, left_types), type_of(b, right_types)
@@ -287,7 +287,7 @@ class _Cutter:
         if all(isinstance(e, exp.Column) for e in exprs):
             return opened, [e.name for e in exprs]
         opened = self.cont(opened)
-        types = _typer(opened.tree)
+        types = opened.tree.typer()
         names, added = [], []
         for expression in exprs:
             if isinstance(expression, exp.Column):
@@ -373,7 +373,8 @@ class _Cutter:
         keyed = node.kind != "union" or node.distinct
         edges = [self.exchange(self.build(child), Partitioner.hash(*child.ids) if keyed
                                else Partitioner.REBALANCE) for child in node.inputs]  # fmt: skip
-        stage, leaves = self.fresh(node.kind + ("" if node.distinct else " all"), node.origin, edges)
+        kind = node.kind + ("" if node.distinct else " all")
+        stage, leaves = self.fresh(kind, node.origin, edges)
         distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
         return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
 
@@ -424,13 +425,6 @@ def _hash_type(a: SqlType, b: SqlType) -> SqlType | None:
 
 def _cast(expression: exp.Expression, kind: SqlType) -> exp.Expression:
     return exp.Cast(this=expression.copy(), to=exp.DataType.build(str(kind), dialect="spark"))
-
-
-def _typer(node: Node):
-    types = dict(node.columns)
-    from jobmanager.planner.types import UNKNOWN
-
-    return lambda name: types.get(name, UNKNOWN)
 
 
 def _joined(first: str, second: str) -> str:

@@ -103,7 +103,8 @@ class _Pusher:
         below, above = [], []
         for predicate in predicates:
             used = references(predicate)
-            if node.groups and used and used <= set(groups) and all(_movable(groups[u]) for u in used):
+            grouped = used and used <= set(groups) and all(_movable(groups[u]) for u in used)
+            if node.groups and grouped:
                 below.append(substitute(predicate, groups))
             else:
                 above.append(predicate)

@@ -25,6 +25,7 @@ __all__ = ["stage_sql"]
 _JOIN_SQL = {"inner": ("", "INNER"), "cross": ("", "CROSS"), "left": ("LEFT", "OUTER"),
              "right": ("RIGHT", "OUTER"), "full": ("FULL", "OUTER"), "semi": ("LEFT", "SEMI"),
              "anti": ("LEFT", "ANTI")}  # fmt: skip
+_SET_OPERATIONS = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}
 
 
 def stage_sql(stage: Stage, pretty: bool = True) -> str:
@@ -70,7 +71,8 @@ class _Renderer:
             column = scan.table.column(name)
             value = exp.column(name, quoted=True)
             if column is not None and column.partition and column.type.name != "string":
-                value = exp.Cast(this=value, to=exp.DataType.build(str(column.type), dialect="spark"))
+                kind = exp.DataType.build(str(column.type), dialect="spark")
+                value = exp.Cast(this=value, to=kind)
             read[column_id] = value
         select = exp.Select(expressions=[_as(read[i], i) for i in scan.ids])
         select.set("from_", exp.From(this=exp.to_table(node.view)))
@@ -174,7 +176,7 @@ class _Renderer:
             if index == 0:
                 select = _renamed(select, child.ids, node.ids)
             parts.append(select)
-        operation = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}[node.kind]
+        operation = _SET_OPERATIONS[node.kind]
         combined = parts[0]
         for part in parts[1:]:
             combined = operation(this=combined, expression=part, distinct=node.distinct)
@@ -206,7 +208,8 @@ def _renamed(select: exp.Select, ids: list[str], names: list[str]) -> exp.Select
     if ids == names:
         return select
     definitions = _definitions(select)
-    select.set("expressions", [_as(definitions.get(i, col(i)).copy(), n) for i, n in zip(ids, names)])
+    renamed = [_as(definitions.get(i, col(i)).copy(), n) for i, n in zip(ids, names)]
+    select.set("expressions", renamed)
     return select
 
 

@@ -23,6 +23,7 @@ from sqlglot import exp
 from jobmanager.errors import SqlError, UnsupportedSqlError
 from jobmanager.planner.logical import Join, Node, Project, col, conjoin, paren, references
 from jobmanager.planner.scope import Scope, position
+from jobmanager.planner.types import BOOLEAN
 
 if TYPE_CHECKING:
     from jobmanager.planner.translate import Translator
@@ -114,8 +115,8 @@ def _correlated(node: Node, inner: Node, value_id: str, value_type, item: Pendin
         value = col(value_id)
     else:
         flag = value_id + "_matched"
-        flagged = Project(inner.columns + ((flag, _boolean()),), inner.origin, inner,
-                          tuple((c, col(c)) for c in inner.ids) + ((flag, exp.true()),))  # fmt: skip
+        exprs = tuple((c, col(c)) for c in inner.ids) + ((flag, exp.true()),)
+        flagged = Project(inner.columns + ((flag, BOOLEAN),), inner.origin, inner, exprs)
         joined = Join(node.columns + flagged.columns, _origin(item.query), node, flagged,
                       "left", condition)  # fmt: skip
         value = exp.Case(ifs=[exp.If(this=exp.Is(this=col(flag), expression=exp.Null()),
@@ -179,8 +180,3 @@ def _origin(node: exp.Expression) -> str:
     text = node.sql(dialect="spark")
     return text if len(text) <= 200 else text[:197] + "..."
 
-
-def _boolean():
-    from jobmanager.planner.types import BOOLEAN
-
-    return BOOLEAN

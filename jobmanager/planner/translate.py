@@ -98,7 +98,8 @@ class Translator:
                                       *position(group))  # fmt: skip
         groups = [scope.bind(g).expression for g in group.expressions]
         order_items = list((select.args.get("order") or exp.Order()).expressions)
-        aggregating = bool(groups) or bool(aggregate_calls(bound + ([having_bound] if having else [])))
+        extras = [having_bound] if having_bound is not None else []
+        aggregating = bool(groups) or bool(aggregate_calls(bound + extras))
         if correlation is not None and correlation.group_keys and correlation.conjuncts:
             groups, aggregating = self._correlation_groups(correlation, scope, groups, where)
         elif correlation is not None and correlation.conjuncts and aggregating:
@@ -119,7 +120,7 @@ class Translator:
                                     in zip(node.groups, correlation.keys)]  # fmt: skip
         node = attach(self, node, pending, scope)
         if having_bound is not None:
-            check_condition(having_bound, _typer(node), "HAVING")
+            check_condition(having_bound, node.typer(), "HAVING")
             node = Filter(node.columns, f"HAVING {having.this.sql(dialect='spark')}", node,
                           having_bound)  # fmt: skip
         node, windowed = with_windows(node, bound + pre_order, self.ids)
@@ -151,7 +152,7 @@ class Translator:
                 match = self.ids.new("_o")
                 exprs.append((match, expression))
             hidden.append(match)
-        typer = _typer(node)
+        typer = node.typer()
         places = list(select.expressions) + [select] * (len(exprs) - len(select.expressions))
         columns = []
         for (column_id, expression), place in zip(exprs, places):
@@ -355,7 +356,7 @@ class Translator:
         node = attach(self, node, pending, scope)
         if filters:
             condition = conjoin(filters)
-            _checked(lambda: check_condition(condition, _typer(node), "WHERE"), condition_text)
+            _checked(lambda: check_condition(condition, node.typer(), "WHERE"), condition_text)
             node = Filter(node.columns, "WHERE " + " AND ".join(
                 f.sql(dialect="spark") for f in filters), node, condition)  # fmt: skip
         return node
@@ -467,13 +468,6 @@ def _integer(clause: exp.Expression | None, what: str) -> int | None:
         raise UnsupportedSqlError(f"{what} must be a non-negative integer, not "
                                   f"{value.sql(dialect='spark')}", *position(clause))  # fmt: skip
     return int(value.this)
-
-
-def _typer(node: Node):
-    types = dict(node.columns)
-    from jobmanager.planner.types import UNKNOWN
-
-    return lambda name: types.get(name, UNKNOWN)
 
 
 def _origin_group(select: exp.Select) -> str:

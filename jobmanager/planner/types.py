@@ -115,7 +115,8 @@ def literal_decimal(value: int) -> SqlType:
 
 
 _ARROW_NAMES = (
-    (pa.types.is_boolean, "boolean"), (pa.types.is_int8, "tinyint"), (pa.types.is_uint8, "smallint"),
+    (pa.types.is_boolean, "boolean"), (pa.types.is_int8, "tinyint"),
+    (pa.types.is_uint8, "smallint"),
     (pa.types.is_int16, "smallint"), (pa.types.is_uint16, "int"), (pa.types.is_int32, "int"),
     (pa.types.is_uint32, "bigint"), (pa.types.is_int64, "bigint"), (pa.types.is_float16, "float"),
     (pa.types.is_float32, "float"), (pa.types.is_float64, "double"), (pa.types.is_string, "string"),

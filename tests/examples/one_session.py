@@ -48,8 +48,9 @@ def run_in_one_session(graph: JobGraph, session: SparkSession,
 
 
 def _read(session: SparkSession, source) -> DataFrame:
-    frame = session.read.parquet(*source.paths)
-    return frame.select(*source.columns) if source.columns else frame
+    """A source's rows as Tidal's reader gives them (its format, its columns, its partitions
+    pruned, hive partition values as strings)."""
+    return _frame(session, source.read(source.splits(1 << 62)))
 
 
 def _edge_input(session: SparkSession, edge: JobEdge, produced: list[pa.Table], index: int,

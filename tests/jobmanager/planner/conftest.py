@@ -35,11 +35,13 @@ def tables(tmp_path_factory) -> dict[str, str]:
     dims = pa.table({"k": pa.array(range(20), pa.int64()),
                      "name": pa.array([f"n{i}" for i in range(20)])})
     others = pa.table({"k": pa.array(range(0, 40, 2), pa.int64()),
-                       "w": pa.array([decimal.Decimal(i) for i in range(20)], pa.decimal128(12, 3))})
+                       "w": pa.array([decimal.Decimal(i) for i in range(20)],
+                                     pa.decimal128(12, 3))})
     events = root / "events"
     for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
         write_table(events / f"day={day}", pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
-    return {"facts": write_table(root / "facts", facts, files=2), "dims": write_table(root / "dims", dims),
+    return {"facts": write_table(root / "facts", facts, files=2),
+            "dims": write_table(root / "dims", dims),
             "others": write_table(root / "others", others),
             "events": {"path": str(events), "partitioning": "hive"}}
 

@@ -110,7 +110,7 @@ def test_keys_of_different_types_are_cast_to_one_before_hashing(catalog):
     planned = plan(catalog, "SELECT f.s, o.w FROM facts f JOIN others o ON f.v = o.w",
                    HASH_EVERYTHING)  # fmt: skip
     scans = [v for v in planned.graph.vertices if v.name.startswith("scan")]
-    assert all("AS DECIMAL(16, 3)" in v.operator.sql for v in scans), [v.operator.sql for v in scans]
+    assert all("AS DECIMAL(16, 3)" in v.operator.sql for v in scans)
 
 
 def test_exists_with_a_residual_condition_stays_a_semi_join(catalog):
@@ -191,7 +191,8 @@ def test_order_by_alone_sorts_in_one_task(catalog):
 
 
 def test_a_window_partition_is_a_hash_exchange(catalog):
-    planned = plan(catalog, "SELECT s, SUM(v) OVER (PARTITION BY g ORDER BY d) AS running FROM facts")
+    planned = plan(catalog, "SELECT s, SUM(v) OVER (PARTITION BY g ORDER BY d) AS running "
+                            "FROM facts")  # fmt: skip
     assert edges(planned)[("scan facts", "window g")] == "hash(g)"
     assert "OVER (PARTITION BY `g` ORDER BY `d`" in sql_of(planned, "window g")
 
