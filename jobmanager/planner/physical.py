@@ -31,13 +31,15 @@ from sqlglot import exp
 from jobmanager.model.jobgraph import Partitioner
 from jobmanager.planner.aggregates import split_aggregate
 from jobmanager.planner.expressions import type_of
+from jobmanager.planner.distribution import (
+    cast, co_partitioned, group_ids, hash_type, satisfied, through_projection,
+)  # fmt: skip
 from jobmanager.planner.joins import equi_keys, estimate_bytes
 from jobmanager.planner.logical import (
     Aggregate, Filter, IdAllocator, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort,
     Values, Window, col,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
-from jobmanager.planner.types import SqlType, wider
 
 __all__ = ["Input", "Source", "Stage", "StageEdge", "cut_into_stages"]
 
@@ -172,7 +174,7 @@ class _Cutter:
             reading = node.origin[len("FROM "):] if node.origin.startswith("FROM ") else ""
             opened = self.cont(self.build(node.child), reading)
             opened.tree = replace(node, child=opened.tree)
-            opened.distribution = _through_projection(opened.distribution, node)
+            opened.distribution = through_projection(opened.distribution, node)
             return opened
         if isinstance(node, Join):
             return self._join(node)
@@ -236,7 +238,7 @@ class _Cutter:
         for into, other, into_keys, other_keys, into_is_left in (
                 (left, right, left_keys, right_keys, True),
                 (right, left, right_keys, left_keys, False)):  # fmt: skip
-            matched = _co_partitioned(into, into_keys, other_keys)
+            matched = co_partitioned(into.distribution, into_keys, other_keys)
             if matched is not None and not into.shared:
                 into.stage.relies_on_partitioning = True
                 leaf = into.stage.input(self.exchange(other, Partitioner.hash(*matched)))
@@ -275,9 +277,9 @@ class _Cutter:
         left_exprs, right_exprs = [], []
         for a, b in keys:
             ta, tb = type_of(a, left_types), type_of(b, right_types)
-            common = _hash_type(ta, tb)
-            left_exprs.append(a if common is None else _cast(a, common))
-            right_exprs.append(b if common is None else _cast(b, common))
+            common = hash_type(ta, tb)
+            left_exprs.append(a if common is None else cast(a, common))
+            right_exprs.append(b if common is None else cast(b, common))
         left, left_keys = self._with_columns(left, left_exprs)
         right, right_keys = self._with_columns(right, right_exprs)
         return left, left_keys, right, right_keys
@@ -305,12 +307,12 @@ class _Cutter:
     def _aggregate(self, node: Aggregate) -> _Open:
         opened = self.build(node.child)
         group_columns = [e.name for _, e in node.groups if isinstance(e, exp.Column)]
-        if _satisfied(opened, group_columns, len(node.groups)):
+        if satisfied(opened.distribution, group_columns, len(node.groups)):
             opened = self.cont(opened)
             opened.stage.relies_on_partitioning |= opened.distribution[0] == "hash"
             opened.tree = replace(node, child=opened.tree)
             if opened.distribution[0] == "hash":
-                opened.distribution = ("hash", _group_ids(node, opened.distribution[1]))
+                opened.distribution = ("hash", group_ids(node, opened.distribution[1]))
             opened.stage.origin = _joined(opened.stage.origin, node.origin)
             return opened
         single = not node.groups
@@ -336,7 +338,7 @@ class _Cutter:
 
     def _window(self, node: Window) -> _Open:
         opened = self.build(node.child)
-        if _satisfied(opened, list(node.partition), len(node.partition)):
+        if satisfied(opened.distribution, list(node.partition), len(node.partition)):
             opened = self.cont(opened)
             opened.stage.relies_on_partitioning |= opened.distribution[0] == "hash"
         else:
@@ -377,54 +379,6 @@ class _Cutter:
         stage, leaves = self.fresh(kind, node.origin, edges)
         distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
         return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
-
-
-def _through_projection(distribution: tuple, node: Project) -> tuple:
-    if distribution[0] != "hash":
-        return distribution
-    renamed = {e.name: i for i, e in node.exprs if isinstance(e, exp.Column)}
-    if all(key in renamed for key in distribution[1]):
-        return ("hash", tuple(renamed[key] for key in distribution[1]))
-    return ("any",)
-
-
-def _satisfied(opened: _Open, columns: list[str], wanted: int) -> bool:
-    """Whether rows agreeing on ``columns`` are already in one task of ``opened``'s stage."""
-    kind = opened.distribution[0]
-    if kind == "single":
-        return True
-    return kind == "hash" and wanted > 0 and set(opened.distribution[1]) <= set(columns)
-
-
-def _co_partitioned(into: _Open, into_keys: list[str], other_keys: list[str]) -> list[str] | None:
-    """The other side's keys to hash on so its rows meet ``into``'s in the tasks they are in,
-    when ``into`` is hashed on some of the join's keys; else None."""
-    if into.distribution[0] != "hash":
-        return None
-    partition = into.distribution[1]
-    if not partition or not set(partition) <= set(into_keys):
-        return None
-    position = {key: index for index, key in enumerate(into_keys)}
-    return [other_keys[position[key]] for key in partition]
-
-
-def _group_ids(node: Aggregate, partition: tuple[str, ...]) -> tuple[str, ...]:
-    by_column = {e.name: g for g, e in node.groups if isinstance(e, exp.Column)}
-    return tuple(by_column[key] for key in partition)
-
-
-def _hash_type(a: SqlType, b: SqlType) -> SqlType | None:
-    """The type both keys are cast to before hashing, or None when they hash alike as they
-    are (integers of any width, or the same type)."""
-    if a == b or (a.is_integral and b.is_integral) or not (a.is_known and b.is_known):
-        return None
-    if a.is_decimal and b.is_decimal and a.scale == b.scale:
-        return None
-    return wider(a, b)
-
-
-def _cast(expression: exp.Expression, kind: SqlType) -> exp.Expression:
-    return exp.Cast(this=expression.copy(), to=exp.DataType.build(str(kind), dialect="spark"))
 
 
 def _joined(first: str, second: str) -> str:

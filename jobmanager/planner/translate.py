@@ -10,7 +10,6 @@ computed once. Set operations widen each column to one type, as Spark does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -19,49 +18,30 @@ from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
 from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
 from jobmanager.planner.logical import (
-    Filter, IdAllocator, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values, col,
+    Filter, IdAllocator, Limit, Node, OneRow, Project, Sort, col,
     conjoin, conjuncts, references, substitute,
 )  # fmt: skip
 from jobmanager.planner.parse import SPARK_NAME
+from jobmanager.planner.relations import Relation, Relations
 from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.subqueries import (
     Correlation, Pending, attach, require_equalities, semi_or_anti,
 )  # fmt: skip
-from jobmanager.planner.types import wider
 
 __all__ = ["Relation", "Translator"]
 
 _SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
 
 
-@dataclass(frozen=True)
-class Relation:
-    """A translated query: its plan and the names its columns have for the user."""
-
-    node: Node
-    names: tuple[str, ...]
-
-
-class _Cte:
-    def __init__(self, definition: exp.CTE) -> None:
-        self.definition = definition
-        self.relation: Relation | None = None
-        self.translating = False
-
-
 class Translator:
     def __init__(self, catalog: Catalog, ids: IdAllocator | None = None) -> None:
         self.catalog = catalog
         self.ids = ids or IdAllocator()
-        self._ctes: list[dict[str, _Cte]] = []
+        self.relations = Relations(catalog, self.ids, self.query)
 
     def query(self, query: exp.Expression, outer: Scope | None = None,
               correlation: Correlation | None = None) -> Relation:  # fmt: skip
-        with_ = query.args.get("with_")
-        self._ctes.append({cte.alias_or_name.lower(): _Cte(cte)
-                           for cte in (with_.expressions if with_ else [])})  # fmt: skip
-        if with_ is not None and with_.args.get("recursive"):
-            raise UnsupportedSqlError("recursive CTEs are not supported", *position(with_))
+        self.relations.enter(query)
         try:
             if isinstance(query, exp.Select):
                 return self._select(query, outer, correlation)
@@ -70,18 +50,19 @@ class Translator:
             if type(query) in _SET_OPERATIONS:
                 if correlation is not None and _reads_outer(query, outer):
                     raise UnsupportedSqlError("a correlated set operation", *position(query))
-                return self._ordered(query, self._set_operation(query, outer))
+                return self._ordered(query, self.relations.set_operation(query, outer))
             raise UnsupportedSqlError(f"{query.key.upper()} is not supported here",
                                       *position(query))  # fmt: skip
         finally:
-            self._ctes.pop()
+            self.relations.leave()
 
     # -- SELECT ---------------------------------------------------------------------------------
 
     def _select(self, select: exp.Select, outer: Scope | None,
                 correlation: Correlation | None) -> Relation:  # fmt: skip
         scope = Scope(outer)
-        node = self._from(select, scope) if select.args.get("from_") else OneRow((), "SELECT")
+        node = (self.relations.from_clause(select, scope) if select.args.get("from_")
+                else OneRow((), "SELECT"))
         where = select.args.get("where")
         if where is not None:
             node = self._where(node, where.this, scope, correlation)
@@ -238,103 +219,6 @@ class Translator:
 
     # -- FROM and WHERE -------------------------------------------------------------------------
 
-    def _from(self, select: exp.Select, scope: Scope) -> Node:
-        node = self._relation(select.args["from_"].this, scope)
-        for join in select.args.get("joins") or []:
-            right = self._relation(join.this, scope)
-            kind = _join_kind(join)
-            on = join.args.get("on")
-            if join.args.get("using"):
-                raise UnsupportedSqlError("JOIN ... USING here", *position(join))
-            condition = scope.bind(on).expression if on is not None else None
-            if condition is not None:
-                check_condition(condition, scope.type_of, "ON")
-            if kind == "inner" and condition is None:
-                kind = "cross"
-            columns = node.columns if kind in ("semi", "anti") else node.columns + right.columns
-            node = Join(columns, join.sql(dialect="spark"), node, right, kind, condition)
-        return node
-
-    def _relation(self, item: exp.Expression, scope: Scope) -> Node:
-        alias = item.alias_or_name
-        if isinstance(item, exp.Table):
-            cte = self._cte(item.name)
-            node, relation_names = self._cte_reference(cte, item) if cte else self._scan(item)
-        elif isinstance(item, exp.Subquery):
-            relation = self.query(item.this, None)
-            node, relation_names = relation.node, list(relation.names)
-        elif isinstance(item, exp.Values):
-            node, relation_names = self._values(item)
-        else:
-            raise UnsupportedSqlError(f"{item.key.upper()} in FROM is not supported yet",
-                                      *position(item))  # fmt: skip
-        table_alias = item.args.get("alias")
-        renamed = [c.name for c in table_alias.columns] if table_alias and \
-            table_alias.columns else None  # fmt: skip
-        if renamed:
-            if len(renamed) != len(relation_names):
-                raise SqlError(f"{alias}: {len(renamed)} column names for "
-                               f"{len(relation_names)} columns", *position(item))  # fmt: skip
-            relation_names = renamed
-        relation = {}
-        for name, (column_id, kind) in zip(relation_names, node.columns):
-            relation.setdefault(name.lower(), (column_id, kind))
-        scope.add(alias, relation)
-        return node
-
-    def _scan(self, table: exp.Table) -> tuple[Node, list[str]]:
-        described = self.catalog.table(table.name)
-        mapping = tuple((self.ids.new(c.name), c.name) for c in described.columns)
-        columns = tuple((i, c.type) for (i, _), c in zip(mapping, described.columns))
-        alias = table.alias_or_name
-        origin = described.name if alias.lower() == described.name.lower() else \
-            f"{described.name} AS {alias}"  # fmt: skip
-        names = [c.name for c in described.columns]
-        return Scan(columns, f"FROM {origin}", described, alias, mapping), names
-
-    def _cte(self, name: str) -> _Cte | None:
-        for level in reversed(self._ctes):
-            if name.lower() in level:
-                return level[name.lower()]
-        return None
-
-    def _cte_reference(self, cte: _Cte, table: exp.Table) -> tuple[Node, list[str]]:
-        if cte.translating:
-            raise UnsupportedSqlError(f"CTE {table.name!r} reads itself (recursive CTEs are "
-                                      "not supported)", *position(table))  # fmt: skip
-        if cte.relation is None:
-            cte.translating = True
-            depth = len(self._ctes)
-            saved, self._ctes = self._ctes, self._ctes[:depth]
-            try:
-                cte.relation = self.query(cte.definition.this, None)
-            finally:
-                self._ctes = saved
-                cte.translating = False
-        relation = cte.relation
-        exprs = tuple((self.ids.new(name), col(i)) for name, i in zip(relation.names,
-                                                                        relation.node.ids))
-        columns = tuple((i, kind) for (i, _), (_, kind) in zip(exprs, relation.node.columns))
-        return Project(columns, f"FROM {table.name}", relation.node, exprs), list(relation.names)
-
-    def _values(self, values: exp.Values) -> tuple[Node, list[str]]:
-        rows = [tuple(row.expressions) for row in values.expressions]
-        width = len(rows[0])
-        if any(len(row) != width for row in rows):
-            raise SqlError("VALUES rows of different lengths", *position(values))
-        alias = values.args.get("alias")
-        names = [c.name for c in alias.columns] if alias and alias.columns else \
-            [f"col{i + 1}" for i in range(width)]  # fmt: skip
-        kinds = []
-        for index in range(width):
-            kind = None
-            for row in rows:
-                value_type = type_of(row[index], lambda _: None)
-                kind = value_type if kind is None else wider(kind, value_type)
-            kinds.append(kind)
-        ids = [self.ids.new(n) for n in names]
-        return Values(tuple(zip(ids, kinds)), "VALUES", tuple(rows)), names
-
     def _where(self, node: Node, condition: exp.Expression, scope: Scope,
                correlation: Correlation | None) -> Node:  # fmt: skip
         condition_text = condition
@@ -375,39 +259,6 @@ class Translator:
 
     # -- set operations -------------------------------------------------------------------------
 
-    def _set_operation(self, query: exp.Expression, outer: Scope | None) -> Relation:
-        kind = _SET_OPERATIONS[type(query)]
-        left = self.query(query.this, outer)
-        right = self.query(query.expression, outer)
-        if len(left.names) != len(right.names):
-            raise SqlError(f"{kind.upper()} of {len(left.names)} and {len(right.names)} "
-                           "columns: both sides must give as many", *position(query))  # fmt: skip
-        kinds = []
-        for (name, a), (_, b) in zip(left.node.columns, right.node.columns):
-            widened = wider(a, b)
-            if widened is None:
-                raise SqlError(f"{kind.upper()}: column {len(kinds) + 1} is {a} on one side "
-                               f"and {b} on the other", *position(query))  # fmt: skip
-            kinds.append(widened)
-        inputs = tuple(self._cast_to(relation.node, kinds) for relation in (left, right))
-        ids = [self.ids.new(name) for name in left.names]
-        distinct = bool(query.args.get("distinct", True))
-        node = SetOp(tuple(zip(ids, kinds)), f"{kind.upper()}{'' if distinct else ' ALL'}",
-                     kind, distinct, inputs)  # fmt: skip
-        return Relation(node, left.names)
-
-    def _cast_to(self, node: Node, kinds) -> Node:
-        if all(kind == wanted for (_, kind), wanted in zip(node.columns, kinds)):
-            return node
-        exprs = []
-        for (column_id, kind), wanted in zip(node.columns, kinds):
-            value = col(column_id) if kind == wanted or not wanted.is_known else exp.Cast(
-                this=col(column_id), to=exp.DataType.build(str(wanted), dialect="spark"))
-            exprs.append((self.ids.new(column_id), value))
-        columns = tuple((i, k) for (i, _), k in zip(exprs, kinds))
-        return Project(columns, node.origin, node, tuple(exprs))
-
-
 def _checked(check, where: exp.Expression):
     """``check()``, its type error placed at ``where`` in the user's text."""
     try:
@@ -417,17 +268,6 @@ def _checked(check, where: exp.Expression):
             raise
         line, column = position(where)
         raise type(error)(str(error), line, column) from None
-
-
-def _join_kind(join: exp.Join) -> str:
-    side, kind = (join.side or "").upper(), (join.kind or "").upper()
-    if kind in ("SEMI", "ANTI"):
-        return kind.lower()
-    if side in ("LEFT", "RIGHT", "FULL"):
-        return side.lower()
-    if kind == "CROSS":
-        return "cross"
-    return "inner"
 
 
 def _name(projection: exp.Expression) -> str:
