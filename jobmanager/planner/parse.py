@@ -115,7 +115,8 @@ def _column_error(message: str, tree: exp.Expression, schema: dict) -> Exception
         return UnsupportedSqlError(f"the query cannot be analysed: {message}")
     name = match.group("name").lower()
     line, column = _position_of(tree, name)
-    having = sorted(table for table, columns in schema.items() if name in columns)
+    having = sorted({table.alias_or_name for table in tree.find_all(exp.Table)
+                     if name in schema.get(table.name.lower(), {})})  # fmt: skip
     if len(having) > 1:
         return UnknownColumnError(f"ambiguous column {name!r}: tables {', '.join(having)} all "
                                   f"have it; qualify it, e.g. {having[0]}.{name}", line, column)

@@ -7,8 +7,16 @@ from __future__ import annotations
 import pytest
 
 from jobmanager import Client
-from jobmanager.errors import NoResultError
-from jobmanager.errors import SqlError
+from jobmanager.errors import (
+    NoResultError,
+    SqlError,
+    SqlSyntaxError,
+    SqlTypeError,
+    TableError,
+    UnknownColumnError,
+    UnknownTableError,
+    UnsupportedSqlError,
+)
 from tests.jobmanager.runtime.jobs import FAST
 from tests.jobmanager.runtime.sql_jobs import expected_aggregate, expected_join, write_tables
 
@@ -56,8 +64,21 @@ def test_a_join_written_to_output_says_where_it_went(client, tables, tmp_path):
         result.to_arrow()
 
 
-def test_a_query_the_planner_refuses_raises_before_anything_is_submitted(client, tables):
+@pytest.mark.parametrize("query, error, words", [
+    ("SELECT l_key FROM lines WHERE", SqlSyntaxError, "line 1, column 25: syntax error at"),
+    ("SELECT l_key FROM lnes", UnknownTableError, "unknown table 'lnes'; did you mean 'lines'?"),
+    ("SELECT no_such_column FROM lines", UnknownColumnError, "unknown column 'no_such_column'"),
+    ("SELECT l_key FROM lines JOIN lines AS again ON lines.l_key = again.l_key",
+     UnknownColumnError, "ambiguous column 'l_key'"),
+    ("SELECT l_key FROM lines GROUP BY CUBE(l_key)", UnsupportedSqlError, "ROLLUP, CUBE"),
+    ("SELECT l_key FROM lines WHERE l_value", SqlTypeError, "not a boolean"),
+    ("SELECT * FROM empty", TableError, "no data files"),
+])  # fmt: skip
+def test_a_query_the_planner_refuses_raises_before_anything_is_submitted(
+        client, tables, tmp_path, query, error, words):  # fmt: skip
+    (tmp_path / "empty").mkdir()
     before = {job["job_id"] for job in client.list()}
-    with pytest.raises(SqlError, match="no_such_column"):
-        client.sql("SELECT no_such_column FROM lines", tables=tables)
-    assert {job["job_id"] for job in client.list()} == before
+    with pytest.raises(error) as refused:
+        client.sql(query, tables={**tables, "empty": str(tmp_path / "empty")}, config=CONFIG)
+    assert isinstance(refused.value, SqlError) and words in str(refused.value)
+    assert {job["job_id"] for job in client.list()} == before  # nothing was submitted
