@@ -126,7 +126,7 @@ class SparkSessionProvider:
         with self._lock:
             isolated = self._idle.pop() if self._idle else None
         if isolated is None or isolated.base is not base:
-            isolated = IsolatedSession(base.newSession(), base)
+            isolated = IsolatedSession(_with_task_conf(base.newSession()), base)
         try:
             yield isolated
         finally:
@@ -208,6 +208,15 @@ class SparkSessionProvider:
         _log.info("spark session started", java=java, java_version=major, slots=self.slots,
                   driver_memory_bytes=self.driver_memory_bytes, java_options=options)
         return session
+
+
+def _with_task_conf(session):
+    """A new session takes its SQL settings from the SparkContext, not from the session it
+    was made from: a task's settings are set on it again, so its queries run as any task's
+    (in a process whose context another session started, they would not)."""
+    for key, value in {**TASK_SQL_CONF, "spark.sql.session.timeZone": "UTC"}.items():
+        session.conf.set(key, value)
+    return session
 
 
 class IsolatedSession:
