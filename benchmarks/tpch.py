@@ -1,49 +1,44 @@
-"""TPC-H Q1 and Q3 in Tidal against the same queries in PySpark alone, in one run.
+"""The 22 TPC-H queries in Tidal's SQL against the same texts in PySpark alone, in one run.
 
-Generates TPC-H-shaped data at ``--scale`` (scale factor 1 by default; cached between runs, see
-``examples/tpch_data.py``), then, for each query, runs ``--warmups`` unmeasured and
-``--repeats`` measured runs of
+Generates the real TPC-H tables at ``--scale`` (scale factor 1 by default; DuckDB's dbgen,
+cached between runs, see ``examples/tpch_dbgen.py``), then, for each query (``--queries``
+names some; all 22 by default), runs ``--warmups`` unmeasured and ``--repeats`` measured runs of
 
-- Tidal: the job of ``examples/tpch_queries.py`` (no parallelism set but the global order's
-  one task: the adaptive scheduler sizes every other vertex, with the per-task volume of the
-  baseline's adaptive execution, ``tidal_config``) submitted on a local Ray cluster, timed
-  from submit until
-  ``wait()`` returns with the result committed as Parquet;
-- baseline: the same query written for PySpark alone, ``local[2]`` with adaptive query
-  execution on, timed from planning until its Parquet output is written.
+- Tidal: the query's text through ``Client.sql(text, tables=..., output=<dir>,
+  overwrite=True)`` on a local Ray cluster (no parallelism set anywhere: the adaptive scheduler
+  sizes every vertex, with the per-task volume of the baseline's adaptive execution,
+  ``tidal_config``), timed from the call, which plans the query, until ``wait()`` returns with
+  the result committed as Parquet;
+- baseline: the same text through ``spark.sql`` over temporary views of the same Parquet files
+  (``examples/spark_sql.py``), ``local[2]`` with adaptive query execution on, timed from
+  registering the views (listing the files, as Tidal's sources do) until its Parquet output is
+  written.
 
 The two alternate run by run so both see the same machine, and both run warm: PySpark in a
 started session, Tidal with its TaskManagers kept between jobs and its standby JobManager ready
 (``Client.warm_up`` before each timed run of either side, and each Tidal job's JobManager
 gone before the next, so neither shares the machine with a JobManager process starting or
 leaving). Both JVMs keep getting faster for ten runs of a query and more while the JIT
-compiles Spark's code paths (Q1, one measured session: Tidal 1.93 s at its fifth run and
-1.22 s at its fourteenth, PySpark 2.10 s and 1.49 s), so the warm-up runs, the same number
-for both, decide how warm "warm" is, and single runs swing by a few tenths of a second. Both
-results are checked against each other (and the baseline against an independent pyarrow
-computation), and the parallelism Tidal decided for each vertex is printed with its reason.
-Each query's ratio is Tidal's median seconds over the baseline's; ``ratio`` is the larger of
-the two (the target is at most 1.0).
-Q3's job sends its small sides whole into the lineitem scan from the start, where adaptive
-execution reaches that broadcast join only after shuffling the lines; so PySpark also runs
-Q3 in the job's plan (a broadcast hint), alternating with the other two:
-``q3_spark_job_plan_seconds`` and ``q3_job_plan_ratio`` say how much of the difference is the
-plan and what Tidal's runtime costs against Spark's on the same plan. The target stays
-against the baseline.
-Each query also prints where the last run's task time went, per vertex and phase
-(``taskmanager.timing``): its JSON gives the totals per phase.
-Before the warm runs, a cold figure for each query (``--cold-queries`` names fewer, ``--no-cold``
-none): the first run on
-a fresh local Ray cluster (the job a user runs first: TaskManagers and their JVMs start inside
-it) against the first run in a fresh PySpark session, each in a process of its own, with the
-start of the cluster or the session printed apart. No target yet; the warm ratio is the target.
-The TaskManager's JVM maps the class archive ``deploy/run`` made (``taskmanager.class_archive``);
-the baseline's session starts as PySpark starts it, without one.
-Prints human lines, then one JSON object as the last line. ``--baseline-only`` measures the
-PySpark half alone (its ratio is null).
+compiles Spark's code paths, so the warm-up runs, the same number for both, decide how warm
+"warm" is, and single runs swing by a few tenths of a second.
 
-    python benchmarks/tpch.py                         # scale 1, 3 warm-ups, 3 repeats
-    python benchmarks/tpch.py --scale 0.01 --warmups 0 --repeats 1
+Every answer is checked: PySpark's written result against DuckDB's answer over the same files
+(``tpch_dbgen.duckdb_answer``), Tidal's written result against PySpark's, both read back, in
+order where the query orders its result (``examples.compare.sql_difference``). The parallelism
+Tidal decided for each vertex is printed with its reason, and where the last run's task time
+went, per vertex and phase (``taskmanager.timing``).
+
+Each query's ratio is Tidal's median seconds over the baseline's; ``ratio`` is their geometric
+mean (the target is at most 1.0), and the queries slowest against PySpark are printed last.
+``--cold-queries`` adds, before the warm runs, a cold figure for the queries it names: the first
+run on a fresh local Ray cluster (the job a user runs first: TaskManagers and their JVMs start
+inside it) against the first run in a fresh PySpark session, each in a process of its own, with
+the start of the cluster or the session apart (about a minute a query, so none by default).
+Prints human lines, then one JSON object as the last line. ``--baseline-only`` measures the
+PySpark half alone (its ratios are null).
+
+    python benchmarks/tpch.py                         # scale 1, all 22, 3 warm-ups, 3 repeats
+    python benchmarks/tpch.py --scale 0.01 --warmups 0 --repeats 1 --queries 1 6
 """
 
 from __future__ import annotations
@@ -59,6 +54,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
@@ -66,31 +62,19 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from functools import partial  # noqa: E402
+from typing import Mapping  # noqa: E402
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from examples.compare import first_difference, read_result  # noqa: E402
+from examples.compare import query_is_ordered, read_result, sql_difference  # noqa: E402
 from examples.options import add_option_flag, parse_options  # noqa: E402
-from examples.tpch_data import generate  # noqa: E402
-from examples.tpch_queries import (  # noqa: E402
-    q1,
-    q3,
-    reference_q1,
-    reference_q3,
-    spark_q1,
-    spark_q3,
-)
+from examples.spark_sql import spark_query  # noqa: E402
+from examples.tpch_dbgen import duckdb_answer, generate, queries  # noqa: E402
 
-QUERIES = {
-    "q1": (q1, spark_q1, reference_q1),
-    "q3": (q3, spark_q3, reference_q3),
-}
-# The plan a Tidal job runs, where it is not the one adaptive execution picks: measured beside
-# the baseline, so the figures say what Tidal's plan and what its runtime account for.
-AS_THE_JOB = {"q3": partial(spark_q3, as_the_job=True)}
+QUERY_NUMBERS = range(1, 23)
 TARGET_RATIO = 1.0
 BASELINE_DRIVER_MEMORY = "4g"
+SLOWEST_SHOWN = 5
 
 
 def spark_session() -> SparkSession:
@@ -108,21 +92,22 @@ def spark_session() -> SparkSession:
     return session
 
 
-def run_spark(session: SparkSession, query, data: str, out: str) -> float:
+def run_spark(session: SparkSession, text: str, tables: Mapping[str, str], out: str) -> float:
     started = time.perf_counter()
-    query(session, data).write.mode("overwrite").parquet(out)
+    spark_query(session, tables, text).write.mode("overwrite").parquet(out)
     return time.perf_counter() - started
 
 
-def run_tidal(client, build, data: str, out: str, config: dict[str, str]):
-    """Seconds from submit to a finished job, and the job's result; then, untimed, until the
-    job's JobManager has left (a second after the job)."""
+def run_tidal(client, name: str, text: str, tables: Mapping[str, str], out: str,
+              config: dict[str, str]):  # fmt: skip
+    """Seconds from the call (planning included) to a finished job, and the job's result;
+    then, untimed, until the job's JobManager has left (a second after the job)."""
     started = time.perf_counter()
-    handle = client.submit(build(data, out), config=config)
+    handle = client.sql(text, tables=tables, output=out, overwrite=True, config=config)
     result = handle.wait()
     seconds = time.perf_counter() - started
     if result.status != "FINISHED":
-        raise SystemExit(f"Tidal job {build.__name__} {result.status.lower()}: {result.cause}")
+        raise SystemExit(f"Tidal's {name} {result.status.lower()}: {result.cause}")
     _until_gone(handle.actor)
     return seconds, result
 
@@ -144,62 +129,53 @@ def _until_gone(actor, deadline_s: float = 30.0) -> None:
         print(f"the JobManager {actor} did not leave within {deadline_s:.0f} s", flush=True)
 
 
-def _check(name: str, actual_dir: str, expected, against: str) -> bool:
-    difference = first_difference(read_result(actual_dir), expected)
+def _check(name: str, actual, expected, ordered: bool, against: str) -> bool:
+    difference = sql_difference(actual, expected, ordered)
     if difference:
         print(f"{name}: result differs from {against}: {difference}", flush=True)
     return difference is None
 
 
-def measure(name: str, args, data: str, work: Path, session, client) -> dict[str, object]:
-    build, spark_query, reference = QUERIES[name]
+def measure(number: int, args, data: str, tables: dict[str, str], work: Path, session,
+            client) -> dict[str, object]:  # fmt: skip
+    name, text = query_name(number), queries()[number]
     config = tidal_config(args)
     tidal_out, spark_out = str(work / f"{name}-tidal"), str(work / f"{name}-spark")
-    as_the_job = AS_THE_JOB.get(name)
-    tidal_runs, spark_runs, job_plan_runs, result = [], [], [], None
+    tidal_runs, spark_runs, result = [], [], None
     for run in range(args.warmups + args.repeats):
         measured = run >= args.warmups
         if client is not None:
             client.warm_up()
-            seconds, result = run_tidal(client, build, data, tidal_out, config)
+            seconds, result = run_tidal(client, name, text, tables, tidal_out, config)
             if measured:
                 tidal_runs.append(seconds)
             client.warm_up()
-        seconds = run_spark(session, spark_query, data, spark_out)
+        seconds = run_spark(session, text, tables, spark_out)
         if measured:
             spark_runs.append(seconds)
-        if as_the_job is not None:
-            seconds = run_spark(session, as_the_job, data, spark_out + "-as-the-job")
-            if measured:
-                job_plan_runs.append(seconds)
-    same = _check(name, spark_out, reference(data), "the pyarrow reference")
-    if as_the_job is not None:
-        same &= _check(name, spark_out + "-as-the-job", read_result(spark_out), "PySpark's")
+    ordered = query_is_ordered(text)
+    spark_result = read_result(spark_out)
+    same = _check(name, spark_result, duckdb_answer(data, text), ordered, "DuckDB's answer")
     if client is not None:
-        same &= _check(name, tidal_out, read_result(spark_out), "PySpark's")
+        same &= _check(name, read_result(tidal_out), spark_result, ordered, "PySpark's")
+    spark = statistics.median(spark_runs)
     figures: dict[str, object] = {
-        f"{name}_spark_seconds": round(statistics.median(spark_runs), 3),
-        f"{name}_tidal_seconds": None,
-        f"{name}_ratio": None,
-        f"{name}_same_result": same,
+        "spark_seconds": round(spark, 3),
+        "tidal_seconds": None,
+        "ratio": None,
+        "same_result": same,
+        "rows": spark_result.num_rows,
     }
-    if job_plan_runs:
-        figures[f"{name}_spark_job_plan_seconds"] = round(statistics.median(job_plan_runs), 3)
     if result is not None:
         tidal = statistics.median(tidal_runs)
-        figures[f"{name}_tidal_seconds"] = round(tidal, 3)
-        figures[f"{name}_ratio"] = round(tidal / statistics.median(spark_runs), 3)
-        if job_plan_runs:
-            figures[f"{name}_job_plan_ratio"] = round(tidal / statistics.median(job_plan_runs), 3)
-        figures[f"{name}_parallelism"] = {v: r.parallelism for v, r in result.vertices.items()}
+        figures["tidal_seconds"] = round(tidal, 3)
+        figures["ratio"] = round(tidal / spark, 3)
+        figures["parallelism"] = {v: r.parallelism for v, r in result.vertices.items()}
         print(f"{name}: parallelism decided by Tidal", flush=True)
         for vertex, decided in result.vertices.items():
             print(f"  {vertex:<20} {decided.parallelism:>4}  {decided.explanation}", flush=True)
-        figures[f"{name}_breakdown_ms"] = breakdown(name, result)
+        figures["breakdown_ms"] = breakdown(name, result)
     print(f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}", flush=True)
-    if job_plan_runs:
-        print(f"{name}: PySpark in the plan of Tidal's job (not the target's baseline) "
-              f"{_seconds(job_plan_runs)}", flush=True)  # fmt: skip
     return figures
 
 
@@ -219,13 +195,14 @@ def breakdown(name: str, result) -> dict[str, int]:
     return totals
 
 
-def cold(name: str, args, data: str, work: Path) -> dict[str, object]:
-    """The query's first run on each side, each in a new process: ``{side}_start`` is the
-    cluster's or the session's start, ``{side}_first`` the query's first run after it."""
-    figures: dict[str, object] = {}
+def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
+    """The query's first run on each side, each in a new process: ``{side}_start_seconds`` is
+    the cluster's or the session's start, ``{side}_first_seconds`` the query's first run."""
+    name = query_name(number)
+    figures: dict[str, float] = {}
     sides = ["spark"] if args.baseline_only else ["tidal", "spark"]
     for side in sides:
-        command = [sys.executable, __file__, "--cold-side", side, "--queries", name,
+        command = [sys.executable, __file__, "--cold-side", side, "--queries", str(number),
                    "--data", data, "--dir", str(work), "--scale", str(args.scale),
                    *[f"-D{option}" for option in args.options or ()]]  # fmt: skip
         if args.no_dashboard:
@@ -235,31 +212,31 @@ def cold(name: str, args, data: str, work: Path) -> dict[str, object]:
         if done.returncode != 0:
             raise SystemExit(f"{name}: the cold {side} run failed:\n{done.stderr[-3000:]}")
         start, first = json.loads(done.stdout.strip().splitlines()[-1])
-        figures[f"{name}_cold_{side}_start_seconds"] = start
-        figures[f"{name}_cold_{side}_first_seconds"] = first
-    shown = "; ".join(f"{side}: start {figures[f'{name}_cold_{side}_start_seconds']:.2f} s, "
-                      f"first run {figures[f'{name}_cold_{side}_first_seconds']:.2f} s"
+        figures[f"cold_{side}_start_seconds"] = start
+        figures[f"cold_{side}_first_seconds"] = first
+    shown = "; ".join(f"{side}: start {figures[f'cold_{side}_start_seconds']:.2f} s, "
+                      f"first run {figures[f'cold_{side}_first_seconds']:.2f} s"
                       for side in sides)  # fmt: skip
     print(f"{name} cold: {shown}", flush=True)
     return figures
 
 
-def cold_run(args, data: str) -> None:
+def cold_run(args, tables: dict[str, str]) -> None:
     """In the process ``cold`` started: start one side, run the query once, print both times."""
-    name = args.queries[0]
-    build, spark_query, _ = QUERIES[name]
+    number = args.queries[0]
+    name, text = query_name(number), queries()[number]
     out = str(Path(args.dir) / f"{name}-cold-{args.cold_side}")
     started = time.perf_counter()
     if args.cold_side == "spark":
         session = spark_session()
         start = time.perf_counter() - started
-        first = run_spark(session, spark_query, data, out)
+        first = run_spark(session, text, tables, out)
     else:
         from jobmanager import Client
 
         client = Client(address="local", dashboard=not args.no_dashboard)
         start = time.perf_counter() - started
-        first, _ = run_tidal(client, build, data, out, tidal_config(args))
+        first, _ = run_tidal(client, name, text, tables, out, tidal_config(args))
     print(json.dumps([round(start, 3), round(first, 3)]), flush=True)
 
 
@@ -274,10 +251,30 @@ def tidal_config(args) -> dict[str, str]:
             **parse_options(args.options)}  # fmt: skip
 
 
+def geometric_mean(ratios: list[float]) -> float:
+    """The mean that weighs a query twice as fast and one twice as slow alike."""
+    return math.exp(statistics.fmean(math.log(ratio) for ratio in ratios))
+
+
+def query_name(number: int) -> str:
+    return f"q{number:02d}"
+
+
 def _seconds(runs: list[float]) -> str:
     if not runs:
         return "not run"
     return f"median {statistics.median(runs):.2f} s of {[round(r, 2) for r in runs]}"
+
+
+def _print_table(per_query: dict[str, dict]) -> None:
+    """Every query's medians and ratio, the slowest against PySpark first."""
+    ranked = sorted(per_query.items(), key=lambda item: -(item[1]["ratio"] or 0))
+    print(f"{'query':<6} {'Tidal s':>8} {'PySpark s':>10} {'ratio':>6}  same", flush=True)
+    for name, figures in ranked:
+        tidal, ratio = figures["tidal_seconds"], figures["ratio"]
+        print(f"{name:<6} {'-' if tidal is None else f'{tidal:.3f}':>8} "
+              f"{figures['spark_seconds']:>10.3f} {'-' if ratio is None else f'{ratio:.3f}':>6}  "
+              f"{'yes' if figures['same_result'] else 'NO'}", flush=True)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
@@ -286,7 +283,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--repeats", type=int, default=3, help="measured runs per query")
     parser.add_argument("--warmups", type=int, default=3,
                         help="unmeasured runs per query before them, on both sides")
-    parser.add_argument("--queries", nargs="+", choices=sorted(QUERIES), default=sorted(QUERIES))
+    parser.add_argument("--queries", nargs="+", type=int, choices=QUERY_NUMBERS,
+                        default=list(QUERY_NUMBERS), metavar="N",
+                        help="TPC-H query numbers, 1 to 22 (default: all)")
     parser.add_argument("--data", default=None,
                         help="data directory (default: a per-scale folder in the temp dir)")
     parser.add_argument("--dir", default=None, help="where results go (default: temp)")
@@ -294,10 +293,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
     parser.add_argument("--no-dashboard", action="store_true",
                         help="start the local Ray cluster without Ray's dashboard")
-    parser.add_argument("--no-cold", action="store_true",
-                        help="skip the first runs on a fresh cluster and a fresh session")
-    parser.add_argument("--cold-queries", nargs="+", choices=sorted(QUERIES), default=None,
-                        help="the queries with a cold figure (default: every query run)")
+    parser.add_argument("--cold-queries", nargs="+", type=int, choices=QUERY_NUMBERS,
+                        default=[], metavar="N",
+                        help="queries with a cold figure, each side's first run (default: none)")
     parser.add_argument("--cold-side", choices=["tidal", "spark"], help=argparse.SUPPRESS)
     add_option_flag(parser)
     args = parser.parse_args(argv)
@@ -306,19 +304,18 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     if args.warmups < 0:
         parser.error("--warmups must be at least 0")
 
-    data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")
-    if args.cold_side:
-        cold_run(args, data)
-        return {"same_result": True}
+    data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-dbgen-sf{args.scale:g}")
     started = time.perf_counter()
-    generate(data, args.scale)
+    tables = generate(data, args.scale)
+    if args.cold_side:
+        cold_run(args, tables)
+        return {"same_result": True}
     print(f"data: scale {args.scale:g} in {data} ({time.perf_counter() - started:.1f} s)",
           flush=True)
     work = Path(tempfile.mkdtemp(prefix="tidal-bench-tpch-", dir=args.dir))
-    figures: dict[str, object] = {}
-    if not args.no_cold:
-        for name in args.cold_queries or args.queries:
-            figures |= cold(name, args, data, work)
+    per_query: dict[str, dict] = {}
+    for number in args.cold_queries:
+        per_query.setdefault(query_name(number), {}).update(cold(number, args, data, work))
     session = spark_session()
     client = None
     if not args.baseline_only:
@@ -326,12 +323,21 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
 
         client = Client(address=args.address, dashboard=not args.no_dashboard)
     try:
-        for name in args.queries:
-            figures |= measure(name, args, data, work, session, client)
+        for number in args.queries:
+            per_query.setdefault(query_name(number), {}).update(
+                measure(number, args, data, tables, work, session, client))
     finally:
         shutil.rmtree(work, ignore_errors=True)
         session.stop()
-    ratios = [figures[f"{name}_ratio"] for name in args.queries]
+    measured = {name: per_query[name] for name in map(query_name, args.queries)}
+    _print_table(measured)
+    ratios = {name: figures["ratio"] for name, figures in measured.items()}
+    mean = None if None in ratios.values() else round(geometric_mean(list(ratios.values())), 3)
+    slowest = sorted(ratios, key=lambda name: -(ratios[name] or 0))[:SLOWEST_SHOWN]
+    if mean is not None:
+        print(f"geometric mean of the ratios {mean:.3f} (target {TARGET_RATIO}); slowest "
+              f"against PySpark: {', '.join(f'{n} {ratios[n]:.2f}' for n in slowest)}",
+              flush=True)  # fmt: skip
     summary = {
         "benchmark": "tpch",
         "scale": args.scale,
@@ -339,10 +345,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "warmups": args.warmups,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        **figures,
-        "same_result": all(figures[f"{name}_same_result"] for name in args.queries),
+        "queries": per_query,
+        "ratios": ratios,
+        "slowest": slowest if mean is not None else [],
+        "spark_seconds_total": round(sum(f["spark_seconds"] for f in measured.values()), 3),
+        "same_result": all(figures["same_result"] for figures in measured.values()),
         "target_ratio": TARGET_RATIO,
-        "ratio": None if None in ratios else max(ratios),
+        "ratio": mean,
     }
     print(json.dumps(summary), flush=True)
     return summary

@@ -1,5 +1,5 @@
-"""TPC-H Q1 run as Tidal's job runs it, in plain PySpark with none of Tidal's code: the floor
-under Tidal's Q1 figure in ``benchmarks/tpch.py``.
+"""TPC-H Q1 run as Tidal's hand-built job runs it, in plain PySpark with none of Tidal's code:
+the floor under that job's figure on Tidal.
 
 Tidal decides Q1's shape (``examples/tpch_queries.q1``) when it takes the job, and this asks
 Tidal's own code for it (``core.admission``, ``FileSource.plan``, ``assign_splits``): where the
@@ -14,8 +14,8 @@ adaptive execution on, as that baseline runs it. The two alternate run by run in
 after the same warm-ups.
 
 ``ratio`` is Tidal's shape's median over the single query's: what running the query as Tidal's
-tasks costs Spark itself, which no scheduling can win back; Tidal's own cost is what
-``benchmarks/tpch.py``'s ratio adds on top. Prints human lines, then one JSON object as the
+tasks costs Spark itself, which no scheduling can win back; Tidal's own cost is what running
+the job on Tidal adds on top. Prints human lines, then one JSON object as the
 last line.
 
     python benchmarks/tpch_shape.py                   # scale 1, 3 warm-ups, 5 repeats

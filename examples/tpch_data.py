@@ -35,18 +35,18 @@ if __name__ == "__main__":  # run as a script: the repository root, not examples
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
-import json  # noqa: E402
 import os  # noqa: E402
-import shutil  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from typing import Callable, Iterator  # noqa: E402
 
 import fsspec  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+
+from examples import parquet_parts  # noqa: E402
+from examples.parquet_parts import PartWriter, generate_tables  # noqa: E402
 
 __all__ = [
     "CURRENT_DATE",
@@ -84,14 +84,13 @@ ORDERS_PER_SCALE = 1_500_000
 PARTS_PER_SCALE = 200_000
 SUPPLIERS_PER_SCALE = 10_000
 
-FILE_BYTES = 64 << 20
-ROW_GROUP_BYTES = 8 << 20
+FILE_BYTES = parquet_parts.FILE_BYTES
+ROW_GROUP_BYTES = parquet_parts.ROW_GROUP_BYTES
 _ORDERS_PER_CHUNK = 250_000
 _CUSTOMERS_PER_CHUNK = 500_000
 _TABLE_CODES = {"customer": 1, "orders": 2}
 _MARKER = "_tidal_tpch.json"
 _FORMAT_VERSION = 2
-_SAMPLE_ROWS = 65_536
 
 SCHEMAS = {
     "nation": pa.schema([
@@ -166,27 +165,14 @@ def _generate_local(out_dir: str | os.PathLike, scale: float, seed: int = 0) -> 
     if scale <= 0:
         raise ValueError(f"scale must be positive, got {scale}")
     out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
     wanted = {"scale": float(scale), "seed": int(seed), "version": _FORMAT_VERSION}
     paths = {table: str(out / table) for table in TABLES}
-    writers: dict[tuple[str, ...], Callable[[dict[str, Path]], dict[str, int]]] = {
+    generate_tables(out, _MARKER, wanted, {
         ("nation",): lambda dirs: _write_nation(dirs["nation"]),
         ("customer",): lambda dirs: _write_customers(dirs["customer"], scale, seed),
         ("orders", "lineitem"): lambda dirs: _write_orders_and_lineitems(
             dirs["orders"], dirs["lineitem"], scale, seed),
-    }
-    for tables, write in writers.items():
-        if all(_marker_matches(out / table, wanted) for table in tables):
-            continue
-        staging = {table: out / f".{table}.generating" for table in tables}
-        for directory in staging.values():
-            shutil.rmtree(directory, ignore_errors=True)
-            directory.mkdir()
-        rows = write(staging)
-        for table, directory in staging.items():
-            (directory / _MARKER).write_text(json.dumps(wanted | {"rows": rows[table]}))
-            shutil.rmtree(out / table, ignore_errors=True)
-            os.replace(directory, out / table)
+    })
     return paths
 
 
@@ -194,12 +180,9 @@ def _count(per_scale: int, scale: float) -> int:
     return max(1, round(per_scale * scale))
 
 
-def _marker_matches(directory: Path, wanted: dict) -> bool:
-    try:
-        found = json.loads((directory / _MARKER).read_text())
-    except (OSError, ValueError):
-        return False
-    return {key: found.get(key) for key in wanted} == wanted
+def _part_writer(directory: Path, table: str) -> PartWriter:
+    """Part files in the layout this module's FILE_BYTES and ROW_GROUP_BYTES ask for."""
+    return PartWriter(directory, SCHEMAS[table], FILE_BYTES, ROW_GROUP_BYTES)
 
 
 def _rng(seed: int, table: str, chunk: int) -> np.random.Generator:
@@ -218,7 +201,7 @@ def _write_nation(directory: Path) -> dict[str, int]:
 
 def _write_customers(directory: Path, scale: float, seed: int) -> dict[str, int]:
     total = _count(CUSTOMERS_PER_SCALE, scale)
-    with _PartWriter(directory, SCHEMAS["customer"]) as writer:
+    with _part_writer(directory, "customer") as writer:
         for chunk, first in enumerate(range(0, total, _CUSTOMERS_PER_CHUNK)):
             keys = np.arange(first + 1, min(total, first + _CUSTOMERS_PER_CHUNK) + 1)
             writer.write(_customers(keys, _rng(seed, "customer", chunk)))
@@ -246,8 +229,8 @@ def _write_orders_and_lineitems(orders_dir: Path, lineitem_dir: Path, scale: flo
     parts = _count(PARTS_PER_SCALE, scale)
     suppliers = _count(SUPPLIERS_PER_SCALE, scale)
     lines = 0
-    with (_PartWriter(orders_dir, SCHEMAS["orders"]) as orders_writer,
-          _PartWriter(lineitem_dir, SCHEMAS["lineitem"]) as lineitem_writer):
+    with (_part_writer(orders_dir, "orders") as orders_writer,
+          _part_writer(lineitem_dir, "lineitem") as lineitem_writer):
         for chunk, first in enumerate(range(0, total, _ORDERS_PER_CHUNK)):
             count = min(_ORDERS_PER_CHUNK, total - first)
             orders, lineitems = _orders_chunk(
@@ -345,76 +328,6 @@ def _days(day: datetime.date) -> int:
 
 def _dates(days: np.ndarray) -> pa.Array:
     return pa.array(days.astype(np.int32), pa.int32()).cast(pa.date32())
-
-
-class _PartWriter:
-    """Writes ``part-NNNNN.parquet`` files of about FILE_BYTES on disk, in row groups of about
-    ROW_GROUP_BYTES on disk: the sizes a FileSource measures its splits in. The rows per group
-    come from compressing a sample of the first chunk, so they depend on the data alone; rows
-    are buffered so row groups stay full across chunk boundaries."""
-
-    def __init__(self, directory: Path, schema: pa.Schema) -> None:
-        self._directory = directory
-        self._schema = schema
-        self._pending: list[pa.Table] = []
-        self._pending_rows = 0
-        self._group_rows: int | None = None
-        self._groups_per_file = max(1, FILE_BYTES // ROW_GROUP_BYTES)
-        self._writer: pq.ParquetWriter | None = None
-        self._groups_in_file = 0
-        self._files = 0
-
-    def __enter__(self) -> _PartWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
-            self._flush(final=True)
-        if self._writer is not None:
-            self._writer.close()
-
-    def write(self, table: pa.Table) -> None:
-        if self._group_rows is None and table.num_rows:
-            self._group_rows = max(1_024, int(ROW_GROUP_BYTES / _disk_bytes_per_row(table)))
-        self._pending.append(table)
-        self._pending_rows += table.num_rows
-        self._flush(final=False)
-
-    def _flush(self, final: bool) -> None:
-        if not self._pending_rows:
-            if final and self._files == 0:
-                self._emit(self._schema.empty_table())
-            return
-        rows = pa.concat_tables(self._pending)
-        for group in _slices(rows, self._group_rows or rows.num_rows):
-            if group.num_rows < (self._group_rows or 0) and not final:
-                self._pending, self._pending_rows = [group], group.num_rows
-                return
-            self._emit(group)
-        self._pending, self._pending_rows = [], 0
-
-    def _emit(self, group: pa.Table) -> None:
-        if self._writer is None or self._groups_in_file >= self._groups_per_file:
-            if self._writer is not None:
-                self._writer.close()
-            path = self._directory / f"part-{self._files:05d}.parquet"
-            self._writer = pq.ParquetWriter(path, self._schema)
-            self._files += 1
-            self._groups_in_file = 0
-        self._writer.write_table(group, row_group_size=group.num_rows)
-        self._groups_in_file += 1
-
-
-def _disk_bytes_per_row(table: pa.Table) -> float:
-    sample = table.slice(0, _SAMPLE_ROWS)
-    buffer = pa.BufferOutputStream()
-    pq.write_table(sample, buffer)
-    return buffer.getvalue().size / sample.num_rows
-
-
-def _slices(table: pa.Table, rows: int) -> Iterator[pa.Table]:
-    for offset in range(0, table.num_rows, rows):
-        yield table.slice(offset, rows)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,8 +3,11 @@
 The Tidal jobs split each query the way a distributed planner would -- scan, filter and a
 partial aggregate in every source task; a hash exchange on the group keys; the final aggregate
 -- and set no parallelism but one: the vertex that orders the whole result runs as one task,
-as a global order needs; the adaptive scheduler sizes every other vertex from its bytes. The PySpark versions are the queries as a Spark user would write them, planned by Spark
-itself; ``benchmarks/tpch.py`` races the two. The pyarrow versions share no code with either.
+as a global order needs; the adaptive scheduler sizes every other vertex from its bytes. The
+PySpark versions are the queries as a Spark user would write them, planned by Spark itself.
+The pyarrow versions share no code with either. They stay as examples of the JobGraph API
+(and ``benchmarks/tpch_shape.py`` measures Q1's job shape); ``benchmarks/tpch.py`` races
+Tidal's SQL front end, which plans all 22 queries from their text, against PySpark.
 
 Q3's ties on revenue and order date are broken by order key in all three, so "top 10" is one
 answer rather than several.

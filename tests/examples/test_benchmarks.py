@@ -85,18 +85,42 @@ def test_noop_baseline_runs_n_by_n_tasks_at_a_tiny_size(shared_session, capsys):
 
 
 @pytest.mark.spark
-def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tiny_data, tmp_path,
+def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tmp_path_factory, tmp_path,
                                                              shared_session, capsys):
-    summary = load("tpch").main(["--scale", "0.002", "--data", str(tiny_data), "--warmups", "0", "--repeats", "1",
-                                 "--baseline-only", "--dir", str(tmp_path)])
+    data = tmp_path_factory.mktemp("tpch-dbgen")
+    summary = load("tpch").main(["--scale", "0.01", "--data", str(data), "--warmups", "0",
+                                 "--repeats", "1", "--queries", "1", "6", "--baseline-only",
+                                 "--dir", str(tmp_path)])  # fmt: skip
     assert _last_line_json(capsys) == summary
-    assert summary["same_result"] is True
-    for query in ("q1", "q3"):
-        assert summary[f"{query}_spark_seconds"] > 0
-        assert summary[f"{query}_tidal_seconds"] is None
-    assert summary["q3_spark_job_plan_seconds"] > 0  # checked against the baseline's result
+    assert summary["same_result"] is True  # PySpark's written answers against DuckDB's
+    assert set(summary["queries"]) == {"q01", "q06"}
+    for figures in summary["queries"].values():
+        assert figures["spark_seconds"] > 0
+        assert figures["tidal_seconds"] is None and figures["ratio"] is None
+    assert (summary["queries"]["q01"]["rows"], summary["queries"]["q06"]["rows"]) == (4, 1)
     assert summary["ratio"] is None and summary["target_ratio"] == 1.0
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spark
+def test_tpch_benchmark_reports_a_wrong_answer(tmp_path_factory, shared_session, monkeypatch,
+                                               capsys):
+    tpch = load("tpch")
+    monkeypatch.setattr(tpch, "duckdb_answer", lambda data, text: pa.table({"revenue": [1.0]}))
+    summary = tpch.main(["--scale", "0.01", "--data", str(tmp_path_factory.mktemp("tpch-dbgen")),
+                         "--warmups", "0", "--repeats", "1", "--queries", "6",
+                         "--baseline-only"])  # fmt: skip
+    assert summary["same_result"] is False
+    assert ("q06: result differs from DuckDB's answer: row 0 (both sorted by all columns), "
+            "column 0 ('revenue'): Decimal('1193053.2253'), expected 1.0"
+            in capsys.readouterr().out)
+
+
+def test_tpch_ratio_is_the_geometric_mean_of_the_queries():
+    tpch = load("tpch")
+    assert tpch.geometric_mean([0.5, 2.0]) == pytest.approx(1.0)
+    assert tpch.geometric_mean([0.9, 0.9, 0.9]) == pytest.approx(0.9)
+    assert tpch.query_name(6) == "q06"
 
 
 @pytest.mark.spark

@@ -1,0 +1,42 @@
+"""The 22 TPC-H queries, their texts as the specification gives them, answered by Tidal's SQL
+front end on a real local Ray cluster with real PySpark, each answer checked against DuckDB's
+over the same Parquet files (``examples.compare.sql_difference``: by column position, in order
+where the query orders its result; Spark's decimal AVG and division against DuckDB's doubles
+by the rounding rule documented there).
+
+Tasks are sized small (256 KiB of input each), and the fixture's tables are cut into small row
+groups (``tests/sql/conftest.py``), so that at scale 0.01 the big tables' scans, their
+exchanges and the aggregates and joins after them really run as several tasks: at the default
+volume and layout every vertex would be one task and the whole query one chained Spark query,
+which would check the SQL fragments but not how the plan was cut.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from examples.compare import query_is_ordered, sql_difference
+from examples.tpch_dbgen import duckdb_answer, queries
+
+pytestmark = [pytest.mark.runtime, pytest.mark.spark]
+
+CONFIG = {
+    "taskmanager.numberOfTaskSlots": 2,
+    "slotmanager.number-of-slots.max": 2,  # one TaskManager, one Spark JVM, on two cores
+    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "256 kb",
+    "restart-strategy.type": "none",  # a wrong plan fails at once, with its cause
+}
+TIMEOUT_S = 300
+
+
+@pytest.mark.parametrize("number", range(1, 23), ids=lambda number: f"q{number:02d}")
+def test_tidal_answers_the_tpch_query_as_duckdb_does(number, ray_cluster, tpch_dbgen_data,
+                                                     tpch_dbgen_tables):  # fmt: skip
+    from jobmanager import Client
+
+    text = queries()[number]
+    result = Client().sql(text, tables=tpch_dbgen_tables, config=CONFIG).wait(timeout=TIMEOUT_S)
+    assert result.status == "FINISHED", result.cause
+    expected = duckdb_answer(tpch_dbgen_data, text)
+    difference = sql_difference(result.to_arrow(), expected, query_is_ordered(text))
+    assert difference is None, difference
