@@ -109,7 +109,8 @@ def one_task_candidates(graph: JobGraph, enabled: bool = True, min_parallelism: 
     """Source vertices whose one edge chains exactly when they run as one task: no parallelism
     set, sources that infer theirs at run time, an edge that is not FORWARD (a forward group
     gives the source its consumer's parallelism) nor BROADCAST, into a consumer set to one
-    task; no inputs, or, with a ``min_parallelism`` of 1, only broadcast inputs that filter
+    task, directly or past a chain of FORWARD edges (a planned query's scan, its partial
+    aggregate, then the final one in one task); no inputs, or, with a ``min_parallelism`` of 1, only broadcast inputs that filter
     nothing (their values would reach the sources only once the producers ran). Their sources
     are asked when the job is taken, so the chain can be decided then."""
     if not enabled:
@@ -119,11 +120,33 @@ def one_task_candidates(graph: JobGraph, enabled: bool = True, min_parallelism: 
         if not _sources_decide(vertex, min_parallelism) or vertex.parallelism is not None or \
                 not vertex.infers_parallelism or vertex.static_parallelism is not None:  # fmt: skip
             continue
-        target = _single_consumer(vertex)
-        if target is not None and target.parallelism == 1 and _kind(vertex) not in (
-                PartitionerKind.FORWARD, PartitionerKind.BROADCAST):  # fmt: skip
+        tail, target = _past_forward_edges(vertex)
+        if target is not None and target.parallelism == 1 and _kind(tail) is not \
+                PartitionerKind.BROADCAST:  # fmt: skip
             found.append(vertex.name)
     return tuple(found)
+
+
+def _past_forward_edges(vertex: JobVertex) -> tuple[JobVertex, JobVertex | None]:
+    """The last vertex of the chain of FORWARD edges starting at ``vertex`` (each consumer the
+    producer's one, as chaining needs), and the consumer its own one edge leads to (None if
+    that edge could not chain: a second consumer, or a consumer with other inputs)."""
+    current = vertex
+    while True:
+        target = _single_consumer(current)
+        if target is None or _kind(current) is not PartitionerKind.FORWARD:
+            return current, target
+        current = target
+
+
+def _one_task(graph: JobGraph, known: AbstractSet[str]) -> frozenset[str]:
+    """``known`` with every vertex reading one of them through a FORWARD edge: a forward
+    group has one parallelism (a scan inferred to one task makes its partial aggregate one)."""
+    one = set(known)
+    for vertex in graph.topological_order():
+        if any(edge.is_forward and edge.source.name in one for edge in vertex.inputs):
+            one.add(vertex.name)
+    return frozenset(one)
 
 
 def _sources_decide(vertex: JobVertex, min_parallelism: int) -> bool:
@@ -148,6 +171,7 @@ def decide_chains(graph: JobGraph, enabled: bool = True, one_task: AbstractSet[s
     so when the job was taken)."""
     if not enabled:
         return ()
+    one_task = _one_task(graph, one_task)
     chained_to: dict[str, str] = {}
     for vertex in graph.vertices:
         target = _chains_to_next(vertex, one_task)

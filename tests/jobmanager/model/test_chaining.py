@@ -207,3 +207,29 @@ def test_a_scan_with_only_broadcast_inputs_is_asked_early_when_the_least_paralle
     assert [edge.source.name for edge in head.inputs] == ["small"]
     assert head.inputs[0].partitioner.kind.value == "broadcast"
     assert head.parallelism == 1 and head.sources == (FileSource("/d"),)
+
+
+def planned_global_aggregate() -> JobGraph:
+    """A planned query's shape: a scan, its partial aggregate chained by a FORWARD edge, the
+    final aggregate in one task, the sink."""
+    g = JobGraph("planned")
+    scan = g.add_vertex("scan", operator=spark(ident), sources=[FileSource("/d")])
+    partial = g.add_vertex("partial", operator=spark(ident))
+    final = g.add_vertex("final", parallelism=1, operator=spark(ident))
+    sink = g.add_vertex("sink", operator=ParquetSink("/out"))
+    g.connect(scan, partial, Partitioner.FORWARD)
+    g.connect(partial, final, Partitioner.REBALANCE)
+    g.connect(final, sink, Partitioner.FORWARD)
+    return g
+
+
+def test_a_source_whose_forward_chain_feeds_one_task_is_asked_and_chained_whole():
+    """A forward group has one parallelism: a scan inferred to one task makes its partial
+    aggregate one task too, and the edge after it chains into the final one."""
+    g = planned_global_aggregate()
+    assert one_task_candidates(g) == ("scan",)
+    assert decide_chains(g, one_task={"scan"}) == (("scan", "partial", "final", "sink"),)
+    assert decide_chains(g) == (("scan", "partial"), ("final", "sink"))  # scan not one task
+    g.connect(g.vertex("partial"), g.add_vertex("other", operator=spark(ident)),
+              Partitioner.REBALANCE)  # a second consumer: no chain past the partial
+    assert one_task_candidates(g) == ()
