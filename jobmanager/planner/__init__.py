@@ -82,8 +82,9 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     ids = IdAllocator()
     relation = Translator(catalog, ids).query(tree)
     node = prune_columns(push_filters(relation.node), trim=False)
-    node = prune_columns(reorder_joins(node))
-    result = cut_into_stages(node, config[BROADCAST_THRESHOLD], ids)
+    threshold = config[BROADCAST_THRESHOLD]
+    node = prune_columns(reorder_joins(node, threshold))
+    result = cut_into_stages(node, threshold, ids)
     tree = result.tree
     named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
     result.tree = Project(named, "SELECT", tree, tuple((n, col(i)) for n, i in

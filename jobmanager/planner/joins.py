@@ -5,8 +5,9 @@ A tree of inner joins (and the cross joins that WHERE conditions turned into the
 into its inputs and its conditions, then joined again left-deep: starting from the input with
 the most listed bytes (the one that should stream, never be sent whole), each step joins the
 smallest input that an equality condition connects to what is joined so far; only when none is
-connected (the query itself has no key between them) is the smallest input cross-joined. A
-semi or anti join whose condition reads one input of such a tree is moved onto that input
+connected (the query itself has no key between them) is the smallest input cross-joined. An
+input too large to broadcast is first joined with the small inputs only it connects to, so
+they filter it where it is read, before it crosses an exchange. A semi or anti join whose condition reads one input of such a tree is moved onto that input
 first, as Spark pushes them (TPC-H Q21: both lineitem subqueries filter ``l1`` before it meets
 ``orders``).
 
@@ -76,13 +77,16 @@ def equi_keys(condition: exp.Expression | None, left_ids: set[str], right_ids: s
     return keys, rest
 
 
-def reorder_joins(root: Node) -> Node:
-    return _Reorderer(parent_counts(root)).rebuild(root)
+def reorder_joins(root: Node, threshold: int = -1) -> Node:
+    """``threshold``: the broadcast threshold; inputs at most this large are joined first to
+    the one large input they connect to."""
+    return _Reorderer(parent_counts(root), threshold).rebuild(root)
 
 
 class _Reorderer:
-    def __init__(self, parents: dict[int, int]) -> None:
+    def __init__(self, parents: dict[int, int], threshold: int) -> None:
         self.parents = parents
+        self.threshold = threshold
         self.done: dict[int, Node] = {}
         self.sizes: dict[int, int] = {}
 
@@ -135,23 +139,54 @@ class _Reorderer:
         remaining = list(leaves)
         first = max(remaining, key=lambda leaf: (self._size(leaf), -remaining.index(leaf)))
         remaining.remove(first)
-        current, joined_ids = first, set(first.ids)
-        unused = list(conditions)
+        current, unused = first, list(conditions)
         while remaining:
-            connected = [leaf for leaf in remaining
-                         if equi_keys(conjoin(unused), joined_ids, set(leaf.ids))[0]]  # fmt: skip
-            pool = connected or remaining
-            pick = min(pool, key=lambda leaf: (self._size(leaf), remaining.index(leaf)))
+            pick = self._next(current, remaining, unused)
             remaining.remove(pick)
-            available = joined_ids | set(pick.ids)
-            applicable = [c for c in unused if references(c) <= available]
-            unused = [c for c in unused if not references(c) <= available]
-            condition = conjoin(applicable)
-            current = Join(current.columns + pick.columns, _origin(current, pick, condition),
-                           current, pick, "inner" if condition is not None else "cross",
-                           condition)  # fmt: skip
-            joined_ids = available
+            if not self._small(pick):
+                pick, unused = self._with_own_small_sides(pick, current, remaining, unused)
+            current, unused = self._joined(current, pick, unused)
         return current
+
+    def _next(self, current: Node, remaining: list[Node], unused: list[exp.Expression]) -> Node:
+        """The smallest input an equality connects to ``current``, else the smallest."""
+        connected = [leaf for leaf in remaining if _connects(current, leaf, unused)]
+        return min(connected or remaining, key=lambda leaf: (self._size(leaf),
+                                                             remaining.index(leaf)))
+
+    def _with_own_small_sides(self, big: Node, current: Node, remaining: list[Node],
+                              unused: list[exp.Expression]
+                              ) -> tuple[Node, list[exp.Expression]]:  # fmt: skip
+        """``big`` joined first with the small inputs only it connects to (not what is joined
+        so far): they filter it where it is read, before it crosses an exchange (TPC-H Q3: the
+        segment's customers into the orders scan, then orders meet lineitem)."""
+        while True:
+            own = [leaf for leaf in remaining if self._small(leaf) and
+                   _connects(big, leaf, unused) and not _connects(current, leaf, unused)]
+            if not own:
+                return big, unused
+            leaf = min(own, key=lambda candidate: (self._size(candidate),
+                                                   remaining.index(candidate)))
+            remaining.remove(leaf)
+            big, unused = self._joined(big, leaf, unused)
+
+    def _small(self, node: Node) -> bool:
+        return 0 <= self.threshold and self._size(node) <= self.threshold
+
+    def _joined(self, left: Node, right: Node, unused: list[exp.Expression]
+                ) -> tuple[Join, list[exp.Expression]]:  # fmt: skip
+        """``left`` joined with ``right`` on every unused condition they now both cover."""
+        available = set(left.ids) | set(right.ids)
+        applicable = [c for c in unused if references(c) <= available]
+        rest = [c for c in unused if not references(c) <= available]
+        condition = conjoin(applicable)
+        joined = Join(left.columns + right.columns, _origin(left, right, condition), left, right,
+                      "inner" if condition is not None else "cross", condition)  # fmt: skip
+        return joined, rest
+
+
+def _connects(joined: Node, leaf: Node, conditions: list[exp.Expression]) -> bool:
+    return bool(equi_keys(conjoin(conditions), set(joined.ids), set(leaf.ids))[0])
 
 
 def _origin(left: Node, right: Node, condition: exp.Expression | None) -> str:

@@ -213,3 +213,30 @@ def test_explain_shows_each_vertex_with_its_sql_and_origin(catalog):
     assert "scan facts (parallelism decided at run time)" in text
     assert "from the query: FROM facts" in text and "GROUP BY" in text
     assert "<- partial aggregate: hash(g)" in text
+
+
+def test_a_small_side_joins_the_large_input_it_filters_before_that_crosses_an_exchange(tmp_path):
+    """TPC-H Q3's shape: the segment's customers filter the orders where orders are read, and
+    only then do orders meet lineitem on a hashed join."""
+    import pyarrow as pa
+
+    from jobmanager.planner import Catalog
+    from tests.jobmanager.planner.conftest import write_table
+
+    tables = {
+        "lines": write_table(tmp_path / "lines", pa.table({"k": list(range(4000)),
+                                                           "v": list(range(4000))})),
+        "orders": write_table(tmp_path / "orders", pa.table({"k": list(range(2000)),
+                                                             "c": [i % 50 for i in range(2000)]})),
+        "customers": write_table(tmp_path / "customers", pa.table({"c": list(range(50)),
+                                                                   "seg": ["x"] * 50})),
+    }  # fmt: skip
+    catalog = Catalog.from_tables(tables)
+    small = catalog.table("customers").listed_bytes(["c", "seg"])
+    assert small < catalog.table("orders").listed_bytes(["k", "c"]) // 4
+    planned = plan(catalog, "SELECT l.v FROM lines l, orders o, customers c "
+                            "WHERE l.k = o.k AND o.c = c.c AND c.seg = 'x'",
+                   {"table.optimizer.join.broadcast-threshold": small})  # fmt: skip
+    assert edges(planned)[("scan customers c", "scan orders o")] == "broadcast"
+    join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
+    assert sorted(e.source.name for e in join.inputs) == ["scan lines l", "scan orders o"]
