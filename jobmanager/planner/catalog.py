@@ -17,6 +17,7 @@ Parquet source counts what it reads: the compressed column chunks.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -53,12 +54,15 @@ class TableSpec:
 
 @dataclass(frozen=True, slots=True)
 class TableColumn:
-    """``name`` as the files spell it; ``listed_bytes``: its compressed bytes on disk."""
+    """``name`` as the files spell it; ``listed_bytes``: its compressed bytes on disk;
+    ``value_range``: for an integer or date column whose files keep min and max statistics,
+    how many values lie between them (a bound on its distinct values)."""
 
     name: str
     type: SqlType
     listed_bytes: int
     partition: bool = False
+    value_range: int | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +227,7 @@ def _parquet_columns(files: list[DataFile]) -> tuple[list[TableColumn], int]:
         footers = list(pool.map(footer, files))
     types: dict[str, SqlType] = {}
     sizes: dict[str, int] = {}
+    bounds: dict[str, tuple | None] = {}
     for metadata in footers:
         for arrow_field in metadata.schema.to_arrow_schema():
             types.setdefault(arrow_field.name, from_arrow(arrow_field.type))
@@ -231,8 +236,31 @@ def _parquet_columns(files: list[DataFile]) -> tuple[list[TableColumn], int]:
             for chunk in (group.column(i) for i in range(group.num_columns)):
                 top = chunk.path_in_schema.split(".")[0]
                 sizes[top] = sizes.get(top, 0) + chunk.total_compressed_size
-    columns = [TableColumn(name, kind, sizes.get(name, 0)) for name, kind in types.items()]
+                bounds[top] = _widened(bounds.get(top, ()), chunk)
+    columns = [TableColumn(name, kind, sizes.get(name, 0), value_range=_range(bounds.get(name)))
+               for name, kind in types.items()]  # fmt: skip
     return columns, sum(metadata.num_rows for metadata in footers)
+
+
+def _widened(bounds: tuple | None, chunk) -> tuple | None:
+    """The (min, max) of a column over the chunks seen, None once one has no statistics
+    (``()``: no chunk seen yet)."""
+    statistics = chunk.statistics
+    if bounds is None or statistics is None or not statistics.has_min_max:
+        return None
+    low, high = statistics.min, statistics.max
+    if not isinstance(low, (int, datetime.date)) or isinstance(low, bool):
+        return None
+    return (low, high) if not bounds else (min(bounds[0], low), max(bounds[1], high))
+
+
+def _range(bounds: tuple | None) -> int | None:
+    if not bounds:
+        return None
+    low, high = bounds
+    if isinstance(low, datetime.date):
+        return (high - low).days + 1
+    return high - low + 1
 
 
 def _csv_columns(files: list[DataFile], options: Mapping[str, Any]) -> list[TableColumn]:
@@ -274,8 +302,6 @@ def _inferred(values: set[str]) -> SqlType:
 
     if all_are(int):
         return INT if all(-(2**31) <= int(v) < 2**31 for v in values) else BIGINT
-    import datetime
-
     if all_are(lambda v: datetime.date.fromisoformat(v) if len(v) == 10 else int("x")):
         return DATE
     return STRING

@@ -6,10 +6,12 @@ into its inputs and its conditions, then joined again left-deep: starting from t
 the most listed bytes (the one that should stream, never be sent whole), each step joins the
 smallest input that an equality condition connects to what is joined so far; only when none is
 connected (the query itself has no key between them) is the smallest input cross-joined. An
-input too large to broadcast is first joined with the small inputs only it connects to, so
-they filter it where it is read, before it crosses an exchange. A semi or anti join whose condition reads one input of such a tree is moved onto that input
-first, as Spark pushes them (TPC-H Q21: both lineitem subqueries filter ``l1`` before it meets
-``orders``).
+equality on columns that repeat on both sides (by their files' statistics) connects only when
+nothing else does, or each row would meet thousands (TPC-H Q5's nation keys). An input too
+large to broadcast is first joined with the small inputs only it connects to, so they filter
+it where it is read, before it crosses an exchange. A semi or anti join whose condition reads
+one input of such a tree is moved onto that input first, as Spark pushes them (TPC-H Q21: both
+lineitem subqueries filter ``l1`` before it meets ``orders``).
 
 The estimates are the sources' listed bytes (the compressed column chunks of the columns read,
 ``jobmanager.planner.catalog``) carried up the plan without guessing selectivities: a join
@@ -24,7 +26,8 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Join, Limit, Node, OneRow, Scan, SetOp, Values, conjoin, conjuncts, references,
+    Aggregate, Join, Limit, Node, OneRow, Scan, SetOp, Values, conjoin, conjuncts, nodes_of,
+    references,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
@@ -149,10 +152,12 @@ class _Reorderer:
         return current
 
     def _next(self, current: Node, remaining: list[Node], unused: list[exp.Expression]) -> Node:
-        """The smallest input an equality connects to ``current``, else the smallest."""
+        """The smallest input an equality connects to ``current`` without repeating keys on
+        both sides, else the smallest connected one, else the smallest."""
         connected = [leaf for leaf in remaining if _connects(current, leaf, unused)]
-        return min(connected or remaining, key=lambda leaf: (self._size(leaf),
-                                                             remaining.index(leaf)))
+        safe = [leaf for leaf in connected if not _many_to_many(current, leaf, unused)]
+        return min(safe or connected or remaining, key=lambda leaf: (self._size(leaf),
+                                                                     remaining.index(leaf)))
 
     def _with_own_small_sides(self, big: Node, current: Node, remaining: list[Node],
                               unused: list[exp.Expression]
@@ -162,7 +167,8 @@ class _Reorderer:
         segment's customers into the orders scan, then orders meet lineitem)."""
         while True:
             own = [leaf for leaf in remaining if self._small(leaf) and
-                   _connects(big, leaf, unused) and not _connects(current, leaf, unused)]
+                   _connects(big, leaf, unused) and not _connects(current, leaf, unused)
+                   and not _many_to_many(big, leaf, unused)]
             if not own:
                 return big, unused
             leaf = min(own, key=lambda candidate: (self._size(candidate),
@@ -187,6 +193,28 @@ class _Reorderer:
 
 def _connects(joined: Node, leaf: Node, conditions: list[exp.Expression]) -> bool:
     return bool(equi_keys(conjoin(conditions), set(joined.ids), set(leaf.ids))[0])
+
+
+def _many_to_many(joined: Node, leaf: Node, conditions: list[exp.Expression]) -> bool:
+    """Whether every equality connecting the two compares columns that the files' statistics
+    show repeat on both sides (TPC-H Q5's ``c_nationkey = s_nationkey``: 25 values for 150,000
+    customers and 10,000 suppliers): joined alone on them, each row would meet thousands."""
+    keys, _ = equi_keys(conjoin(conditions), set(joined.ids), set(leaf.ids))
+    return bool(keys) and all(_repeats(joined, a) and _repeats(leaf, b) for a, b in keys)
+
+
+def _repeats(node: Node, key: exp.Expression) -> bool:
+    """Whether ``key``, a column read from a table by a scan under ``node``, has fewer possible
+    values (by its files' min and max) than half that table's rows."""
+    if not isinstance(key, exp.Column):
+        return False
+    for scan in (n for n in nodes_of(node) if isinstance(n, Scan)):
+        name = dict(scan.mapping).get(key.name)
+        if name is None:
+            continue
+        column, rows = scan.table.column(name), scan.table.rows
+        return bool(column and column.value_range and rows and column.value_range * 2 < rows)
+    return False
 
 
 def _origin(left: Node, right: Node, condition: exp.Expression | None) -> str:

@@ -240,3 +240,30 @@ def test_a_small_side_joins_the_large_input_it_filters_before_that_crosses_an_ex
     assert edges(planned)[("scan customers c", "scan orders o")] == "broadcast"
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert sorted(e.source.name for e in join.inputs) == ["scan lines l", "scan orders o"]
+
+
+def test_keys_that_repeat_on_both_sides_join_only_after_the_selective_ones(tmp_path):
+    """TPC-H Q5's shape: customers connect to suppliers by nation (a handful of values on
+    both sides, by the files' statistics) and to orders by their key; joined by nation first,
+    each line would meet every customer of its supplier's nation."""
+    import pyarrow as pa
+
+    from jobmanager.planner import Catalog
+    from tests.jobmanager.planner.conftest import write_table
+
+    def table(name, **columns):
+        return write_table(tmp_path / name, pa.table(columns))
+
+    catalog = Catalog.from_tables({
+        "lines": table("lines", o=[i % 2000 for i in range(40000)],
+                       s=[i % 100 for i in range(40000)], v=list(range(40000))),
+        "orders": table("orders", o=list(range(2000)), c=[i % 500 for i in range(2000)]),
+        "supp": table("supp", s=list(range(100)), n=[i % 5 for i in range(100)]),
+        "cust": table("cust", c=list(range(500)), n=[i % 5 for i in range(500)]),
+    })  # fmt: skip
+    planned = plan(catalog, "SELECT SUM(lines.v) AS n FROM cust, orders, lines, supp "
+                            "WHERE cust.c = orders.c AND lines.o = orders.o "
+                            "AND lines.s = supp.s AND cust.n = supp.n", BROADCAST_EVERYTHING)
+    scan = planned.graph.vertex("scan lines")
+    assert [e.source.name for e in scan.inputs] == ["scan supp", "scan orders", "scan cust"], \
+        planned.explain()
