@@ -134,6 +134,7 @@ class TaskManagerActor:
                 spark=self._spark,
                 report=report,
                 fetch_chunk=RayChunkFetcher(),
+                on_jvm_lost=lambda: self._leave(batcher),
             )
             slots = TaskSlots(self.slots, lambda tdd, token, queued: run_task(tdd, environment, token, queued), report)
             self._job = _JobSession(job_id, job_manager, shuffle, registry,
@@ -260,6 +261,15 @@ class TaskManagerActor:
             self.detach(job.job_id)
         self._spark.stop()
         self._log.info("task manager shut down")
+
+    def _leave(self, batcher: ReportBatcher) -> None:
+        """Exit the process: its Spark JVM is gone and PySpark cannot start another in it. As
+        Flink's TaskManager exits on an OutOfMemoryError (``taskmanager.jvm-exit-on-oom``), so
+        its JobManager finds it lost and runs its work again elsewhere, and the cluster gets a
+        fresh TaskManager. The failed task's report goes out first."""
+        batcher.close()
+        self._log.error("task manager leaves: its Spark JVM has exited")
+        os._exit(1)
 
     def _serving(self, job_id: str) -> _JobSession:
         job = self._job

@@ -70,6 +70,7 @@ class TaskEnvironment:
     fetch_chunk: FetchChunk | None = None
     wall_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
     memo: Memo = field(default_factory=Memo)
+    on_jvm_lost: Callable[[], None] = lambda: None  # after the task that found it is reported
 
 
 def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: CancelToken,
@@ -101,6 +102,10 @@ def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: Cancel
     finally:
         shutil.rmtree(task_dir, ignore_errors=True)
     env.report(event)
+    if isinstance(event, TaskFailed) and env.spark.jvm_lost():
+        log.error("the TaskManager's Spark JVM has exited (out of memory, as a rule: see the "
+                  "TaskManager's log); no task can run here any more")
+        env.on_jvm_lost()
     return event
 
 

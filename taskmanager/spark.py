@@ -160,6 +160,17 @@ class SparkSessionProvider:
             session.stop()
             _log.info("spark session stopped")
 
+    def jvm_lost(self) -> bool:
+        """Whether this process's Spark JVM started and has since exited: on an
+        OutOfMemoryError Spark's handler stops it, and nothing run through it can succeed
+        again (PySpark keeps talking to the dead process: connection refused)."""
+        if self._session is None:
+            return False
+        from pyspark import SparkContext
+
+        process = getattr(SparkContext._gateway, "proc", None)
+        return process is not None and process.poll() is not None
+
     def stop_jvm(self) -> None:
         """Stop the session and the JVM, and wait for the JVM to exit. PySpark keeps its JVM
         for the life of the process otherwise; this process cannot start another."""

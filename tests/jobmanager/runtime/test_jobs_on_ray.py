@@ -181,3 +181,42 @@ def test_each_jobs_taskmanager_timeout_and_scratch_directory_take_effect(client,
         assert time.monotonic() < deadline, f"{ran_on} still kept: {described}, {kept}"
         time.sleep(0.2)
     handle.release()
+
+
+def doubled_but_first_stops_the_jvm(marker: str):
+    """A PySpark function whose first attempt makes its TaskManager's Spark JVM exit, as an
+    OutOfMemoryError makes Spark's handler do; later attempts double the values."""
+
+    def run(frame):
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            frame.sparkSession.sparkContext._jvm.java.lang.System.exit(1)
+        return frame.selectExpr("key", "value * 2 AS value")
+
+    return run
+
+
+@pytest.mark.spark
+def test_a_taskmanager_whose_spark_jvm_exited_leaves_and_the_job_finishes_elsewhere(
+        client, tmp_path):  # fmt: skip
+    from jobmanager import spark
+
+    g = JobGraph("jvm-lost")
+    src = g.add_vertex("numbers", parallelism=1, operator=arrow(
+        lambda: __import__("pyarrow").table({"key": [1, 2, 3], "value": [10, 20, 30]})))
+    double = g.add_vertex("double", parallelism=1,
+                          operator=spark(doubled_but_first_stops_the_jvm(str(tmp_path / "m"))))
+    sink = g.add_vertex("sink", operator=ParquetSink(str(tmp_path / "out")))
+    g.connect(src, double, Partitioner.FORWARD)
+    g.connect(double, sink, Partitioner.FORWARD)
+    config = {**FAST, "pipeline.operator-chaining.enabled": False}
+    handle = client.submit(g, config=config)
+    result = handle.wait(timeout=240)
+    assert result.status == "FINISHED", result.cause
+    table = pq.read_table(tmp_path / "out")
+    assert sorted(table.column("value").to_pylist()) == [20, 40, 60]
+    assert result.vertices["double"].deployments >= 2
+    events = list(read_events(handle.event_log()))[1:]
+    lost = [e for e in events if isinstance(e, ev.TaskManagerLost)]
+    assert lost, "the TaskManager with the dead JVM was not lost"
+    handle.release()
