@@ -34,13 +34,11 @@ import msgpack  # noqa: E402
 import structlog  # noqa: E402
 
 from blob import BlobKey, InMemoryBlobStore  # noqa: E402
-from jobmanager.core.deployment import (  # noqa: E402
-    ShuffleDescriptorCache,
-    TaskDeploymentDescriptorFactory,
-)
+from jobmanager.core.deployment import TaskDeploymentDescriptorFactory  # noqa: E402
 from jobmanager.core.state import JobManagerState  # noqa: E402
 from jobmanager.messages import events as ev  # noqa: E402
 from jobmanager.model.jobgraph import JobGraph, Partitioner  # noqa: E402
+from jobmanager.runtime.descriptors import ShuffleDescriptorCache  # noqa: E402
 
 
 def finished_producers(parallelism: int, task_managers: int) -> JobManagerState:

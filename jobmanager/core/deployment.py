@@ -2,22 +2,15 @@
 partition group.
 
 Every consumer of an all-to-all group reads the same N partitions, so their N ShuffleDescriptors
-are built, encoded (msgpack), compressed (lz4) and cached once per group and shared by all N
-consumers: deploying N consumers costs O(N), not O(N^2) (Flink 1.14, FLINK-23005). Above
-``blob.offload.minsize`` the compressed descriptors go into the blob store and the deployment
-descriptor carries only the key; TaskManagers fetch each key once through their blob cache.
-
-A cache entry is stale as soon as any partition of its group changes state (a failover resets
-it, it is released, its TaskManager dies): each group carries a version that every such change
-bumps, so the check costs O(1), and a stale entry is dropped, with its blob.
+are built once per group and shared by all N consumers: deploying N consumers costs O(N), not
+O(N^2) (Flink 1.14, FLINK-23005). The shell's cache (``jobmanager.runtime.descriptors``) encodes,
+compresses and keeps them, and offloads large ones to the blob store, so the descriptor carries
+only the key; TaskManagers fetch each key once through their blob cache.
 """
-
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Protocol
 
-from blob import BlobKey, BlobStore
-from blob.codec import encode
 from jobmanager.core.executiongraph import (
     ConsumedPartitionGroup,
     ExecutionGraph,
@@ -36,56 +29,19 @@ from jobmanager.messages.events import TaskManagerRegistered
 from shuffle.descriptors import ShuffleDescriptor
 from shuffle.paths import partition_path
 
-__all__ = ["DEFAULT_OFFLOAD_MIN_SIZE", "ShuffleDescriptorCache", "TaskDeploymentDescriptorFactory"]
-
-DEFAULT_OFFLOAD_MIN_SIZE = 1 << 20
+__all__ = ["DescriptorCache", "TaskDeploymentDescriptorFactory"]
 
 
-class ShuffleDescriptorCache:
-    """Encoded, compressed descriptors per consumed partition group, offloaded when large."""
-
-    def __init__(self, blobs: BlobStore, offload_min_size: int = DEFAULT_OFFLOAD_MIN_SIZE) -> None:
-        self.blobs = blobs
-        self.offload_min_size = offload_min_size
-        self._entries: dict[int, ShuffleDescriptors] = {}
-        self.builds = 0
+class DescriptorCache(Protocol):
+    """Where the ShuffleDescriptors of a consumed partition group come from: built, encoded and
+    cached once per group by the shell (``jobmanager.runtime.descriptors``), which also offloads
+    large ones to the blob store, an effect the core does not have."""
 
     def get(
         self,
         group: ConsumedPartitionGroup,
         describe: Callable[[IntermediateResultPartition], ShuffleDescriptor],
-    ) -> ShuffleDescriptors:
-        entry = self._entries.get(group.id)
-        if entry is not None and entry.version == group.version:
-            return entry
-        if entry is not None:
-            self._drop(entry)
-        payload = encode([describe(p).to_list() for p in group.partitions])
-        self.builds += 1
-        if len(payload) >= self.offload_min_size:
-            entry = ShuffleDescriptors(group.id, group.version, blob_key=self.blobs.put(payload).digest)
-        else:
-            entry = ShuffleDescriptors(group.id, group.version, inline=payload)
-        self._entries[group.id] = entry
-        return entry
-
-    def drop(self, group_ids) -> list[str]:
-        """Forget these groups' entries; return the blob keys that were deleted."""
-        keys = []
-        for group_id in group_ids:
-            entry = self._entries.pop(group_id, None)
-            if entry is not None and self._drop(entry):
-                keys.append(entry.blob_key)
-        return keys
-
-    def _drop(self, entry: ShuffleDescriptors) -> bool:
-        if entry.offloaded:
-            self.blobs.delete(BlobKey(entry.blob_key))
-            return True
-        return False
-
-    def __len__(self) -> int:
-        return len(self._entries)
+    ) -> ShuffleDescriptors: ...
 
 
 class TaskDeploymentDescriptorFactory:
@@ -96,7 +52,7 @@ class TaskDeploymentDescriptorFactory:
         job_id: str,
         graph: ExecutionGraph,
         task_managers: Mapping[str, TaskManagerRegistered],
-        cache: ShuffleDescriptorCache,
+        cache: DescriptorCache,
         code_keys: Mapping[str, str] | None = None,
         split_target_bytes: int = 16 << 20,
         source_filters: Callable[[str], tuple] = lambda vertex: (),

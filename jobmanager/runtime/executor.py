@@ -20,7 +20,7 @@ import structlog
 
 from blob import BlobStore
 from jobmanager.core import commands as cmd
-from jobmanager.core.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
+from jobmanager.core.deployment import TaskDeploymentDescriptorFactory
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import encode
@@ -30,6 +30,7 @@ from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
 from jobmanager.runtime.admission import split_keeper
+from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.runtime.names import resource_manager_handle
 
 __all__ = ["CommandExecutor", "now_ms"]

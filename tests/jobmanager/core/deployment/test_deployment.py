@@ -1,9 +1,10 @@
 from blob import BlobKey, InMemoryBlobStore
-from jobmanager.core.deployment import ShuffleDescriptorCache, TaskDeploymentDescriptorFactory
+from jobmanager.core.deployment import TaskDeploymentDescriptorFactory
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
 from jobmanager.messages.deployment import decode_shuffle_descriptors
+from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from shuffle.ids import PartitionId
 from shuffle.paths import partition_path
