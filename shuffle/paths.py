@@ -1,11 +1,13 @@
 """Where a producer attempt's partition file lives: a pure function, shared by the TaskManager
 that writes the file and the JobManager that tells consumers where to read it (without loading
-Arrow to do so)."""
+Arrow to do so). Joined by ``posixpath``, the text half of ``os.path`` on the POSIX nodes Tidal
+runs on, since the pure scheduling core computes it and may load nothing that reaches a file
+system."""
 
 from __future__ import annotations
 
 import hashlib
-import os
+import posixpath
 from urllib.parse import quote
 
 from shuffle.ids import PartitionId
@@ -22,7 +24,7 @@ def partition_path(root: str, partition_id: PartitionId, attempt: int = 0) -> st
     release of the previous attempt would delete. A pure function of its arguments: the
     JobManager derives the same path for a ShuffleDescriptor without asking."""
     name = f"{partition_id.index}-{attempt}{_SUFFIX}"
-    return os.path.join(root, _folder_name(partition_id.result), name)
+    return posixpath.join(root, _folder_name(partition_id.result), name)
 
 
 def _folder_name(result: str) -> str:

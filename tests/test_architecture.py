@@ -3,13 +3,15 @@
 Inside ``jobmanager/`` imports point one way: messages <- job model <- core <- runtime <- client,
 with the simulation beside the runtime driving the same core. ``taskmanager/`` loads only the
 messages and the job model of the JobManager. The core touches nothing outside itself: no Ray,
-no Spark, no clock, no file system. Every import counts, including those inside functions;
-imports under ``if TYPE_CHECKING:`` do not run and are left out.
+no Spark, no clock, no file system, neither itself nor through any module it loads (a package's
+``__init__`` included, since it runs first). Every import counts, including those inside
+functions; imports under ``if TYPE_CHECKING:`` do not run and are left out.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -139,16 +141,39 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _runs(module: str, known: set[str] | dict[str, Path]) -> list[str]:
+    """The modules of ours that importing ``module`` runs: its packages' ``__init__``s, then it."""
+    parts = module.split(".")
+    return [name for name in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if name in known]
+
+
 def impure_imports(graph_root: Path) -> list[str]:
+    """Each effectful library a pure module loads, with a shortest chain of our modules that
+    loads it: ``a -> b -> c imports fsspec``. Checking direct imports only let the core load
+    fsspec and cloudpickle through the job model."""
+    files = {module_name(p, graph_root): p for pkg in PACKAGES for p in (graph_root / pkg).rglob("*.py")}
+    imported = {name: imports_of(path) for name, path in files.items()}
     problems = []
-    for pkg_path in (graph_root / "jobmanager").rglob("*.py"):
-        module = module_name(pkg_path, graph_root)
+    for module in sorted(files):
         if part_of(module) not in PURE_PARTS and module not in PURE_MODULES:
             continue
-        bad = {name.split(".")[0] for name in imports_of(pkg_path)} & EFFECTFUL
-        if bad:
-            problems.append(f"{module} imports {', '.join(sorted(bad))}")
-    return sorted(problems)
+        came_from: dict[str, str | None] = {module: None}
+        came_from.update({package: module for package in _runs(module, files) if package != module})
+        queue, loaded_by = deque(came_from), {}
+        while queue:
+            current = queue.popleft()
+            for library in sorted({name.split(".")[0] for name in imported[current]} & EFFECTFUL):
+                loaded_by.setdefault(library, current)
+            for step in (s for target in sorted(imported[current]) for s in _runs(target, files)):
+                if step not in came_from:
+                    came_from[step] = current
+                    queue.append(step)
+        for library, where in sorted(loaded_by.items()):
+            chain = [where]
+            while came_from[chain[-1]] is not None:
+                chain.append(came_from[chain[-1]])
+            problems.append(f"{' -> '.join(reversed(chain))} imports {library}")
+    return problems
 
 
 GRAPH = import_graph(ROOT)
@@ -224,4 +249,35 @@ def test_a_clock_or_a_file_system_in_the_core_is_caught(wrong_tree):
     assert impure_imports(wrong_tree) == [
         "jobmanager.core.state imports time",
         "jobmanager.messages.events imports pathlib",
+        "jobmanager.model.jobgraph -> jobmanager.core.state imports time",
+    ]
+
+
+@pytest.fixture
+def transitive_tree(tmp_path):
+    """A core that is clean itself and loads a file system through the job model, and a clock
+    through a package's ``__init__``."""
+    files = {
+        "jobmanager/__init__.py": "",
+        "jobmanager/core/__init__.py": "",
+        "jobmanager/core/state.py": "from jobmanager.model.jobgraph import JobGraph\nimport shuffle.ids\n",
+        "jobmanager/model/__init__.py": "",
+        "jobmanager/model/jobgraph.py": "def f():\n    from jobmanager.model import storage\n",
+        "jobmanager/model/storage.py": "import fsspec\n",
+        "shuffle/__init__.py": "import time\n",
+        "shuffle/ids.py": "",
+        "taskmanager/__init__.py": "",
+        "blob/__init__.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_an_effect_the_core_loads_through_other_modules_is_caught(transitive_tree):
+    assert impure_imports(transitive_tree) == [
+        "jobmanager.core.state -> jobmanager.model.jobgraph -> jobmanager.model.storage imports fsspec",
+        "jobmanager.core.state -> shuffle imports time",
+        "jobmanager.model.jobgraph -> jobmanager.model.storage imports fsspec",
     ]

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from jobmanager.client.result import QueryOutput
 from jobmanager.model.config import Configuration
-from jobmanager.model import storage
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import ParquetSink, ResultSink
+from jobmanager.model.urls import redact
 from jobmanager.runtime import sinks
 from jobmanager.runtime.jobstore import store_root
 
@@ -55,7 +55,7 @@ def plan_query(query: str, settings: Configuration, *, tables: Mapping[str, Any]
         try:
             sinks.check_target(sink)  # an output that is there already: a mistake, said at once
         except sinks.SinkError:
-            raise sinks.SinkError(f"output {storage.redact(sink.path)} exists already: replace it "
+            raise sinks.SinkError(f"output {redact(sink.path)} exists already: replace it "
                                   "with overwrite=True (tidal sql --overwrite)") from None
     else:
         sink = ResultSink(f"{store_root(settings)}/results/{uuid.uuid4().hex}")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import AbstractSet, Any, Sequence
 
 from jobmanager.model.jobgraph import JobGraph, JobVertex, PartitionerKind
-from jobmanager.model.operators import ParquetSink
+from jobmanager.model.sink import Sink
 
 __all__ = [
     "ChainedOperator",
@@ -63,9 +63,9 @@ class ChainedOperator:
         return next((op for op in self.operators if op is not None), None)
 
     @property
-    def sink(self) -> ParquetSink | None:
+    def sink(self) -> Sink | None:
         last = self.operators[-1]
-        return last if isinstance(last, ParquetSink) else None
+        return last if isinstance(last, Sink) else None
 
 
 def chain_name(names: Sequence[str]) -> str:
@@ -75,7 +75,7 @@ def chain_name(names: Sequence[str]) -> str:
 def _single_consumer(vertex: JobVertex) -> JobVertex | None:
     """The vertex's one consumer, if it could chain to it: one edge out of a vertex that is no
     sink, into a vertex with no other input, no sources and no ``chain_start``."""
-    if len(vertex.outputs) != 1 or isinstance(vertex.operator, ParquetSink):
+    if len(vertex.outputs) != 1 or isinstance(vertex.operator, Sink):
         return None
     target = vertex.outputs[0].target
     if len(target.inputs) != 1 or target.sources or target.chain_start:

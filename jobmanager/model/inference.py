@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
 from jobmanager.messages.codec import register
-from jobmanager.model.storage import redact
+from jobmanager.model.urls import redact
 
 __all__ = [
     "DynamicFilteringInfo",

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from jobmanager.errors import JobGraphError
 from jobmanager.model import storage, usercode
 from jobmanager.model.jobgraph import JobGraph, JobVertex
+from jobmanager.model.sink import Sink
 
 __all__ = [
     "ArrowFunction",
@@ -73,7 +74,7 @@ class SqlOperator:
 
 
 @dataclass(frozen=True)
-class ParquetSink:
+class ParquetSink(Sink):
     """Writes its input as Parquet part files under ``path``, committed only when the whole
     job finishes: tasks write into a staging directory beside ``path``, and the JobManager moves
     the final attempts' files into place, so a failed or restarted job never leaves half a

@@ -39,7 +39,7 @@ from jobmanager.model.splits import (
     in_whole_waves,
     read_splits,
 )
-from jobmanager.model.storage import redact
+from jobmanager.model.urls import redact
 
 __all__ = ["DataFile", "FileSource", "PartitionPredicate", "SourceError"]
 

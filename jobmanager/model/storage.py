@@ -16,15 +16,11 @@ by range (``shuffle``).
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import fsspec
 
-__all__ = ["filesystem", "is_local", "join", "redact"]
-
-_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
-_SECRET_QUERY = re.compile(r"(?i)([?&](?:sig|signature|token|x-amz-[a-z-]+|sv|se)=)[^&\s]+")
+__all__ = ["filesystem", "is_local", "join"]
 
 
 def filesystem(url: str) -> tuple[Any, str]:
@@ -40,8 +36,3 @@ def is_local(url: str) -> bool:
 def join(url: str, *parts: str) -> str:
     return "/".join([url.rstrip("/"), *parts]) if "://" in url else os.path.join(url, *parts)
 
-
-def redact(text: str) -> str:
-    """``text`` with credentials a URL may carry (``user:secret@``, signed-URL tokens) masked,
-    for logs, events and reports."""
-    return _SECRET_QUERY.sub(r"\1***", _CREDENTIALS.sub("***@", text))

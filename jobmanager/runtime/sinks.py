@@ -41,6 +41,7 @@ import shutil
 from jobmanager.errors import TidalError
 from jobmanager.model import storage
 from jobmanager.model.operators import ParquetSink, staging_dir
+from jobmanager.model.urls import redact
 
 __all__ = ["MARKER", "SinkError", "abort", "check_target", "commit", "committed_by", "manifest"]
 
@@ -58,7 +59,7 @@ def check_target(sink: ParquetSink) -> None:
     fs.invalidate_cache(path)
     if not sink.overwrite and fs.exists(path):
         raise SinkError(
-            f"sink {storage.redact(sink.path)}: the target already exists; remove it or use "
+            f"sink {redact(sink.path)}: the target already exists; remove it or use "
             "ParquetSink(path, overwrite=True)"
         )
 
@@ -212,7 +213,7 @@ def _commit_by_manifest(sink: ParquetSink, job_id: str, final_attempts: dict[int
         return len(published["files"])
     staged = _names(fs, staging)
     if not staged:
-        raise SinkError(f"sink {storage.redact(sink.path)}: no output was staged for it")
+        raise SinkError(f"sink {redact(sink.path)}: no output was staged for it")
     foreign = [name for name in _names(fs, target) if not name.endswith(f"-{job_id}.parquet")]
     if foreign and not sink.overwrite:  # a target that appeared after the job was submitted
         check_target(sink)
@@ -245,4 +246,4 @@ def _remove_unlisted(fs, target: str, files: list[str]) -> None:
 def _check_complete(sink: ParquetSink, final_attempts: dict[int, int], kept: dict) -> None:
     missing = sorted(set(final_attempts) - set(kept))
     if missing:
-        raise SinkError(f"sink {storage.redact(sink.path)}: no output from subtasks {missing[:5]}")
+        raise SinkError(f"sink {redact(sink.path)}: no output from subtasks {missing[:5]}")
