@@ -1,7 +1,13 @@
 """Shared fixtures: one real local Ray cluster for every test that needs one, and one local
 SparkSession for every test that runs PySpark alone. A runtime that cannot be imported fails
 the suite, so a broken install never passes by skipping; only where
-``TIDAL_TESTS_ALLOW_MISSING_RUNTIME=1`` says so, knowingly, are the runtime's tests skipped."""
+``TIDAL_TESTS_ALLOW_MISSING_RUNTIME=1`` says so, knowingly, are the runtime's tests skipped.
+
+The suite runs in two tiers, in one pytest session. The fast tier is every test without a
+heavy marker (``runtime``, ``spark``, ``integration``; declared in pyproject.toml): it runs
+first, and none of its tests can start Ray or a Spark JVM in this process (``ray.init`` and
+the JVM's launch raise). The integration tier, the marked tests, runs after it, and only if
+the whole fast tier passed: a mistake in the core fails the run within a minute."""
 
 import importlib
 import logging
@@ -12,9 +18,15 @@ import tempfile
 import pytest
 
 
+HEAVY = ("runtime", "spark", "integration")
+LAST_FAST = pytest.StashKey[str]()
+
+
+def is_heavy(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) for name in HEAVY)
+
+
 def pytest_configure(config):
-    config.addinivalue_line("markers", "runtime: runs jobs on a real local Ray cluster")
-    config.addinivalue_line("markers", "spark: starts a real SparkSession (a JVM)")
     # job stores of the tests' jobs go to a temporary home, not the user's ~/.tidal; Ray's
     # processes, started later, inherit it
     home = tempfile.mkdtemp(prefix="tidal-home-")
@@ -34,6 +46,58 @@ def _client_import_error() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
+    """The fast tier first, the integration tier after, each in the order collected."""
+    fast = [item for item in items if not is_heavy(item)]
+    heavy = [item for item in items if is_heavy(item)]
+    items[:] = fast + heavy
+    if fast and heavy:
+        config.stash[LAST_FAST] = fast[-1].nodeid
+    _skip_runtime_tests_knowingly(config, items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Around each fast test, its fixtures of every scope included: no Ray, no Spark JVM.
+    After the fast tier's last test, if any of the tier failed: stop there (exit code 1)."""
+    if is_heavy(item):
+        return (yield)
+    with pytest.MonkeyPatch.context() as patch:
+        forbid_clusters(patch)
+        done = yield
+    session = item.session
+    if session.testsfailed and item.nodeid == item.config.stash.get(LAST_FAST, None):
+        heavy = sum(1 for other in session.items if is_heavy(other))
+        session.shouldfail = (f"the fast tier failed ({session.testsfailed} failed), so the "
+                              f"integration tier was not run ({heavy} tests)")  # fmt: skip
+    return done
+
+
+def forbid_clusters(patch: pytest.MonkeyPatch) -> None:
+    """``ray.init`` and the launch of a Spark JVM raise, saying which marker the test needs (as
+    Ray Data's unit tests make ``ray.init`` raise)."""
+
+    def forbidden(what: str, marker: str):
+        def refuse(*args, **kwargs):
+            raise AssertionError(f"a fast-tier test must not start {what}: mark it "
+                                 f"@pytest.mark.{marker} (tests/conftest.py)")  # fmt: skip
+
+        return refuse
+
+    try:
+        import ray
+    except ImportError:  # TIDAL_TESTS_ALLOW_MISSING_RUNTIME: nothing to start
+        pass
+    else:
+        patch.setattr(ray, "init", forbidden("Ray", "runtime"))
+    try:
+        import pyspark.core.context as spark_context
+    except ImportError:
+        pass
+    else:
+        patch.setattr(spark_context, "launch_gateway", forbidden("a Spark JVM", "spark"))
+
+
+def _skip_runtime_tests_knowingly(config, items):
     """A runtime that cannot be imported fails the suite, so a broken install never passes by
     skipping; only where ``TIDAL_TESTS_ALLOW_MISSING_RUNTIME=1`` says so, knowingly, are the
     runtime's tests skipped instead."""

@@ -1,9 +1,5 @@
-"""Fixtures for the example jobs: tiny generated data, and markers (the local SparkSession
-they share with the SQL tests is in ``tests/conftest.py``).
-
-``spark`` marks tests that start a JVM; ``runtime`` marks tests that need Tidal running on Ray
-(``tests/conftest.py`` fails the suite when the runtime cannot be imported).
-"""
+"""Fixtures for the example jobs: tiny generated data (the local SparkSession they share with
+the SQL tests, and the tiers, are in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -12,11 +8,6 @@ import pytest
 from examples.tpch_data import generate
 
 TINY_SCALE = 0.002
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "spark: starts a local PySpark session (needs Java)")
-    config.addinivalue_line("markers", "runtime: runs jobs on Tidal's runtime on a local Ray")
 
 
 @pytest.fixture(scope="session")

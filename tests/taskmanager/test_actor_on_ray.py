@@ -31,6 +31,8 @@ from shuffle.paths import partition_path
 from taskmanager.actor import TaskManagerActor
 from tests.taskmanager.harness import JOB, DictBlobs, gate, output, tdd
 
+pytestmark = pytest.mark.runtime
+
 SLOTS = 1
 
 
@@ -56,16 +58,10 @@ class StandInJobManager:
         return list(self.reports)
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """A local Ray for this module, or the one another test module already started (Ray allows
-    one per process), which is then left to its owner to shut down."""
-    if ray.is_initialized():
-        yield
-        return
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+@pytest.fixture
+def local_ray(ray_cluster):
+    """The tests' one local Ray cluster (``tests/conftest.py``): no second one to start."""
+    return ray_cluster
 
 
 def events_of(job_manager) -> list:

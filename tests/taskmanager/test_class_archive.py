@@ -59,6 +59,7 @@ def archive() -> Path:
     return class_archive.archive_path(java)
 
 
+@pytest.mark.spark
 def test_a_taskmanagers_spark_jvm_maps_the_archive(archive):
     found = probe()
     assert found["archive"] == str(archive)
@@ -66,6 +67,7 @@ def test_a_taskmanagers_spark_jvm_maps_the_archive(archive):
     assert found["rows"] == TOTALS
 
 
+@pytest.mark.spark
 def test_a_damaged_archive_is_ignored_and_the_answer_is_the_same(tmp_path):
     damaged = tmp_path / "damaged.jsa"
     damaged.write_bytes(b"not an archive" * 1000)
