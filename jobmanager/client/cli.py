@@ -199,6 +199,9 @@ def run(
         handle = _client(address, detach, dashboard).submit(job, config=settings.to_dict())
     except TidalError as error:
         _fail(str(error))
+    except KeyboardInterrupt:  # in the job file's build(), say: not a mistake in it
+        typer.echo("interrupted (Ctrl-C) before the job was submitted", err=True)
+        raise typer.Exit(130) from None
     typer.echo(f"submitted {handle.job_id}")
     if detach:
         typer.echo(f"follow it with: tidal status {handle.job_id}")

@@ -12,7 +12,8 @@ string).
 
 Every mistake in the file is a ``JobFileError`` naming the file and the line: a missing file, an
 exception while it runs or while ``build()`` runs, a ``build()`` that takes other arguments or
-returns something else than a JobGraph.
+returns something else than a JobGraph. A Ctrl-C while it runs is no mistake: the
+``KeyboardInterrupt`` goes through (``tidal run`` exits 130, as for any Ctrl-C).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def load_job(path: str, arguments: dict[str, Any] | None = None) -> JobGraph:
         sys.path.insert(0, folder)
     try:
         namespace = runpy.run_path(job_file, run_name="tidal_job")
+    except KeyboardInterrupt:  # Ctrl-C is the user's, not a mistake in the file
+        raise
     except BaseException as error:  # a job file may sys.exit() too
         raise JobFileError(_where(error, job_file, folder)) from None
     build = namespace.get("build")
@@ -82,7 +85,9 @@ def _call_build(build, arguments: dict[str, Any], job_file: str, folder: str, pa
         raise JobFileError(f"{path}: build() does not take these arguments: {error}") from None
     try:
         return build(**arguments)
-    except BaseException as error:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # sys.exit() in build() too
         raise JobFileError(_where(error, job_file, folder, "in build()")) from None
 
 

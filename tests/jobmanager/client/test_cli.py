@@ -92,6 +92,16 @@ def test_each_mistake_at_submit_is_one_line_with_exit_code_2(job_files, args, ex
     assert done.stderr.splitlines() == [expected] and done.stdout == ""
 
 
+def test_ctrl_c_in_build_exits_130_as_a_ctrl_c_does_not_2_as_a_mistake(tmp_path):
+    write(tmp_path / "slow.py", """
+        def build():
+            raise KeyboardInterrupt  # as a Ctrl-C while build() reads something slow
+    """)
+    done = tidal("run", "slow.py", cwd=tmp_path, env={"RAY_ADDRESS": "127.0.0.1:1"}, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines() == ["interrupted (Ctrl-C) before the job was submitted"]
+
+
 @pytest.mark.runtime
 def test_a_job_file_imports_its_neighbour_and_reports_what_happened(job_files, ray_cluster):
     elsewhere = job_files / "elsewhere"
