@@ -1,4 +1,4 @@
-"""The pure scheduling core: ``JobManagerState.handle(event) -> commands``.
+"""The pure scheduling core: ``JobManagerState.handle(event) -> Step`` (events, commands).
 
 The state and its one mutator, commands, admission checks, the execution graph, the scheduler
 (pipelined regions, scheduling strategies, adaptive decisions, failover, partition release,

@@ -13,7 +13,6 @@ from shuffle.ids import PartitionId
 __all__ = [
     "CancelTask",
     "Command",
-    "DecideParallelism",
     "DeployTask",
     "InferSourceParallelism",
     "JobTerminated",
@@ -70,13 +69,6 @@ class JobTerminated:
 
 
 @message
-class DecideParallelism:
-    """Compute ``state.adaptive.decision_for(vertex)`` and feed the decision back as an event."""
-
-    vertex: str
-
-
-@message
 class InferSourceParallelism:
     """Ask the vertex's sources for their parallelism, off the main loop (it may list files),
     and feed back SourceParallelismInferred or SourceInferenceFailed."""
@@ -92,6 +84,5 @@ Command = (
     | ReleasePartitions
     | StartTimer
     | JobTerminated
-    | DecideParallelism
     | InferSourceParallelism
 )

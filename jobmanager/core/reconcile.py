@@ -158,11 +158,12 @@ class Reconciling:
         self._dispatch()
 
     def _reissue_pending_work(self) -> None:
-        """What the JobManager that died was computing or waiting out, asked for again: the
-        adaptive decisions and source inferences it had not logged, the restart timers it had
-        started. Nothing it logged is decided again."""
+        """What the JobManager that died was waiting out, asked for again: the source
+        inferences it had not logged, the restart timers it had started. The decisions it had
+        not logged are made by ``handle`` once this event is applied; nothing it logged is
+        decided again."""
         if self.status is not JobStatus.RUNNING:
             return
         if self.growth is not None:
-            self._out.extend(self.growth.pending_requests())
+            self._out.extend(self.growth.pending_inferences())
         self._out.extend(self.restarts.started_timers())

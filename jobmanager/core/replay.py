@@ -1,7 +1,8 @@
 """Rebuilding a job's state from its log: never deciding again, only applying what was logged.
 
 A log starts with ``JobSubmitted`` (the graph, the effective configuration, the values read from
-the cluster); a fresh state built from it and handed every later event, with the commands it
+the cluster); a fresh state built from it that applies every later event (``apply``, which
+decides nothing: the decisions the live run made are events of the log), with the commands it
 answers dropped (the JobManager that logged the events carried them out), is the state that
 JobManager had. With a snapshot, the state is restored from it and only the later events are
 applied.
@@ -51,7 +52,7 @@ def replay(
     gc.disable()
     try:
         for event in events:
-            commands = state.handle(event)
+            commands = state.apply(event)
             if observe is not None:
                 observe(event, commands)
     finally:

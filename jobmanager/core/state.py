@@ -1,10 +1,11 @@
-"""The JobManager's state, and its one mutator: ``handle(event) -> commands``.
+"""The JobManager's state, and its one mutator: ``handle(event) -> Step``.
 
 The state composes the execution graph, its pipelined regions, a scheduling strategy, the
 region failover and partition release strategies, the restart back-off and the slot pool. It
 knows nothing of Ray, clocks or disks: the shell that holds it appends each event to the job's
-log, calls ``handle``, and carries out the commands it gets back. Replaying the same events into
-a fresh state gives the same state (``describe`` compares them).
+log, calls ``handle``, appends the decisions the step made to the log after the event, and
+carries out the step's commands. Replaying the log (``apply``, which decides nothing) into a
+fresh state gives the same state (``describe`` compares them).
 """
 
 from __future__ import annotations
@@ -46,12 +47,13 @@ from jobmanager.core.scheduler.strategy import (
     PipelinedRegionSchedulingStrategy,
     VertexwiseSchedulingStrategy,
 )
+from jobmanager.core.step import Step
 from jobmanager.errors import NoResourceAvailableError
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 
-__all__ = ["JobManagerState", "JobStatus", "Probe", "uses_adaptive_scheduler", "validate_job"]
+__all__ = ["JobManagerState", "JobStatus", "Probe", "Step", "uses_adaptive_scheduler", "validate_job"]
 
 S = ExecutionState
 _PREFERRED_INPUT_PARTITIONS = 8  # Flink's MAX_DISTINCT_LOCATIONS_TO_CONSIDER
@@ -150,8 +152,27 @@ class JobManagerState(Failing, Reconciling):
         answer = self.admitted.get(name)  # the job runs without the adaptive scheduler
         return (answer.detail, answer.split_keys) if answer is not None else ("", ())
 
-    def handle(self, event: object) -> list[object]:
-        """Apply one event; return the commands it leads to."""
+    def handle(self, event: object) -> Step:
+        """Apply one event as it happens, then decide what it made decidable (parallelisms,
+        from the bytes producers reported) and apply those decisions too. The step's events are
+        the decisions, for the shell to record after ``event``; a replay applies them from the
+        log (``apply``) and never decides again."""
+        commands = self.apply(event)
+        decided: list[ev.VertexParallelismDecided] = []
+        while self.growth is not None and self.status is JobStatus.RUNNING:
+            done = {d.vertex for d in decided}
+            names = [name for name in self.growth.deciding() if name not in done]
+            if not names:
+                break
+            batch = [self.growth.decision_for(name) for name in names]
+            for decision in batch:
+                decided.append(decision)
+                commands.extend(self.apply(decision))
+        return Step(tuple(decided), tuple(commands))
+
+    def apply(self, event: object) -> list[object]:
+        """Apply one event, deciding nothing; return the commands it leads to. A replay applies
+        a log this way: what the live run decided is in the log, after the event it followed."""
         handler = self._handlers.get(type(event))
         if handler is None:
             raise TypeError(f"not an event: {event!r}")

@@ -375,16 +375,20 @@ class JobManagerActor:
                 self._finish()
 
     def _apply(self, batch: list) -> None:
-        """Log, apply, write the log, then act: nothing leaves before its cause is stored."""
+        """Log, apply, log the decisions the core made, write the log, then act: nothing
+        leaves before its cause is stored."""
         commands = []
         with self.lock:
             now = time.time()
             for event in batch:
                 self.events.append(event, int(now * 1000))
                 self.ledger.saw_event(event, now)
-                caused = self.state.handle(event)
-                self.metrics.saw_event(event, caused)
-                commands.extend(caused)
+                step = self.state.handle(event)
+                for decided in step.events:
+                    self.events.append(decided, int(now * 1000))
+                    self.ledger.saw_event(decided, now)
+                self.metrics.saw_event(event, step.commands)
+                commands.extend(step.commands)
             for command in commands:
                 self.ledger.saw_command(command, now)
         if commands:

@@ -215,10 +215,6 @@ class CommandExecutor:
         timer.daemon = True
         timer.start()
 
-    def _DecideParallelism(self, command: cmd.DecideParallelism) -> None:
-        # pure and O(subpartitions): computed right here, on the main loop, between events
-        self.enqueue(self.state.growth.decision_for(command.vertex))
-
     def _InferSourceParallelism(self, command: cmd.InferSourceParallelism) -> None:
         sources = self.state.graph.job_graph.vertex(command.vertex).sources
         keep = split_keeper(self.blobs)

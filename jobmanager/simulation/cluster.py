@@ -189,9 +189,11 @@ class SimulatedRun:
             if first_result and type(event) in (ev.TaskFinished, ev.TaskFailed):
                 self.probe.mark("first_task_done")
                 first_result = False
+            step = handle(event)
             if self.record:
                 self.events.append(event)
-            for command in handle(event):
+                self.events.extend(step.events)
+            for command in step.commands:
                 queue.extend(self._carry_out(command) or answer(command))
             self.applied += 1
             if self.applied in self.inject:
@@ -201,9 +203,7 @@ class SimulatedRun:
         return self.cluster.terminated
 
     def _carry_out(self, command: object) -> list | None:
-        """The JobManager shell's own work: decisions and source inference."""
-        if type(command) is cmd.DecideParallelism:
-            return [self.state.growth.decision_for(command.vertex)]
+        """The JobManager shell's own work: source inference."""
         if type(command) is cmd.InferSourceParallelism:
             sources = self.state.graph.job_graph.vertex(command.vertex).sources
             return [infer_vertex_parallelism(command.vertex, sources, command.context)]

@@ -113,7 +113,9 @@ def crash_and_recover(job, config, seed: int, crash_at: int, fates: random.Rando
     cluster.clock_ms = first.cluster.clock_ms
     run = SimulatedRun(state, cluster, record=True, shuffle=random.Random(seed))
     answers = []
-    for command in state.handle(event):
+    step = state.handle(event)
+    recovery.log.extend(step.events)
+    for command in step.commands:
         answers.extend(run._carry_out(command) or cluster.answer(command))
     if state.status.value == "CREATED":  # it died before starting the job: the shell starts it
         answers.append(ev.JobStarted())

@@ -65,12 +65,13 @@ class Run:
         self.check_replay()
 
     def check_replay(self, config=None):
-        """Replaying the recorded events, through msgpack, into a fresh state gives the same
-        state. The commands the replay returns are dropped, as a recovering JobManager would."""
+        """Replaying the recorded events (decisions included), through msgpack, into a fresh
+        state gives the same state. The replay decides nothing, and the commands it returns are
+        dropped, as a recovering JobManager's are."""
         fresh = JobManagerState(self.job, Configuration(config) if config else self.config,
                                 job_id="test")  # fmt: skip
         for event in self.run.events:
-            fresh.handle(decode(encode(event)))
+            fresh.apply(decode(encode(event)))
         assert fresh.describe() == self.state.describe()
         return fresh
 

@@ -52,7 +52,7 @@ def run(graph: JobGraph, submitted: ev.JobSubmitted) -> tuple[SimulatedRun, list
 
     def observed(event):
         out = handle(event)
-        commands.extend(out)
+        commands.extend(out.commands)
         return out
 
     state.handle = observed

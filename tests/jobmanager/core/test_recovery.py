@@ -107,9 +107,9 @@ def test_a_report_delivered_twice_changes_nothing_the_second_time(job, slots, se
     repeated = random.Random(pick).sample(reports, k=min(5, len(reports)))
     state = new_state(job, submitted(job, live.config), "test")
     for event in live.run.events:
-        state.handle(event)
+        state.apply(event)
         if any(event is r for r in repeated):
             before = state.describe()
-            assert state.handle(decode(encode(event))) == []
+            assert state.apply(decode(encode(event))) == []
             assert state.describe() == before
     assert state.describe() == live.state.describe()

@@ -96,14 +96,14 @@ def test_prefetch_queues_up_to_its_depth_of_single_tasks_behind_a_running_one(pr
                             "slotmanager.number-of-slots.max": 1})  # fmt: skip
     state = JobManagerState(g, config)
     state.handle(ev.JobStarted())
-    commands = state.handle(ev.TaskManagerRegistered("tm", 1))
+    commands = state.handle(ev.TaskManagerRegistered("tm", 1)).commands
     assert [c.subtask for c in commands] == list(range(1 + prefetch))
     # each task that ends makes room for one more: the queue behind the running task stays full
     for subtask in range(8 - 1 - prefetch):
-        commands = state.handle(ev.TaskFinished("a", subtask, 0))
+        commands = state.handle(ev.TaskFinished("a", subtask, 0)).commands
         assert [c.subtask for c in commands] == [subtask + 1 + prefetch]
     for subtask in range(8 - 1 - prefetch, 8):
-        commands = state.handle(ev.TaskFinished("a", subtask, 0))
+        commands = state.handle(ev.TaskFinished("a", subtask, 0)).commands
         assert not [c for c in commands if hasattr(c, "subtask")]
     assert state.status.name == "FINISHED"
 

@@ -22,7 +22,7 @@ def check_snapshots_anywhere(run: Run, at: float) -> None:
     restored = new_state(run.job, start, "test", snapshot=image)
     assert restored.describe() == before.describe()
     for event in events[k:]:
-        assert restored.handle(event) == before.handle(event), f"they answer {event} apart"
+        assert restored.apply(event) == before.apply(event), f"they answer {event} apart"
     assert restored.describe() == before.describe() == run.state.describe()
 
 

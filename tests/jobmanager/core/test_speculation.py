@@ -49,7 +49,7 @@ class Driven:
         out = []
         for event in events:
             self.events.append(event)
-            out.extend(self.state.handle(event))
+            out.extend(self.state.handle(event).commands)
         self.commands.extend(out)
         return out
 

@@ -143,7 +143,7 @@ def test_events_for_older_attempts_are_ignored():
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm", 1))
     before = state.describe()
-    assert state.handle(ev.TaskFinished("v0", 0, 7)) == []
+    assert state.handle(ev.TaskFinished("v0", 0, 7)).commands == ()
     assert state.describe() == before
 
 
@@ -156,20 +156,20 @@ def test_first_commands_ask_for_task_managers_then_deploy():
     state = JobManagerState(chain(2, 1), Configuration({"taskmanager.numberOfTaskSlots": 1,
                                                         "jobmanager.slot-prefetch": 0}),
                             job_id="j")  # fmt: skip
-    assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(2, 1)]
-    assert state.handle(ev.TaskManagerRegistered("tm-a", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-a", 0)]
-    assert state.handle(ev.TaskManagerRegistered("tm-b", 1)) == [cmd.DeployTask("v0", 1, 0, "tm-b", 0)]
+    assert state.handle(ev.JobStarted()).commands == (cmd.RequestTaskManagers(2, 1),)
+    assert state.handle(ev.TaskManagerRegistered("tm-a", 1)).commands == (cmd.DeployTask("v0", 0, 0, "tm-a", 0),)
+    assert state.handle(ev.TaskManagerRegistered("tm-b", 1)).commands == (cmd.DeployTask("v0", 1, 0, "tm-b", 0),)
 
 
 def test_a_failed_task_manager_request_is_asked_again_after_the_backoff():
     config = {**RESTARTS, "taskmanager.numberOfTaskSlots": 1,
               "restart-strategy.fixed-delay.delay": "250 ms"}  # fmt: skip
     state = JobManagerState(chain(1), Configuration(config))
-    assert state.handle(ev.JobStarted()) == [cmd.RequestTaskManagers(1, 1)]
-    timer = state.handle(ev.TaskManagerRequestFailed(1, "tm-0 serves another job", 1_000))
-    assert timer == [cmd.StartTimer(0, 250)]
-    assert state.handle(ev.TimerFired(0)) == [cmd.RequestTaskManagers(1, 1)]
-    assert state.handle(ev.TaskManagerRegistered("tm-1", 1)) == [cmd.DeployTask("v0", 0, 0, "tm-1", 0)]
+    assert state.handle(ev.JobStarted()).commands == (cmd.RequestTaskManagers(1, 1),)
+    timer = state.handle(ev.TaskManagerRequestFailed(1, "tm-0 serves another job", 1_000)).commands
+    assert timer == (cmd.StartTimer(0, 250),)
+    assert state.handle(ev.TimerFired(0)).commands == (cmd.RequestTaskManagers(1, 1),)
+    assert state.handle(ev.TaskManagerRegistered("tm-1", 1)).commands == (cmd.DeployTask("v0", 0, 0, "tm-1", 0),)
     assert state.status.value == "RUNNING"
 
 
@@ -178,9 +178,9 @@ def test_task_managers_that_never_come_fail_the_job_once_restarts_run_out():
               "taskmanager.numberOfTaskSlots": 1}  # fmt: skip
     state = JobManagerState(chain(1), Configuration(config))
     state.handle(ev.JobStarted())
-    (timer,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager"))
+    (timer,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager")).commands
     state.handle(ev.TimerFired(timer.token))
-    (terminated,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager"))
+    (terminated,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager")).commands
     assert terminated.status == "FAILED"
     assert "no TaskManager of 1 slots: the cluster has no ResourceManager" in terminated.cause
     assert "no restart left" in terminated.cause
@@ -192,7 +192,7 @@ def test_a_failed_request_the_job_no_longer_needs_is_not_a_failure():
     state = JobManagerState(chain(2), Configuration(config))
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm-0", 1))  # the one slot allowed; v0[1] waits for it
-    assert state.handle(ev.TaskManagerRequestFailed(1, "a late duplicate")) == []
+    assert state.handle(ev.TaskManagerRequestFailed(1, "a late duplicate")).commands == ()
     assert state.backoff.describe() == Run(chain(1), RESTARTS).state.backoff.describe()
 
 
@@ -217,7 +217,7 @@ def running_single_task(config):
 ])
 def test_an_error_no_restart_can_fix_fails_the_job_at_the_first_attempt(types):
     state = running_single_task(RESTARTS)
-    commands = state.handle(failed("v0", 0, 0, *types))
+    commands = state.handle(failed("v0", 0, 0, *types)).commands
     (terminated,) = [c for c in commands if isinstance(c, cmd.JobTerminated)]
     assert terminated.status == "FAILED"
     assert "v0[0] attempt 0 failed" in terminated.cause and "not retried" in terminated.cause
@@ -226,7 +226,7 @@ def test_an_error_no_restart_can_fix_fails_the_job_at_the_first_attempt(types):
 
 def test_other_errors_and_lost_inputs_keep_the_restart_strategy():
     state = running_single_task(RESTARTS)
-    assert state.handle(failed("v0", 0, 0, "builtins.ValueError")) == [cmd.StartTimer(0, 1000)]
+    assert state.handle(failed("v0", 0, 0, "builtins.ValueError")).commands == (cmd.StartTimer(0, 1000),)
     lost = TaskFault("v1", 0, 0, "PartitionNotFound", PartitionId("v0->v1", 1),
                      ("shuffle.errors.PartitionNotFound", "builtins.FileNotFoundError"))
     run = Run(chain(2, 1), RESTARTS, faults=[lost])
@@ -238,7 +238,7 @@ def test_a_user_marks_their_own_exceptions_non_recoverable():
     config = {**RESTARTS, "restart-strategy.non-recoverable-exceptions": "mine.BadRecord; KeyError"}
     for types in (("mine.BadRecord",), ("builtins.KeyError", "builtins.LookupError")):
         state = running_single_task(config)
-        (terminated,) = state.handle(failed("v0", 0, 0, *types))
+        (terminated,) = state.handle(failed("v0", 0, 0, *types)).commands
         assert terminated.status == "FAILED" and f"{types[0]} is an error no restart" in terminated.cause
 
 
@@ -246,10 +246,10 @@ def test_a_task_prefers_a_free_slot_on_the_node_holding_its_input():
     config = {"taskmanager.numberOfTaskSlots": 1, "jobmanager.slot-prefetch": 0}
     state = JobManagerState(chain(1, 1, partitioner=Partitioner.FORWARD), Configuration(config))
     state.handle(ev.JobStarted())
-    assert state.handle(ev.TaskManagerRegistered("tm-a", 1, "node-a")) == [
-        cmd.DeployTask("v0", 0, 0, "tm-a", 0)]  # fmt: skip
+    assert state.handle(ev.TaskManagerRegistered("tm-a", 1, "node-a")).commands == (
+        cmd.DeployTask("v0", 0, 0, "tm-a", 0),)  # fmt: skip
     state.handle(ev.TaskManagerRegistered("tm-b", 1, "node-b"))  # free first, on another node
     state.handle(ev.TaskRunning("v0", 0, 0))
-    commands = state.handle(ev.TaskFinished("v0", 0, 0, (ev.ProducedPartition.of("v0->v1", [100]),)))
+    commands = state.handle(ev.TaskFinished("v0", 0, 0, (ev.ProducedPartition.of("v0->v1", [100]),))).commands
     deploy = [c for c in commands if isinstance(c, cmd.DeployTask)]
     assert deploy == [cmd.DeployTask("v1", 0, 0, "tm-a", 0)]  # where v0's partition is

@@ -2,8 +2,9 @@
 
 The graph starts empty. A job vertex is initialised once its parallelism is decided and all its
 producers are initialised: a user-set parallelism (or a forward group's) is known at once;
-otherwise, once every producer has finished, the core asks for a decision (a command), and the
-decision comes back as an event that the log records. A source's parallelism comes from what
+otherwise, once every producer has finished, the vertex waits for a decision, which the core's
+``handle`` makes (``decision_for``) and applies as an event that the log records, so a replay
+applies it and never decides again. A source's parallelism comes from what
 its sources can tell: a static value known when the graph was built, else a dynamic inference
 run off the main loop (FLIP-379), else the upper bound.
 """
@@ -124,14 +125,17 @@ class AdaptiveBatchScheduler:
         read = self.read_bytes.get(ejv.name, 0)
         return read // ejv.parallelism if read and ejv.parallelism else 0
 
-    def pending_requests(self) -> list[object]:
-        """The decisions and inferences asked for and not answered yet, as commands again."""
+    def pending_inferences(self) -> list[cmd.InferSourceParallelism]:
+        """The source inferences asked for and not answered yet, as commands again."""
         return [
             cmd.InferSourceParallelism(name, self._inference_context(self.graph.job_vertex(name)))
-            if kind == _INFERRING
-            else cmd.DecideParallelism(name)
             for name, kind in self.pending.items()
+            if kind == _INFERRING
         ]
+
+    def deciding(self) -> list[str]:
+        """The vertices waiting for a parallelism decision, in the order they began to."""
+        return [name for name, kind in self.pending.items() if kind == _DECIDING]
 
     def input_infos_of(self, vertices: list[ExecutionJobVertex]) -> dict[str, dict]:
         return {v.name: self._input_infos.pop(v.name) for v in vertices if v.name in self._input_infos}
@@ -145,7 +149,6 @@ class AdaptiveBatchScheduler:
             self.emit(cmd.InferSourceParallelism(ejv.name, self._inference_context(ejv)))
         else:
             self.pending[ejv.name] = _DECIDING
-            self.emit(cmd.DecideParallelism(ejv.name))
 
     def _inference_context(self, ejv: ExecutionJobVertex) -> InferenceContext:
         return source_inference_context(self.config, self._max_parallelism(ejv), self.slots,
@@ -171,8 +174,8 @@ class AdaptiveBatchScheduler:
     # -- deciding ---------------------------------------------------------------------------------
 
     def decision_for(self, name: str) -> ev.VertexParallelismDecided:
-        """The decision for ``name`` from the bytes its inputs produced (pure; may be slow for
-        very wide vertices, so the shell runs it when it carries out DecideParallelism)."""
+        """The decision for ``name`` from the bytes its inputs produced: pure, changing nothing
+        (the decision takes effect when it is applied as an event, live or from the log)."""
         ejv = self.graph.job_vertex(name)
         decision = self._decide(ejv)
         return ev.VertexParallelismDecided(

@@ -9,6 +9,7 @@ from jobmanager.messages import events as ev
 from jobmanager.model.inference import InferenceContext, SourcePlan
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
 from jobmanager.simulation.cluster import uniform_bytes
+from shuffle.ids import PartitionId
 from tests.jobmanager.core.harness import Run
 
 MiB, GiB = 1 << 20, 1 << 30
@@ -264,30 +265,58 @@ def test_the_adaptive_scheduler_refuses_pipelined_edges_by_name():
         JobManagerState(g)
 
 
-def finish_sources(state, attempt=0):
-    commands = []
+def finish_sources(step, attempt=0):
+    """Report the ten source tasks finished through ``step`` (``handle`` or ``apply``)."""
+    out = None
     for k in range(10):
-        commands = state.handle(ev.TaskFinished("src", k, attempt, (
+        out = step(ev.TaskFinished("src", k, attempt, (
             ev.ProducedPartition.of("src->agg", [MiB] * 128),)))  # fmt: skip
-    return commands
+    return out
 
 
-def test_a_decision_that_arrives_after_its_inputs_were_reset_is_dropped_and_made_again():
-    state = JobManagerState(daily_job(), job_id="stale")
+def test_the_core_decides_as_it_handles_and_returns_the_decision_to_record():
+    state = JobManagerState(daily_job(), job_id="live")
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm", 10))
-    commands = finish_sources(state)
-    assert [type(c).__name__ for c in commands] == ["DecideParallelism"]
+    step = finish_sources(state.handle)
+    (decision,) = step.events
+    assert type(decision) is ev.VertexParallelismDecided and decision.vertex == "agg"
+    assert state.graph.job_vertex("agg").parallelism == decision.parallelism == 64
+    assert {c.vertex for c in step.commands if type(c).__name__ == "DeployTask"} == {"agg"}
+
+
+def test_applying_a_log_decides_nothing_and_a_take_over_decides_what_was_not_logged():
+    """A log that ends between the sources' reports and the decision they led to (the
+    JobManager died before writing it): the replay leaves the vertex waiting, and the new
+    JobManager decides it as it handles its first event."""
+    state = JobManagerState(daily_job(), job_id="replayed")
+    state.apply(ev.JobStarted())
+    state.apply(ev.TaskManagerRegistered("tm", 10))
+    assert not any(type(c).__name__ == "DeployTask" for c in finish_sources(state.apply))
+    assert state.graph.job_vertex("agg").parallelism is None
+    report = ev.TaskManagerReport("tm", 10, "", "", (), (), tuple(
+        (PartitionId("src->agg", k), 0) for k in range(10)))  # fmt: skip
+    step = state.handle(ev.JobManagerRecovered(0, (report,)))
+    assert [d.vertex for d in step.events] == ["agg"]
+    assert state.graph.job_vertex("agg").parallelism == 64
+
+
+def test_a_decision_logged_after_its_inputs_were_reset_is_dropped_and_made_again():
+    """Tidal once sent decisions back through the mailbox, so an older log may hold one that
+    arrived after a failover reset its inputs: it no longer fits, and is made again."""
+    state = JobManagerState(daily_job(), job_id="stale")
+    state.apply(ev.JobStarted())
+    state.apply(ev.TaskManagerRegistered("tm", 10))
+    finish_sources(state.apply)
     decision = state.growth.decision_for("agg")
     # meanwhile the TaskManager holding src's output dies, and src is reset to run again
-    commands = state.handle(ev.TaskManagerLost("tm", "killed", 0))
+    commands = state.apply(ev.TaskManagerLost("tm", "killed", 0))
     (timer,) = [c for c in commands if type(c).__name__ == "StartTimer"]
-    state.handle(ev.TimerFired(timer.token))
-    state.handle(decision)
+    state.apply(ev.TimerFired(timer.token))
+    state.apply(decision)
     assert state.graph.job_vertex("agg").parallelism is None
     state.handle(ev.TaskManagerRegistered("tm-2", 10))
-    commands = finish_sources(state, attempt=1)
-    assert [type(c).__name__ for c in commands] == ["DecideParallelism"]
+    assert [d.vertex for d in finish_sources(state.handle, attempt=1).events] == ["agg"]
 
 
 def test_the_jobs_sources_start_together_largest_first():
@@ -309,20 +338,14 @@ def test_the_jobs_sources_start_together_largest_first():
         g.connect(source, join, Partitioner.hash("k"))
     config = Configuration({"taskmanager.numberOfTaskSlots": 2, "jobmanager.slot-prefetch": 0})
     state = JobManagerState(g, config, "q3", None, 2)
-    asked = [c.vertex for c in state.handle(ev.JobStarted()) if type(c) is cmd.InferSourceParallelism]
+    asked = [c.vertex for c in state.handle(ev.JobStarted()).commands
+             if type(c) is cmd.InferSourceParallelism]
     assert asked == list(names)
-    assert not state.handle(ev.TaskManagerRegistered("tm-0", 2))
+    assert not state.handle(ev.TaskManagerRegistered("tm-0", 2)).commands
 
     def answer(event) -> list[str]:
-        """Apply ``event`` and the decisions it asks for, as the shell does; the deployments."""
-        deployed, events = [], [event]
-        while events:
-            for command in state.handle(events.pop(0)):
-                if type(command) is cmd.DecideParallelism:
-                    events.append(state.growth.decision_for(command.vertex))
-                elif type(command) is cmd.DeployTask:
-                    deployed.append(command.vertex)
-        return deployed
+        """Handle ``event`` (and the decisions it leads to); the vertices deployed."""
+        return [c.vertex for c in state.handle(event).commands if type(c) is cmd.DeployTask]
 
     for name, read in (("customer", 1 << 20), ("orders", 14 << 20)):
         assert answer(ev.SourceParallelismInferred(name, 1, "", (), read)) == []
