@@ -20,7 +20,7 @@ S = ExecutionState
 class Failing:
     # -- failover -------------------------------------------------------------------------------
 
-    def _failover(
+    def fail_over(
         self, failed: list[ExecutionVertex], cause: str, time_ms: int, counted: bool = True
     ) -> None:
         """Restart what ``failed`` needs. ``counted`` False: not a failure of the job (a task
@@ -48,20 +48,20 @@ class Failing:
         timer = self.restarts.add(vertices, delay_ms, awaiting)
         for v in vertices:
             if v.state in (S.DEPLOYING, S.RUNNING):
-                self._cancel(v)
+                self.cancel(v)
             elif v.state is S.SCHEDULED:
-                self._withdraw(v)
+                self.withdraw(v)
         self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=delay_ms)
         if timer is not None:
-            self._out.append(timer)
+            self.emit(timer)
 
-    def _canceled(self, v: ExecutionVertex) -> None:
-        self._free_slot(v)
+    def canceled(self, v: ExecutionVertex) -> None:
+        self.free_slot(v)
         self.graph.transitions.move(v, S.CANCELED)
         timer = self.restarts.canceled(v)
         if timer is not None:
-            self._out.append(timer)
-        self._maybe_terminate()
+            self.emit(timer)
+        self.maybe_terminate()
 
     def _reset(self, v: ExecutionVertex) -> None:
         if v.state is S.CREATED:
@@ -72,7 +72,7 @@ class Failing:
             if ejv.unfinished == 0:
                 self.graph.unfinished_job_vertices += 1
             ejv.unfinished += 1
-        self._release(v.produced)
+        self.release_partitions(v.produced)
         for partition in v.produced:
             partition.reset()
         v.attempt = self.speculation.next_attempt(v)
@@ -90,18 +90,18 @@ class Failing:
         self.restarts.clear()
         for v in self.graph.vertices():
             if v.state in (S.DEPLOYING, S.RUNNING):
-                self._cancel(v)
+                self.cancel(v)
             elif v.state is S.SCHEDULED:
-                self._withdraw(v)
-        self._maybe_terminate()
+                self.withdraw(v)
+        self.maybe_terminate()
 
-    def _maybe_terminate(self) -> None:
+    def maybe_terminate(self) -> None:
         if self._active == 0 and self.status in (JobStatus.FAILING, JobStatus.CANCELLING):
             final = JobStatus.FAILED if self.status is JobStatus.FAILING else JobStatus.CANCELED
             self._terminate(final, self.failure_cause)
 
     def _terminate(self, status: JobStatus, cause: str) -> None:
         self.status = status
-        self._release([p for result in self.graph.results.values() for p in result.partitions])
+        self.release_partitions([p for result in self.graph.results.values() for p in result.partitions])
         self.log.info("job terminated", status=status.value, cause=cause or None)
-        self._out.append(cmd.JobTerminated(status.value, cause))
+        self.emit(cmd.JobTerminated(status.value, cause))

@@ -120,42 +120,42 @@ class Reconciling:
         self.slots.request_failed(self.slots.requested_slots)  # those requests died with it
         self._reissue_pending_work()
         for task_manager in plan.lost_task_managers:
-            self._on_task_manager_lost(ev.TaskManagerLost(
+            self.take(ev.TaskManagerLost(
                 task_manager, "it did not answer the JobManager that took over", event.time_ms))  # fmt: skip
         for report in plan.new_task_managers:
-            self._on_task_manager_registered(ev.TaskManagerRegistered(
+            self.take(ev.TaskManagerRegistered(
                 report.task_manager, report.slots, report.node, report.shuffle_root))  # fmt: skip
         # each planned step is checked against the state again: an earlier one may have moved
         # the subtask on (a failover cancelling it, say)
         lost = []
         for v in plan.lost_in_flight + plan.canceled:
             if v.state is ExecutionState.CANCELING:
-                self._canceled(v)
+                self.canceled(v)
             elif v.state in (ExecutionState.DEPLOYING, ExecutionState.RUNNING):
-                self._free_slot(v)
+                self.free_slot(v)
                 self.graph.transitions.move(v, ExecutionState.FAILED)
                 lost.append(v)
-        self._failover(lost, "lost in flight when its JobManager died", event.time_ms,
+        self.fail_over(lost, "lost in flight when its JobManager died", event.time_ms,
                        counted=False)  # fmt: skip
         missing = [p for p in plan.missing if p.state is PartitionState.AVAILABLE]
         for p in missing:
             p.mark_lost()
         if missing:
-            self._failover([p.producer for p in missing],
+            self.fail_over([p.producer for p in missing],
                            f"partition {missing[0].id} is gone from {missing[0].location}",
                            event.time_ms)  # fmt: skip
         for report in plan.ended:
-            self._handlers[type(report)](report)
+            self.take(report)
         for v in plan.cancel_again:
             if v.state is ExecutionState.CANCELING:
-                self._out.append(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
+                self.emit(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
         for task_manager, (partitions, attempts) in plan.stale.items():
-            self._out.append(cmd.ReleasePartitions(task_manager, tuple(partitions), tuple(attempts)))
+            self.emit(cmd.ReleasePartitions(task_manager, tuple(partitions), tuple(attempts)))
         if was_terminal and self.ended is None:
-            self._out.append(cmd.JobTerminated(self.status.value, self.failure_cause))
+            self.emit(cmd.JobTerminated(self.status.value, self.failure_cause))
         self._reconciling = False
-        self._maybe_terminate()
-        self._dispatch()
+        self.maybe_terminate()
+        self.dispatch()
 
     def _reissue_pending_work(self) -> None:
         """What the JobManager that died was waiting out, asked for again: the source
@@ -165,5 +165,5 @@ class Reconciling:
         if self.status is not JobStatus.RUNNING:
             return
         if self.growth is not None:
-            self._out.extend(self.growth.pending_inferences())
-        self._out.extend(self.restarts.started_timers())
+            self.emit(*self.growth.pending_inferences())
+        self.emit(*self.restarts.started_timers())

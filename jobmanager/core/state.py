@@ -92,7 +92,7 @@ class JobManagerState(Failing, Reconciling):
             check_all_blocking(job_graph)
             self.strategy = VertexwiseSchedulingStrategy(self)
             self.growth = AdaptiveBatchScheduler(
-                self.graph, self.config, lambda command: self._out.append(command),
+                self.graph, self.config, lambda command: self.emit(command),
                 limit, inferred,
             )
         else:
@@ -173,15 +173,26 @@ class JobManagerState(Failing, Reconciling):
     def apply(self, event: object) -> list[object]:
         """Apply one event, deciding nothing; return the commands it leads to. A replay applies
         a log this way: what the live run decided is in the log, after the event it followed."""
-        handler = self._handlers.get(type(event))
-        if handler is None:
+        if type(event) not in self._handlers:
             raise TypeError(f"not an event: {event!r}")
         if self.speculation.owns(event):  # about a speculative attempt
-            handler = self.speculation.on_report
-        handler(event)
+            self.speculation.on_report(event)
+        else:
+            self.take(event)
         self.events_applied += 1
         out, self._out = self._out, []
         return out
+
+    # -- StateOperations, for speculation, failover and reconciliation ------------------------
+
+    def take(self, event: object) -> None:
+        """Handle ``event`` as part of the one being applied: a report that a reconciliation
+        found on a TaskManager, a TaskManager it found gone, an attempt that won a race."""
+        self._handlers[type(event)](event)
+
+    def emit(self, *commands: object) -> None:
+        """Add commands to the answer of the event being applied."""
+        self._out.extend(commands)
 
     # -- SchedulerOperations, for the strategies --------------------------------------------
 
@@ -214,12 +225,12 @@ class JobManagerState(Failing, Reconciling):
             self.graph.initialize(list(self.graph.job_vertices.values()))
         self.strategy.start_scheduling()
         self.speculation.start()
-        self._dispatch()
+        self.dispatch()
 
     def _on_task_manager_registered(self, event: ev.TaskManagerRegistered) -> None:
         self.task_managers[event.task_manager] = event
         self.slots.register(event.task_manager, event.slots)
-        self._dispatch()
+        self.dispatch()
 
     def _on_task_manager_request_failed(self, event: ev.TaskManagerRequestFailed) -> None:
         """Slots that will not come, as Flink's NoResourceAvailableException: a failure the
@@ -235,7 +246,7 @@ class JobManagerState(Failing, Reconciling):
         if not self.backoff.can_restart():
             self._fail_job(f"{cause}; no restart left ({self.backoff})")
             return
-        self._out.append(self.restarts.add((), self.backoff.backoff_ms(), 0))
+        self.emit(self.restarts.add((), self.backoff.backoff_ms(), 0))
 
     def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
         self.task_managers.pop(event.task_manager, None)
@@ -246,9 +257,9 @@ class JobManagerState(Failing, Reconciling):
             if v.slot is None or v.slot.task_manager != event.task_manager:
                 continue
             if v.state is S.CANCELING:
-                self._canceled(v)
+                self.canceled(v)
             else:
-                self._free_slot(v)
+                self.free_slot(v)
                 self.graph.transitions.move(v, S.FAILED)
                 failed[v.index] = v
         for result in self.graph.results.values():
@@ -259,9 +270,9 @@ class JobManagerState(Failing, Reconciling):
         cause = f"TaskManager {event.task_manager} lost: {event.cause}"
         self.log.warning("task manager lost", task_manager=event.task_manager, affected=len(failed))
         if failed:
-            self._failover(list(failed.values()), cause, event.time_ms)
-        self._maybe_terminate()
-        self._dispatch()
+            self.fail_over(list(failed.values()), cause, event.time_ms)
+        self.maybe_terminate()
+        self.dispatch()
 
     def _on_task_running(self, event: ev.TaskRunning) -> None:
         v = self._current(event)
@@ -274,8 +285,8 @@ class JobManagerState(Failing, Reconciling):
         if v is None or v.state.is_terminal:
             return
         if v.state is S.CANCELING:
-            self._canceled(v)
-            self._dispatch()
+            self.canceled(v)
+            self.dispatch()
             return
         problem = report_problem(v, event.produced)
         if problem:
@@ -283,7 +294,7 @@ class JobManagerState(Failing, Reconciling):
             return
         self.speculation.on_finished(v, event)
         location = v.slot.task_manager
-        self._free_slot(v)
+        self.free_slot(v)
         self.graph.transitions.move(v, S.FINISHED)
         for partition in v.produced:
             partition.mark_finished(location)
@@ -296,7 +307,7 @@ class JobManagerState(Failing, Reconciling):
         ejv.unfinished -= 1
         if ejv.unfinished == 0:
             self.graph.unfinished_job_vertices -= 1
-        self._release(self.release.vertex_finished(v))
+        self.release_partitions(self.release.vertex_finished(v))
         if self.status is JobStatus.RUNNING:
             self.strategy.on_vertex_finished(v)
             if ejv.unfinished == 0 and self.growth is not None:
@@ -304,16 +315,16 @@ class JobManagerState(Failing, Reconciling):
             if self.graph.is_finished:
                 self._terminate(JobStatus.FINISHED, "")
         else:
-            self._maybe_terminate()
-        self._dispatch()
+            self.maybe_terminate()
+        self.dispatch()
 
     def _on_task_failed(self, event: ev.TaskFailed) -> None:
         v = self._current(event)
         if v is None or v.state.is_terminal:
             return
         if v.state is S.CANCELING:
-            self._canceled(v)
-            self._dispatch()
+            self.canceled(v)
+            self.dispatch()
             return
         fatal = None if event.lost_partition is not None else non_recoverable_cause(
             event.error_types, self.config["restart-strategy.non-recoverable-exceptions"])
@@ -322,7 +333,7 @@ class JobManagerState(Failing, Reconciling):
             self.log.info("task attempt failed; its speculative attempt goes on", vertex=v.name,
                           subtask=v.subtask, attempt=failed_attempt, now=v.attempt)  # fmt: skip
             return
-        self._free_slot(v)
+        self.free_slot(v)
         self.graph.transitions.move(v, S.FAILED)
         cause = f"{v.label} attempt {v.attempt} failed: {event.error}"
         failed = [v]
@@ -337,15 +348,15 @@ class JobManagerState(Failing, Reconciling):
         if fatal is not None and self.status is JobStatus.RUNNING:
             self._fail_job(f"{cause}; not retried: {fatal} is an error no restart can fix")
         else:
-            self._failover(failed, cause, event.time_ms)
-        self._maybe_terminate()
-        self._dispatch()
+            self.fail_over(failed, cause, event.time_ms)
+        self.maybe_terminate()
+        self.dispatch()
 
     def _on_task_canceled(self, event: ev.TaskCanceled) -> None:
         v = self._current(event)
         if v is not None and v.state is S.CANCELING:
-            self._canceled(v)
-            self._dispatch()
+            self.canceled(v)
+            self.dispatch()
 
     def _on_timer_fired(self, event: ev.TimerFired) -> None:
         if event.token == SPECULATION_TIMER:
@@ -358,7 +369,7 @@ class JobManagerState(Failing, Reconciling):
             self._reset(v)
         self.log.info("restarting", subtasks=len(vertices))
         self.strategy.restart_tasks(vertices)
-        self._dispatch()
+        self.dispatch()
 
     def _on_cancel_requested(self, event: ev.JobCancelRequested) -> None:
         if self.status.is_terminal or self.status is JobStatus.CANCELLING:
@@ -377,14 +388,14 @@ class JobManagerState(Failing, Reconciling):
                 why=event.explanation.text,
             )
         self._grow()
-        self._dispatch()
+        self.dispatch()
 
     def _on_source_parallelism_inferred(self, event: ev.SourceParallelismInferred) -> None:
         if self.status is not JobStatus.RUNNING or self.growth is None:
             return
         self.growth.on_inferred(event)
         self._grow()
-        self._dispatch()
+        self.dispatch()
 
     def _on_source_inference_failed(self, event: ev.SourceInferenceFailed) -> None:
         if self.status is JobStatus.RUNNING:
@@ -404,15 +415,15 @@ class JobManagerState(Failing, Reconciling):
 
     # -- slots and deployment ---------------------------------------------------------------------
 
-    def _dispatch(self) -> None:
+    def dispatch(self) -> None:
         """Deploy what the slot pool can now serve, and ask for TaskManagers it lacks."""
         if self.status is not JobStatus.RUNNING or self._reconciling:
             return
-        for request, slots in self.slots.fulfil(self._preferred_node, self._node_of):
+        for request, slots in self.slots.fulfil(self._preferred_node, self.node_of):
             self._deploy(request, slots)
         sizes = self.slots.task_managers_to_request()
         for size in sorted(set(sizes), reverse=True):
-            self._out.append(cmd.RequestTaskManagers(sizes.count(size), size))
+            self.emit(cmd.RequestTaskManagers(sizes.count(size), size))
 
     def _preferred_node(self, request: SlotRequest) -> str | None:
         """The node holding most of a task's input bytes, as Flink's preferred locations:
@@ -431,7 +442,7 @@ class JobManagerState(Failing, Reconciling):
                     weight[registered.node] = weight.get(registered.node, 0) + size
         return max(weight, key=weight.__getitem__) if weight else None
 
-    def _node_of(self, task_manager: str) -> str:
+    def node_of(self, task_manager: str) -> str:
         registered = self.task_managers.get(task_manager)
         return registered.node if registered is not None else ""
 
@@ -448,27 +459,27 @@ class JobManagerState(Failing, Reconciling):
             v.slot = slot
             move(v, S.DEPLOYING)
             self._active += 1
-            self._out.append(
+            self.emit(
                 cmd.DeployTask(v.name, v.subtask, v.attempt, slot.task_manager, slot.index)
             )
 
-    def _free_slot(self, v: ExecutionVertex) -> None:
+    def free_slot(self, v: ExecutionVertex) -> None:
         self.slots.release(v.slot)
         v.slot = None
         self._active -= 1
 
-    def _cancel(self, v: ExecutionVertex) -> None:
+    def cancel(self, v: ExecutionVertex) -> None:
         self.speculation.drop(v)
         self.graph.transitions.move(v, S.CANCELING)
-        self._out.append(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
+        self.emit(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
 
-    def _withdraw(self, v: ExecutionVertex) -> None:
+    def withdraw(self, v: ExecutionVertex) -> None:
         request = self._requests.pop(v.index, None)
         if request is not None:
             self.slots.cancel(request)
         self.graph.transitions.move(v, S.CANCELED)
 
-    def _release(self, partitions: Sequence[IntermediateResultPartition]) -> None:
+    def release_partitions(self, partitions: Sequence[IntermediateResultPartition]) -> None:
         """Release the available ones among ``partitions``."""
         by_task_manager: dict[str, list] = {}
         for p in partitions:
@@ -476,7 +487,7 @@ class JobManagerState(Failing, Reconciling):
                 by_task_manager.setdefault(p.location, []).append(p)
                 p.mark_released()
         for task_manager, released in by_task_manager.items():
-            self._out.append(
+            self.emit(
                 cmd.ReleasePartitions(
                     task_manager,
                     tuple(p.id for p in released),

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState, ExecutionVertex
+from jobmanager.core.scheduler.operations import StateOperations
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 
@@ -63,7 +64,7 @@ class SlowTaskDetector:
         return max(self.lower_bound_ms, int(median * self.multiplier))
 
 
-def speculation_for(state, config: Configuration):
+def speculation_for(state: StateOperations, config: Configuration):
     if config["execution.batch.speculative.enabled"]:
         return Speculation(state, config)
     return NoSpeculation()
@@ -111,10 +112,10 @@ class NoSpeculation:
 
 
 class Speculation:
-    """Speculative attempts of one job's tasks. ``state`` is the ``JobManagerState``: its graph,
-    slot pool and command buffer (``_out``)."""
+    """Speculative attempts of one job's tasks. ``state`` is the job's state, reached through
+    ``StateOperations`` (its graph, slot pool, commands and dispatch) as failover reaches it."""
 
-    def __init__(self, state, config: Configuration) -> None:
+    def __init__(self, state: StateOperations, config: Configuration) -> None:
         self.state = state
         self.detector = SlowTaskDetector.of(config)
         self.max_attempts = config["execution.batch.speculative.max-concurrent-executions"]
@@ -129,7 +130,7 @@ class Speculation:
     # -- the detector's timer ---------------------------------------------------------------
 
     def start(self) -> None:
-        self.state._out.append(cmd.StartTimer(SPECULATION_TIMER, self.detector.check_interval_ms))
+        self.state.emit(cmd.StartTimer(SPECULATION_TIMER, self.detector.check_interval_ms))
 
     def on_timer(self, now_ms: int) -> None:
         """Give slow tasks another attempt, then check again after the interval."""
@@ -151,17 +152,17 @@ class Speculation:
                 continue
             if 1 + len(self.extra.get(v.index, {})) < self.max_attempts:
                 self._speculate(v, now_ms, now_ms - since, baseline)
-        state._out.append(cmd.StartTimer(SPECULATION_TIMER, self.detector.check_interval_ms))
+        state.emit(cmd.StartTimer(SPECULATION_TIMER, self.detector.check_interval_ms))
 
     def _speculate(self, v: ExecutionVertex, now_ms: int, ran_ms: int, baseline: int) -> None:
         state = self.state
         attempts = self.extra.setdefault(v.index, {})
         busy = {v.slot.task_manager, *(slot.task_manager for slot in attempts.values())}
-        busy_nodes = {state._node_of(tm) for tm in busy}
+        busy_nodes = {state.node_of(tm) for tm in busy}
         self.blocked[v.slot.task_manager] = now_ms + self.block_ms
         slot = state.slots.take_free(
             lambda s: s.task_manager not in busy and s.task_manager not in self.blocked,
-            lambda s: state._node_of(s.task_manager) not in busy_nodes,
+            lambda s: state.node_of(s.task_manager) not in busy_nodes,
         )
         if slot is None:
             if not attempts:
@@ -175,7 +176,7 @@ class Speculation:
         state.log.info("speculating", vertex=v.name, subtask=v.subtask, slow_attempt=v.attempt,
                        attempt=attempt, ran_ms=ran_ms, baseline_ms=baseline,
                        task_manager=slot.task_manager)  # fmt: skip
-        state._out.append(cmd.DeployTask(v.name, v.subtask, attempt, slot.task_manager, slot.index))
+        state.emit(cmd.DeployTask(v.name, v.subtask, attempt, slot.task_manager, slot.index))
 
     # -- reports ------------------------------------------------------------------------------
 
@@ -197,7 +198,7 @@ class Speculation:
             self._wins(v, event)
         else:  # failed or cancelled, or finished after the task was done: gone
             self._end(v, event.attempt, cancel=False)
-            self.state._dispatch()
+            self.state.dispatch()
 
     def _wins(self, v: ExecutionVertex, event: ev.TaskFinished) -> None:
         """The speculative attempt finished first: it becomes the task's attempt; the one that
@@ -213,7 +214,7 @@ class Speculation:
         if not self.extra[v.index]:
             del self.extra[v.index]
         self.drop(v)
-        state._on_task_finished(event)
+        state.take(event)
 
     def on_running(self, v: ExecutionVertex, event: ev.TaskRunning) -> None:
         self.since[(v.name, v.subtask, event.attempt)] = event.time_ms
@@ -262,14 +263,14 @@ class Speculation:
 
     def _cancel_attempt(self, v: ExecutionVertex, attempt: int, slot) -> None:
         if slot.alive:
-            self.state._out.append(cmd.CancelTask(v.name, v.subtask, attempt, slot.task_manager))
+            self.state.emit(cmd.CancelTask(v.name, v.subtask, attempt, slot.task_manager))
             if v.produced:
                 self._release_files(v, attempt, slot)
 
     def _release_files(self, v: ExecutionVertex, attempt: int, slot) -> None:
         """What the attempt wrote, or may still write before its cancellation lands."""
         if slot.alive:
-            self.state._out.append(cmd.ReleasePartitions(
+            self.state.emit(cmd.ReleasePartitions(
                 slot.task_manager, tuple(p.id for p in v.produced), (attempt,) * len(v.produced)))
 
     def lost(self, task_manager: str) -> None:
