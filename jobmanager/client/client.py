@@ -274,18 +274,38 @@ class JobHandle:
     def release(self) -> None:
         """Let the job go now instead of after jobstore.expiration-time: its store and work
         directory are removed, with a query's result collected for the client (and a running
-        job's JobManager stopped)."""
-        if self.actor is not None:
+        job's JobManager stopped). Its JobManager does it while it is there; once it has left
+        (a second after the job's end, or lost), the client does it from the job's record. A
+        JobManager that does not answer (restarting) is a ``JobManagerLost`` saying so."""
+        actor = self.actor or _named_job_manager(self.job_id)
+        if actor is not None:
             try:
-                self.actor.exit.remote()
-                return
-            except Exception:  # already gone
-                pass
+                ray.get(actor.exit.remote(), timeout=_RELEASE_TIMEOUT_S)
+            except (ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError) as error:
+                raise JobManagerLost(
+                    f"job {self.job_id} was not released: its JobManager did not answer within "
+                    f"{_RELEASE_TIMEOUT_S:.0f} s ({type(error).__name__}); release it again once "
+                    f"`tidal status {self.job_id}` answers") from None  # fmt: skip
+            except ray.exceptions.RayActorError:
+                pass  # it left: cleaned up if it was there to exit, else the record below says
+            self.actor = None
         record = job_record(self.job_id)
-        if record is not None and "ended_at" in record:
-            clean_up_job(self.job_id, _store_of(self.job_id, record),
-                         work_dir=record.get("work_dir", ""))  # fmt: skip
+        if record is not None:  # its JobManager left: after the end, or lost before it
+            if not record.get("cleaned"):
+                clean_up_job(self.job_id, _store_of(self.job_id, record),
+                             work_dir=record.get("work_dir", ""))  # fmt: skip
             forget_job(self.job_id)
+
+
+_RELEASE_TIMEOUT_S = 60.0
+
+
+def _named_job_manager(job_id: str):
+    """The JobManager actor of ``job_id`` if there is one (restarted ones included), else None."""
+    try:
+        return ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE)
+    except ValueError:
+        return None
 
 
 def _store_of(job_id: str, record: dict) -> JobStore:

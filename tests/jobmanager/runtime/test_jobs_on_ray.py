@@ -13,10 +13,12 @@ import pytest
 import ray
 
 from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow
+from jobmanager.client.client import _named_job_manager
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.errors import ConfigurationError, CyclicGraphError, JobGraphError
 from jobmanager.runtime.eventlog import read_events
+from jobmanager.runtime.jobrecords import job_record
 from tests.jobmanager.runtime.jobs import FAST, expected_sums, sum_job
 
 pytestmark = pytest.mark.runtime
@@ -42,7 +44,18 @@ def test_an_arrow_job_runs_end_to_end_and_commits_its_output(client, tmp_path):
     sums = result.vertices["sum"]
     assert sums.parallelism >= 1 and "per task" in sums.explanation
     assert result.vertices["numbers"].rows_out == 4000
+
+    # a second after the end its JobManager has left: release() is then the client's to do
+    deadline = time.monotonic() + 60
+    while _named_job_manager(handle.job_id) is not None:
+        assert time.monotonic() < deadline, "the JobManager did not leave after the job's end"
+        time.sleep(0.2)
+    store = os.path.join(os.environ["TIDAL_HOME"], "jobs", handle.job_id)
+    assert os.path.isdir(store) and job_record(handle.job_id) is not None
     handle.release()
+    assert not os.path.exists(store) and job_record(handle.job_id) is None
+    with pytest.raises(LookupError, match=handle.job_id):
+        client.job(handle.job_id)
 
 
 def test_the_event_log_of_a_finished_job_replays_to_the_same_graph(client, tmp_path):
@@ -90,8 +103,8 @@ def test_a_killed_taskmanager_reruns_only_what_it_held(client, tmp_path):
     victim = None
     while victim is None and time.time() < deadline:
         status = handle.status()
-        if status["vertices"][0]["running"] >= 3:
-            victim = ray.get_actor(status["task_managers"][0], namespace="tidal")
+        if status.vertices[0].running >= 3:
+            victim = ray.get_actor(status.task_managers[0], namespace="tidal")
         time.sleep(0.1)
     assert victim is not None, "the sources never ran"
     os.kill(ray.get(victim.ping.remote()), signal.SIGKILL)
@@ -168,7 +181,7 @@ def test_each_jobs_taskmanager_timeout_and_scratch_directory_take_effect(client,
     config = {**FAST, "resourcemanager.taskmanager-timeout": "1 s", "io.tmp.dirs": str(scratch)}
     handle = client.submit(sum_job(str(tmp_path / "out"), sources=1), config=config)
     assert handle.wait(timeout=120).status == "FINISHED"
-    ran_on = set(handle.status()["task_managers"])
+    ran_on = set(handle.status().task_managers)
     scratches = list((scratch / "tidal" / "taskmanagers").glob("*/tidal-tm-*"))
     assert ran_on and {path.name for path in scratches} == ran_on
     assert len({path.parent for path in scratches}) == 1
