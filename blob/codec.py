@@ -13,10 +13,12 @@ from typing import Any
 import lz4.frame
 import msgpack
 
+from jobmanager.errors import TidalError
+
 __all__ = ["DecodeError", "decode", "encode"]
 
 
-class DecodeError(ValueError):
+class DecodeError(TidalError, ValueError):
     """The bytes are not an LZ4 frame holding one msgpack value."""
 
 

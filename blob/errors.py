@@ -6,17 +6,19 @@
     ├── BlobNotFound        no blob under this key (never put, or deleted)
     └── BlobCorrupted       the stored bytes do not hash to their key
 
-They pickle with their fields, so they cross a Ray actor boundary intact.
+They pickle with their fields, so they cross a Ray actor boundary intact. They are
+``TidalError``s, in the one tree of ``jobmanager.errors``.
 """
 
 from __future__ import annotations
 
 from blob.keys import BlobKey
+from jobmanager.errors import TidalError
 
 __all__ = ["BlobCorrupted", "BlobError", "BlobNotFound"]
 
 
-class BlobError(Exception):
+class BlobError(TidalError):
     summary = "cannot get blob"
 
     def __init__(self, key: BlobKey, location: str, detail: str = "") -> None:

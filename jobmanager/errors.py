@@ -1,34 +1,72 @@
-"""Tidal's exceptions.
+"""Tidal's exceptions: every exception class Tidal defines, as one tree.
 
 Every error names what is wrong and where: the vertex, the edge, the option key, the partition.
+Catch ``TidalError`` for all of them. Those a user's own mistake raises also derive from the
+built-in a Python user would catch (``ValueError``, ``TypeError``), as httpx's do. A class
+defined outside this module names its module in brackets; ``tests/test_errors.py`` checks the
+tree against the classes.
 
     TidalError
-    ├── JobGraphError               the submitted job graph is invalid
+    ├── JobGraphError               the submitted job graph is invalid (also a ValueError)
     │   ├── CyclicGraphError        ... it has a cycle (the message walks it)
     │   ├── InvalidParallelismError ... a parallelism or max parallelism is out of range
-    │   ├── InvalidEdgeError        ... an edge cannot be built as declared
+    │   ├── InvalidEdgeError        ... an edge or partitioner cannot be built as declared
     │   └── DuplicateNameError      ... two vertices share a name
-    ├── ConfigurationError          an unknown option key or a bad value (names the key)
+    ├── ConfigurationError          an unknown option key or a bad value (names the key; also a
+    │   │                           ValueError)
     │   └── ConfigurationFileError  ... or a YAML file of options that is missing or broken
     ├── JobFileError                a job file (``tidal run JOB.py``) that cannot give a job
+    ├── ClusterConnectionError      the Ray cluster cannot be joined or started
+    │                               [jobmanager.client.connect]
     ├── NoResultError               a job has no result to read back (not a query, failed, or
     │                               written to ``output``: the message says where it went)
     ├── ResultTooLargeError         a query's result is over ``client.result.max-size``
     ├── SqlError                    a query that cannot be planned; names the place in the query
+    │   │                           (also a ValueError)
     │   ├── SqlSyntaxError          ... it does not parse (line, column and the token)
     │   ├── UnknownTableError       ... it reads a table nobody named (lists the known ones)
     │   ├── UnknownColumnError      ... a column no table in scope has, or several have
     │   ├── SqlTypeError            ... an expression Spark's analysis would refuse
     │   ├── UnsupportedSqlError     ... a construct the planner does not support yet
     │   └── TableError              ... a table whose files cannot describe it (no data files)
+    ├── SourceError                 a source's files cannot be listed or read; names the path
+    │                               [jobmanager.model.splits]
+    ├── SinkError                   a sink's target exists, or its output cannot be committed
+    │                               [jobmanager.runtime.sinks]
     ├── NoResourceAvailableError    a region needs more slots than the cluster may ever have
     ├── JobManagerLost              a job's JobManager is gone and nothing can take the job over
     ├── JobStoreError               a job's store is missing, unreachable or cannot be written
-    │   └── EventLogCorrupted       ... a record in the middle of its event log is broken
+    │   ├── EventLogCorrupted       ... a record in the middle of its event log is broken
+    │   └── EventLogVersionError    ... its event log is of a format newer than this Tidal reads
     ├── NonRecoverableError         a task failure no restart can fix: the job fails at once
-    │                               (raise it, or a subclass, from a function to say so)
-    └── InvalidTransition           the scheduling core was asked to do something impossible;
-                                    carries the story of the transitions that led there
+    │   │                           (raise it, or a subclass, from a function to say so)
+    │   ├── UserOutputError         ... what a vertex's function returned cannot go on
+    │   │   ├── OutputTypeError     ... ... not a DataFrame or Table, or a key column of a type
+    │   │   │                       that cannot be hashed (also a TypeError)
+    │   │   └── MissingColumnError  ... ... it lacks a column an edge partitions by (also a
+    │   │                           ValueError)
+    │   └── SqlRefused              ... Spark cannot analyse or parse a piece of a planned query
+    │                               [taskmanager.sql]
+    ├── JavaUnavailable             PySpark cannot start: no Java 17 or 21 [taskmanager.failures]
+    ├── InvalidTransition           the scheduling core was asked to do something impossible;
+    │                               carries the story of the transitions that led there
+    │
+    │   Met inside Tidal, seen by a user only as a task's or a job's cause:
+    ├── TaskCancelled               a task stopped because it was asked to [taskmanager.failures]
+    ├── InputLost                   a task's input partition cannot be read: its producer runs
+    │                               again [taskmanager.failures]
+    ├── PartitionError              a shuffle partition cannot be read; treat it as lost
+    │   │                           [shuffle.errors]
+    │   ├── PartitionNotFound       ... no file: released, deleted, or never written there
+    │   ├── PartitionUnreachable    ... the TaskManager that holds it cannot be asked
+    │   └── PartitionFileCorrupted  ... the file's bytes are not what was written
+    │       ├── PartitionFileTruncated  ... ... cut short
+    │       └── ChecksumMismatch        ... ... a checksum differs
+    ├── BlobError                   a blob cannot be had [blob.errors]
+    │   ├── BlobNotFound            ... no blob under this key
+    │   └── BlobCorrupted           ... the stored bytes do not hash to their key
+    └── DecodeError                 bytes that are not one LZ4-framed msgpack value (also a
+                                    ValueError) [blob.codec]
 """
 
 from __future__ import annotations
@@ -41,6 +79,7 @@ __all__ = [
     "InvalidEdgeError",
     "InvalidParallelismError",
     "EventLogCorrupted",
+    "EventLogVersionError",
     "InvalidTransition",
     "JobFileError",
     "SqlError",
@@ -56,8 +95,11 @@ __all__ = [
     "NoResourceAvailableError",
     "NoResultError",
     "ResultTooLargeError",
+    "MissingColumnError",
     "NonRecoverableError",
+    "OutputTypeError",
     "TidalError",
+    "UserOutputError",
 ]
 
 
@@ -162,12 +204,30 @@ class NonRecoverableError(TidalError):
     fails on the first one, without restarts, like Flink's ``SuppressRestartsException``."""
 
 
+class UserOutputError(NonRecoverableError):
+    """What a vertex's function returned cannot be partitioned or passed on; every attempt
+    would return the same, so the job fails at its first."""
+
+
+class OutputTypeError(UserOutputError, TypeError):
+    pass
+
+
+class MissingColumnError(UserOutputError, ValueError):
+    pass
+
+
 class JobStoreError(TidalError):
     pass
 
 
 class EventLogCorrupted(JobStoreError):
     pass
+
+
+class EventLogVersionError(JobStoreError):
+    """A segment of the event log is of a format version newer than this Tidal reads (it was
+    written by a later Tidal): refused, never guessed at. Names both versions."""
 
 
 class InvalidTransition(TidalError):

@@ -14,11 +14,13 @@ scheduler answers a :class:`PartitionError` by rerunning the producer of the par
         ├── PartitionFileTruncated  cut short: no footer, or shorter than its index says
         └── ChecksumMismatch        a subpartition's (or the index's) checksum differs
 
-The errors pickle with their fields, so they cross a Ray actor boundary intact.
+The errors pickle with their fields, so they cross a Ray actor boundary intact. They are
+``TidalError``s, in the one tree of ``jobmanager.errors``.
 """
 
 from __future__ import annotations
 
+from jobmanager.errors import TidalError
 from shuffle.ids import PartitionId
 
 __all__ = [
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-class PartitionError(Exception):
+class PartitionError(TidalError):
     """A result partition cannot be read. ``location`` is the file path or the remote holder."""
 
     summary = "cannot read partition"

@@ -32,6 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jobmanager.errors import OutputTypeError
+
 __all__ = ["hash_array", "hash_columns"]
 
 _NULL_WORD = np.uint64(0x5BD1E9955BD1E995)
@@ -138,7 +140,7 @@ def _value_words(values: pa.Array) -> np.ndarray:
         return plain.view(np.uint64)
     if pa.types.is_temporal(kind) and kind.bit_width in (32, 64):
         return _value_words(values.view(pa.int64() if kind.bit_width == 64 else pa.int32()))
-    raise TypeError(f"cannot hash-partition on a column of type {kind}")
+    raise OutputTypeError(f"cannot hash-partition on a column of type {kind}")
 
 
 def _without_nulls(values: pa.Array, filler: object) -> pa.Array:

@@ -38,14 +38,14 @@ _JVM_FRAMES_KEPT = 3
 _JVM_FRAME = re.compile(r"^\s+(at [\w$.<>/]+\(.*\)|\.\.\. \d+ more)\s*$")
 
 
-class TaskCancelled(Exception):
+class TaskCancelled(TidalError):
     """The task stopped before finishing because it was asked to."""
 
     def __init__(self, where: str) -> None:
         super().__init__(f"cancelled {where}")
 
 
-class InputLost(Exception):
+class InputLost(TidalError):
     """An input partition could not be read (missing, truncated, corrupt, unreachable)."""
 
     def __init__(self, error: PartitionError) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from jobmanager.errors import OutputTypeError
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.model import storage
 from jobmanager.model.chaining import ChainedOperator
@@ -75,7 +76,7 @@ def run_operator(
         with clock.phase("arrow_function"):
             table = operator.fn(*tables)
         if not isinstance(table, pa.Table):
-            raise TypeError(
+            raise OutputTypeError(
                 f"vertex {tdd.vertex!r}: {operator} returned {type(table).__name__}, "
                 "not a pyarrow.Table"
             )
@@ -123,7 +124,7 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
         with clock.phase("arrow_function"):
             table = operator.fn(*inputs)
         if not isinstance(table, pa.Table):
-            raise TypeError(f"vertex {name!r}: {operator} returned {type(table).__name__}, "
+            raise OutputTypeError(f"vertex {name!r}: {operator} returned {type(table).__name__}, "
                             "not a pyarrow.Table")  # fmt: skip
         inputs = (table,)
     table = _single_input(inputs, chain.names[-1], "ends the chain")

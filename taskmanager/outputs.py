@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jobmanager.errors import MissingColumnError
 from jobmanager.messages.deployment import (
     ResultPartitionDeploymentDescriptor,
     TaskDeploymentDescriptor,
@@ -107,7 +108,7 @@ def _check_columns(
     )
     missing = [name for name in needed if name not in table.column_names]
     if missing:
-        raise ValueError(
+        raise MissingColumnError(
             f"vertex {vertex!r}, result {output.result!r}: its output has no column "
             f"{', '.join(map(repr, missing))} (columns: {table.column_names})"
         )

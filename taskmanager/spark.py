@@ -46,6 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import structlog
 
+from jobmanager.errors import OutputTypeError
 from jobmanager.model.config import parse_memory_size
 from jobmanager.model.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
@@ -322,7 +323,7 @@ def checked_frame(vertex: str, function: SparkFunction, result):
     from pyspark.sql import DataFrame
 
     if not isinstance(result, DataFrame):
-        raise TypeError(
+        raise OutputTypeError(
             f"vertex {vertex!r}: {function} returned {type(result).__name__}, "
             "not a pyspark.sql.DataFrame"
         )

@@ -23,8 +23,8 @@ PACKAGES = ("jobmanager", "taskmanager", "shuffle", "blob")
 ALLOWED = {
     "errors": set(),
     "logs": set(),
-    "blob": set(),
-    "shuffle": {"blob"},
+    "blob": {"errors"},
+    "shuffle": {"blob", "errors"},
     "messages": {"errors", "shuffle", "blob"},
     "model": {"messages", "errors", "shuffle"},
     "core": {"model", "messages", "errors", "shuffle", "blob"},

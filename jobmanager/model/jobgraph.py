@@ -76,7 +76,7 @@ class ResultPartitionType(Enum):
         for member in cls:
             if member.label == label.lower():
                 return member
-        raise ValueError(f"unknown result partition type {label!r}; use blocking or pipelined")
+        raise InvalidEdgeError(f"unknown result partition type {label!r}; use blocking or pipelined")
 
 
 class PartitionerKind(Enum):
@@ -105,7 +105,7 @@ class Partitioner:
 
     def __post_init__(self) -> None:
         if (self.kind is PartitionerKind.HASH) != bool(self.keys):
-            raise ValueError("a HASH partitioner needs key columns, and only HASH takes keys")
+            raise InvalidEdgeError("a HASH partitioner needs key columns, and only HASH takes keys")
 
     @staticmethod
     def hash(*keys: str) -> Partitioner:

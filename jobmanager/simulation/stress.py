@@ -21,6 +21,7 @@ import tracemalloc
 from dataclasses import dataclass, field
 
 from jobmanager.core.state import JobManagerState
+from jobmanager.errors import JobGraphError
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
@@ -36,7 +37,7 @@ def build_stress_job(
     parallelism: int, pattern: str, result: str, vertices: int = 2, adaptive: bool = False
 ) -> JobGraph:
     if vertices < 2:
-        raise ValueError("a stress job needs at least two vertices")
+        raise JobGraphError("a stress job needs at least two vertices")
     partitioner = {"all-to-all": Partitioner.REBALANCE, "pointwise": Partitioner.RESCALE}[pattern]
     if pattern == "pointwise" and not adaptive:
         partitioner = Partitioner.FORWARD

@@ -196,7 +196,7 @@ def test_an_arrow_function_must_return_a_table(tmp_path, blobs, source):
     env, _ = environment(tmp_path / "tm", blobs)
     failed = run_task(tdd("listy", blobs.code(arrow(not_a_table), [source])), env, CancelToken())
     assert isinstance(failed, TaskFailed)
-    assert failed.error.startswith("TypeError: vertex 'listy': arrow(not_a_table) returned list")
+    assert failed.error.startswith("OutputTypeError: vertex 'listy': arrow(not_a_table) returned list")
 
 
 def test_a_sink_writes_its_part_file_even_when_it_read_no_rows(tmp_path, blobs, source):

@@ -131,7 +131,7 @@ def test_a_pyspark_function_must_return_a_dataframe(tmp_path, spark_provider):
     env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
     failed = run_task(tdd("bad", blobs.code(spark(not_a_frame))), env, CancelToken())
     assert isinstance(failed, TaskFailed)
-    assert failed.error.startswith("TypeError: vertex 'bad': spark(not_a_frame) returned int")
+    assert failed.error.startswith("OutputTypeError: vertex 'bad': spark(not_a_frame) returned int")
 
 
 def test_a_spark_error_reports_the_python_traceback_and_the_jvm_message(tmp_path, spark_provider):
