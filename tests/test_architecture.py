@@ -195,6 +195,32 @@ def test_the_core_and_the_messages_touch_nothing_outside():
     assert impure_imports(ROOT) == []
 
 
+def documented_parts(markdown: str) -> dict[str, set[str]]:
+    """The table of docs/architecture.md's "The parts and what each may import": part -> the
+    parts it may import ("nothing": none)."""
+    section = markdown.split("## The parts and what each may import", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in rows[0]]
+    part, may = header.index("part"), header.index("may import")
+    return {
+        row[part].strip(): {name.strip() for name in row[may].split(",")} - {"nothing"}
+        for row in rows[2:]  # past the header and its --- line
+    }
+
+
+def test_the_architecture_page_draws_the_same_rules():
+    assert documented_parts((ROOT / "docs" / "architecture.md").read_text()) == ALLOWED
+
+
+def test_the_page_reader_reads_a_table():
+    page = (
+        "# x\n## The parts and what each may import\n\n| part | where | may import |\n"
+        "| --- | --- | --- |\n| core | `jobmanager/core/` | model, errors |\n"
+        "| errors | `errors.py` | nothing |\n\n## Next\n| not | a | part |\n"
+    )
+    assert documented_parts(page) == {"core": {"model", "errors"}, "errors": set()}
+
+
 def test_the_taskmanager_loads_no_scheduling_code():
     loaded = {t for m, imported in GRAPH.items() if m.startswith("taskmanager") for t in imported}
     assert not {part_of(t) for t in loaded} & {"core", "runtime", "client", "simulation"}
