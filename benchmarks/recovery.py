@@ -46,6 +46,7 @@ import time  # noqa: E402
 from examples.compare import first_difference, read_result  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q3, reference_q3  # noqa: E402
+from jobmanager.core.jobstatus import JobStatus  # noqa: E402
 
 TARGET_RATIO = 1.3
 TARGET_RECOVERY_SECONDS = 5.0
@@ -67,7 +68,7 @@ def run_tidal(client, data: str, out: str, kill_at: float | None) -> dict[str, o
         killed = time.perf_counter()
         figures["killed_at_seconds"] = killed - started
         status = handle.status()
-        while status["pid"] == pid or status["status"] == "RECOVERING":
+        while status.pid == pid or status.status is JobStatus.RECONCILING:
             time.sleep(0.02)
             status = handle.status()
         figures["recovery_seconds"] = time.perf_counter() - killed
@@ -91,14 +92,14 @@ def _wait_for_progress(handle, fraction: float) -> int:
     (at least one, and never all: the kill has to land while the job runs)."""
     while True:
         status = handle.status()
-        vertices = status["vertices"]
-        done = sum(1 for v in vertices if v["tasks"] and v["finished"] == v["tasks"])
+        vertices = status.vertices
+        done = sum(1 for v in vertices if v.done)
         wanted = min(max(1, round(fraction * len(vertices))), len(vertices) - 1)
-        if status["status"] != "RUNNING" and status["status"] != "CREATED":
-            raise SystemExit(f"Tidal Q3 reached {status['status']} before the kill: "
-                             f"{status.get('cause') or 'no cause given'}")
+        if status.status not in (JobStatus.RUNNING, JobStatus.CREATED):
+            raise SystemExit(f"Tidal Q3 reached {status.status.value} before the kill: "
+                             f"{status.cause or 'no cause given'}")
         if vertices and done >= wanted:
-            return status["pid"]
+            return status.pid
         time.sleep(0.01)
 
 

@@ -11,13 +11,10 @@ on the slots' own threads, and the spare actor threads serve ``read_chunk`` to c
 other nodes while tasks run. Everything here is wiring; the task runtime is in
 :mod:`taskmanager.runner` and its modules, which need no Ray.
 
-Options read from ``config`` (Flink-style keys):
-
-- ``taskmanager.node-id``: the node this TaskManager says it is on (default: Ray's node id).
-  Consumers on the same node read its partition files directly; tests set two different ids
-  to force reads through ``read_chunk``.
-- ``taskmanager.memory.spark-driver``: the SparkSession's JVM heap (bytes or "2g"; default
-  1 GiB).
+Options read from its ``config`` (a ``Configuration``'s bytes, parsed once here):
+``taskmanager.node-id`` (the node it says it is on; tests set two to force reads through
+``read_chunk``), ``taskmanager.memory.spark-driver`` (its SparkSession's JVM heap) and
+``io.tmp.dirs`` (part of its shape).
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ from jobmanager.logs import configure_logging, log_positions, log_since
 from jobmanager.messages.codec import decode, encode
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.messages.events import TaskManagerReport
+from jobmanager.model.config import Configuration
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
 from taskmanager.blobs import FetchedBlobs
 from taskmanager.ended import EndedTasks
@@ -70,22 +68,22 @@ class _JobSession:
     vertices: set = field(default_factory=set)  # the vertices it ran tasks of
 
 
-def shape_of(slots: int, config) -> tuple:
+def shape_of(slots: int, config: Configuration) -> tuple:
     """What a TaskManager is made with, which a job needing another cannot change: its slots,
     its Spark driver's memory, its scratch directory's base (``io.tmp.dirs``)."""
-    return (slots, str(config.get("taskmanager.memory.spark-driver", "")),
-            str(config.get("io.tmp.dirs", "")))  # fmt: skip
+    return slots, config["taskmanager.memory.spark-driver"], config["io.tmp.dirs"]
 
 
 class TaskManagerActor:
     """``slots`` slots and a SparkSession (scratch under ``work_dir``) for one job at a time."""
 
-    def __init__(self, task_manager_id: str, slots: int, config: dict, work_dir: str) -> None:
+    def __init__(self, task_manager_id: str, slots: int, config: bytes, work_dir: str) -> None:
         configure_logging("INFO")
+        config = Configuration.from_bytes(config)
         self.task_manager_id = task_manager_id
         self.slots = slots
         self.shape = shape_of(slots, config)
-        self.node_id = str(config.get(NODE_ID_KEY) or ray.get_runtime_context().get_node_id())
+        self.node_id = config[NODE_ID_KEY] or ray.get_runtime_context().get_node_id()
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self.work_dir = work_dir
         os.makedirs(work_dir, exist_ok=True)  # its scratch space, from the start: it is where it works

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.logs import configure_logging
 
 app = typer.Typer(
@@ -66,7 +67,7 @@ def stress(
     )
     if as_json:
         typer.echo(json.dumps(report.as_json()))
-        if report.status != "FINISHED":
+        if report.status != JobStatus.FINISHED:
             raise typer.Exit(1)
         return
     console = Console()
@@ -88,7 +89,7 @@ def stress(
     )
     for vertex, why in report.decisions.items():
         console.print(f"[bold]{vertex}[/bold] -> {report.parallelisms[vertex]}: {why}")
-    if report.status != "FINISHED":
+    if report.status != JobStatus.FINISHED:
         raise typer.Exit(1)
 
 
@@ -111,7 +112,7 @@ def _stress_on_ray(parallelism: int, pattern: str, result: str, vertices: int, a
             typer.echo(f"cancelling {submitted[0].job_id} ...", err=True)
             submitted[0].cancel("tidal stress interrupted (Ctrl-C)")
             ended = submitted[0].wait(timeout=120)
-            typer.echo(f"job {submitted[0].job_id}: {ended.status}", err=True)
+            typer.echo(f"job {submitted[0].job_id}: {ended.status.value}", err=True)
         raise typer.Exit(130) from None
     if as_json:
         typer.echo(json.dumps(report))
@@ -132,7 +133,7 @@ def _stress_on_ray(parallelism: int, pattern: str, result: str, vertices: int, a
             f"batches; peak memory: JobManager {_mib(report['jobmanager_peak_rss_bytes'])}, "
             f"largest TaskManager {_mib(report['taskmanager_peak_rss_bytes'])}"
         )
-    if report["status"] != "FINISHED":
+    if report["status"] != JobStatus.FINISHED:
         raise typer.Exit(1)
 
 
@@ -187,8 +188,8 @@ def run(
     """Submit a job and, unless detached, show its progress until it ends."""
     from jobmanager.client.jobfile import build_arguments, load_job
     from jobmanager.client.progress import progress_for, summary_table
-    from jobmanager.logs import progress_logger
     from jobmanager.errors import TidalError
+    from jobmanager.logs import progress_logger
     from jobmanager.model.config import Configuration
 
     configure_logging("WARNING")
@@ -210,7 +211,7 @@ def run(
     final = handle.status()
     Console().print(summary_table(final, caption=_timing(final)))
     if not result.succeeded:
-        typer.echo(f"{result.status}: {result.cause}", err=True)
+        typer.echo(f"{result.status.value}: {result.cause}", err=True)
         raise typer.Exit(1)
 
 
@@ -292,7 +293,7 @@ def _show_query_result(handle, max_rows: int) -> None:
     typer.echo(f"submitted {handle.job_id}", err=True)
     result = handle.wait(progress=progress_for(True, transient=True, log=progress_logger()))
     if not result.succeeded:
-        typer.echo(f"{result.status}: {result.cause}", err=True)
+        typer.echo(f"{result.status.value}: {result.cause}", err=True)
         raise typer.Exit(1)
     took = f"job {handle.job_id} in {result.duration_s:.1f} s (tidal explain {handle.job_id})"
     if not result.output.collected:
@@ -334,8 +335,8 @@ def list_jobs(address: str = typer.Option(None, help="The Ray cluster.")) -> Non
     for column in ("job", "name", "status", "submitted", "duration", "vertices"):
         table.add_column(column, no_wrap=column in ("job", "status"), min_width=8)
     for job in _client(address).list():
-        table.add_row(job["job_id"], job["name"], job["status"], _when(job["submitted_at"]),
-                      _duration(job), str(job["vertices"]))  # fmt: skip
+        table.add_row(job.job_id, job.name, job.status.value, _when(job.submitted_at),
+                      _duration(job), str(job.vertices))  # fmt: skip
     Console().print(table)
 
 
@@ -347,20 +348,18 @@ def status(job_id: str, address: str = typer.Option(None, help="The Ray cluster.
     configure_logging("WARNING")
     current = _job(address, job_id).status()
     Console().print(summary_table(current, caption=_timing(current)))
-    if current["cause"]:
-        typer.echo(current["cause"])
+    if current.cause:
+        typer.echo(current.cause)
 
 
 @app.command()
 def cancel(job_id: str, address: str = typer.Option(None, help="The Ray cluster.")) -> None:
     """Cancel a running job (exit code 1 if it had already ended)."""
-    from jobmanager.client.progress import TERMINAL
-
     configure_logging("WARNING")
     handle = _job(address, job_id)
-    current = handle.status()["status"]
-    if current in TERMINAL:
-        typer.echo(f"job {job_id} has already ended ({current}): nothing to cancel", err=True)
+    current = handle.status().status
+    if current.is_terminal:
+        typer.echo(f"job {job_id} has already ended ({current.value}): nothing to cancel", err=True)
         raise typer.Exit(1)
     handle.cancel()
     typer.echo(f"cancelling {job_id}")
@@ -450,8 +449,9 @@ def history(
     for column in ("name", "job", "status", "submitted", "duration", "tasks"):
         table.add_column(column, no_wrap=column in ("job", "status", "submitted"))
     for job in jobs[:limit]:
-        table.add_row(job["name"], job["job_id"], job["status"], _when(job["submitted_at"]),
-                      _duration(job), "" if job["tasks"] is None else f"{job['tasks']:,}")  # fmt: skip
+        table.add_row(job.name, job.job_id, "not ended" if job.status is None else job.status.value,
+                      _when(job.submitted_at), _duration(job),
+                      "" if job.tasks is None else f"{job.tasks:,}")  # fmt: skip
     Console().print(table)
 
 
@@ -459,16 +459,17 @@ def _when(timestamp: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp)) if timestamp else ""
 
 
-def _duration(job: dict) -> str:
-    if not job.get("submitted_at"):
+def _duration(job) -> str:
+    """``job``: anything with ``submitted_at`` and ``ended_at`` (details, summary, history)."""
+    if not job.submitted_at:
         return ""
-    if job.get("ended_at"):
-        return f"{job['ended_at'] - job['submitted_at']:.1f} s"
-    return f"{time.time() - job['submitted_at']:.1f} s so far"
+    if job.ended_at:
+        return f"{job.ended_at - job.submitted_at:.1f} s"
+    return f"{time.time() - job.submitted_at:.1f} s so far"
 
 
-def _timing(job: dict) -> str:
-    return f"submitted {_when(job['submitted_at'])}, {_duration(job)}"
+def _timing(job) -> str:
+    return f"submitted {_when(job.submitted_at)}, {_duration(job)}"
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 import ray
 
 from jobmanager.client.connect import connect
-from jobmanager.client.progress import TERMINAL, Progress, progress_for
+from jobmanager.client.progress import Progress, progress_for
 from jobmanager.client.query import collected_output, plan_query
 from jobmanager.client.report import (
     explain_lines,
@@ -31,14 +31,20 @@ from jobmanager.client.report import (
 )
 from jobmanager.client.result import JobResult, QueryOutput
 from jobmanager.core.admission import validate_job
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import JobManagerLost, TidalError
-from jobmanager.model.config import Configuration
 from jobmanager.model import usercode
+from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
-from jobmanager.model.operators import ParquetSink, check_operators, serialize_vertex_code
+from jobmanager.model.operators import (
+    ParquetSink,
+    check_operators,
+    serialize_vertex_code,
+)
 from jobmanager.runtime import sinks
-from jobmanager.runtime.actor import STANDBY, create_job_manager
+from jobmanager.runtime.actor import create_job_manager
 from jobmanager.runtime.cleanup import clean_up_job
+from jobmanager.runtime.details import JobDetails, JobSummary, read_details
 from jobmanager.runtime.jobrecords import forget_job, job_record, job_records
 from jobmanager.runtime.jobstore import JobStore, store_root
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, new_job_id
@@ -134,33 +140,28 @@ class Client:
             actor = ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE)
         except ValueError:
             actor = None
-        if record is not None and not record.get("cleaned"):
+        if record is not None and not record.cleaned:
             return JobHandle(job_id, actor)
-        if actor is not None and JobHandle(job_id, actor).status()["status"] != STANDBY:
+        if actor is not None and JobHandle(job_id, actor).status().status is not JobStatus.STANDBY:
             return JobHandle(job_id, actor)
         raise LookupError(f"no job {job_id!r} on this cluster (ended jobs are kept for "
                           "jobstore.expiration-time)")
 
-    def list(self) -> list[dict]:
+    def list(self) -> list[JobSummary]:
         """Every job on the cluster, running or ended, in submission order: a running job's
         status from its JobManager, an ended one's summary from its record (no process)."""
         jobs = []
         for job_id, record in job_records().items():
-            if record.get("cleaned"):
+            if record.cleaned:
                 continue
-            if "ended_at" in record:
-                jobs.append({"job_id": job_id, **{k: record[k] for k in _SUMMARY}})
+            if record.end is not None:
+                jobs.append(record.end.summary)
                 continue
             try:
-                status = self.job(job_id).status()
+                jobs.append(self.job(job_id).status().summary())
             except (LookupError, TidalError):  # it ended or left between the two questions
                 continue
-            jobs.append({**{k: status[k] for k in _SUMMARY if k != "vertices"}, "job_id": job_id,
-                         "vertices": len(status["vertices"])})  # fmt: skip
-        return sorted(jobs, key=lambda s: s["submitted_at"])
-
-
-_SUMMARY = ("name", "status", "submitted_at", "ended_at", "vertices")
+        return sorted(jobs, key=lambda job: job.submitted_at)
 
 
 def _settings(config: Mapping[str, Any] | None, config_file: str | None,
@@ -185,7 +186,7 @@ def _started(actor, start: tuple) -> bool:
 
 class JobHandle:
     """A submitted job. Its JobManager may die and be replaced by one that takes the job over;
-    the handle keeps working across that (status ``RECOVERING`` meanwhile). Once the job has
+    the handle keeps working across that (status ``RECONCILING`` meanwhile). Once the job has
     ended its JobManager leaves, and the handle reads the job from its store. A JobManager gone
     for good before the end is a ``JobManagerLost`` error saying why, never a raw Ray error."""
 
@@ -211,8 +212,8 @@ class JobHandle:
         self.actor = None
         return ended(store)
 
-    def status(self) -> dict:
-        return self._ask("status", ended=_final_status)
+    def status(self) -> JobDetails:
+        return read_details(self._ask("status", ended=_final_status))
 
     def wait(self, timeout: float | None = None, progress: bool | Progress = False) -> JobResult:
         """Block until the job ends (or ``timeout`` seconds pass); show progress if asked."""
@@ -220,12 +221,12 @@ class JobHandle:
         deadline = None if timeout is None else time.monotonic() + timeout
         status = self.status()
         try:
-            while status["status"] not in TERMINAL:
+            while not status.status.is_terminal:
                 display.update(status)
                 left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
                 if left <= 0:
                     break
-                status = self._ask("wait", left, ended=_final_status)
+                status = read_details(self._ask("wait", left, ended=_final_status))
         finally:
             display.close(status)  # a Ctrl-C gives the terminal back too
         return JobResult.of(status, self.output)
@@ -251,7 +252,7 @@ class JobHandle:
         except JobManagerLost:
             pass
         record = job_record(self.job_id)
-        return job_facts(find_job(self.job_id, store_url=record and record.get("store")), self.job_id)
+        return job_facts(find_job(self.job_id, store_url=record and record.taken.store), self.job_id)
 
     def explain(self) -> str:
         """Each vertex's parallelism and the whole reason for it (``tidal explain``)."""
@@ -291,9 +292,9 @@ class JobHandle:
             self.actor = None
         record = job_record(self.job_id)
         if record is not None:  # its JobManager left: after the end, or lost before it
-            if not record.get("cleaned"):
-                clean_up_job(self.job_id, _store_of(self.job_id, record),
-                             work_dir=record.get("work_dir", ""))  # fmt: skip
+            if not record.cleaned:
+                clean_up_job(self.job_id, JobStore(record.store_root, self.job_id),
+                             work_dir=record.taken.work_dir)  # fmt: skip
             forget_job(self.job_id)
 
 
@@ -308,28 +309,25 @@ def _named_job_manager(job_id: str):
         return None
 
 
-def _store_of(job_id: str, record: dict) -> JobStore:
-    return JobStore(record["store"].rstrip("/").rsplit("/", 1)[0], job_id)
-
-
 def _ended_store(job_id: str) -> JobStore | None:
     """The store of ``job_id`` if the job ended and its end is stored, else None."""
     record = job_record(job_id)
-    if record is None or "ended_at" not in record or record.get("cleaned"):
+    if record is None or record.end is None or record.cleaned:
         return None
-    return _store_of(job_id, record)
+    return JobStore(record.store_root, job_id)
 
 
-def _final_status(store: JobStore) -> dict:
+def _final_status(store: JobStore) -> bytes:
+    """The job's final details as its JobManager would have answered them (encoded)."""
     status = store.final_status()
     if status is None:
         raise JobManagerLost(f"the job's final status is missing from its store {store.url}")
-    return status
+    return status.encode()
 
 
 def _why_lost(job_id: str, error: Exception) -> str:
     record = job_record(job_id)
-    if record is not None and not record["recovery"]:
+    if record is not None and not record.taken.recovery:
         why = "job recovery is off (execution.batch.job-recovery.enabled: false)"
     else:
         why = "Ray did not restart it (it was stopped for good, or its node is gone)"

@@ -1,6 +1,6 @@
 """Showing a running job's progress: rich bars on a terminal, log lines elsewhere.
 
-Both displays only read the status dicts the client polls (``JobHandle.wait`` hands each one to
+Both displays only read the ``JobDetails`` the client polls (``JobHandle.wait`` hands each one to
 ``update`` and the last to ``close``); they never ask the JobManager anything, so they cannot
 slow the job down.
 
@@ -37,6 +37,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Column, Table
 from rich.text import Text
 
+from jobmanager.core.jobstatus import JobStatus
+from jobmanager.runtime.details import JobDetails, VertexDetails
+
 __all__ = [
     "LogProgress",
     "NoProgress",
@@ -47,53 +50,44 @@ __all__ = [
     "summary_table",
 ]
 
-TERMINAL = ("FINISHED", "FAILED", "CANCELED")
-
 STATUS_STYLES = {
-    "CREATED": "dim",
-    "RUNNING": "cyan",
-    "RECOVERING": "yellow",
-    "FINISHING": "cyan",
-    "FINISHED": "green",
-    "FAILED": "bold red",
-    "CANCELED": "yellow",
+    JobStatus.STANDBY: "dim",
+    JobStatus.CREATED: "dim",
+    JobStatus.RECONCILING: "yellow",
+    JobStatus.RUNNING: "cyan",
+    JobStatus.FAILING: "red",
+    JobStatus.CANCELLING: "yellow",
+    JobStatus.FINISHING: "cyan",
+    JobStatus.FINISHED: "green",
+    JobStatus.FAILED: "bold red",
+    JobStatus.CANCELED: "yellow",
 }
 
 
 class Progress(Protocol):
-    def update(self, status: dict) -> None: ...
+    def update(self, status: JobDetails) -> None: ...
 
-    def close(self, status: dict) -> None: ...
+    def close(self, status: JobDetails) -> None: ...
 
 
 class NoProgress:
-    def update(self, status: dict) -> None:
+    def update(self, status: JobDetails) -> None:
         pass
 
-    def close(self, status: dict) -> None:
+    def close(self, status: JobDetails) -> None:
         pass
 
 
-def vertex_total(vertex: dict) -> int | None:
-    """A vertex's number of tasks, or None while its parallelism is not decided."""
-    return None if vertex.get("parallelism") is None else vertex["tasks"]
-
-
-def vertex_done(vertex: dict) -> bool:
-    total = vertex_total(vertex)
-    return bool(total) and vertex["finished"] >= total
-
-
-def count_text(vertex: dict) -> str:
-    total = vertex_total(vertex)
-    return f"{vertex['finished'] if total is not None else 0}/{'?' if total is None else total}"
+def count_text(vertex: VertexDetails) -> str:
+    total = vertex.total
+    return f"{vertex.finished if total is not None else 0}/{'?' if total is None else total}"
 
 
 @dataclass(frozen=True)
 class Overall:
     """The job as a whole: see the module's docstring for why vertices, not tasks, make its bar."""
 
-    status: str
+    status: JobStatus
     elapsed_s: float | None
     vertices_done: int
     vertices: int
@@ -103,18 +97,18 @@ class Overall:
     undecided: int  # vertices whose total is not known yet
 
     @staticmethod
-    def of(status: dict, now: float) -> Overall:
-        vertices = status["vertices"]
-        decided = [v for v in vertices if vertex_total(v) is not None]
-        submitted, ended = status.get("submitted_at"), status.get("ended_at")
+    def of(status: JobDetails, now: float) -> Overall:
+        vertices = status.vertices
+        decided = [v for v in vertices if v.total is not None]
+        submitted, ended = status.submitted_at, status.ended_at
         return Overall(
-            status=status["status"],
+            status=status.status,
             elapsed_s=max(0.0, (ended or now) - submitted) if submitted else None,
-            vertices_done=sum(1 for v in vertices if vertex_done(v)),
+            vertices_done=sum(1 for v in vertices if v.done),
             vertices=len(vertices),
-            tasks_done=sum(v["finished"] for v in decided),
-            tasks_running=sum(v.get("running", 0) for v in decided),
-            tasks_known=sum(v["tasks"] for v in decided),
+            tasks_done=sum(v.finished for v in decided),
+            tasks_running=sum(v.running for v in decided),
+            tasks_known=sum(v.tasks for v in decided),
             undecided=len(vertices) - len(decided),
         )
 
@@ -141,50 +135,45 @@ class LogProgress:
         self.log = log if log is not None else structlog.get_logger("tidal.progress")
         self.clock = clock
         self.seen: dict[str, tuple] = {}
-        self.job_status: str | None = None
+        self.job_status: JobStatus | None = None
 
-    def update(self, status: dict) -> None:
+    def update(self, status: JobDetails) -> None:
         self._update(status)
 
-    def close(self, status: dict) -> None:
+    def close(self, status: JobDetails) -> None:
         if not self._update(status):
             self._overall(status)
 
-    def _update(self, status: dict) -> bool:
+    def _update(self, status: JobDetails) -> bool:
         """Log what changed; whether that included the job's status."""
-        job = status["job_id"]
-        for v in status["vertices"]:
-            key = (
-                vertex_total(v),
-                v["finished"],
-                v.get("running", 0) > 0,
-                *(v.get(k, 0) for k in ("rows_in", "rows_out", "bytes_in", "bytes_out")),
-            )
-            if self.seen.get(v["name"]) != key:
-                self.seen[v["name"]] = key
+        for v in status.vertices:
+            key = (v.total, v.finished, v.running > 0, v.rows_in, v.rows_out, v.bytes_in,
+                   v.bytes_out)  # fmt: skip
+            if self.seen.get(v.name) != key:
+                self.seen[v.name] = key
                 self.log.info(
                     "vertex",
-                    job=job,
-                    vertex=v["name"],
+                    job=status.job_id,
+                    vertex=v.name,
                     tasks=count_text(v),
-                    running=v.get("running", 0),
-                    rows_in=v.get("rows_in", 0),
-                    rows_out=v.get("rows_out", 0),
-                    bytes_in=v.get("bytes_in", 0),
-                    bytes_out=v.get("bytes_out", 0),
+                    running=v.running,
+                    rows_in=v.rows_in,
+                    rows_out=v.rows_out,
+                    bytes_in=v.bytes_in,
+                    bytes_out=v.bytes_out,
                 )
-        if status["status"] == self.job_status:
+        if status.status is self.job_status:
             return False
         self._overall(status)
         return True
 
-    def _overall(self, status: dict) -> None:
-        self.job_status = status["status"]
+    def _overall(self, status: JobDetails) -> None:
+        self.job_status = status.status
         overall = Overall.of(status, self.clock())
         self.log.info(
             "job",
-            job=status["job_id"],
-            status=overall.status,
+            job=status.job_id,
+            status=overall.status.value,
             elapsed=_elapsed(overall.elapsed_s),
             vertices_done=f"{overall.vertices_done}/{overall.vertices}",
             tasks_done=overall.tasks_done,
@@ -194,19 +183,19 @@ class LogProgress:
         )
 
 
-def summary_table(status: dict, title: str | None = None, caption: str | None = None) -> Table:
-    table = Table(title=title or f"{status['job_id']}: {status['status']}", caption=caption)
+def summary_table(status: JobDetails, title: str | None = None, caption: str | None = None) -> Table:
+    table = Table(title=title or f"{status.job_id}: {status.status.value}", caption=caption)
     for column in ("vertex", "parallelism", "tasks", "rows out", "bytes out", "why"):
         table.add_column(column, overflow="fold")
-    for v in status["vertices"]:
-        tasks = f"{v['finished']}/{v['tasks']}" + (f" ({v['running']} running)" if v["running"] else "")
+    for v in status.vertices:
+        tasks = f"{v.finished}/{v.tasks}" + (f" ({v.running} running)" if v.running else "")
         table.add_row(
-            v["name"],
-            "?" if v["parallelism"] is None else str(v["parallelism"]),
+            v.name,
+            "?" if v.parallelism is None else str(v.parallelism),
             tasks,
-            f"{v['rows_out']:,}",
-            _size(v["bytes_out"]),
-            v["explanation"],
+            f"{v.rows_out:,}",
+            _size(v.bytes_out),
+            v.explanation,
         )
     return table
 
@@ -264,37 +253,37 @@ class RichProgress:
         self.started = False
         self.task_ids: dict[str, TaskID] = {}
         self.order: list[TaskID] = []
-        self.status: dict | None = None
+        self.status: JobDetails | None = None
         self.name_width = 0
         self.bar_width = 0
 
-    def update(self, status: dict) -> None:
+    def update(self, status: JobDetails) -> None:
         if self.bars is None:
             self._make_bars(status)
         assert self.bars is not None
-        for v in status["vertices"]:
-            task_id = self.task_ids.get(v["name"])
+        for v in status.vertices:
+            task_id = self.task_ids.get(v.name)
             if task_id is None:
-                task_id = self.task_ids[v["name"]] = self.bars.add_task(v["name"], total=None)
-            total = vertex_total(v)
+                task_id = self.task_ids[v.name] = self.bars.add_task(v.name, total=None)
+            total = v.total
             # rich keeps the total it had when given None: a total once known stays on the bar
             self.bars.update(
                 task_id,
                 total=total,
-                completed=v["finished"] if total is not None else None,
-                rows_in=v.get("rows_in", 0),
-                rows_out=v.get("rows_out", 0),
-                bytes_in=v.get("bytes_in", 0),
-                bytes_out=v.get("bytes_out", 0),
+                completed=v.finished if total is not None else None,
+                rows_in=v.rows_in,
+                rows_out=v.rows_out,
+                bytes_in=v.bytes_in,
+                bytes_out=v.bytes_out,
             )
-        self.order = [self.task_ids[v["name"]] for v in status["vertices"]]
+        self.order = [self.task_ids[v.name] for v in status.vertices]
         self.status = status  # after the rows: the overall line never runs ahead of them
         if not self.started:  # the first frame drawn already has every vertex
             self.started = True
             self.bars.start()
             atexit.register(self._stop)  # an interrupted wait() still gives the terminal back
 
-    def close(self, status: dict) -> None:
+    def close(self, status: JobDetails) -> None:
         self.update(status)
         self._stop()
 
@@ -319,14 +308,14 @@ class RichProgress:
             padding=(0, 1),
         )
         line.add_row(
-            Text(overall.status, style=STATUS_STYLES.get(overall.status, "")),
+            Text(overall.status.value, style=STATUS_STYLES[overall.status]),
             ProgressBar(overall.vertices, overall.vertices_done, width=self.bar_width),
             Text(overall.text()),
         )
         return line
 
-    def _make_bars(self, status: dict) -> None:
-        names = [v["name"] for v in status["vertices"]] + list(STATUS_STYLES)
+    def _make_bars(self, status: JobDetails) -> None:
+        names = [v.name for v in status.vertices] + list(STATUS_STYLES)
         self.name_width = min(max(map(len, names)), self.NAME_WIDTH)
         narrowest, widest = self.BAR_WIDTH
         # the name, "12/16", "3.0M → 450.0k rows", "90.0 MiB → 5.0 MiB" and the gaps between

@@ -1,5 +1,5 @@
-"""A job's result as the client hands it to the user: built from the status dict the JobManager
-answers with (``jobmanager.runtime.status``), and, for a query, its rows.
+"""A job's result as the client hands it to the user: built from the ``JobDetails`` the
+JobManager answers with (``jobmanager.runtime.details``), and, for a query, its rows.
 
 A query's result (``Client.sql``) is written by its last vertex as Parquet part files and
 committed as any sink's; without an ``output`` the client picked where (a ``ResultSink`` under
@@ -17,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import NoResultError, ResultTooLargeError
+from jobmanager.runtime.details import JobDetails, VertexDetails
 
 if TYPE_CHECKING:
     import pandas
@@ -60,22 +62,18 @@ class VertexReport:
     spark_jobs: int = 0
 
     @staticmethod
-    def of(entry: dict) -> VertexReport:
+    def of(v: VertexDetails) -> VertexReport:
         return VertexReport(
-            entry["name"], entry["parallelism"], entry["explanation"], entry["tasks"],
-            entry["finished"], entry["deployments"], entry["rows_in"], entry["rows_out"],
-            entry["bytes_in"], entry["bytes_out"], entry["duration_s"],
-            entry.get("bytes_in_remote", 0), dict(entry.get("phases_ms", {})),
-            entry.get("queued_ms", 0),
-            entry["name"] if len(entry.get("members", ())) > 1 else "",
-            entry.get("spark_jobs", 0),
+            v.name, v.parallelism, v.explanation, v.tasks, v.finished, v.deployments,
+            v.rows_in, v.rows_out, v.bytes_in, v.bytes_out, v.duration_s, v.bytes_in_remote,
+            dict(v.phases_ms), v.queued_ms, v.name if len(v.members) > 1 else "", v.spark_jobs,
         )  # fmt: skip
 
 
 @dataclass(frozen=True)
 class JobResult:
     job_id: str
-    status: str
+    status: JobStatus
     cause: str
     duration_s: float | None
     max_running_tasks: int
@@ -85,7 +83,7 @@ class JobResult:
 
     @property
     def succeeded(self) -> bool:
-        return self.status == "FINISHED"
+        return self.status is JobStatus.FINISHED
 
     def to_arrow(self) -> pyarrow.Table:
         """The query's result, read back (see the module docstring). ``NoResultError`` when
@@ -108,17 +106,17 @@ class JobResult:
         return self.to_arrow().to_pandas()
 
     @staticmethod
-    def of(status: dict, output: QueryOutput | None = None) -> JobResult:
-        ended = status.get("ended_at")
-        duration = round(ended - status["submitted_at"], 3) if ended else None
+    def of(details: JobDetails, output: QueryOutput | None = None) -> JobResult:
+        ended = details.ended_at
+        duration = round(ended - details.submitted_at, 3) if ended else None
         return JobResult(
-            status["job_id"],
-            status["status"],
-            status["cause"],
+            details.job_id,
+            details.status,
+            details.cause,
             duration,
-            status["max_running_tasks"],
-            {member: report for v in status["vertices"] for report in (VertexReport.of(v),)
-             for member in v.get("members") or [v["name"]]},  # fmt: skip
+            details.max_running_tasks,
+            {member: report for v in details.vertices for report in (VertexReport.of(v),)
+             for member in v.members},  # fmt: skip
             output,
         )
 

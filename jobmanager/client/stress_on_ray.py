@@ -73,14 +73,14 @@ def run_on_ray(
 
 def figures(handle: JobHandle, wall_seconds: float) -> dict:
     status = handle.status()
-    tasks = sum(v["tasks"] for v in status["vertices"])
-    submitted, ended = status["submitted_at"], status["ended_at"] or time.time()
-    deployed = status.get("first_deployed_at") or ended
-    first_done = status.get("first_task_finished_at") or ended
-    process = status.get("jobmanager", {})
+    tasks = sum(v.tasks for v in status.vertices)
+    submitted, ended = status.submitted_at, status.ended_at or time.time()
+    deployed = status.first_deployed_at or ended
+    first_done = status.first_task_finished_at or ended
+    process = status.jobmanager
     return {
         "mode": "on-ray",
-        "status": status["status"],
+        "status": status.status.value,
         "job_id": handle.job_id,
         "phases": {
             "submit_to_first_deployment": {"seconds": round(deployed - submitted, 6)},
@@ -91,14 +91,14 @@ def figures(handle: JobHandle, wall_seconds: float) -> dict:
         "tasks": tasks,
         "tasks_per_second": round(tasks / max(ended - deployed, 1e-9), 1),
         "jobmanager_loop": {
-            "batches": process.get("loop_batches"),
-            "median_ms": process.get("loop_median_ms"),
-            "p99_ms": process.get("loop_p99_ms"),
+            "batches": process.loop_batches,
+            "median_ms": process.loop_median_ms,
+            "p99_ms": process.loop_p99_ms,
         },
-        "jobmanager_peak_rss_bytes": process.get("peak_rss_bytes"),
+        "jobmanager_peak_rss_bytes": process.peak_rss_bytes,
         "taskmanager_peak_rss_bytes": _largest_task_manager_rss(),
-        "subpartition_reads": sum(v.get("ranges_read", 0) for v in status["vertices"]),
-        "vertices": {v["name"]: v["parallelism"] for v in status["vertices"]},
+        "subpartition_reads": sum(v.ranges_read for v in status.vertices),
+        "vertices": {v.name: v.parallelism for v in status.vertices},
     }
 
 

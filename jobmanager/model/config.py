@@ -2,6 +2,10 @@
 
 Values come from the defaults, then a YAML file, then ``-D key=value`` pairs or the client call.
 An unknown key or a bad value is an error that names the key.
+
+A configuration crosses a process (to the ResourceManager that leases a job its TaskManagers,
+to a TaskManager it starts) as its msgpack form, ``to_bytes``, and is parsed there by
+``from_bytes``: every reader has the same options with the same defaults, none its own copy.
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import msgpack
 
 from jobmanager.errors import ConfigurationError, ConfigurationFileError
 
@@ -204,6 +210,10 @@ OPTIONS: dict[str, Option] = {
                "An idle TaskManager is kept this long for the next job, then stopped."),
         Option("slot.request.timeout", _positive_duration, 300_000,
                "A TaskManager the cluster cannot start within this time is given up."),
+        Option("taskmanager.node-id", str, "",
+               "The node a TaskManager says it is on; empty means Ray's node id. Consumers on "
+               "the same node read its partition files directly; tests set two ids to force "
+               "reads through the network."),
         Option("io.tmp.dirs", str, "",
                "Where TaskManagers keep the job's partition files and their scratch space "
                "(Spark's temporary files; a TaskManager started elsewhere is not reused for "
@@ -389,6 +399,15 @@ class Configuration(Mapping[str, Any]):
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self._values)
+
+    def to_bytes(self) -> bytes:
+        """The options set, msgpack-encoded: how a configuration crosses a process."""
+        return msgpack.packb(self._values)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Configuration:
+        """The configuration ``to_bytes`` encoded, parsed and checked again here."""
+        return cls(msgpack.unpackb(data, strict_map_key=False))
 
     def __repr__(self) -> str:
         return f"Configuration({self._values})"

@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 from array import array
+from dataclasses import replace
 
 import cloudpickle
 import ray
@@ -35,6 +36,7 @@ import structlog
 
 from blob import BlobKey
 from jobmanager.core import snapshot as snapshots
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.replay import new_state
 from jobmanager.errors import TidalError
 from jobmanager.logs import configure_logging, log_since
@@ -47,17 +49,26 @@ from jobmanager.runtime import jobrecords
 from jobmanager.runtime.admission import admit
 from jobmanager.runtime.archive import archive_job, archive_root
 from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
+from jobmanager.runtime.details import JobDetails
 from jobmanager.runtime.executor import CommandExecutor, now_ms
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
 from jobmanager.runtime.metrics import JobMetrics
-from jobmanager.runtime.names import NAMESPACE, here, job_manager_name, resource_manager_handle
+from jobmanager.runtime.names import (
+    NAMESPACE,
+    here,
+    job_manager_name,
+    resource_manager_handle,
+)
 from jobmanager.runtime.recovery import reconnect, replay_store
-from jobmanager.runtime.status import TaskLedger, empty_status, job_status, process_figures
+from jobmanager.runtime.status import (
+    TaskLedger,
+    empty_status,
+    job_status,
+    process_figures,
+)
 
-__all__ = ["RECOVERING", "STANDBY", "JobManagerActor", "create_job_manager", "work_directory"]
+__all__ = ["JobManagerActor", "create_job_manager", "work_directory"]
 
-STANDBY = "STANDBY"  # the status of a JobManager that has no job yet
-RECOVERING = "RECOVERING"  # taking a job over from its store
 MAX_RECOVERIES_IN_A_ROW = 5  # recoveries that died before finishing, before the job fails
 _STOP = object()
 _LEAVE_AFTER_S = 1.0  # a client's wait() answered at the end gets its reply before the process goes
@@ -119,7 +130,7 @@ class JobManagerActor:
         self.state = None
         self.executor: CommandExecutor | None = None
         self.ledger = TaskLedger()
-        self.unrecoverable: tuple[str, str] | None = None
+        self.unrecoverable: tuple[JobStatus, str] | None = None
         self.ended_at: float | None = None
         self.loop_seconds = array("d")  # how long each batch of the main loop took
         self.mailbox: queue.Queue = queue.Queue()
@@ -234,7 +245,7 @@ class JobManagerActor:
                 self.executor.adopt(tm_id, handle)
             self._apply([ev.JobManagerRecovered(now_ms(), tuple(reports))])
             self.events.flush()  # the take-over is stored even when it asked for nothing
-            if replayed.state.status.value == "CREATED":
+            if replayed.state.status is JobStatus.CREATED:
                 self.mailbox.put(ev.JobStarted())
             store.recovered()
             if replayed.state.ended is not None:  # it had ended: only answering was left to do
@@ -253,7 +264,7 @@ class JobManagerActor:
     def _give_up(self, cause: str) -> None:
         """The job cannot go on: fail it, leave nothing behind but what it published."""
         with self.lock:
-            self.unrecoverable = ("FAILED", cause)
+            self.unrecoverable = (JobStatus.FAILED, cause)
             self.recovering = False
             self.ended_at = time.time()
         self._abort_sinks()
@@ -283,33 +294,38 @@ class JobManagerActor:
 
     # -- questions ---------------------------------------------------------------------------
 
-    def status(self) -> dict:
-        with self.lock:
-            if not self.started:
-                return {"job_id": self.job_id, "status": STANDBY, "pid": os.getpid()}
-            if self.state is None:
-                status = empty_status(self.job_id, self.submitted,
-                                      RECOVERING if self.recovering else "CREATED")  # fmt: skip
-            else:
-                status = job_status(self.state, self.ledger, self.job_id,
-                                    self.submitted.submitted_at, self.ended_at)  # fmt: skip
-            ended = None if self.state is None else self.state.ended
-            terminal = self.state is not None and self.state.status.is_terminal
-        status["pid"] = os.getpid()
-        status["jobmanager"] = process_figures(self.loop_seconds[:])  # a copy: the loop appends
-        if self.unrecoverable is not None:
-            status["status"], status["cause"] = self.unrecoverable
-        elif self.recovering:
-            status["status"] = RECOVERING
-        elif ended is not None:
-            status["status"], status["cause"] = ended
-        elif terminal:
-            status["status"] = "FINISHING"
-        return status
+    def status(self) -> bytes:
+        """The job's ``JobDetails``, msgpack-encoded (``jobmanager.runtime.details``)."""
+        return self._details().encode()
 
-    def wait(self, timeout: float | None = None) -> dict:
+    def wait(self, timeout: float | None = None) -> bytes:
         self.done.wait(timeout)
         return self.status()
+
+    def _details(self) -> JobDetails:
+        """The core's view of the job, with what only the shell knows over it: a JobManager
+        without a job (STANDBY), one taking its job over (RECONCILING), an end the core reached
+        but the shell has not stored yet (FINISHING), a job it gave up."""
+        with self.lock:
+            if not self.started or self.state is None:
+                waiting = (JobStatus.STANDBY if not self.started else
+                           JobStatus.RECONCILING if self.recovering else JobStatus.CREATED)  # fmt: skip
+                details = empty_status(self.job_id, self.submitted, waiting)
+            else:
+                details = job_status(self.state, self.ledger, self.job_id,
+                                     self.submitted.submitted_at, self.ended_at)  # fmt: skip
+            ended = None if self.state is None else self.state.ended
+        status, cause = details.status, details.cause
+        if self.unrecoverable is not None:
+            status, cause = self.unrecoverable
+        elif self.recovering:
+            status = JobStatus.RECONCILING
+        elif ended is not None:
+            status, cause = JobStatus(ended[0]), ended[1]
+        elif status.is_terminal:
+            status = JobStatus.FINISHING
+        return replace(details, status=status, cause=cause or "", pid=os.getpid(),
+                       jobmanager=process_figures(self.loop_seconds[:]))  # a copy: the loop appends
 
     def describe(self) -> tuple:
         with self.lock:
@@ -367,7 +383,7 @@ class JobManagerActor:
             except Exception as error:  # a bug in the core: fail the job, keep answering
                 self.log.error("internal error", error=repr(error), traceback=traceback.format_exc())
                 with self.lock:
-                    self.unrecoverable = ("FAILED", f"internal error in the JobManager: {error!r}")
+                    self.unrecoverable = (JobStatus.FAILED, f"internal error in the JobManager: {error!r}")
                 self._abort_sinks()
                 self._finish()
                 return
@@ -442,12 +458,12 @@ class JobManagerActor:
         ]
         me = ray.get_runtime_context().current_actor
         try:
-            status = self.status()
+            details = self._details()
             store = JobStore(self.store_root, self.job_id)
-            store.write_final_status(status)
+            store.write_final_status(details)
             store.write_log("jobmanager", log_since())
             self._archive(store)
-            jobrecords.record_end(self.job_id, status, time.time() + expiration / 1000)
+            jobrecords.record_end(self.job_id, details.summary(), time.time() + expiration / 1000)
         except Exception as error:
             self.log.warning("job end not stored: staying to answer", error=repr(error))
             self.done.set()

@@ -17,8 +17,9 @@ import structlog
 
 from blob import BlobKey
 from jobmanager.model.config import Configuration
+from jobmanager.runtime.details import JobDetails
 from jobmanager.runtime.eventlog import JobStoreError
-from jobmanager.runtime.jobstore import JobStore, job_ids
+from jobmanager.runtime.jobstore import STATUS_FILE, JobStore, job_ids
 
 __all__ = ["archive_job", "archive_root", "archived_jobs"]
 
@@ -55,7 +56,8 @@ def archive_job(store: JobStore, root: str, retained: int) -> JobStore:
                                  source.cat_file(name))  # fmt: skip
         graph = BlobKey(store.submitted().graph_key)
         archive.blobs().put(store.blobs().get(graph))
-        target.pipe_file(f"{archive.path}/status.json", source.cat_file(f"{store.path}/status.json"))
+        target.pipe_file(f"{archive.path}/{STATUS_FILE}",
+                         source.cat_file(f"{store.path}/{STATUS_FILE}"))  # fmt: skip
 
     archive._call("archive the job", copy)
     if retained >= 0:
@@ -63,7 +65,7 @@ def archive_job(store: JobStore, root: str, retained: int) -> JobStore:
     return archive
 
 
-def archived_jobs(root: str) -> list[tuple[str, dict]]:
+def archived_jobs(root: str) -> list[tuple[str, JobDetails]]:
     """``(job id, final status)`` of every complete archive under ``root``, newest first."""
     jobs = []
     for job_id in job_ids(root):
@@ -73,7 +75,7 @@ def archived_jobs(root: str) -> list[tuple[str, dict]]:
             continue
         if status is not None:  # else being written
             jobs.append((job_id, status))
-    jobs.sort(key=lambda job: job[1].get("submitted_at") or 0, reverse=True)
+    jobs.sort(key=lambda job: job[1].submitted_at, reverse=True)
     return jobs
 
 

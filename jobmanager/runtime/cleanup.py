@@ -67,10 +67,10 @@ def clean_up_lost_jobs(alive) -> list[str]:
     record stays, marked, so a client can still be told why its job is gone."""
     cleaned = []
     for job_id, record in jobrecords.job_records().items():
-        if record.get("cleaned") or "ended_at" in record or alive(job_id):
+        if record.cleaned or record.end is not None or alive(job_id):
             continue
-        clean_up_job(job_id, _store(job_id, record), work_dir=record.get("work_dir", ""))
-        jobrecords.mark_cleaned(job_id, record)
+        clean_up_job(job_id, JobStore(record.store_root, job_id), work_dir=record.taken.work_dir)
+        jobrecords.mark_cleaned(job_id)
         _log.info("job cleaned up after its JobManager was gone", job=job_id)
         cleaned.append(job_id)
     return cleaned
@@ -81,14 +81,10 @@ def clean_up_expired_jobs(now: float) -> list[str]:
     and forget it."""
     expired = []
     for job_id, record in jobrecords.job_records().items():
-        if record.get("expires_at", now + 1) > now:
+        if record.end is None or record.end.expires_at > now:
             continue
-        clean_up_job(job_id, _store(job_id, record), work_dir=record.get("work_dir", ""))
+        clean_up_job(job_id, JobStore(record.store_root, job_id), work_dir=record.taken.work_dir)
         jobrecords.forget_job(job_id)
         _log.info("ended job expired: store and work directory removed", job=job_id)
         expired.append(job_id)
     return expired
-
-
-def _store(job_id: str, record: dict) -> JobStore:
-    return JobStore(record["store"].rstrip("/").rsplit("/", 1)[0], job_id)

@@ -112,14 +112,8 @@ class CommandExecutor:
                     command.slots_each, "the cluster has no ResourceManager", now_ms()))  # fmt: skip
             return
         for _ in range(command.count):
-            lease = rm.lease.remote(self.job_id, command.slots_each, self._lease_config())
+            lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_bytes())
             self._when_leased(lease, command.slots_each)
-
-    def _lease_config(self) -> dict:
-        """What the ResourceManager needs of the job's options, defaults made explicit (an
-        idle TaskManager is kept for this job's taskmanager-timeout, set or not)."""
-        return {**self.config.to_dict(),
-                "resourcemanager.taskmanager-timeout": self.config["resourcemanager.taskmanager-timeout"]}  # fmt: skip
 
     def _when_leased(self, lease, slots: int) -> None:
         """Lease a TaskManager, attach it to this job, then register it; or say it failed."""

@@ -5,7 +5,7 @@
         snapshots/<segment>.snap   the state as of the start of that segment
         blobs/                     the graph and each vertex's code, shuffle descriptors
         recovering                 how many recoveries in a row died before they finished
-        status.json                the job's final status, written when it ended
+        status.msgpack             the job's final ``JobDetails``, written when it ended
         logs/<process>.log         its JobManager's log and each TaskManager's part for the job
 
 ``jobstore.dir`` is a local directory (default ``~/.tidal/jobs``, or ``$TIDAL_HOME/jobs``) or
@@ -27,11 +27,14 @@ from blob import BlobKey, FileSystemBlobStore
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode, message
 from jobmanager.model.config import Configuration
+from jobmanager.runtime.details import JobDetails, details_of_v0, read_details
 from jobmanager.runtime.eventlog import EventLog, JobStoreError, read_log
 
-__all__ = ["JobStore", "StoredSnapshot", "job_ids", "store_root"]
+__all__ = ["STATUS_FILE", "JobStore", "StoredSnapshot", "job_ids", "store_root"]
 
 _SNAPSHOT = ".snap"
+STATUS_FILE = "status.msgpack"  # the final JobDetails, msgpack-encoded
+_STATUS_V0 = "status.json"  # what Tidal wrote before JobDetails
 
 
 def store_root(config: Configuration) -> str:
@@ -183,15 +186,22 @@ class JobStore:
         path = f"{self.path}/recovering"
         self._call("count recoveries", lambda: self.fs.exists(path) and self.fs.rm_file(path))
 
-    def write_final_status(self, status: dict) -> None:
-        """The status a client reads once the JobManager has left (``status()``'s dict)."""
-        data = json.dumps(status).encode()
-        self._call("write the final status", self.fs.pipe_file, f"{self.path}/status.json", data)
+    def write_final_status(self, details: JobDetails) -> None:
+        """The details a client reads once the JobManager has left."""
+        self._call("write the final status", self.fs.pipe_file, f"{self.path}/{STATUS_FILE}",
+                   details.encode())  # fmt: skip
 
-    def final_status(self) -> dict | None:
+    def final_status(self) -> JobDetails | None:
+        """The final details, or None while the job has not ended; a store or archive an
+        older Tidal wrote has them as ``status.json``."""
+
         def read():
             try:
-                return json.loads(self.fs.cat_file(f"{self.path}/status.json"))
+                return read_details(self.fs.cat_file(f"{self.path}/{STATUS_FILE}"))
+            except FileNotFoundError:
+                pass
+            try:
+                return details_of_v0(json.loads(self.fs.cat_file(f"{self.path}/{_STATUS_V0}")))
             except FileNotFoundError:
                 return None
 

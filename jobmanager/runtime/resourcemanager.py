@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 import ray
 import structlog
 
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.logs import configure_logging
-from jobmanager.model.config import parse_duration_ms
+from jobmanager.model.config import Configuration
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.cleanup import clean_up_expired_jobs, clean_up_lost_jobs
+from jobmanager.runtime.details import read_details
 from jobmanager.runtime.jobstore import JobStore
 from jobmanager.runtime.leasing import Create, Request, Reuse, plan
 from jobmanager.runtime.names import (
@@ -61,8 +63,6 @@ _log = structlog.get_logger("tidal.resourcemanager")
 
 _TM_PREFIX = "tidal-tm-"
 _JM_PREFIX = job_manager_name("")
-_RECOVERY_TIMEOUT = "execution.batch.job-recovery.previous-worker.recovery.timeout"
-_IDLE_TIMEOUT = "resourcemanager.taskmanager-timeout"
 
 
 @dataclass
@@ -71,7 +71,8 @@ class _TaskManager:
     shape: tuple
     job: str | None
     since: float
-    recovery_timeout_s: float = 30.0  # how long it stays leased to a job whose JobManager is gone
+    # how long it stays leased to a job whose JobManager is gone (found after a restart: the default)
+    recovery_timeout_s: float = field(default_factory=lambda: _timeouts(Configuration())[0])
     idle_timeout_s: float | None = None  # kept idle this long: its last job's taskmanager-timeout
     scratch: str = ""  # its work directory, removed when it is stopped
 
@@ -82,9 +83,7 @@ class _Waiting:
 
     request: Request
     order: int  # the job's first ticket: jobs are served in the order they first asked
-    config: dict
-    recovery_timeout_s: float
-    idle_timeout_s: float | None = None
+    config: Configuration  # the job's
     since: float = field(default_factory=time.time)
     granted: tuple[str, object] | None = None
     cancelled: bool = False
@@ -146,7 +145,7 @@ class ResourceManager:
                 self.task_managers[name] = _TaskManager(
                     handle, tuple(info["shape"]), info["job"], time.time(), scratch=info["work_dir"])
                 self._counter = max(self._counter, int(name[len(_TM_PREFIX):]) + 1)
-            elif info.get("status") == "STANDBY":
+            elif read_details(info).status is JobStatus.STANDBY:
                 self._standby = (name[len(_JM_PREFIX):], handle)
         _log.info("resource manager restarted", task_managers=len(self.task_managers),
                   leased=sum(1 for tm in self.task_managers.values() if tm.job),
@@ -199,22 +198,21 @@ class ResourceManager:
 
     # -- TaskManagers ---------------------------------------------------------------------------
 
-    def lease(self, job_id: str, slots: int, config: dict) -> tuple[str, object] | None:
-        """A TaskManager of ``slots`` slots for ``job_id``, once its turn comes (see
-        ``jobmanager.runtime.leasing``); None if the job ended while it waited."""
+    def lease(self, job_id: str, slots: int, config: bytes) -> tuple[str, object] | None:
+        """A TaskManager of ``slots`` slots for ``job_id`` (``config``: the job's, as
+        ``Configuration.to_bytes``), once its turn comes (see ``jobmanager.runtime.leasing``);
+        None if the job ended while it waited."""
         from taskmanager.actor import shape_of
 
-        shape = shape_of(slots, config)  # a job needing another one does not get it reused
-        recovery_timeout_s = parse_duration_ms(config.get(_RECOVERY_TIMEOUT, 30_000)) / 1000
-        idle = config.get(_IDLE_TIMEOUT)
-        idle_timeout_s = None if idle is None else parse_duration_ms(idle) / 1000
+        settings = Configuration.from_bytes(config)
+        shape = shape_of(slots, settings)  # a job needing another one does not get it reused
         self._total_cpus = ray.cluster_resources().get("CPU", 0)
         with self._lock:
             if job_id in self._ended:
                 return None
             ticket = next(self._tickets)
             waiting = _Waiting(Request(ticket, job_id, shape), self._order.setdefault(job_id, ticket),
-                               config, recovery_timeout_s, idle_timeout_s)  # fmt: skip
+                               settings)  # fmt: skip
             self._waiting[ticket] = waiting
             self._serve()
             while waiting.granted is None and not waiting.cancelled:
@@ -238,13 +236,12 @@ class ResourceManager:
             job_id, now = waiting.request.job_id, time.time()
             if isinstance(grant, Reuse):
                 tm_id, tm = grant.task_manager, self.task_managers[grant.task_manager]
-                tm.job, tm.since, tm.recovery_timeout_s = job_id, now, waiting.recovery_timeout_s
-                tm.idle_timeout_s = waiting.idle_timeout_s
+                tm.job, tm.since = job_id, now
+                tm.recovery_timeout_s, tm.idle_timeout_s = _timeouts(waiting.config)
             else:
                 for stopped in grant.stop:
                     self._stop(stopped, self.task_managers.pop(stopped))
                 tm_id, tm = self._start_task_manager(waiting)
-                tm.idle_timeout_s = waiting.idle_timeout_s
             waiting.granted = (tm_id, tm.handle)
             _log.info("task manager leased", task_manager=tm_id, job=job_id,
                       new=isinstance(grant, Create), stopped=getattr(grant, "stop", ()),
@@ -264,10 +261,11 @@ class ResourceManager:
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0,
                      scheduling_strategy="SPREAD")  # fmt: skip
-            .remote(tm_id, slots, waiting.config, scratch)
+            .remote(tm_id, slots, waiting.config.to_bytes(), scratch)
         )
+        recovery_timeout_s, idle_timeout_s = _timeouts(waiting.config)
         tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),
-                          waiting.recovery_timeout_s, scratch=scratch)  # fmt: skip
+                          recovery_timeout_s, idle_timeout_s, scratch)  # fmt: skip
         self.task_managers[tm_id] = tm
         self.created += 1
         return tm_id, tm
@@ -345,10 +343,10 @@ class ResourceManager:
                 "pid": os.getpid(),
             }
 
-    def _scratch(self, config: dict) -> str:
+    def _scratch(self, config: Configuration) -> str:
         """Where a TaskManager started for a job keeps its scratch (Spark's temporary files):
         under the job's ``io.tmp.dirs`` when it sets one."""
-        base = config.get("io.tmp.dirs")
+        base = config["io.tmp.dirs"]
         return os.path.join(base, "tidal", "taskmanagers") if base else self.work_dir
 
     def _idle_timeout(self, tm: _TaskManager) -> float:
@@ -393,13 +391,21 @@ class ResourceManager:
                 _log.warning("ended and lost jobs not cleaned up", error=repr(error))
 
 
+def _timeouts(config: Configuration) -> tuple[float, float]:
+    """A TaskManager leased to a job: how long it stays leased to the job once its JobManager
+    is gone, and how long it is kept idle after it (the job's taskmanager-timeout, set or not),
+    in seconds."""
+    return (config["execution.batch.job-recovery.previous-worker.recovery.timeout"] / 1000,
+            config["resourcemanager.taskmanager-timeout"] / 1000)  # fmt: skip
+
+
 def _keep_log(job_id: str, tm_id: str, log: bytes) -> None:
     """Put a TaskManager's part of its log for the job into the job's store (``tidal logs``)."""
     record = jobrecords.job_record(job_id)
-    if not log or record is None or record.get("cleaned"):
+    if not log or record is None or record.cleaned:
         return
     try:
-        store = JobStore(record["store"].rstrip("/").rsplit("/", 1)[0], job_id)
+        store = JobStore(record.store_root, job_id)
         if store.exists():
             store.write_log(tm_id, log)
     except Exception as error:

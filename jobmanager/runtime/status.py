@@ -1,8 +1,9 @@
 """A job's status, for people: per vertex, its parallelism and why, its tasks, rows and bytes.
 
 The JobManager shell feeds a ``TaskLedger`` the events and commands that pass through it and
-builds a plain-dict status from it and the scheduling state on request; the client turns that
-dict into a ``JobResult``. Nothing here changes what the scheduler does.
+builds the job's ``JobDetails`` (``jobmanager.runtime.details``) from it and the scheduling
+state on request; the client turns them into a ``JobResult``. Nothing here changes what the
+scheduler does.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import numpy as np
 
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import ChainedOperator
+from jobmanager.runtime.details import JobDetails, ProcessFigures, VertexDetails
 
 __all__ = ["TaskLedger", "empty_status", "job_status", "process_figures"]
 
@@ -88,7 +91,10 @@ class TaskLedger:
         return ledger
 
 
-def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ended_at: float | None):
+def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float,
+               ended_at: float | None) -> JobDetails:  # fmt: skip
+    """The job's details from its scheduling state and ledger, as the core has the job (the
+    JobManager says FINISHING or RECONCILING over it when the shell knows better)."""
     growth = state.growth
     vertices = []
     for ejv in state.graph.job_vertices.values():
@@ -98,46 +104,48 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float, ende
         explanation = growth.explanations.get(ejv.name) if growth else None
         operator = ejv.job_vertex.operator
         vertices.append(
-            {
-                "name": ejv.name,
-                "members": list(operator.names) if isinstance(operator, ChainedOperator) else [ejv.name],
-                "parallelism": ejv.parallelism,
-                "max_parallelism": ejv.max_parallelism,
-                "tasks": len(subtasks),
-                "finished": sum(1 for v in subtasks if v.state is ExecutionState.FINISHED),
-                "running": sum(1 for v in subtasks if v.state is ExecutionState.RUNNING),
-                "deployments": ledger.deployments.get(ejv.name, 0),
-                "rows_in": sum(m.rows_in for m in metrics),
-                "rows_out": sum(m.rows_out for m in metrics),
-                "bytes_in": sum(m.bytes_in for m in metrics),
-                "bytes_in_remote": sum(m.bytes_in_remote for m in metrics),
-                "ranges_read": sum(m.ranges_read for m in metrics),
-                "phases_ms": _phases(metrics),
-                "queued_ms": sum(m.queued_ms for m in metrics),
-                "spark_jobs": sum(m.spark_jobs for m in metrics),
-                "bytes_out": sum(r.produced.total for r in ejv.outputs if r.produced is not None),
-                "duration_s": round(end - start, 3) if start and end and ejv.is_finished else None,
-                "started_at": start,
-                "explanation": explanation.text if explanation else _fixed_reason(
-                    ejv, state.status.value not in ("CREATED", "RUNNING"),
+            VertexDetails(
+                name=ejv.name,
+                members=tuple(operator.names) if isinstance(operator, ChainedOperator) else (ejv.name,),
+                parallelism=ejv.parallelism,
+                max_parallelism=ejv.max_parallelism,
+                tasks=len(subtasks),
+                finished=sum(1 for v in subtasks if v.state is ExecutionState.FINISHED),
+                running=sum(1 for v in subtasks if v.state is ExecutionState.RUNNING),
+                deployments=ledger.deployments.get(ejv.name, 0),
+                rows_in=sum(m.rows_in for m in metrics),
+                rows_out=sum(m.rows_out for m in metrics),
+                bytes_in=sum(m.bytes_in for m in metrics),
+                bytes_in_remote=sum(m.bytes_in_remote for m in metrics),
+                ranges_read=sum(m.ranges_read for m in metrics),
+                phases_ms=_phases(metrics),
+                queued_ms=sum(m.queued_ms for m in metrics),
+                spark_jobs=sum(m.spark_jobs for m in metrics),
+                bytes_out=sum(r.produced.total for r in ejv.outputs if r.produced is not None),
+                duration_s=round(end - start, 3) if start and end and ejv.is_finished else None,
+                started_at=start,
+                explanation=explanation.text if explanation else _fixed_reason(
+                    ejv, state.status not in (JobStatus.CREATED, JobStatus.RUNNING),
                     state.source_listing(ejv.name)[0]),
-            }
+            )
         )
-    return {
-        "job_id": job_id,
-        "name": state.graph.job_graph.name,
-        "status": state.status.value,
-        "cause": state.failure_cause,
-        "submitted_at": submitted_at,
-        "ended_at": ended_at,
-        "max_running_tasks": ledger.max_running,
-        "task_overhead_ms": round(1000 * ledger.overhead_s / max(ledger.finished, 1), 3),
-        "first_deployed_at": min(ledger.started_at.values(), default=None),
-        "first_task_finished_at": ledger.first_finished_at,
-        "task_managers": sorted(state.task_managers),
-        "recoveries": state.recoveries,
-        "vertices": vertices,
-    }
+    return JobDetails(
+        job_id=job_id,
+        name=state.graph.job_graph.name,
+        status=state.status,
+        cause=state.failure_cause or "",
+        submitted_at=submitted_at,
+        ended_at=ended_at,
+        max_running_tasks=ledger.max_running,
+        task_overhead_ms=round(1000 * ledger.overhead_s / max(ledger.finished, 1), 3),
+        first_deployed_at=min(ledger.started_at.values(), default=None),
+        first_task_finished_at=ledger.first_finished_at,
+        task_managers=tuple(sorted(state.task_managers)),
+        recoveries=state.recoveries,
+        vertices=tuple(vertices),
+        pid=0,
+        jobmanager=None,
+    )
 
 
 def _phases(metrics) -> dict[str, int]:
@@ -167,29 +175,33 @@ def _fixed_reason(ejv, ended: bool, listing: str) -> str:
     return f"fixed before the job started: {ejv.parallelism}"
 
 
-def empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: str) -> dict:
-    """The status of a job whose scheduling state does not exist yet (or any more)."""
-    return {
-        "job_id": job_id,
-        "name": submitted.name if submitted else "",
-        "status": status,
-        "cause": "",
-        "submitted_at": submitted.submitted_at if submitted else 0.0,
-        "ended_at": None,
-        "max_running_tasks": 0,
-        "task_overhead_ms": 0.0,
-        "task_managers": [],
-        "recoveries": 0,
-        "vertices": [],
-    }
+def empty_status(job_id: str, submitted: ev.JobSubmitted | None, status: JobStatus) -> JobDetails:
+    """The details of a job whose scheduling state does not exist yet (or any more)."""
+    return JobDetails(
+        job_id=job_id,
+        name=submitted.name if submitted else "",
+        status=status,
+        cause="",
+        submitted_at=submitted.submitted_at if submitted else 0.0,
+        ended_at=None,
+        max_running_tasks=0,
+        task_overhead_ms=0.0,
+        first_deployed_at=None,
+        first_task_finished_at=None,
+        task_managers=(),
+        recoveries=0,
+        vertices=(),
+        pid=0,
+        jobmanager=None,
+    )
 
 
-def process_figures(loop_seconds: array) -> dict:
+def process_figures(loop_seconds: array) -> ProcessFigures:
     """This JobManager process's main loop latency per batch of events, and its peak memory."""
     latencies = np.frombuffer(loop_seconds, dtype=np.float64) if len(loop_seconds) else None
-    return {
-        "loop_batches": len(loop_seconds),
-        "loop_median_ms": None if latencies is None else round(float(np.median(latencies)) * 1000, 3),
-        "loop_p99_ms": None if latencies is None else round(float(np.percentile(latencies, 99)) * 1000, 3),
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    }
+    return ProcessFigures(
+        loop_batches=len(loop_seconds),
+        loop_median_ms=None if latencies is None else round(float(np.median(latencies)) * 1000, 3),
+        loop_p99_ms=None if latencies is None else round(float(np.percentile(latencies, 99)) * 1000, 3),
+        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    )

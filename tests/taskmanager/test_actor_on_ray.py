@@ -23,7 +23,13 @@ from jobmanager.messages.deployment import (
     InputSlice,
     ShuffleDescriptors,
 )
-from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished, TaskRunning
+from jobmanager.messages.events import (
+    TaskCanceled,
+    TaskFailed,
+    TaskFinished,
+    TaskRunning,
+)
+from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, arrow, part_file
 from jobmanager.model.sources import FileSource
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor
@@ -85,7 +91,8 @@ def start_task_manager(name: str, node: str, job_manager, root: str):
     actor = ray.remote(TaskManagerActor).options(
         name=name, namespace="tidal", num_cpus=SLOTS, max_concurrency=SLOTS + 8, lifetime=None
     )
-    handle = actor.remote(name, SLOTS, {"taskmanager.node-id": node}, root + "-work")
+    config = Configuration({"taskmanager.node-id": node}).to_bytes()
+    handle = actor.remote(name, SLOTS, config, root + "-work")
     ray.get(handle.attach.remote(JOB, job_manager, root))
     return handle
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from jobmanager.client.report.facts import JobFacts, SqlPiece, VertexFacts
 from jobmanager.client.report.svg import size
+from jobmanager.core.jobstatus import JobStatus
 
 __all__ = ["explain_lines", "origin_words", "sql_lines"]
 
@@ -36,7 +37,7 @@ def explain_lines(facts: JobFacts) -> list[str]:
     head = f"{facts.name} ({facts.job_id}): {facts.status}"
     if facts.cause:
         first = facts.cause.strip().splitlines()[0]
-        head += f" (recovered from: {first})" if facts.status == "FINISHED" else f": {first}"
+        head += f" (recovered from: {first})" if facts.status is JobStatus.FINISHED else f": {first}"
     lines = [head]
     for v in facts.vertices:
         lines.append("")

@@ -12,17 +12,24 @@ each vertex's explanation with the figures behind it. Nothing here reads a clock
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 import numpy as np
 
 from jobmanager.client.report.timeline import Attempt, Marker, TimelineBuilder
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.jobgraph import JobGraph
-from jobmanager.model.operators import ArrowFunction, ParquetSink, SparkFunction, SqlOperator
+from jobmanager.model.operators import (
+    ArrowFunction,
+    ParquetSink,
+    SparkFunction,
+    SqlOperator,
+)
+from jobmanager.runtime.details import JobDetails, VertexDetails
 from jobmanager.runtime.status import TaskLedger, job_status
 
 __all__ = ["Attempt", "JobFacts", "Marker", "ResultFacts", "SqlPiece", "VertexFacts",
@@ -111,7 +118,7 @@ class VertexFacts:
 class JobFacts:
     job_id: str
     name: str
-    status: str
+    status: JobStatus
     cause: str
     submitted_ms: int
     ended_ms: int | None
@@ -135,7 +142,7 @@ def facts_from_log(
     submitted: ev.JobSubmitted,
     records: Iterable[tuple[int, object]],
     job_id: str,
-    final_status: dict | None = None,
+    final_status: JobDetails | None = None,
 ) -> JobFacts:
     """The facts of the job whose log holds ``records`` (``(time_ms, event)`` after the
     ``JobSubmitted``). ``final_status``: the status its JobManager stored when it left, which
@@ -162,34 +169,34 @@ def facts_from_log(
         timeline.saw(now[0], event, commands)
 
     replay(state, events(), observe)
-    stored_end = (final_status or {}).get("ended_at")
+    stored_end = final_status.ended_at if final_status is not None else None
     if stored_end is None and ended_at:
         stored_end = ended_at[-1] / 1000
     ended = state.ended is not None or stored_end is not None
     status = job_status(state, ledger, job_id, submitted.submitted_at, stored_end)
     if final_status is not None:
-        status.update(status=final_status["status"], cause=final_status["cause"])
+        status = replace(status, status=final_status.status, cause=final_status.cause)
     elif state.ended is not None:
-        status["status"], status["cause"] = state.ended
-    counts = {v["name"]: v for v in status["vertices"]}
+        status = replace(status, status=JobStatus(state.ended[0]), cause=state.ended[1])
+    counts = {v.name: v for v in status.vertices}
     vertices = tuple(_vertex(state, ejv, counts[ejv.name], decided.get(ejv.name), ended)
                      for ejv in state.graph.job_vertices.values())  # fmt: skip
     results = tuple(_result(r) for ejv in state.graph.job_vertices.values() for r in ejv.outputs)
-    ended_ms = status["ended_at"] * 1000 if status["ended_at"] else None
+    ended_ms = status.ended_at * 1000 if status.ended_at else None
     return JobFacts(
-        job_id, status["name"], status["status"], status["cause"] or "",
+        job_id, status.name, status.status, status.cause,
         int(submitted.submitted_at * 1000), None if ended_ms is None else int(ended_ms),
         max(now[0], int(ended_ms or 0)), state.recoveries, vertices, results,
         tuple(timeline.attempts(ended)), tuple(timeline.markers), tuple(timeline.slots),
     )  # fmt: skip
 
 
-def _vertex(state, ejv, counts: dict, decision, ended: bool) -> VertexFacts:
+def _vertex(state, ejv, counts: VertexDetails, decision, ended: bool) -> VertexFacts:
     jv = ejv.job_vertex
     growth = state.growth
     explanation = growth.explanations.get(ejv.name) if growth is not None else None
     if decision is None and explanation is None:
-        explanation = ev.Explanation(counts["explanation"])
+        explanation = ev.Explanation(counts.explanation)
     inference = state.source_listing(ejv.name)[0]
     return VertexFacts(
         ejv.name, _kind(jv), str(jv.operator) if jv.operator is not None else "",
@@ -198,9 +205,8 @@ def _vertex(state, ejv, counts: dict, decision, ended: bool) -> VertexFacts:
         explanation.broadcast_bytes, explanation.raw, tuple(explanation.clamps),
         _task_bytes(ejv), inference,
         "" if ejv.parallelism is not None else _waiting_for(state, ejv, ended),
-        counts["tasks"], counts["finished"], counts["running"], counts["deployments"],
-        counts["rows_in"], counts["rows_out"], counts["bytes_in"], counts["bytes_out"],
-        counts["duration_s"],
+        counts.tasks, counts.finished, counts.running, counts.deployments, counts.rows_in,
+        counts.rows_out, counts.bytes_in, counts.bytes_out, counts.duration_s,
         (jv.operator.fixed_by or "") if isinstance(jv.operator, ChainedOperator) else "",
         sql_pieces(ejv.name, jv.operator),
     )  # fmt: skip

@@ -18,6 +18,7 @@ from jobmanager.client.report.svg import (
     timeline_svg,
     vertex_colours,
 )
+from jobmanager.core.jobstatus import JobStatus
 
 __all__ = ["report_file_name", "report_html"]
 
@@ -88,7 +89,7 @@ def _when(ms: int | None) -> str:
 
 
 def report_html(facts: JobFacts) -> str:
-    status_css = facts.status if facts.status in ("FINISHED", "FAILED", "CANCELED") else "other"
+    status_css = facts.status.value if facts.status.is_terminal else "other"
     duration = ((facts.ended_ms or facts.last_ms) - facts.submitted_ms) / 1000
     rows = [("job id", facts.job_id), ("submitted", _when(facts.submitted_ms)),
             ("ended", _when(facts.ended_ms) or "not yet"),
@@ -107,7 +108,7 @@ def report_html(facts: JobFacts) -> str:
         + "</table>",
     ]
     if facts.cause:
-        what = "It recovered from" if facts.status == "FINISHED" else "Cause"
+        what = "It recovered from" if facts.status is JobStatus.FINISHED else "Cause"
         parts.append(f'<p>{what}:</p><pre class="cause">{escape(facts.cause)}</pre>')
     parts += [
         "<h2>Job graph</h2>",

@@ -10,17 +10,38 @@ written: a record cut short at its end is left alone, not repaired.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cloudpickle
 
 from jobmanager.client.report.facts import JobFacts, facts_from_log
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import JobStoreError
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.archive import archive_root, archived_jobs
+from jobmanager.runtime.details import JobDetails
 from jobmanager.runtime.eventlog import read_log
 from jobmanager.runtime.jobstore import JobStore, job_ids, store_root
 
-__all__ = ["find_job", "history", "job_facts"]
+__all__ = ["HistoryEntry", "find_job", "history", "job_facts"]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """A job in ``tidal history``: ``status`` and ``tasks`` None while it has not ended."""
+
+    job_id: str
+    name: str
+    status: JobStatus | None
+    submitted_at: float
+    ended_at: float | None
+    tasks: int | None
+
+    @staticmethod
+    def ended(details: JobDetails) -> HistoryEntry:
+        return HistoryEntry(details.job_id, details.name, details.status, details.submitted_at,
+                            details.ended_at, sum(v.tasks for v in details.vertices))  # fmt: skip
 
 
 def find_job(job_id: str, config: Configuration | None = None, store_url: str | None = None
@@ -54,33 +75,21 @@ def job_facts(store: JobStore, job_id: str) -> JobFacts:
     return facts_from_log(graph, submitted, records[1:], job_id, store.final_status())
 
 
-def history(config: Configuration | None = None) -> list[dict]:
+def history(config: Configuration | None = None) -> list[HistoryEntry]:
     """Every archived job, newest first, and the jobs whose store has no archive yet (running,
     or ended moments ago): name, id, status, submitted and ended times, tasks."""
     config = config or Configuration()
-    jobs = {job_id: _row(job_id, status) for job_id, status in archived_jobs(archive_root(config))}
+    jobs = {job_id: HistoryEntry.ended(details)
+            for job_id, details in archived_jobs(archive_root(config))}  # fmt: skip
     for job_id, submitted, final in _stored_jobs(store_root(config)):
         if job_id in jobs:
             continue
-        jobs[job_id] = _row(job_id, final) if final else {
-            "job_id": job_id, "name": submitted.name, "status": "not ended",
-            "submitted_at": submitted.submitted_at, "ended_at": None, "tasks": None,
-        }  # fmt: skip
-    return sorted(jobs.values(), key=lambda job: job["submitted_at"] or 0, reverse=True)
+        jobs[job_id] = HistoryEntry.ended(final) if final else HistoryEntry(
+            job_id, submitted.name, None, submitted.submitted_at, None, None)  # fmt: skip
+    return sorted(jobs.values(), key=lambda job: job.submitted_at, reverse=True)
 
 
-def _row(job_id: str, status: dict) -> dict:
-    return {
-        "job_id": job_id,
-        "name": status.get("name", ""),
-        "status": status.get("status", ""),
-        "submitted_at": status.get("submitted_at"),
-        "ended_at": status.get("ended_at"),
-        "tasks": sum(v.get("tasks", 0) for v in status.get("vertices", [])),
-    }
-
-
-def _stored_jobs(root: str) -> list[tuple[str, ev.JobSubmitted, dict | None]]:
+def _stored_jobs(root: str) -> list[tuple[str, ev.JobSubmitted, JobDetails | None]]:
     jobs = []
     for job_id in job_ids(root):
         try:

@@ -77,8 +77,8 @@ def test_a_join_written_to_output_says_where_it_went(client, tables, tmp_path):
 def test_a_query_the_planner_refuses_raises_before_anything_is_submitted(
         client, tables, tmp_path, query, error, words):  # fmt: skip
     (tmp_path / "empty").mkdir()
-    before = {job["job_id"] for job in client.list()}
+    before = {job.job_id for job in client.list()}
     with pytest.raises(error) as refused:
         client.sql(query, tables={**tables, "empty": str(tmp_path / "empty")}, config=CONFIG)
     assert isinstance(refused.value, SqlError) and words in str(refused.value)
-    assert {job["job_id"] for job in client.list()} == before  # nothing was submitted
+    assert {job.job_id for job in client.list()} == before  # nothing was submitted

@@ -1,4 +1,4 @@
-"""The progress displays, driven by a sequence of status dicts as ``JobHandle.wait`` polls them:
+"""The progress displays, driven by a sequence of ``JobDetails`` as ``JobHandle.wait`` polls them:
 a vertex undecided, then decided, tasks finishing, a restart lowering a finished count, the end."""
 
 from __future__ import annotations
@@ -18,41 +18,30 @@ from jobmanager.client.progress import (
     progress_for,
     summary_table,
 )
+from jobmanager.runtime.details import JobDetails, VertexDetails
 
 SUBMITTED = 1_000.0
 MiB = 1 << 20
 
 
 def vertex(name, parallelism, finished=0, running=0, rows=(0, 0), size=(0, 0)):
-    return {
-        "name": name,
-        "parallelism": parallelism,
-        "max_parallelism": 128,
-        "tasks": parallelism or 0,
-        "finished": finished,
-        "running": running,
-        "deployments": finished + running,
-        "rows_in": rows[0],
-        "rows_out": rows[1],
-        "bytes_in": size[0],
-        "bytes_out": size[1],
-        "bytes_in_remote": 0,
-        "duration_s": None,
-        "started_at": SUBMITTED + 1 if finished or running else None,
-        "explanation": "why not",
-    }
+    return VertexDetails(
+        name=name, members=(name,), parallelism=parallelism, max_parallelism=128,
+        tasks=parallelism or 0, finished=finished, running=running,
+        deployments=finished + running, rows_in=rows[0], rows_out=rows[1], bytes_in=size[0],
+        bytes_in_remote=0, ranges_read=0, phases_ms={}, queued_ms=0, spark_jobs=0,
+        bytes_out=size[1], duration_s=None,
+        started_at=SUBMITTED + 1 if finished or running else None, explanation="why not",
+    )  # fmt: skip
 
 
 def status(job, *vertices, ended_at=None):
-    return {
-        "job_id": "job-7",
-        "name": "shapes",
-        "status": job,
-        "cause": None,
-        "submitted_at": SUBMITTED,
-        "ended_at": ended_at,
-        "vertices": list(vertices),
-    }
+    return JobDetails(
+        job_id="job-7", name="shapes", status=job, cause="", submitted_at=SUBMITTED,
+        ended_at=ended_at, max_running_tasks=0, task_overhead_ms=0.0, first_deployed_at=None,
+        first_task_finished_at=None, task_managers=(), recoveries=0, vertices=tuple(vertices),
+        pid=0, jobmanager=None,
+    )  # fmt: skip
 
 
 # vertex order on purpose not alphabetical: "zeta" reads, "alpha" joins, "mid" writes
@@ -65,7 +54,7 @@ STEPS = [
            vertex("alpha", 8, 3, running=2, rows=(120_000, 4_500), size=(768 * 1024, 100_000)),
            vertex("mid", None)),  # fmt: skip
     # 2: a failed region re-runs: one of alpha's finished tasks is lost
-    status("RECOVERING",
+    status("RECONCILING",
            vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
            vertex("alpha", 8, 1, rows=(40_000, 1_500), size=(256 * 1024, 30_000)),
            vertex("mid", None)),  # fmt: skip
@@ -192,7 +181,7 @@ def test_a_restart_shows_the_lower_finished_count_the_status_gives():
     assert (shown.tasks()["alpha"].completed, shown.tasks()["alpha"].total) == (1, 8)
     lines = text_of(shown)
     assert "1/8" in row(lines, "alpha") and "3/8" not in row(lines, "alpha")
-    assert lines[3].startswith("RECOVERING") and "5 of 12+ tasks done" in " ".join(lines[3:])
+    assert lines[3].startswith("RECONCILING") and "5 of 12+ tasks done" in " ".join(lines[3:])
 
 
 def test_the_overall_bar_counts_vertices_whose_number_never_changes():
@@ -270,7 +259,7 @@ def test_log_lines_follow_a_restart_and_end_with_the_overall_line():
         del logs[:]
         shown.update(STEPS[2])
         assert [(e["event"], e.get("vertex")) for e in logs] == [("vertex", "alpha"), ("job", None)]
-        assert logs[0]["tasks"] == "1/8" and logs[1]["status"] == "RECOVERING"
+        assert logs[0]["tasks"] == "1/8" and logs[1]["status"] == "RECONCILING"
 
         del logs[:]
         shown.update(STEPS[3])

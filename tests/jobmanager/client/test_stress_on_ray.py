@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from jobmanager.client.stress_on_ray import ON_RAY_PHASES
+from jobmanager.core.jobstatus import JobStatus
 
 pytestmark = pytest.mark.runtime
 
@@ -52,11 +53,11 @@ def test_ctrl_c_cancels_the_stress_job(ray_cluster):
     job_id = line.split()[2]
     handle = Client().job(job_id)
     deadline = time.monotonic() + 120
-    while not any(v["finished"] for v in handle.status()["vertices"]):
+    while not any(v.finished for v in handle.status().vertices):
         assert time.monotonic() < deadline, "no task finished"
         time.sleep(0.1)
     run.send_signal(signal.SIGINT)
     _, err = run.communicate(timeout=180)
     assert run.returncode == 130, err[-3000:]
     assert f"job {job_id}: CANCELED" in err
-    assert handle.status()["status"] == "CANCELED"
+    assert handle.status().status is JobStatus.CANCELED

@@ -5,7 +5,7 @@ what a later Tidal must read back from the job's store, under ``logs/<name>/``:
     events/          the event log, every segment (the first JobManager's, then its successor's)
     snapshots/       the latest snapshot, if one was taken
     blobs/           the job graph's blob (its code, pickled as the client ships it)
-    status.json      the final status the JobManager wrote
+    status.msgpack   the final JobDetails the JobManager wrote (status.json before them)
     expected.json    what the live run said: status, each vertex's tasks, recoveries, and the
                      segment the successor began (the log before it is a cut taken mid-job)
 
@@ -66,8 +66,8 @@ def run(work: Path):
     _eventually(lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
                 "the sum stage to reach its gate")  # fmt: skip
     time.sleep(0.5)  # a snapshot of the state so far (min-pause 200 ms)
-    os.kill(handle.status()["pid"], 9)
-    _eventually(lambda: handle.status().get("recoveries") == 1, "the JobManager's take-over")
+    os.kill(handle.status().pid, 9)
+    _eventually(lambda: handle.status().recoveries == 1, "the JobManager's take-over")
     (gate / "open").touch()
     result = handle.wait(timeout=180)
     if result.status != "FINISHED":
@@ -78,14 +78,14 @@ def run(work: Path):
 def keep(handle, result, target: Path) -> None:
     from blob import FileSystemBlobStore
     from jobmanager.model.config import Configuration
-    from jobmanager.runtime.jobstore import JobStore, store_root
+    from jobmanager.runtime.jobstore import STATUS_FILE, JobStore, store_root
 
     store = JobStore(store_root(Configuration()), handle.job_id)
     source = Path(store.path)
     shutil.copytree(source / "events", target / "events")
     if (source / "snapshots").exists():
         shutil.copytree(source / "snapshots", target / "snapshots")
-    shutil.copy(source / "status.json", target / "status.json")
+    shutil.copy(source / STATUS_FILE, target / STATUS_FILE)
     submitted = store.submitted()
     FileSystemBlobStore(str(target / "blobs")).put(store.blob(submitted.graph_key))
     segments = sorted(p.name for p in (target / "events").iterdir())
@@ -94,7 +94,7 @@ def keep(handle, result, target: Path) -> None:
         "status": result.status,
         "vertices": {name: {"tasks": r.tasks, "deployments": r.deployments}
                      for name, r in sorted(result.vertices.items())},
-        "recoveries": handle.status()["recoveries"],
+        "recoveries": handle.status().recoveries,
         "segments": segments,
         "python": sys.version.split()[0],
     }

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 import urllib.request
+from dataclasses import asdict
 
 import fsspec
 import ray
@@ -74,8 +75,8 @@ def main(out: str) -> None:
     while True:  # the final totals come with the JobManager's exit, a second after the end;
         # Ray's periodic export may show the last task's counters before the log's final size
         found = samples(port, handle.job_id)
-        done = all(total(found, "ray_tidal_tasks_finished_total", v["name"]) == v["tasks"]
-                   for v in status["vertices"])  # fmt: skip
+        done = all(total(found, "ray_tidal_tasks_finished_total", v.name) == v.tasks
+                   for v in status.vertices)  # fmt: skip
         done = done and total(found, "ray_tidal_event_log_bytes", None) == log_bytes
         if done or time.monotonic() > deadline:
             break
@@ -84,7 +85,7 @@ def main(out: str) -> None:
     dashboard = dashboard_job_api_answers(time.monotonic() + DEADLINE_S)
     print(json.dumps({
         "succeeded": result.succeeded, "cause": result.cause, "job_id": handle.job_id,
-        "vertices": status["vertices"], "dashboard_job_api": dashboard, "log_bytes": log_bytes,
+        "vertices": [asdict(v) for v in status.vertices], "dashboard_job_api": dashboard, "log_bytes": log_bytes,
         "seconds_after_end": seconds_after_end, "samples": found,
     }))  # fmt: skip
     handle.release()

@@ -95,7 +95,7 @@ def demo(client) -> dict:
         "cause": result.cause[-2000:],
         "difference": first_difference(read_result(out), reference("s3://tidal/tpch"))
         if result.succeeded else "not finished",
-        "nodes": sorted({node_of(tm) for tm in status["task_managers"]}),
+        "nodes": sorted({node_of(tm) for tm in status.task_managers}),
         "remote_bytes": sum(v.bytes_in_remote for v in result.vertices.values()),
         "objects": objects(out),
     }
@@ -151,9 +151,9 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
     handle = client.submit(gated_job("s3://tidal/parts", out, str(gate)), config=config)
 
     def vertex(name):
-        return next(v for v in handle.status()["vertices"] if v["name"] == name)
+        return next(v for v in handle.status().vertices if v.name == name)
 
-    eventually(lambda: vertex("read")["finished"] == PARTS - 1 and (gate / "started").exists(),
+    eventually(lambda: vertex("read").finished == PARTS - 1 and (gate / "started").exists(),
                "five sources finished and the sixth waiting at the gate", timeout=240)  # fmt: skip
     described = handle.describe()
     held = {label: tm for label, state, tm in described[3] if label.startswith("read->")
@@ -189,6 +189,7 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
 def commit_killed(client) -> dict:
     """An old result of many objects makes the commit's last step (removing it) long; the
     JobManager is killed as soon as the job's status says it is committing."""
+    from jobmanager.core.jobstatus import JobStatus
     from jobmanager.runtime.sinks import manifest
 
     fs = fsspec.filesystem("s3")
@@ -208,9 +209,9 @@ def commit_killed(client) -> dict:
     g.connect(read, sums, Partitioner.hash("key"))
     g.connect(sums, sink, Partitioner.FORWARD)
     handle = client.submit(g, config={**CONFIG, "taskmanager.numberOfTaskSlots": 1})
-    status = eventually(lambda: (lambda s: s["status"] == "FINISHING" and s)(handle.status()),
+    status = eventually(lambda: (lambda s: s.status is JobStatus.FINISHING and s)(handle.status()),
                         "the commit", timeout=240)  # fmt: skip
-    os.kill(status["pid"], 9)
+    os.kill(status.pid, 9)
     seen = manifest("s3://tidal/killed")
     at_kill = "old" if seen is None or set(seen["files"]) == old else (
         "new" if seen.get("job") == handle.job_id else "neither")
@@ -222,7 +223,7 @@ def commit_killed(client) -> dict:
         "sums_equal": result.succeeded and read_sums("s3://tidal/killed") == expected,
         "objects": objects("s3://tidal/killed"),
         "sink_tasks": result.vertices["sink"].tasks,
-        "recoveries": handle.status()["recoveries"],
+        "recoveries": handle.status().recoveries,
         "job_id": handle.job_id,
     }
 

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.runtime
 
 CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
 HEADER = struct.Struct("<III")
+SEGMENT_HEADER = 16  # TIDALLOG, the format version, their CRC-32 (runtime.eventlog)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def first_segment(handle) -> str:
 
 
 def kill_job_manager(handle) -> None:
-    os.kill(handle.status()["pid"], 9)
+    os.kill(handle.status().pid, 9)
 
 
 def sums(out: str) -> dict[int, int]:
@@ -77,8 +78,9 @@ def test_a_corrupt_record_fails_the_job_naming_the_store(held):
     handle, gate, out, _ = held
     path = first_segment(handle)
     with open(path, "r+b") as log:
+        log.seek(SEGMENT_HEADER)
         length, _, _ = HEADER.unpack(log.read(HEADER.size))
-        log.seek(HEADER.size + length + HEADER.size + 2)  # into the second record's payload
+        log.seek(SEGMENT_HEADER + HEADER.size + length + HEADER.size + 2)  # record 1.s payload
         byte = log.read(1)
         log.seek(-1, os.SEEK_CUR)
         log.write(bytes([byte[0] ^ 0xFF]))

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from jobmanager import Client
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.actor import work_directory
 from jobmanager.runtime.jobrecords import job_record
@@ -45,16 +46,15 @@ def test_an_ended_job_holds_no_process_and_is_read_from_its_store(client, tmp_pa
     handle = client.submit(sum_job(str(tmp_path / "out")), config=FAST)
     result = handle.wait(timeout=120)
     assert result.status == "FINISHED", result.cause
-    pid = handle.status()["pid"]
+    pid = handle.status().pid
     wait_for(lambda: process_gone(pid), 60, f"the JobManager process {pid} gone")
 
     again = client.job(handle.job_id)  # a new handle, as `tidal status` in a new process has
     status = again.status()
-    assert status["status"] == "FINISHED" and status["ended_at"] >= status["submitted_at"]
-    assert {v["name"] for v in status["vertices"]} == {"numbers", "sum -> sink"}  # chained
-    listed = {job["job_id"]: job for job in client.list()}[handle.job_id]
-    assert listed["status"] == "FINISHED" and listed["vertices"] == 2
-    assert listed["ended_at"] == status["ended_at"]
+    assert status.status is JobStatus.FINISHED and status.ended_at >= status.submitted_at
+    assert {v.name for v in status.vertices} == {"numbers", "sum -> sink"}  # chained
+    listed = {job.job_id: job for job in client.list()}[handle.job_id]
+    assert listed == status.summary()
     assert again.describe()[-1] == handle.describe()[-1]  # decisions, replayed from the log
     again.cancel()  # nothing to cancel: not an error
     logs = wait_for(lambda: (lambda l: len(l) > 1 and l)(again.logs()), 30, "TaskManager logs")
@@ -63,7 +63,7 @@ def test_an_ended_job_holds_no_process_and_is_read_from_its_store(client, tmp_pa
     assert any("ran tasks of: " in text and "numbers" in text for text in task_managers)
 
     work_dir = work_directory(Configuration(), handle.job_id)
-    store = job_record(handle.job_id)["store"]
+    store = job_record(handle.job_id).taken.store
     assert os.path.isdir(store)
     again.release()
     assert not os.path.exists(store) and not os.path.exists(work_dir)
@@ -75,7 +75,7 @@ def test_an_ended_job_is_removed_when_its_retention_ends(client, tmp_path):
     config = {**FAST, "jobstore.expiration-time": "1 s"}
     handle = client.submit(sum_job(str(tmp_path / "out")), config=config)
     assert handle.wait(timeout=120).status == "FINISHED"
-    store = job_record(handle.job_id)["store"]
+    store = job_record(handle.job_id).taken.store
     work_dir = work_directory(Configuration(), handle.job_id)
     assert os.path.isdir(store) and os.path.isdir(work_dir)
     wait_for(lambda: job_record(handle.job_id) is None, 30, "the ended job forgotten")

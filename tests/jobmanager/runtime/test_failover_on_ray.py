@@ -12,8 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobmanager import Client, ParquetSink
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import staging_dir
+from jobmanager.runtime.details import VertexDetails
 from jobmanager.runtime.jobstore import store_root
 from jobmanager.runtime.sinks import committed_by
 from tests.jobmanager.runtime.failover_jobs import PARTS, failover_job, write_data
@@ -47,7 +49,7 @@ def eventually(condition, what: str, timeout: float = 120.0):
 
 
 def kill_job_manager(handle) -> int:
-    pid = handle.status()["pid"]
+    pid = handle.status().pid
     os.kill(pid, 9)
     return pid
 
@@ -56,8 +58,8 @@ def started(gate) -> int:
     return sum(1 for p in gate.iterdir() if p.name.startswith("started-"))
 
 
-def vertex(handle, name: str) -> dict:
-    return next(v for v in handle.status()["vertices"] if v["name"] == name)
+def vertex(handle, name: str) -> VertexDetails:
+    return next(v for v in handle.status().vertices if v.name == name)
 
 
 def check_finished(handle, out: str, expected: dict[int, int], killed: list[int]):
@@ -69,8 +71,8 @@ def check_finished(handle, out: str, expected: dict[int, int], killed: list[int]
     for report in result.vertices.values():
         assert report.deployments == report.tasks, report  # no finished task ran again
     status = handle.status()
-    assert status["pid"] not in killed
-    assert status["recoveries"] == len(killed)
+    assert status.pid not in killed
+    assert status.recoveries == len(killed)
     assert committed_by(out) == handle.job_id
     handle.release()
 
@@ -136,7 +138,7 @@ def test_killed_twice_in_one_job_recovering_from_a_snapshot(client, job):
     snapshots = os.path.join(store_root(Configuration()), handle.job_id, "snapshots")
     eventually(lambda: os.path.isdir(snapshots) and os.listdir(snapshots), "a snapshot")
     killed = [kill_job_manager(handle)]
-    eventually(lambda: handle.status()["status"] == "RUNNING", "the job to run again")
+    eventually(lambda: handle.status().status is JobStatus.RUNNING, "the job to run again")
     killed.append(kill_job_manager(handle))
     (gate / "open").touch()
     check_finished(handle, out, expected, killed)

@@ -8,6 +8,8 @@ import pytest
 import ray
 
 from jobmanager import Client
+from jobmanager.core.jobstatus import JobStatus
+from jobmanager.runtime.details import read_details
 from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
 from tests.jobmanager.runtime.jobs import FAST, sum_job
 
@@ -28,9 +30,9 @@ def test_the_next_job_runs_on_the_standby_which_is_not_a_job_before(client, tmp_
     assert client.warm_up(timeout=120)
     waiting = standby_id()
     assert waiting is not None
-    standby_pid = ray.get(
-        ray.get_actor(job_manager_name(waiting), namespace=NAMESPACE).status.remote())["pid"]
-    assert waiting not in {status["job_id"] for status in client.list()}
+    standby_pid = read_details(ray.get(
+        ray.get_actor(job_manager_name(waiting), namespace=NAMESPACE).status.remote())).pid
+    assert waiting not in {job.job_id for job in client.list()}
     with pytest.raises(LookupError):
         client.job(waiting)
 
@@ -38,8 +40,8 @@ def test_the_next_job_runs_on_the_standby_which_is_not_a_job_before(client, tmp_
     assert handle.job_id == waiting
     result = handle.wait(timeout=120)
     assert result.status == "FINISHED", result.cause
-    assert handle.status()["pid"] == standby_pid  # no process was started for the job
-    assert client.job(waiting).status()["status"] == "FINISHED"
+    assert handle.status().pid == standby_pid  # no process was started for the job
+    assert client.job(waiting).status().status is JobStatus.FINISHED
     assert standby_id() != waiting  # claimed: the next standby, if any, is another
     handle.release()
 
@@ -48,13 +50,13 @@ def test_a_killed_standby_is_restarted_and_still_runs_the_next_job(client, tmp_p
     assert client.warm_up(timeout=120)
     killed = standby_id()
     actor = ray.get_actor(job_manager_name(killed), namespace=NAMESPACE)
-    pid = ray.get(actor.status.remote())["pid"]
+    pid = read_details(ray.get(actor.status.remote())).pid
     os.kill(pid, 9)
 
     handle = client.submit(sum_job(str(tmp_path / "out")), config=FAST)
     result = handle.wait(timeout=120)
     assert result.status == "FINISHED", result.cause
-    assert handle.status()["pid"] != pid
+    assert handle.status().pid != pid
     handle.release()
 
 

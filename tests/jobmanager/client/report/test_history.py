@@ -6,11 +6,19 @@ import cloudpickle
 import pytest
 
 from jobmanager.client.report import find_job, history, job_facts
+from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.archive import archive_job
-from jobmanager.runtime.jobstore import JobStore
-from tests.jobmanager.client.report.recorded import START_MS, SUMS_CONFIG, record, sums_bytes, sums_job
+from jobmanager.runtime.jobstore import STATUS_FILE, JobStore
+from tests.jobmanager.client.report.recorded import (
+    START_MS,
+    SUMS_CONFIG,
+    record,
+    sums_bytes,
+    sums_job,
+)
+from tests.jobmanager.details import job_details, vertex_details
 
 
 def stored_job(root: str, job_id: str, submitted_s: float) -> JobStore:
@@ -27,9 +35,9 @@ def stored_job(root: str, job_id: str, submitted_s: float) -> JobStore:
     for time_ms, event in records:
         log.append(event, time_ms + shift)
     log.close()
-    store.write_final_status({"job_id": job_id, "name": "sums", "status": "FINISHED", "cause": "",
-                              "submitted_at": submitted_s, "ended_at": submitted_s + 2.5,
-                              "vertices": [{"tasks": 2}, {"tasks": 2}, {"tasks": 2}]})  # fmt: skip
+    store.write_final_status(job_details(
+        job_id, JobStatus.FINISHED, name="sums", submitted_at=submitted_s,
+        ended_at=submitted_s + 2.5, vertices=tuple(vertex_details(v, 2) for v in "abc")))  # fmt: skip
     store.write_log("jobmanager", b"job done\n")
     return store
 
@@ -60,15 +68,14 @@ def test_history_lists_newest_first_and_keeps_only_the_retained_jobs(config):
         archive_job(store, config["jobmanager.archive.fs.dir"], 2)
         store.remove()
     jobs = history(config)
-    assert [(j["job_id"], j["status"], j["tasks"]) for j in jobs] == [
-        ("new", "FINISHED", 6), ("mid", "FINISHED", 6)]
-    assert jobs[0]["ended_at"] - jobs[0]["submitted_at"] == 2.5
+    assert [(j.job_id, j.status, j.tasks) for j in jobs] == [
+        ("new", JobStatus.FINISHED, 6), ("mid", JobStatus.FINISHED, 6)]
+    assert jobs[0].ended_at - jobs[0].submitted_at == 2.5
     with pytest.raises(LookupError, match="no job 'old' in"):
         find_job("old", config)
 
 
 def test_a_job_with_a_store_and_no_archive_yet_is_listed_as_not_ended(config):
     store = stored_job(config["jobstore.dir"], "live", 2000.0)
-    store.fs.rm_file(f"{store.path}/status.json")
-    assert [(j["job_id"], j["status"], j["name"]) for j in history(config)] == [
-        ("live", "not ended", "sums")]
+    store.fs.rm_file(f"{store.path}/{STATUS_FILE}")
+    assert [(j.job_id, j.status, j.name) for j in history(config)] == [("live", None, "sums")]
