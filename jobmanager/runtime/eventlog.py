@@ -2,8 +2,18 @@
 
 Every event is appended here before the scheduling core applies it, and the log is flushed
 before any command leaves the JobManager, so no deployment, cancellation or decision is ever
-ahead of the log. A record is a header (payload length, CRC-32 of the payload, CRC-32 of those two) and the payload:
-``(time_ms, event)``, msgpack-encoded and LZ4-compressed. ``time_ms`` is when it was logged.
+ahead of the log. A segment begins with its header: ``TIDALLOG``, the format version (little-
+endian u32) and the CRC-32 of those 12 bytes. A record is a header (payload length, CRC-32 of
+the payload, CRC-32 of those two) and the payload: ``(time_ms, event)``, msgpack-encoded
+(``jobmanager.messages.codec``: fields by name) and LZ4-compressed. ``time_ms`` is when it was
+logged.
+
+The version is per segment because a log outlives its writer: a job taken over after an
+upgrade has old segments and new ones, and ``tidal report`` reads archived logs of every age.
+Format 1 is the first with a header; a segment without one is format 0 (messages by field
+position, read through ``jobmanager.messages.positional``). A legacy segment cannot be taken
+for a versioned one: its first four bytes would be a record gigabytes long. A segment of a
+version newer than ``FORMAT_VERSION`` is refused with ``EventLogVersionError``, never guessed at.
 
 The log is a directory of segments ``00000000.log``, ``00000001.log``, ... on a local disk or at
 any fsspec URL. A JobManager writes its own segments, never one another wrote: on a local disk
@@ -23,17 +33,31 @@ import struct
 import threading
 import time
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import fsspec
 import lz4.frame
 from fsspec.implementations.local import LocalFileSystem
 
-from jobmanager.errors import EventLogCorrupted, JobStoreError
+from jobmanager.errors import EventLogCorrupted, EventLogVersionError, JobStoreError
 from jobmanager.messages.codec import decode, encode
 
-__all__ = ["EventLog", "EventLogCorrupted", "JobStoreError", "read_events", "read_log", "segments"]
+__all__ = [
+    "FORMAT_VERSION",
+    "EventLog",
+    "EventLogCorrupted",
+    "EventLogVersionError",
+    "JobStoreError",
+    "read_events",
+    "read_log",
+    "segments",
+]
 
+FORMAT_VERSION = 1
+_MAGIC = b"TIDALLOG"
+_U32 = struct.Struct("<I")
+_SEGMENT_HEADER = _MAGIC + _U32.pack(FORMAT_VERSION)
+_SEGMENT_HEADER += _U32.pack(zlib.crc32(_SEGMENT_HEADER))
 _HEADER = struct.Struct("<III")
 _LENGTH_AND_CHECKSUM = struct.Struct("<II")
 _SUFFIX = ".log"
@@ -72,6 +96,7 @@ class EventLog:
         self.segment = existing[-1] + 1 if existing else 0
         self._appends = isinstance(self._fs, LocalFileSystem)
         self._handle = None
+        self._headed = False  # the current segment has its header
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._lock = threading.Lock()
@@ -95,6 +120,8 @@ class EventLog:
             data = b"".join(self._buffer)
             self._buffer.clear()
             self._buffered = 0
+            if not self._headed:
+                data = _SEGMENT_HEADER + data
             self.size += len(data)
             path = f"{self._path}/{segment_name(self.segment)}"
             if self._appends:
@@ -102,6 +129,7 @@ class EventLog:
                     self._handle = self._fs.open(path, "ab")
                 self._handle.write(data)
                 self._handle.flush()
+                self._headed = True
             else:
                 self._fs.pipe_file(path, data)
                 self.segment += 1
@@ -114,6 +142,7 @@ class EventLog:
                 self._handle.close()
                 self._handle = None
                 self.segment += 1
+                self._headed = False
             return self.segment
 
     def close(self) -> None:
@@ -133,18 +162,13 @@ def read_log(url: str, first_segment: int = 0, repair: bool = False) -> Iterator
         name = f"{path}/{segment_name(number)}"
         data = fs.cat_file(name)
         last = position == len(numbers) - 1
-        offset, record = 0, 0
-        while offset < len(data):
+        offset, record = _records_start(data, url, number), 0
+        torn = offset is None
+        while not torn and offset < len(data):
             end = _record_end(data, offset, url, number, record)
             if end is None:
-                if not last:
-                    raise EventLogCorrupted(
-                        f"event log {url}: segment {segment_name(number)} ends in the middle "
-                        f"of record {record} at byte {offset}, and later segments follow it"
-                    )
-                if repair:
-                    fs.pipe_file(name, data[:offset])
-                return
+                torn = True
+                break
             checksum = _HEADER.unpack_from(data, offset)[1]
             payload = data[offset + _HEADER.size : end]
             if zlib.crc32(payload) != checksum:
@@ -155,6 +179,37 @@ def read_log(url: str, first_segment: int = 0, repair: bool = False) -> Iterator
             time_ms, event = decode(lz4.frame.decompress(payload))
             yield time_ms, event
             offset, record = end, record + 1
+        if not torn:
+            continue
+        if not last:  # cut short by a crash, yet a later writer went on
+            where = f"record {record} at byte {offset}" if offset is not None else "its header"
+            raise EventLogCorrupted(f"event log {url}: segment {segment_name(number)} ends in the "
+                                    f"middle of {where}, and later segments follow it")  # fmt: skip
+        if repair:
+            fs.pipe_file(name, data[: offset or 0])
+        return
+
+
+def _records_start(data: bytes, url: str, segment: int) -> int | None:
+    """Where the segment's first record begins: after its header, or at 0 in a segment of
+    format 0, which has none; None if the header is torn (cut short by a crash). A version
+    this Tidal does not know is refused."""
+    if not data or data[: len(_MAGIC)] != _MAGIC[: len(data)]:
+        return 0  # format 0
+    if len(data) < len(_SEGMENT_HEADER):
+        return None
+    (version,) = _U32.unpack_from(data, len(_MAGIC))
+    (checksum,) = _U32.unpack_from(data, len(_MAGIC) + _U32.size)
+    if zlib.crc32(data[: len(_MAGIC) + _U32.size]) != checksum:
+        raise EventLogCorrupted(f"event log {url}: segment {segment_name(segment)} has a corrupt "
+                                "header")  # fmt: skip
+    if version > FORMAT_VERSION:
+        raise EventLogVersionError(
+            f"event log {url}: segment {segment_name(segment)} is in event-log format {version}, "
+            f"written by a newer Tidal; this Tidal reads formats 0 to {FORMAT_VERSION}: read it "
+            "with the Tidal that wrote it, or a later one"
+        )
+    return len(_SEGMENT_HEADER)
 
 
 def _record_end(data: bytes, offset: int, url: str, segment: int, record: int) -> int | None:

@@ -80,7 +80,7 @@ def test_a_corrupt_record_fails_the_job_naming_the_store(held):
     with open(path, "r+b") as log:
         log.seek(SEGMENT_HEADER)
         length, _, _ = HEADER.unpack(log.read(HEADER.size))
-        log.seek(SEGMENT_HEADER + HEADER.size + length + HEADER.size + 2)  # record 1.s payload
+        log.seek(SEGMENT_HEADER + HEADER.size + length + HEADER.size + 2)  # into record 1's payload
         byte = log.read(1)
         log.seek(-1, os.SEEK_CUR)
         log.write(bytes([byte[0] ^ 0xFF]))

@@ -12,6 +12,8 @@ from jobmanager.runtime.eventlog import EventLog, read_events, read_log
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
 from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers
 
+HEADER = 16  # a segment's header: TIDALLOG, the format version, their CRC-32
+
 
 def job():
     g = JobGraph("logged")
@@ -82,7 +84,7 @@ def test_a_corrupt_record_in_the_middle_is_an_error_naming_the_store(tmp_path):
     write_tokens(url)
     segment = tmp_path / "events" / "00000000.log"
     broken = bytearray(segment.read_bytes())
-    broken[20] ^= 0xFF  # inside the first record's payload
+    broken[HEADER + 20] ^= 0xFF  # inside the first record's payload
     segment.write_bytes(bytes(broken))
     with pytest.raises(EventLogCorrupted, match=f"{url}.*00000000.log, record 0 .*checksum"):
         list(read_log(url))
@@ -93,9 +95,9 @@ def test_a_corrupt_length_is_not_mistaken_for_a_torn_tail(tmp_path):
     write_tokens(url)
     segment = tmp_path / "events" / "00000000.log"
     broken = bytearray(segment.read_bytes())
-    broken[0] ^= 0x40  # the first record's length: it would seem to run past the end
+    broken[HEADER] ^= 0x40  # the first record's length: it would seem to run past the end
     segment.write_bytes(bytes(broken))
-    with pytest.raises(EventLogCorrupted, match="record 0 at byte 0 has a corrupt header"):
+    with pytest.raises(EventLogCorrupted, match=f"record 0 at byte {HEADER} has a corrupt header"):
         list(read_log(url, repair=True))
     assert segment.read_bytes() == bytes(broken), "a corrupt log must not be cut"
 
