@@ -38,6 +38,7 @@ from blob import BlobKey
 from jobmanager.core import snapshot as snapshots
 from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.replay import new_state
+from jobmanager.core.view import CoreView
 from jobmanager.errors import TidalError
 from jobmanager.logs import configure_logging, log_since
 from jobmanager.messages import events as ev
@@ -200,7 +201,7 @@ class JobManagerActor:
         self.work_dir = work_directory(self.config, self.job_id)
         self.executor = CommandExecutor(
             self.job_id,
-            state,
+            CoreView(state),
             self.mailbox.put,
             blobs,
             dict(submitted.code_keys),

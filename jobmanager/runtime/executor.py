@@ -3,8 +3,11 @@
 Nothing here decides anything, and nothing raises back into the main loop: a TaskManager that
 cannot be started, a deployment that fails, an actor that dies, a heartbeat that goes quiet, a
 ResourceManager that is restarting all come back through ``enqueue`` as events. Ray calls are
-fire-and-forget with a callback on the returned future, so the main loop never waits on the
-cluster.
+fire-and-forget with a callback on the returned future, and slow work (source inference, sink
+commits) runs on worker threads, so the main loop never waits on the cluster or a file system.
+
+Each command type has one handler, in ``HANDLERS``; what a handler needs beyond the command it
+reads from the core's read-only view (``jobmanager.core.view``), never from the state.
 """
 
 from __future__ import annotations
@@ -12,20 +15,20 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from typing import Any
 
 import ray
 import structlog
 
 from blob import BlobStore
 from jobmanager.core import commands as cmd
-from jobmanager.core.deployment import TaskDeploymentDescriptorFactory
-from jobmanager.core.state import JobManagerState
+from jobmanager.core.view import CoreView
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import encode
-from jobmanager.model.config import Configuration
 from jobmanager.model.chaining import ChainedOperator
+from jobmanager.model.config import Configuration
 from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
@@ -33,7 +36,7 @@ from jobmanager.runtime.admission import split_keeper
 from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.runtime.names import resource_manager_handle
 
-__all__ = ["CommandExecutor", "now_ms"]
+__all__ = ["HANDLERS", "CommandExecutor", "now_ms"]
 
 _log = structlog.get_logger("tidal.executor")
 
@@ -46,7 +49,7 @@ class CommandExecutor:
     def __init__(
         self,
         job_id: str,
-        state: JobManagerState,
+        view: CoreView,
         enqueue: Callable[[object], None],
         blobs: BlobStore,
         code_keys: dict[str, str],
@@ -55,7 +58,7 @@ class CommandExecutor:
         job_manager,
     ) -> None:
         self.job_id = job_id
-        self.state = state
+        self.view = view
         self.enqueue = enqueue
         self.config = config
         self.shuffle_root = shuffle_root
@@ -63,18 +66,11 @@ class CommandExecutor:
         self.log = _log.bind(job=job_id)
         self.blobs = blobs
         self.cache = ShuffleDescriptorCache(blobs, config["blob.offload.minsize"])
-        growth = state.growth
-        self.factory = TaskDeploymentDescriptorFactory(
-            job_id,
-            state.graph,
-            state.task_managers,
-            self.cache,
-            code_keys,
+        self.describe = view.descriptors(
+            job_id, self.cache, code_keys,
             config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
-            (lambda name: growth.dynamic_filters(state.graph.job_vertex(name))) if growth else
-            (lambda name: ()),
-            lambda name: state.source_listing(name)[1],
         )  # fmt: skip
+        self._staged: dict[str, list[cmd.DeployTask]] = {}
         self.task_managers: dict[str, object] = {}
         self.registered: set[str] = set()
         self._lock = threading.Lock()
@@ -86,24 +82,19 @@ class CommandExecutor:
 
     # -- commands ---------------------------------------------------------------------------
 
-    def execute_all(self, commands: list) -> None:
-        """Carry out commands in order; deployments to one TaskManager travel in one call."""
-        deployments: dict[str, list] = {}
+    def execute_all(self, commands) -> None:
+        """Carry out commands in order; deployments to one TaskManager travel in one call,
+        after the other commands."""
         for command in commands:
-            if type(command) is cmd.DeployTask:
-                deployments.setdefault(command.task_manager, []).append(command)
-            else:
-                self.execute(command)
-        for task_manager, batch in deployments.items():
+            handler = HANDLERS.get(type(command))
+            if handler is None:
+                raise TypeError(f"no way to carry out {command!r}")
+            handler(self, command)
+        staged, self._staged = self._staged, {}
+        for task_manager, batch in staged.items():
             self._deploy(task_manager, batch)
 
-    def execute(self, command: object) -> None:
-        handler = getattr(self, "_" + type(command).__name__, None)
-        if handler is None:
-            raise TypeError(f"no way to carry out {command!r}")
-        handler(command)
-
-    def _RequestTaskManagers(self, command: cmd.RequestTaskManagers) -> None:
+    def _request_task_managers(self, command: cmd.RequestTaskManagers) -> None:
         try:
             rm = resource_manager_handle()
         except ValueError:
@@ -159,14 +150,11 @@ class CommandExecutor:
 
         lease.future().add_done_callback(leased)
 
-    def _DeployTask(self, command: cmd.DeployTask) -> None:
-        self._deploy(command.task_manager, [command])
+    def _stage_deployment(self, command: cmd.DeployTask) -> None:
+        self._staged.setdefault(command.task_manager, []).append(command)
 
     def _deploy(self, task_manager: str, commands: list[cmd.DeployTask]) -> None:
-        tdds = [
-            encode(self.factory.create(self.state.graph.vertex(c.vertex, c.subtask), c.attempt))
-            for c in commands
-        ]
+        tdds = [encode(self.describe(c)) for c in commands]
         handle = self.task_managers.get(task_manager)
 
         def failed(error: str) -> None:
@@ -180,7 +168,7 @@ class CommandExecutor:
             return
         self._on_failure(handle.deploy_many.remote(tdds), failed)
 
-    def _CancelTask(self, command: cmd.CancelTask) -> None:
+    def _cancel_task(self, command: cmd.CancelTask) -> None:
         handle = self.task_managers.get(command.task_manager)
         gone = ev.TaskCanceled(command.vertex, command.subtask, command.attempt)
         if handle is None:
@@ -189,28 +177,23 @@ class CommandExecutor:
         ref = handle.cancel.remote(command.vertex, command.subtask, command.attempt)
         self._on_failure(ref, lambda error: self.enqueue(gone))
 
-    def _ReleasePartitions(self, command: cmd.ReleasePartitions) -> None:
+    def _release_partitions(self, command: cmd.ReleasePartitions) -> None:
         handle = self.task_managers.get(command.task_manager)
         if handle is not None:
             handle.release.remote(encode((command.partitions, command.attempts)))
-        groups = {
-            g.id
-            for pid in command.partitions
-            for g in self.state.graph.results[pid.result].partitions[pid.index].groups
-        }
-        dropped = self.cache.drop(groups)
+        dropped = self.cache.drop(self.view.groups_fed_by(command.partitions))
         if dropped:
             for other in list(self.task_managers.values()):
                 other.drop_blobs.remote(dropped)
 
-    def _StartTimer(self, command: cmd.StartTimer) -> None:
+    def _start_timer(self, command: cmd.StartTimer) -> None:
         timer = threading.Timer(command.delay_ms / 1000,
                                 lambda: self.enqueue(ev.TimerFired(command.token, now_ms())))  # fmt: skip
         timer.daemon = True
         timer.start()
 
-    def _InferSourceParallelism(self, command: cmd.InferSourceParallelism) -> None:
-        sources = self.state.graph.job_graph.vertex(command.vertex).sources
+    def _infer_source_parallelism(self, command: cmd.InferSourceParallelism) -> None:
+        sources = self.view.sources(command.vertex)
         keep = split_keeper(self.blobs)
 
         def infer() -> None:
@@ -222,28 +205,31 @@ class CommandExecutor:
 
         self._work.submit(infer)
 
-    def _JobTerminated(self, command: cmd.JobTerminated) -> None:
-        """Commit the sinks of a finished job, or drop their staging; then say so in the log.
-        Both are idempotent: a JobManager that died half way does it again, to the same end."""
-        status, cause = command.status, command.cause
-        for vertex, sink in self._sinks():
-            try:
-                if status == "FINISHED":
-                    finals = {v.subtask: v.attempt for v in self.state.graph.job_vertex(vertex).vertices}
-                    sinks.commit(sink, self.job_id, finals)
-                else:
-                    sinks.abort(sink, self.job_id)
-            except Exception as error:
-                status, cause = "FAILED", f"committing the output of {vertex!r} failed: {error}"
-                sinks.abort(sink, self.job_id)
-        self.enqueue(ev.JobEnded(status, cause))
+    def _job_terminated(self, command: cmd.JobTerminated) -> None:
+        """Commit the sinks of a finished job, or drop their staging, on a worker thread (a
+        commit copies files, maybe on an object store); then say so with ``JobEnded``. Both
+        are idempotent: a JobManager that died half way does it again, to the same end."""
+        sinks_at_end = [
+            (vertex, sink, finals)
+            for vertex, operator, finals in self.view.final_attempts()
+            if (sink := _parquet_sink(operator)) is not None
+        ]
+        self._work.submit(self._end_sinks, command.status, command.cause, sinks_at_end)
 
-    def _sinks(self):
-        for name, ejv in self.state.graph.job_vertices.items():
-            operator = ejv.job_vertex.operator
-            sink = operator.sink if isinstance(operator, ChainedOperator) else operator
-            if isinstance(sink, ParquetSink):  # a sink, or a chain that ends in one
-                yield name, sink
+    def _end_sinks(self, status: str, cause: str, sinks_at_end: list) -> None:
+        try:
+            for vertex, sink, finals in sinks_at_end:
+                try:
+                    if status == "FINISHED":
+                        sinks.commit(sink, self.job_id, finals)
+                    else:
+                        sinks.abort(sink, self.job_id)
+                except Exception as error:
+                    status, cause = "FAILED", f"committing the output of {vertex!r} failed: {error}"
+                    sinks.abort(sink, self.job_id)
+        except Exception as error:  # dropping the staging failed too: the job still ends
+            status, cause = "FAILED", f"ending the job's sinks failed: {type(error).__name__}: {error}"
+        self.enqueue(ev.JobEnded(status, cause))
 
     # -- outcomes -----------------------------------------------------------------------------
 
@@ -339,3 +325,22 @@ def _tell_resource_manager(method: str, *args) -> None:
         getattr(resource_manager_handle(), method).remote(*args)
     except Exception as error:
         _log.warning("resource manager unreachable", call=method, error=repr(error))
+
+
+def _parquet_sink(operator) -> ParquetSink | None:
+    """The Parquet sink ``operator`` writes to: itself, or the end of its chain."""
+    sink = operator.sink if isinstance(operator, ChainedOperator) else operator
+    return sink if isinstance(sink, ParquetSink) else None
+
+
+HANDLERS: dict[type, Callable[[CommandExecutor, Any], None]] = {
+    cmd.RequestTaskManagers: CommandExecutor._request_task_managers,
+    cmd.DeployTask: CommandExecutor._stage_deployment,
+    cmd.CancelTask: CommandExecutor._cancel_task,
+    cmd.ReleasePartitions: CommandExecutor._release_partitions,
+    cmd.StartTimer: CommandExecutor._start_timer,
+    cmd.JobTerminated: CommandExecutor._job_terminated,
+    cmd.InferSourceParallelism: CommandExecutor._infer_source_parallelism,
+}
+"""How each command is carried out: one handler per command type (a test checks the table
+against ``jobmanager.core.commands``)."""

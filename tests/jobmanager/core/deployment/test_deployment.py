@@ -1,11 +1,13 @@
 from blob import BlobKey, InMemoryBlobStore
+from jobmanager.core.commands import DeployTask
 from jobmanager.core.deployment import TaskDeploymentDescriptorFactory
 from jobmanager.core.state import JobManagerState
+from jobmanager.core.view import CoreView
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
 from jobmanager.messages.deployment import decode_shuffle_descriptors
-from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from shuffle.ids import PartitionId
 from shuffle.paths import partition_path
 from shuffle.ranges import IndexRange
@@ -117,3 +119,16 @@ def test_consumers_skip_partitions_that_wrote_nothing_for_them():
     dense = finished_job(producers=4, consumers=3)
     f, _ = factory(dense)
     assert f.create(dense.graph.vertex("b", 1)).inputs[0].partitions is None
+
+
+def test_the_core_view_describes_a_deploy_command_as_the_factory_does():
+    state = finished_job()
+    f, _ = factory(state)
+    describe = CoreView(state).descriptors("j", f.cache, {}, 16 << 20)
+    assert describe(DeployTask("b", 1, 0, "tm0", 0)) == f.create(state.graph.vertex("b", 1))
+
+
+def test_the_core_view_names_the_groups_a_released_partition_fed():
+    state = finished_job()
+    (group,) = state.graph.vertex("b", 0).consumed_groups
+    assert CoreView(state).groups_fed_by([PartitionId("a->b", 2)]) == {group.id}
