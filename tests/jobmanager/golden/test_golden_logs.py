@@ -111,3 +111,24 @@ def test_a_jobmanager_takes_over_from_a_golden_log_cut_where_its_jobmanager_died
     replay(state, (event for _, event in read_log(store.events_url, cut)))
     assert state.ended == (expected["status"], "")
     assert state.describe() == replay_store(store, expected["job_id"]).state.describe()
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v != f"v{FORMAT_VERSION}"])
+def test_a_jobmanager_of_today_takes_over_an_older_tidals_log(version, tmp_path):
+    """An upgrade between a JobManager's death and its take-over: the old Tidal's segments,
+    then today's writer appends what the successor did in today's format; the log reads as
+    one, to the same end."""
+    expected = json.loads((LOGS / version / "expected.json").read_text())
+    shutil.copytree(LOGS / version, tmp_path / expected["job_id"])
+    store = JobStore(str(tmp_path), expected["job_id"])
+    whole = replay_store(store, expected["job_id"]).state.describe()
+    cut = successor_segment(store)
+    successors = list(read_log(store.events_url, cut))
+    for path in sorted((Path(store.path) / "events").iterdir())[cut:]:
+        path.unlink()
+    shutil.rmtree(Path(store.path) / "snapshots", ignore_errors=True)
+    log = store.open_log(1 << 20)
+    for time_ms, event in successors:
+        log.append(event, time_ms)
+    log.close()
+    assert replay_store(store, expected["job_id"]).state.describe() == whole
