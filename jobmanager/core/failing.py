@@ -2,8 +2,9 @@
 hit (the regions the failover strategy names, after the restart strategy's back-off) and that
 winds the job down when it fails, is cancelled, or finishes.
 
-A mixin of the state, as ``Reconciling`` is: it works on the state's graph, strategies and
-command buffer, and is split out only to keep each module about one thing.
+A mixin of the state, as ``Reconciling`` is, split out to keep each module about one thing.
+What it offers the rest of the core (``fail_over``, ``canceled``, ``maybe_terminate``) is part
+of ``StateOperations``, and it gives commands through ``emit``, as speculation does.
 """
 
 from __future__ import annotations
