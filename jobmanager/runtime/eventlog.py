@@ -33,7 +33,7 @@ import struct
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import fsspec
 import lz4.frame
@@ -161,33 +161,43 @@ def read_log(url: str, first_segment: int = 0, repair: bool = False) -> Iterator
     for position, number in enumerate(numbers):
         name = f"{path}/{segment_name(number)}"
         data = fs.cat_file(name)
-        last = position == len(numbers) - 1
-        offset, record = _records_start(data, url, number), 0
-        torn = offset is None
-        while not torn and offset < len(data):
-            end = _record_end(data, offset, url, number, record)
-            if end is None:
-                torn = True
-                break
-            checksum = _HEADER.unpack_from(data, offset)[1]
-            payload = data[offset + _HEADER.size : end]
-            if zlib.crc32(payload) != checksum:
-                raise EventLogCorrupted(
-                    f"event log {url}: segment {segment_name(number)}, record {record} at byte "
-                    f"{offset} is corrupt (checksum mismatch)"
-                )
-            time_ms, event = decode(lz4.frame.decompress(payload))
-            yield time_ms, event
-            offset, record = end, record + 1
-        if not torn:
+        torn = yield from _records(data, url, number)
+        if torn is None:
             continue
-        if not last:  # cut short by a crash, yet a later writer went on
-            where = f"record {record} at byte {offset}" if offset is not None else "its header"
+        offset, what = torn
+        if position < len(numbers) - 1:
             raise EventLogCorrupted(f"event log {url}: segment {segment_name(number)} ends in the "
-                                    f"middle of {where}, and later segments follow it")  # fmt: skip
+                                    f"middle of {what}, and later segments follow it")  # fmt: skip
         if repair:
-            fs.pipe_file(name, data[: offset or 0])
+            fs.pipe_file(name, data[:offset])
         return
+
+
+_Records = Generator[tuple[int, object], None, tuple[int, str] | None]  # returns a torn write
+
+
+def _records(data: bytes, url: str, segment: int) -> _Records:
+    """Yield the segment's whole records; return where a write cut short by a crash begins and
+    what it cut, if one does."""
+    offset = _records_start(data, url, segment)
+    if offset is None:
+        return 0, "its header"
+    record = 0
+    while offset < len(data):
+        end = _record_end(data, offset, url, segment, record)
+        if end is None:
+            return offset, f"record {record} at byte {offset}"
+        checksum = _HEADER.unpack_from(data, offset)[1]
+        payload = data[offset + _HEADER.size : end]
+        if zlib.crc32(payload) != checksum:
+            raise EventLogCorrupted(
+                f"event log {url}: segment {segment_name(segment)}, record {record} at byte "
+                f"{offset} is corrupt (checksum mismatch)"
+            )
+        time_ms, event = decode(lz4.frame.decompress(payload))
+        yield time_ms, event
+        offset, record = end, record + 1
+    return None
 
 
 def _records_start(data: bytes, url: str, segment: int) -> int | None:
