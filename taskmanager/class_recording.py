@@ -22,6 +22,7 @@ __all__ = ["build"]
 def build(java: str) -> Path:
     """Make the archive at ``archive_path(java)`` in a JVM of this process, which therefore
     must not have started one: PySpark keeps one JVM per process."""
+    from jobmanager.model.config import Configuration
     from jobmanager.model.operators import SparkFunction
     from taskmanager.cancellation import CancelToken
     from taskmanager.spark import SparkSessionProvider, run_spark_function
@@ -33,7 +34,7 @@ def build(java: str) -> Path:
     try:
         # -Xlog:cds=off: not a warning for each of the hundreds of classes it cannot keep
         recording = [f"-XX:ArchiveClassesAtExit={partial}", "-Xlog:cds=off"]
-        spark = SparkSessionProvider(2, work, {}, java_options=recording)
+        spark = SparkSessionProvider(2, work, Configuration(), java_options=recording)
         tables = [_orders(), _lines()]
         for index, query in enumerate(_QUERIES):
             run_spark_function(

@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 import structlog
 
 from jobmanager.errors import OutputTypeError
-from jobmanager.model.config import parse_memory_size
+from jobmanager.model.config import Configuration
 from jobmanager.model.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
 from taskmanager.inputs import ParquetFiles, parquet_schema_key
@@ -56,7 +56,6 @@ from taskmanager.memo import Memo
 from taskmanager.timing import TaskClock
 
 __all__ = [
-    "DEFAULT_DRIVER_MEMORY",
     "DRIVER_MEMORY_KEY",
     "IsolatedSession",
     "SparkSessionProvider",
@@ -68,7 +67,6 @@ __all__ = [
 
 DRIVER_MEMORY_KEY = "taskmanager.memory.spark-driver"
 TASK_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
-DEFAULT_DRIVER_MEMORY = 1 << 30
 _LOG4J2 = """\
 rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = stderr
@@ -91,7 +89,7 @@ class SparkSessionProvider:
         self,
         slots: int,
         work_dir: str | os.PathLike[str],
-        config: Mapping[str, Any],
+        config: Configuration,
         java_options: Sequence[str] | None = None,
     ) -> None:
         """``java_options``: the JVM's own options; None maps the class archive, if any
@@ -99,10 +97,7 @@ class SparkSessionProvider:
         self.slots = slots
         self.java_options = java_options
         self.work_dir = Path(work_dir)
-        memory = config.get(DRIVER_MEMORY_KEY)
-        self.driver_memory_bytes = (
-            DEFAULT_DRIVER_MEMORY if memory is None else parse_memory_size(memory)
-        )
+        self.driver_memory_bytes = config[DRIVER_MEMORY_KEY]
         self._session = None
         self._lock = threading.Lock()
         self._schemas = Memo()

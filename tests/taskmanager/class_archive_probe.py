@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql import functions as F
 
+from jobmanager.model.config import Configuration
 from jobmanager.model.operators import SparkFunction
 from taskmanager import class_archive
 from taskmanager.cancellation import CancelToken
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> None:
     archive = Path(argv[argv.index("--archive") + 1]) if "--archive" in argv else None
     options = None if archive is None else [f"-XX:SharedArchiveFile={archive}"]
     work = Path(tempfile.mkdtemp(prefix="tidal-archive-probe-"))
-    spark = SparkSessionProvider(2, work, {}, java_options=options)
+    spark = SparkSessionProvider(2, work, Configuration(), java_options=options)
     table = pa.table({"key": [i % 3 for i in range(30)], "value": list(range(30))})
     result = run_spark_function(
         SparkFunction(totals), [table], spark=spark, task_dir=work / "t", job_group="probe",

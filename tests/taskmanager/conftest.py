@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import structlog
 
+from jobmanager.model.config import Configuration
 from taskmanager.spark import SparkSessionProvider
 
 
@@ -19,6 +20,6 @@ def quiet_logs():
 def spark_provider(tmp_path_factory):
     """One SparkSession for the whole test process (its start costs seconds), started only if
     a test asks for it through a PySpark task."""
-    provider = SparkSessionProvider(2, tmp_path_factory.mktemp("spark"), {})
+    provider = SparkSessionProvider(2, tmp_path_factory.mktemp("spark"), Configuration())
     yield provider
     provider.stop()

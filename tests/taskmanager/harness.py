@@ -18,6 +18,7 @@ from jobmanager.messages.deployment import (
     ShuffleDescriptors,
     TaskDeploymentDescriptor,
 )
+from jobmanager.model.config import Configuration
 from jobmanager.model.operators import VertexCode
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor, ShuffleDirectory
 from shuffle.paths import partition_path
@@ -82,7 +83,7 @@ def environment(
         shuffle=ShuffleDirectory(root),
         registry=PartitionRegistry(task_manager_id),
         blobs=BlobCache(FetchedBlobs(blobs.fetch, "test blobs")),
-        spark=spark or SparkSessionProvider(1, root / ".spark", {}),
+        spark=spark or SparkSessionProvider(1, root / ".spark", Configuration()),
         report=reporter,
         fetch_chunk=fetch_chunk,
         wall_clock_ms=lambda: 1_700_000_000_000,

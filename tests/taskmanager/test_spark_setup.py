@@ -7,9 +7,10 @@ import stat
 
 import pytest
 
+from jobmanager.model.config import OPTIONS, Configuration
 from taskmanager.failures import JavaUnavailable
 from taskmanager.java import find_java
-from taskmanager.spark import DEFAULT_DRIVER_MEMORY, SparkSessionProvider
+from taskmanager.spark import DRIVER_MEMORY_KEY, SparkSessionProvider
 
 
 def fake_java(tmp_path, version_line: str) -> str:
@@ -41,7 +42,8 @@ def test_no_java_at_all_says_what_to_install(tmp_path):
 
 
 def test_driver_memory_comes_from_the_configuration(tmp_path):
-    assert SparkSessionProvider(2, tmp_path, {}).driver_memory_bytes == DEFAULT_DRIVER_MEMORY
-    configured = {"taskmanager.memory.spark-driver": "3g"}
+    default = OPTIONS[DRIVER_MEMORY_KEY].default
+    assert SparkSessionProvider(2, tmp_path, Configuration()).driver_memory_bytes == default
+    configured = Configuration({DRIVER_MEMORY_KEY: "3g"})
     assert SparkSessionProvider(2, tmp_path, configured).driver_memory_bytes == 3 << 30
     assert not SparkSessionProvider(2, tmp_path, configured).started
