@@ -42,7 +42,7 @@ def held(client, tmp_path):
     expected = write_data(data)
     handle = client.submit(failover_job(data, out, str(gate), at="source", pyspark=False),
                            config=CONFIG)  # fmt: skip
-    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read")["finished"] == 1,
+    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
                "one source task finished and three waiting")  # fmt: skip
     yield handle, gate, out, expected
     handle.release()
