@@ -388,7 +388,7 @@ class JobManagerActor:
                 self._abort_sinks()
                 self._finish()
                 return
-            if self.state.ended is not None and not self.done.is_set():
+            if self.state.ended is not None and self.ended_at is None:
                 self._finish()
 
     def _apply(self, batch: list) -> None:
@@ -449,11 +449,14 @@ class JobManagerActor:
             resource_manager_handle().prepare_job_manager.remote()
         except Exception as error:
             self.log.warning("no standby job manager prepared", error=repr(error))
-        self._conclude()
+        # storing the end and archiving copy files, maybe to an object store: off the loop
+        threading.Thread(target=self._conclude, name="tidal-conclude", daemon=True).start()
 
     def _conclude(self) -> None:
         """Store the job's end, answer whoever waits, and leave; if the store cannot take it,
-        stay to answer for ``jobstore.expiration-time``, then clean up."""
+        stay to answer for ``jobstore.expiration-time``, then clean up. On its own thread when
+        the job ends (``_finish``): writing the store and the archive may copy files to an
+        object store, and the main loop goes on meanwhile."""
         expiration = Configuration(dict(self.submitted.config) if self.submitted else {})[
             "jobstore.expiration-time"
         ]
