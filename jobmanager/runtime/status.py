@@ -95,40 +95,7 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float,
                ended_at: float | None) -> JobDetails:  # fmt: skip
     """The job's details from its scheduling state and ledger, as the core has the job (the
     JobManager says FINISHING or RECONCILING over it when the shell knows better)."""
-    growth = state.growth
-    vertices = []
-    for ejv in state.graph.job_vertices.values():
-        subtasks = ejv.vertices
-        metrics = [m for (name, _), m in ledger.metrics.items() if name == ejv.name]
-        start, end = ledger.started_at.get(ejv.name), ledger.finished_at.get(ejv.name)
-        explanation = growth.explanations.get(ejv.name) if growth else None
-        operator = ejv.job_vertex.operator
-        vertices.append(
-            VertexDetails(
-                name=ejv.name,
-                members=tuple(operator.names) if isinstance(operator, ChainedOperator) else (ejv.name,),
-                parallelism=ejv.parallelism,
-                max_parallelism=ejv.max_parallelism,
-                tasks=len(subtasks),
-                finished=sum(1 for v in subtasks if v.state is ExecutionState.FINISHED),
-                running=sum(1 for v in subtasks if v.state is ExecutionState.RUNNING),
-                deployments=ledger.deployments.get(ejv.name, 0),
-                rows_in=sum(m.rows_in for m in metrics),
-                rows_out=sum(m.rows_out for m in metrics),
-                bytes_in=sum(m.bytes_in for m in metrics),
-                bytes_in_remote=sum(m.bytes_in_remote for m in metrics),
-                ranges_read=sum(m.ranges_read for m in metrics),
-                phases_ms=_phases(metrics),
-                queued_ms=sum(m.queued_ms for m in metrics),
-                spark_jobs=sum(m.spark_jobs for m in metrics),
-                bytes_out=sum(r.produced.total for r in ejv.outputs if r.produced is not None),
-                duration_s=round(end - start, 3) if start and end and ejv.is_finished else None,
-                started_at=start,
-                explanation=explanation.text if explanation else _fixed_reason(
-                    ejv, state.status not in (JobStatus.CREATED, JobStatus.RUNNING),
-                    state.source_listing(ejv.name)[0]),
-            )
-        )
+    vertices = tuple(_vertex_details(state, ejv, ledger) for ejv in state.graph.job_vertices.values())
     return JobDetails(
         job_id=job_id,
         name=state.graph.job_graph.name,
@@ -142,10 +109,45 @@ def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float,
         first_task_finished_at=ledger.first_finished_at,
         task_managers=tuple(sorted(state.task_managers)),
         recoveries=state.recoveries,
-        vertices=tuple(vertices),
+        vertices=vertices,
         pid=0,
         jobmanager=None,
     )
+
+
+def _vertex_details(state, ejv, ledger: TaskLedger) -> VertexDetails:
+    subtasks = ejv.vertices
+    metrics = [m for (name, _), m in ledger.metrics.items() if name == ejv.name]
+    start, end = ledger.started_at.get(ejv.name), ledger.finished_at.get(ejv.name)
+    explanation = state.growth.explanations.get(ejv.name) if state.growth else None
+    operator = ejv.job_vertex.operator
+    return VertexDetails(
+        name=ejv.name,
+        members=tuple(operator.names) if isinstance(operator, ChainedOperator) else (ejv.name,),
+        parallelism=ejv.parallelism,
+        max_parallelism=ejv.max_parallelism,
+        tasks=len(subtasks),
+        finished=sum(1 for v in subtasks if v.state is ExecutionState.FINISHED),
+        running=sum(1 for v in subtasks if v.state is ExecutionState.RUNNING),
+        deployments=ledger.deployments.get(ejv.name, 0),
+        phases_ms=_phases(metrics),
+        **_totals(metrics),
+        bytes_out=sum(r.produced.total for r in ejv.outputs if r.produced is not None),
+        duration_s=round(end - start, 3) if start and end and ejv.is_finished else None,
+        started_at=start,
+        explanation=explanation.text if explanation else _fixed_reason(
+            ejv, state.status not in (JobStatus.CREATED, JobStatus.RUNNING),
+            state.source_listing(ejv.name)[0]),
+    )
+
+
+_SUMMED = ("rows_in", "rows_out", "bytes_in", "bytes_in_remote", "ranges_read", "queued_ms",
+           "spark_jobs")  # fmt: skip
+
+
+def _totals(metrics) -> dict[str, int]:
+    """The vertex's figures summed over its subtasks' latest metrics."""
+    return {name: sum(getattr(m, name) for m in metrics) for name in _SUMMED}
 
 
 def _phases(metrics) -> dict[str, int]:
