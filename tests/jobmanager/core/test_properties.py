@@ -120,3 +120,30 @@ def test_adaptive_jobs_finish_and_replay_equals_live(scenario):
     run.check_invariants()
     for ejv in run.state.graph.job_vertices.values():
         assert 1 <= ejv.parallelism <= ejv.max_parallelism
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(adaptive_scenarios())
+def test_after_every_step_a_replay_of_the_log_so_far_equals_the_live_state(scenario):
+    """Live, the core decides as it handles; its decisions go to the log after the event that
+    led to them. A replay of the log up to any step (``apply``: it decides nothing) is the live
+    state there, so a JobManager dying after any step is rebuilt as it was."""
+    job, config, faults, seed, inject = scenario
+    from jobmanager.simulation.cluster import uniform_bytes
+
+    run = Run(job, config, faults=faults, seed=seed, inject=inject,
+              byte_model=uniform_bytes(3 << 20))  # fmt: skip
+    shadow = JobManagerState(job, run.config, job_id="test")
+    handle, decided = run.state.handle, []
+
+    def handle_and_compare(e):
+        step = handle(e)
+        decided.extend(step.events)
+        for logged in (e, *step.events):
+            shadow.apply(logged)
+        assert shadow.describe() == run.state.describe(), f"the replay differs after {e}"
+        return step
+
+    run.run.state.handle = handle_and_compare
+    assert run.go().status == "FINISHED"
+    event("the core made decisions" if decided else "every parallelism was set")
