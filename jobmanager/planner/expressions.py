@@ -69,59 +69,11 @@ class _Typer:
         self.column = column
 
     def of(self, node: exp.Expression) -> SqlType:
-        if isinstance(node, exp.Column):
-            return self.column(node.name)
-        if isinstance(node, exp.Paren):
-            return self.of(node.this)
-        if isinstance(node, exp.Literal):
-            return _literal(node)
-        if isinstance(node, exp.Null):
-            return t.NULL
-        if isinstance(node, (exp.Cast, exp.TryCast)):
-            self.of(node.this)
-            return t.parse_type(node.to.sql(dialect="spark"))
-        if isinstance(node, tuple(_ARITHMETIC)):
-            return self._arithmetic(node)
-        if isinstance(node, exp.IntDiv):
-            return t.BIGINT
-        if isinstance(node, (exp.Neg, exp.Abs)):
-            return self.of(node.this)
-        if isinstance(node, exp.Predicate):
-            return self._predicate(node)
-        if isinstance(node, _BOOLEAN):
-            for child in node.iter_expressions():
-                self.of(child)
-            return t.BOOLEAN
-        if isinstance(node, (exp.Case, exp.If, exp.Coalesce)):
-            return self._widened(node)
-        if isinstance(node, exp.Nullif):
-            return self.of(node.this)
-        if isinstance(node, exp.Window):
-            return self._window(node)
-        if isinstance(node, exp.Filter):
-            return self.of(node.this)
-        if isinstance(node, (exp.Sum, exp.Avg)):
-            return self._sum_or_avg(node)
-        if isinstance(node, (exp.Count, exp.CountIf, exp.ApproxDistinct)):
-            return t.BIGINT
-        if isinstance(node, (exp.Min, exp.Max, exp.First, exp.Last, exp.AnyValue)):
-            return self.of(node.this)
-        if isinstance(node, (exp.BitwiseAndAgg, exp.BitwiseOrAgg, exp.BitwiseXorAgg)):
-            return self.of(node.this)
-        if isinstance(node, _DOUBLE_FUNCTIONS):
-            return t.DOUBLE
-        if isinstance(node, _STRING_FUNCTIONS):
-            return t.STRING
-        if isinstance(node, _INT_FUNCTIONS):
-            return t.INT
-        if isinstance(node, exp.Distinct):
-            kinds = [self.of(e) for e in node.expressions]
-            return kinds[0] if len(kinds) == 1 else t.UNKNOWN
-        if isinstance(node, exp.Anonymous) and node.name.lower() in ("every", "some", "bool_and",
-                                                                      "bool_or"):
-            return t.BOOLEAN
-        if isinstance(node, (exp.TsOrDsAdd, exp.DateAdd, exp.DateSub)):
-            return t.DATE
+        """``node``'s type, by the first rule of ``_RULES`` its class matches (they are
+        tried in order: sqlglot's classes nest, ``exp.Predicate`` under the booleans)."""
+        for kinds, rule in _RULES:
+            if isinstance(node, kinds):
+                return rule(self, node)
         return t.UNKNOWN
 
     def _arithmetic(self, node: exp.Binary) -> SqlType:
@@ -208,6 +160,61 @@ class _Typer:
             return self.of(function.this)
         return self.of(function)
 
+
+def _of_this(typer: _Typer, node: exp.Expression) -> SqlType:
+    return typer.of(node.this)
+
+
+def _constant(kind: SqlType) -> Callable[[_Typer, exp.Expression], SqlType]:
+    return lambda typer, node: kind
+
+
+def _of_cast(typer: _Typer, node: exp.Cast) -> SqlType:
+    typer.of(node.this)  # its own type errors still count
+    return t.parse_type(node.to.sql(dialect="spark"))
+
+
+def _of_boolean(typer: _Typer, node: exp.Expression) -> SqlType:
+    for child in node.iter_expressions():
+        typer.of(child)
+    return t.BOOLEAN
+
+
+def _of_distinct(typer: _Typer, node: exp.Distinct) -> SqlType:
+    kinds = [typer.of(e) for e in node.expressions]
+    return kinds[0] if len(kinds) == 1 else t.UNKNOWN
+
+
+def _of_anonymous(typer: _Typer, node: exp.Anonymous) -> SqlType:
+    return t.BOOLEAN if node.name.lower() in ("every", "some", "bool_and", "bool_or") else t.UNKNOWN
+
+
+_RULES: tuple[tuple[type | tuple[type, ...], Callable[[_Typer, exp.Expression], SqlType]], ...] = (
+    (exp.Column, lambda typer, node: typer.column(node.name)),
+    (exp.Paren, _of_this),
+    (exp.Literal, lambda typer, node: _literal(node)),
+    (exp.Null, _constant(t.NULL)),
+    ((exp.Cast, exp.TryCast), _of_cast),
+    (tuple(_ARITHMETIC), _Typer._arithmetic),
+    (exp.IntDiv, _constant(t.BIGINT)),
+    ((exp.Neg, exp.Abs), _of_this),
+    (exp.Predicate, _Typer._predicate),
+    (_BOOLEAN, _of_boolean),
+    ((exp.Case, exp.If, exp.Coalesce), _Typer._widened),
+    (exp.Nullif, _of_this),
+    (exp.Window, _Typer._window),
+    (exp.Filter, _of_this),
+    ((exp.Sum, exp.Avg), _Typer._sum_or_avg),
+    ((exp.Count, exp.CountIf, exp.ApproxDistinct), _constant(t.BIGINT)),
+    ((exp.Min, exp.Max, exp.First, exp.Last, exp.AnyValue), _of_this),
+    ((exp.BitwiseAndAgg, exp.BitwiseOrAgg, exp.BitwiseXorAgg), _of_this),
+    (_DOUBLE_FUNCTIONS, _constant(t.DOUBLE)),
+    (_STRING_FUNCTIONS, _constant(t.STRING)),
+    (_INT_FUNCTIONS, _constant(t.INT)),
+    (exp.Distinct, _of_distinct),
+    (exp.Anonymous, _of_anonymous),
+    ((exp.TsOrDsAdd, exp.DateAdd, exp.DateSub), _constant(t.DATE)),
+)
 
 def _literal(node: exp.Literal) -> SqlType:
     if node.is_string:

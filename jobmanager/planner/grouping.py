@@ -86,27 +86,16 @@ def with_windows(node: Node, expressions: list[exp.Expression], ids: IdAllocator
     for window in windows:
         if any(window == seen for seen, _ in replaced):
             continue
-        if window.find(exp.Window) is not window or any(
-                w is not window for w in window.find_all(exp.Window)):  # fmt: skip
+        if any(w is not window for w in window.find_all(exp.Window)):
             raise UnsupportedSqlError("a window function inside another one", *position(window))
-        partition = []
-        for key in window.args.get("partition_by") or []:
-            if isinstance(key, exp.Column):
-                partition.append(key.name)
-            else:
-                key_id = ids.new("_w")
-                computed.append((key_id, key))
-                partition.append(key_id)
+        partition = _partition_ids(window, ids, computed)
         function_id = ids.new(_readable(window.this))
         spec = window.copy()
         spec.set("partition_by", [col(p) for p in partition])
         by_partition.setdefault(tuple(partition), []).append((function_id, spec))
         replaced.append((window, function_id))
     if computed:
-        types = node.typer()
-        exprs = tuple((c, col(c)) for c in node.ids) + tuple(computed)
-        node = Project(node.columns + tuple((i, type_of(e, types)) for i, e in computed),
-                       node.origin, node, exprs)  # fmt: skip
+        node = _with_computed(node, computed)
     for partition, functions in by_partition.items():
         types = node.typer()
         added = tuple((i, type_of(f, types)) for i, f in functions)
@@ -115,6 +104,28 @@ def with_windows(node: Node, expressions: list[exp.Expression], ids: IdAllocator
     rewritten = [_replace_equal(e, replaced) for e in expressions]
     return node, rewritten
 
+
+def _partition_ids(window: exp.Window, ids: IdAllocator,
+                   computed: list[tuple[str, exp.Expression]]) -> list[str]:  # fmt: skip
+    """The ids of ``window``'s PARTITION BY keys; a key that is not a column gets a new id,
+    and is added to ``computed`` to be projected before the window."""
+    partition = []
+    for key in window.args.get("partition_by") or []:
+        if isinstance(key, exp.Column):
+            partition.append(key.name)
+        else:
+            key_id = ids.new("_w")
+            computed.append((key_id, key))
+            partition.append(key_id)
+    return partition
+
+
+def _with_computed(node: Node, computed: list[tuple[str, exp.Expression]]) -> Node:
+    """``node``'s columns and the ``computed`` ones, projected."""
+    types = node.typer()
+    exprs = tuple((c, col(c)) for c in node.ids) + tuple(computed)
+    return Project(node.columns + tuple((i, type_of(e, types)) for i, e in computed),
+                   node.origin, node, exprs)  # fmt: skip
 
 def _over_aggregate(expression, groups, group_ids, calls, call_ids) -> exp.Expression:
     replacements = list(zip(calls, call_ids)) + [

@@ -44,81 +44,121 @@ def prune_columns(root: Node, trim: bool = True) -> Node:
 
 
 def _asks(node: Node, wanted: set[str]) -> list[tuple[Node, set[str]]]:
-    """What ``node``, asked for ``wanted``, needs of each child."""
-    if isinstance(node, Filter):
-        return [(node.child, wanted | references(node.condition))]
-    if isinstance(node, Project):
-        kept = [e for i, e in node.exprs if i in wanted] or [node.exprs[0][1]]
-        return [(node.child, set().union(*(references(e) for e in kept)))]
-    if isinstance(node, Join):
-        condition = references(node.condition) if node.condition is not None else set()
-        return [(node.left, (wanted | condition) & set(node.left.ids)),
-                (node.right, (wanted | condition) & set(node.right.ids))]
-    if isinstance(node, Aggregate):
-        used = set().union(*(references(e) for _, e in node.groups)) if node.groups else set()
-        for agg_id, call in node.aggs:
-            if agg_id in wanted:
-                used |= references(call)
-        return [(node.child, used)]
-    if isinstance(node, Window):
-        used = (wanted - {i for i, _ in node.funcs}) | set(node.partition)
-        for func_id, function in node.funcs:
-            if func_id in wanted:
-                used |= references(function)
-        return [(node.child, used & set(node.child.ids))]
-    if isinstance(node, Sort):
-        keys = set().union(*(references(k) for k in node.keys))
-        return [(node.child, wanted | keys)]
-    if isinstance(node, Limit):
-        return [(node.child, wanted)]
-    if isinstance(node, SetOp):
-        return [(child, set(child.ids)) for child in node.inputs]
-    return []
+    """What ``node``, asked for ``wanted``, needs of each child (a leaf: nothing)."""
+    ask = _ASKS.get(type(node))
+    return ask(node, wanted) if ask is not None else []
+
+
+def _uses(expressions) -> set[str]:
+    return set().union(*(references(e) for e in expressions))
+
+
+def _asks_filter(node: Filter, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    return [(node.child, wanted | references(node.condition))]
+
+
+def _asks_project(node: Project, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    kept = [e for i, e in node.exprs if i in wanted] or [node.exprs[0][1]]
+    return [(node.child, _uses(kept))]
+
+
+def _asks_join(node: Join, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    asked = wanted | (references(node.condition) if node.condition is not None else set())
+    return [(node.left, asked & set(node.left.ids)), (node.right, asked & set(node.right.ids))]
+
+
+def _asks_aggregate(node: Aggregate, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    calls = [call for agg_id, call in node.aggs if agg_id in wanted]
+    return [(node.child, _uses(e for _, e in node.groups) | _uses(calls))]
+
+
+def _asks_window(node: Window, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    used = (wanted - {i for i, _ in node.funcs}) | set(node.partition)
+    used |= _uses(function for func_id, function in node.funcs if func_id in wanted)
+    return [(node.child, used & set(node.child.ids))]
+
+
+def _asks_sort(node: Sort, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    return [(node.child, wanted | _uses(node.keys))]
+
+
+def _asks_limit(node: Limit, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    return [(node.child, wanted)]
+
+
+def _asks_set_op(node: SetOp, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    return [(child, set(child.ids)) for child in node.inputs]
+
+
+_ASKS = {Filter: _asks_filter, Project: _asks_project, Join: _asks_join,
+         Aggregate: _asks_aggregate, Window: _asks_window, Sort: _asks_sort, Limit: _asks_limit,
+         SetOp: _asks_set_op}  # fmt: skip
 
 
 def _rebuild(node: Node, wanted: set[str], rebuilt: dict[int, Node]) -> Node:
-    def child(of: Node) -> Node:
-        return rebuilt[id(of)]
+    """``node`` producing only ``wanted`` (at least one column), over its rebuilt children."""
+    make = _REBUILDS.get(type(node))
+    if make is None:
+        raise TypeError(f"cannot prune {type(node).__name__}")
+    return make(node, wanted, lambda of: rebuilt[id(of)])
 
-    if isinstance(node, Scan):
-        filtered = set().union(*(references(f) for f in node.filters)) if node.filters else set()
-        keep = _at_least_one(wanted, node)
-        mapping = tuple((i, c) for i, c in node.mapping if i in keep | filtered)
-        columns = tuple((i, t) for i, t in node.columns if i in keep)
-        return replace(node, columns=columns, mapping=mapping)
-    if isinstance(node, (OneRow, Values)):
-        return node
-    if isinstance(node, Filter):
-        inner = child(node.child)
-        return replace(node, columns=inner.columns, child=inner)
-    if isinstance(node, Project):
-        keep = _at_least_one(wanted, node)
-        exprs = tuple((i, e) for i, e in node.exprs if i in keep)
-        return replace(node, columns=tuple(c for c in node.columns if c[0] in keep),
-                       child=child(node.child), exprs=exprs)  # fmt: skip
-    if isinstance(node, Join):
-        left, right = child(node.left), child(node.right)
-        columns = left.columns if node.kind in ("semi", "anti") else left.columns + right.columns
-        return replace(node, columns=columns, left=left, right=right)
-    if isinstance(node, Aggregate):
-        aggs = tuple((i, c) for i, c in node.aggs if i in wanted)
-        if not node.groups and not aggs:
-            aggs = node.aggs[:1]
-        kept = {i for i, _ in node.groups} | {i for i, _ in aggs}
-        return replace(node, columns=tuple(c for c in node.columns if c[0] in kept),
-                       child=child(node.child), aggs=aggs)  # fmt: skip
-    if isinstance(node, Window):
-        inner = child(node.child)
-        funcs = tuple((i, f) for i, f in node.funcs if i in wanted) or node.funcs[:1]
-        kept = {i for i, _ in funcs}
-        columns = inner.columns + tuple(c for c in node.columns if c[0] in kept)
-        return replace(node, columns=columns, child=inner, funcs=funcs)
-    if isinstance(node, (Sort, Limit)):
-        inner = child(node.child)
-        return replace(node, columns=inner.columns, child=inner)
-    if isinstance(node, SetOp):
-        return replace(node, inputs=tuple(child(c) for c in node.inputs))
-    raise TypeError(f"cannot prune {type(node).__name__}")
+
+def _rebuild_scan(node: Scan, wanted: set[str], child) -> Node:
+    filtered = _uses(node.filters)
+    keep = _at_least_one(wanted, node)
+    mapping = tuple((i, c) for i, c in node.mapping if i in keep | filtered)
+    columns = tuple((i, t) for i, t in node.columns if i in keep)
+    return replace(node, columns=columns, mapping=mapping)
+
+
+def _rebuild_leaf(node: Node, wanted: set[str], child) -> Node:
+    return node
+
+
+def _rebuild_passing(node: Filter | Sort | Limit, wanted: set[str], child) -> Node:
+    """A node whose columns are its child's."""
+    inner = child(node.child)
+    return replace(node, columns=inner.columns, child=inner)
+
+
+def _rebuild_project(node: Project, wanted: set[str], child) -> Node:
+    keep = _at_least_one(wanted, node)
+    exprs = tuple((i, e) for i, e in node.exprs if i in keep)
+    return replace(node, columns=tuple(c for c in node.columns if c[0] in keep),
+                   child=child(node.child), exprs=exprs)  # fmt: skip
+
+
+def _rebuild_join(node: Join, wanted: set[str], child) -> Node:
+    left, right = child(node.left), child(node.right)
+    columns = left.columns if node.kind in ("semi", "anti") else left.columns + right.columns
+    return replace(node, columns=columns, left=left, right=right)
+
+
+def _rebuild_aggregate(node: Aggregate, wanted: set[str], child) -> Node:
+    aggs = tuple((i, c) for i, c in node.aggs if i in wanted)
+    if not node.groups and not aggs:
+        aggs = node.aggs[:1]
+    kept = {i for i, _ in node.groups} | {i for i, _ in aggs}
+    return replace(node, columns=tuple(c for c in node.columns if c[0] in kept),
+                   child=child(node.child), aggs=aggs)  # fmt: skip
+
+
+def _rebuild_window(node: Window, wanted: set[str], child) -> Node:
+    inner = child(node.child)
+    funcs = tuple((i, f) for i, f in node.funcs if i in wanted) or node.funcs[:1]
+    kept = {i for i, _ in funcs}
+    columns = inner.columns + tuple(c for c in node.columns if c[0] in kept)
+    return replace(node, columns=columns, child=inner, funcs=funcs)
+
+
+def _rebuild_set_op(node: SetOp, wanted: set[str], child) -> Node:
+    return replace(node, inputs=tuple(child(c) for c in node.inputs))
+
+
+_REBUILDS = {Scan: _rebuild_scan, OneRow: _rebuild_leaf, Values: _rebuild_leaf,
+             Filter: _rebuild_passing, Sort: _rebuild_passing, Limit: _rebuild_passing,
+             Project: _rebuild_project, Join: _rebuild_join, Aggregate: _rebuild_aggregate,
+             Window: _rebuild_window, SetOp: _rebuild_set_op}  # fmt: skip
 
 
 def _merged(node: Project) -> Project:

@@ -61,31 +61,33 @@ class _Pusher:
 
     def _rebuild(self, node: Node, predicates: list[exp.Expression]) -> Node:
         predicates = [p for part in predicates for p in _factored(part)]
-        if isinstance(node, Filter):
-            return self.push(node.child, predicates + conjuncts(node.condition))
-        if isinstance(node, Scan):
-            return replace(node, filters=node.filters + tuple(predicates))
-        if isinstance(node, Project):
-            return self._project(node, predicates)
-        if isinstance(node, Join):
-            return self._join(node, predicates)
-        if isinstance(node, Aggregate):
-            return self._aggregate(node, predicates)
-        if isinstance(node, Window):
-            below = [p for p in predicates if references(p) <= set(node.partition)]
-            above = [p for p in predicates if not references(p) <= set(node.partition)]
-            return _on_top(replace(node, child=self.push(node.child, below)), above)
-        if isinstance(node, SetOp):
-            inputs = []
-            for child in node.inputs:
-                mapping = {i: col(c) for i, c in zip(node.ids, child.ids)}
-                inputs.append(self.push(child, [substitute(p, mapping) for p in predicates]))
-            return replace(node, inputs=tuple(inputs))
+        rebuild = _REBUILDS.get(type(node))
+        return rebuild(self, node, predicates) if rebuild else _on_top(node, predicates)
+
+    def _filter(self, node: Filter, predicates: list[exp.Expression]) -> Node:
+        return self.push(node.child, predicates + conjuncts(node.condition))
+
+    def _scan(self, node: Scan, predicates: list[exp.Expression]) -> Node:
+        return replace(node, filters=node.filters + tuple(predicates))
+
+    def _window(self, node: Window, predicates: list[exp.Expression]) -> Node:
+        below = [p for p in predicates if references(p) <= set(node.partition)]
+        above = [p for p in predicates if not references(p) <= set(node.partition)]
+        return _on_top(replace(node, child=self.push(node.child, below)), above)
+
+    def _set_op(self, node: SetOp, predicates: list[exp.Expression]) -> Node:
+        inputs = []
+        for child in node.inputs:
+            mapping = {i: col(c) for i, c in zip(node.ids, child.ids)}
+            inputs.append(self.push(child, [substitute(p, mapping) for p in predicates]))
+        return replace(node, inputs=tuple(inputs))
+
+    def _sorted(self, node: Sort | Limit, predicates: list[exp.Expression]) -> Node:
+        """A filter passes a plain sort; it stays above a sort with a limit or an offset, or
+        a limit, which would keep other rows once filtered."""
         if isinstance(node, Sort) and node.limit is None and not node.offset:
             return replace(node, child=self.push(node.child, predicates))
-        if isinstance(node, (Sort, Limit)):
-            return _on_top(replace(node, child=self.push(node.child, [])), predicates)
-        return _on_top(node, predicates)
+        return _on_top(replace(node, child=self.push(node.child, [])), predicates)
 
     def _project(self, node: Project, predicates: list[exp.Expression]) -> Node:
         definitions = dict(node.exprs)
@@ -111,46 +113,88 @@ class _Pusher:
         return _on_top(replace(node, child=self.push(node.child, below)), above)
 
     def _join(self, node: Join, predicates: list[exp.Expression]) -> Node:
-        kind = node.kind
         left_ids, right_ids = set(node.left.ids), set(node.right.ids)
-        if kind in ("left", "full") and any(_rejects_nulls(p, right_ids) for p in predicates):
-            kind = "inner" if kind == "left" else "right"
-        if kind in ("right", "full") and any(_rejects_nulls(p, left_ids) for p in predicates):
-            kind = "inner" if kind == "right" else "left"
+        kind = _strengthened(node.kind, predicates, left_ids, right_ids)
+        where_left, where_right, above, where_stay = _routed_where(kind, predicates, left_ids,
+                                                                   right_ids)  # fmt: skip
         on = [p for part in conjuncts(node.condition) for p in _factored(part)]
-        to_left, to_right, above, stay = [], [], [], []
-        left_keeps = kind in ("inner", "cross", "left", "semi", "anti", "single")
-        right_keeps = kind in ("inner", "cross", "right")
-        for predicate in predicates:
-            used = references(predicate)
-            if used <= left_ids and left_keeps:
-                to_left.append(predicate)
-            elif used <= right_ids and right_keeps:
-                to_right.append(predicate)
-            elif kind in ("inner", "cross"):
-                stay.append(predicate)
-            else:
-                above.append(predicate)
-        for predicate in on:
-            used = references(predicate)
-            if used <= right_ids and kind in ("inner", "cross", "left", "semi", "anti"):
-                to_right.append(predicate)
-            elif used <= left_ids and kind in ("inner", "cross", "right"):
-                to_left.append(predicate)
-            else:
-                stay.append(predicate)
-        for predicate in list(stay):  # an implied filter drops no row the join would keep
-            if kind in ("inner", "cross", "right"):
-                to_left += _implied(predicate, left_ids)
-            if kind in ("inner", "cross", "left", "semi", "anti"):
-                to_right += _implied(predicate, right_ids)
+        on_left, on_right, on_stay = _routed_on(kind, on, left_ids, right_ids)
+        stay = where_stay + on_stay
+        implied_left, implied_right = _implied_filters(kind, stay, left_ids, right_ids)
         if kind == "cross" and stay:
             kind = "inner"
-        joined = replace(node, left=self.push(node.left, to_left),
-                         right=self.push(node.right, to_right), kind=kind,
-                         condition=conjoin(stay))  # fmt: skip
+        joined = replace(node, left=self.push(node.left, where_left + on_left + implied_left),
+                         right=self.push(node.right, where_right + on_right + implied_right),
+                         kind=kind, condition=conjoin(stay))  # fmt: skip
         return _on_top(joined, above)
 
+
+_REBUILDS = {Filter: _Pusher._filter, Scan: _Pusher._scan, Project: _Pusher._project,
+             Join: _Pusher._join, Aggregate: _Pusher._aggregate, Window: _Pusher._window,
+             SetOp: _Pusher._set_op, Sort: _Pusher._sorted, Limit: _Pusher._sorted}  # fmt: skip
+
+# the join kinds whose rows of a side survive as they are, so a filter of that side may go below
+_WHERE_TO_LEFT = ("inner", "cross", "left", "semi", "anti", "single")
+_WHERE_TO_RIGHT = ("inner", "cross", "right")
+# the join kinds where a condition of the ON clause on one side may filter that side first
+_ON_TO_LEFT = ("inner", "cross", "right")
+_ON_TO_RIGHT = ("inner", "cross", "left", "semi", "anti")
+
+
+def _strengthened(kind: str, predicates: list[exp.Expression], left_ids: set[str],
+                  right_ids: set[str]) -> str:  # fmt: skip
+    """An outer join whose WHERE rejects the NULLs it adds on a side is not outer there."""
+    if kind in ("left", "full") and any(_rejects_nulls(p, right_ids) for p in predicates):
+        kind = "inner" if kind == "left" else "right"
+    if kind in ("right", "full") and any(_rejects_nulls(p, left_ids) for p in predicates):
+        kind = "inner" if kind == "right" else "left"
+    return kind
+
+
+def _routed_where(kind: str, predicates: list[exp.Expression], left_ids: set[str],
+                  right_ids: set[str]) -> tuple[list, list, list, list]:  # fmt: skip
+    """The WHERE conjuncts above a join: (to its left, to its right, above it, into its
+    condition)."""
+    to_left, to_right, above, stay = [], [], [], []
+    for predicate in predicates:
+        used = references(predicate)
+        if used <= left_ids and kind in _WHERE_TO_LEFT:
+            to_left.append(predicate)
+        elif used <= right_ids and kind in _WHERE_TO_RIGHT:
+            to_right.append(predicate)
+        elif kind in ("inner", "cross"):
+            stay.append(predicate)
+        else:
+            above.append(predicate)
+    return to_left, to_right, above, stay
+
+
+def _routed_on(kind: str, on: list[exp.Expression], left_ids: set[str],
+               right_ids: set[str]) -> tuple[list, list, list]:  # fmt: skip
+    """The ON conjuncts: (to the left, to the right, kept in the condition)."""
+    to_left, to_right, stay = [], [], []
+    for predicate in on:
+        used = references(predicate)
+        if used <= right_ids and kind in _ON_TO_RIGHT:
+            to_right.append(predicate)
+        elif used <= left_ids and kind in _ON_TO_LEFT:
+            to_left.append(predicate)
+        else:
+            stay.append(predicate)
+    return to_left, to_right, stay
+
+
+def _implied_filters(kind: str, stay: list[exp.Expression], left_ids: set[str],
+                     right_ids: set[str]) -> tuple[list, list]:  # fmt: skip
+    """What the join's condition implies of each side; an implied filter drops no row the
+    join would keep."""
+    to_left, to_right = [], []
+    for predicate in stay:
+        if kind in _ON_TO_LEFT:
+            to_left += _implied(predicate, left_ids)
+        if kind in _ON_TO_RIGHT:
+            to_right += _implied(predicate, right_ids)
+    return to_left, to_right
 
 def _on_top(node: Node, predicates: list[exp.Expression]) -> Node:
     if not predicates:

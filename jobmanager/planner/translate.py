@@ -18,7 +18,7 @@ from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
 from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
 from jobmanager.planner.logical import (
-    Filter, IdAllocator, Limit, Node, OneRow, Project, Sort, col,
+    Aggregate, Filter, IdAllocator, Limit, Node, OneRow, Project, Sort, col,
     conjoin, conjuncts, references, substitute,
 )  # fmt: skip
 from jobmanager.planner.parse import SPARK_NAME
@@ -71,45 +71,67 @@ class Translator:
         hook = self._scalar_hook(pending)
         bound = [scope.bind(_unaliased(p), hook).expression for p in select.expressions]
         having = select.args.get("having")
-        having_bound = scope.bind(having.this, hook).expression if having else None
+        extras = [scope.bind(having.this, hook).expression] if having else []
+        groups, aggregating = self._grouping(select, scope, correlation, bound + extras)
+        order_bound = self._order_keys(_order_items(select), scope, names, bound)
+        pre_order = [e for e, is_output in order_bound if not is_output]
+        if aggregating:
+            node, rewritten = _checked(lambda: aggregated(
+                node, groups, bound + extras + pre_order, self.ids, _origin_group(select)), select)
+            bound, extras, pre_order = _split(rewritten, len(bound), len(extras))
+            if correlation is not None and correlation.group_keys and correlation.conjuncts:
+                correlation.keys = [(gid, outer) for (gid, _), (_, outer)
+                                    in zip(node.groups, correlation.keys)]  # fmt: skip
+        node = attach(self, node, pending, scope)
+        if extras:
+            check_condition(extras[0], node.typer(), "HAVING")
+            node = Filter(node.columns, f"HAVING {having.this.sql(dialect='spark')}", node,
+                          extras[0])  # fmt: skip
+        node, windowed = with_windows(node, bound + pre_order, self.ids)
+        bound, pre_order = windowed[:len(bound)], windowed[len(bound):]
+        return self._project(select, node, names, bound, order_bound, pre_order, correlation)
+
+    def _grouping(self, select: exp.Select, scope: Scope, correlation: Correlation | None,
+                  selected: list) -> tuple[list, bool]:  # fmt: skip
+        """The GROUP BY keys bound, and whether the SELECT aggregates at all; a correlated
+        scalar subquery groups by the inner side of its correlation instead."""
         group = select.args.get("group") or exp.Group()
         if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
                 isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions):
             raise UnsupportedSqlError("ROLLUP, CUBE and GROUPING SETS are not supported yet",
                                       *position(group))  # fmt: skip
         groups = [scope.bind(g).expression for g in group.expressions]
-        order_items = list((select.args.get("order") or exp.Order()).expressions)
-        extras = [having_bound] if having_bound is not None else []
-        aggregating = bool(groups) or bool(aggregate_calls(bound + extras))
-        if correlation is not None and correlation.group_keys and correlation.conjuncts:
-            groups, aggregating = self._correlation_groups(correlation, scope, groups, where)
-        elif correlation is not None and correlation.conjuncts and aggregating:
+        aggregating = bool(groups) or bool(aggregate_calls(selected))
+        if correlation is None or not correlation.conjuncts:
+            return groups, aggregating
+        if correlation.group_keys:
+            return self._correlation_groups(correlation, scope, groups, select.args.get("where"))
+        if aggregating:
             raise UnsupportedSqlError("a correlated EXISTS or IN subquery that aggregates is "
                                       "not supported yet", *position(select))  # fmt: skip
-        order_bound = self._order_keys(order_items, scope, names, bound)
-        pre_order = [e for e, is_output in order_bound if not is_output]
-        if aggregating:
-            extras = [having_bound] if having_bound is not None else []
-            node, rewritten = _checked(lambda: aggregated(
-                node, groups, bound + extras + pre_order, self.ids, _origin_group(select)), select)
-            bound = rewritten[:len(bound)]
-            if having_bound is not None:
-                having_bound = rewritten[len(bound)]
-            pre_order = rewritten[len(bound) + len(extras):]
-            if correlation is not None and correlation.group_keys and correlation.conjuncts:
-                correlation.keys = [(gid, outer) for (gid, _), (_, outer)
-                                    in zip(node.groups, correlation.keys)]  # fmt: skip
-        node = attach(self, node, pending, scope)
-        if having_bound is not None:
-            check_condition(having_bound, node.typer(), "HAVING")
-            node = Filter(node.columns, f"HAVING {having.this.sql(dialect='spark')}", node,
-                          having_bound)  # fmt: skip
-        node, windowed = with_windows(node, bound + pre_order, self.ids)
-        bound, pre_order = windowed[:len(bound)], windowed[len(bound):]
-        return self._project(select, node, names, bound, order_bound, pre_order, correlation)
+        return groups, aggregating
 
     def _project(self, select, node, names, bound, order_bound, pre_order, correlation):
-        types = dict(node.columns)
+        exprs = self._named(names, bound)
+        if correlation is not None:
+            _add_correlated(exprs, dict(node.columns), correlation)
+        kept = len(exprs)  # what the query gives: its projection and what a join needs of it
+        hidden = self._hidden(exprs, pre_order)
+        node = Project(_typed(select, exprs, node), "SELECT " + ", ".join(names), node,
+                       tuple(exprs))  # fmt: skip
+        node = _distinct(select, node, hides_order_keys=len(exprs) > kept)
+        hidden_ids = iter(hidden)
+        keys = [_ordered(ordered, expression if is_output else col(next(hidden_ids)))
+                for (expression, is_output), ordered in zip(order_bound, _order_items(select))]
+        node = self._limited(select, node, keys)
+        if len(exprs) > kept:
+            node = Project(node.columns[:kept], node.origin, node,
+                           tuple((i, col(i)) for i, _ in exprs[:kept]))  # fmt: skip
+        return Relation(node, tuple(names))
+
+    def _named(self, names, bound) -> list[tuple[str, exp.Expression]]:
+        """The projection with an id each: a plain column keeps its id (once), anything else
+        gets a new one after its name."""
         used: set[str] = set()
         exprs = []
         for name, expression in zip(names, bound):
@@ -117,15 +139,11 @@ class Translator:
             column_id = expression.name if reuse else self.ids.new(name)
             used.add(column_id)
             exprs.append((column_id, expression))
-        if correlation is not None:
-            for wanted in sorted(set().union(*[references(c) for c in correlation.conjuncts])
-                                 if correlation.conjuncts else set()):  # fmt: skip
-                if wanted in types and all(i != wanted for i, _ in exprs):
-                    exprs.append((wanted, col(wanted)))
-            if correlation.keys:
-                exprs.extend((gid, col(gid)) for gid, _ in correlation.keys
-                             if all(i != gid for i, _ in exprs))  # fmt: skip
-        kept = len(exprs)  # what the query gives: its projection and what a join needs of it
+        return exprs
+
+    def _hidden(self, exprs: list, pre_order: list) -> list[str]:
+        """The ids of the ORDER BY keys that are not in the projection, added to ``exprs``
+        (hidden: a projection on top drops them after the sort)."""
         hidden = []
         for expression in pre_order:
             match = next((i for i, e in exprs if e == expression), None)
@@ -133,35 +151,7 @@ class Translator:
                 match = self.ids.new("_o")
                 exprs.append((match, expression))
             hidden.append(match)
-        typer = node.typer()
-        places = list(select.expressions) + [select] * (len(exprs) - len(select.expressions))
-        columns = []
-        for (column_id, expression), place in zip(exprs, places):
-            _checked(lambda: columns.append((column_id, type_of(expression, typer))), place)
-        columns = tuple(columns)
-        node = Project(columns, "SELECT " + ", ".join(names), node, tuple(exprs))
-        distinct = select.args.get("distinct")
-        if distinct is not None:
-            if distinct.args.get("on"):
-                raise UnsupportedSqlError("DISTINCT ON is not supported", *position(distinct))
-            if len(exprs) > kept:
-                raise SqlError("with SELECT DISTINCT, ORDER BY may only name selected columns",
-                               *position(select))  # fmt: skip
-            from jobmanager.planner.logical import Aggregate
-
-            node = Aggregate(node.columns, "SELECT DISTINCT", node,
-                             tuple((i, col(i)) for i in node.ids), ())  # fmt: skip
-        keys = []
-        hidden_iter = iter(hidden)
-        output_ids = [i for i, _ in exprs]
-        for (expression, is_output), ordered in zip(order_bound, _order_items(select)):
-            target = expression if is_output else col(next(hidden_iter))
-            keys.append(_ordered(ordered, target))
-        node = self._limited(select, node, keys)
-        if len(output_ids) > kept:
-            node = Project(node.columns[:kept], node.origin, node,
-                           tuple((i, col(i)) for i in output_ids[:kept]))  # fmt: skip
-        return Relation(node, tuple(names))
+        return hidden
 
     def _order_keys(self, items, scope: Scope, names, bound) -> list[tuple[exp.Expression, bool]]:
         """Each ORDER BY key bound: (the key over the projection's ids, True) when it names a
@@ -268,6 +258,50 @@ def _checked(check, where: exp.Expression):
             raise
         line, column = position(where)
         raise type(error)(str(error), line, column) from None
+
+
+def _split(values: list, *sizes: int) -> list[list]:
+    """``values`` cut into consecutive pieces of ``sizes``, then the rest."""
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(values[start:start + size])
+        start += size
+    return [*pieces, values[start:]]
+
+
+def _add_correlated(exprs: list, types: dict, correlation: Correlation) -> None:
+    """What a join with the enclosing query needs of this SELECT: the columns its correlated
+    conditions read and its grouping keys, each once."""
+    wanted = set().union(*[references(c) for c in correlation.conjuncts])
+    for column_id in sorted(wanted):
+        if column_id in types and all(i != column_id for i, _ in exprs):
+            exprs.append((column_id, col(column_id)))
+    for gid, _ in correlation.keys or ():
+        if all(i != gid for i, _ in exprs):
+            exprs.append((gid, col(gid)))
+
+
+def _typed(select: exp.Select, exprs: list, node: Node) -> tuple:
+    """The projection's columns with their types, a type error placed at its expression."""
+    typer = node.typer()
+    places = list(select.expressions) + [select] * (len(exprs) - len(select.expressions))
+    columns = []
+    for (column_id, expression), place in zip(exprs, places):
+        _checked(lambda: columns.append((column_id, type_of(expression, typer))), place)
+    return tuple(columns)
+
+
+def _distinct(select: exp.Select, node: Node, hides_order_keys: bool) -> Node:
+    distinct = select.args.get("distinct")
+    if distinct is None:
+        return node
+    if distinct.args.get("on"):
+        raise UnsupportedSqlError("DISTINCT ON is not supported", *position(distinct))
+    if hides_order_keys:
+        raise SqlError("with SELECT DISTINCT, ORDER BY may only name selected columns",
+                       *position(select))  # fmt: skip
+    return Aggregate(node.columns, "SELECT DISTINCT", node, tuple((i, col(i)) for i in node.ids),
+                     ())  # fmt: skip
 
 
 def _name(projection: exp.Expression) -> str:
