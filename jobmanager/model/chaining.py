@@ -202,15 +202,7 @@ def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
                 vertex.name, vertex.parallelism, vertex.max_parallelism, vertex.operator,
                 vertex.sources, vertex.chain_start)  # fmt: skip
         elif vertex.name == chain[0]:
-            members = [graph.vertex(name) for name in chain]
-            fixed = [m for m in members if m.parallelism is not None]
-            limits = [m.max_parallelism for m in members if m.max_parallelism is not None]
-            made[chain] = result.add_vertex(
-                chain_name(chain), fixed[0].parallelism if fixed else None,
-                min(limits) if limits else None,
-                ChainedOperator(tuple(chain), tuple(m.operator for m in members),
-                                fixed[0].name if fixed else None),
-                vertex.sources, vertex.chain_start)  # fmt: skip
+            made[chain] = _add_chain(result, [graph.vertex(name) for name in chain])
     for edge in graph.edges:
         source, target = member_of.get(edge.source.name), member_of.get(edge.target.name)
         if source is not None and source == target:
@@ -219,3 +211,15 @@ def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
                        edge.partitioner, edge.result_type, edge.pattern, edge.splittable,
                        edge.dynamic_filtering)  # fmt: skip
     return result
+
+
+def _add_chain(result: JobGraph, members: list[JobVertex]) -> JobVertex:
+    """One vertex for the chain of ``members``: the head's sources, the parallelism a member
+    fixed, the least max parallelism of any member, the members' operators in order."""
+    fixed = next((m for m in members if m.parallelism is not None), None)
+    limits = [m.max_parallelism for m in members if m.max_parallelism is not None]
+    names = tuple(m.name for m in members)
+    return result.add_vertex(
+        chain_name(names), fixed.parallelism if fixed else None, min(limits) if limits else None,
+        ChainedOperator(names, tuple(m.operator for m in members), fixed.name if fixed else None),
+        members[0].sources, members[0].chain_start)  # fmt: skip

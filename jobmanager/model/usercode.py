@@ -49,19 +49,34 @@ def ship_by_value(things: Iterable[Any], folders: Iterable[str] = ()) -> None:
     """Make the modules of ``things`` (functions, sources) that live outside installed
     packages, and every loaded module whose file is under one of ``folders``, travel by value."""
     installed = tuple(p for p in sys.path if "site-packages" in p or "dist-packages" in p)
+    for module in {*_modules_of(things, installed), *_modules_under(folders, installed)}:
+        cloudpickle.register_pickle_by_value(module)
+
+
+def _is_users(name: str, path: str, installed: tuple[str, ...]) -> bool:
+    """A module of the user's own files: it has a file, outside installed packages, and is
+    none of Tidal's or of the libraries every worker has."""
+    return bool(path) and not path.startswith(installed) and name.split(".")[0] not in _OWN
+
+
+def _modules_of(things: Iterable[Any], installed: tuple[str, ...]) -> list[types.ModuleType]:
+    found = []
     for thing in things:
         name = getattr(thing, "__module__", None) or type(thing).__module__
         module = sys.modules.get(name)
-        path = getattr(module, "__file__", None) or ""
-        if module is None or name == "__main__" or name.split(".")[0] in _OWN:
-            continue
-        if path and not path.startswith(installed):
-            cloudpickle.register_pickle_by_value(module)
+        if module is not None and name != "__main__" \
+                and _is_users(name, getattr(module, "__file__", None) or "", installed):  # fmt: skip
+            found.append(module)
+    return found
+
+
+def _modules_under(folders: Iterable[str], installed: tuple[str, ...]) -> list[types.ModuleType]:
+    """Top-level modules loaded from under ``folders`` (a job file's folder)."""
     roots = tuple(os.path.join(os.path.abspath(folder), "") for folder in folders)
-    if not roots:
-        return
-    for name, module in list(sys.modules.items()):
+    found = []
+    for name, module in list(sys.modules.items()) if roots else ():
         path = getattr(module, "__file__", None) or ""
-        if "." not in name and path and os.path.abspath(path).startswith(roots) \
-                and not path.startswith(installed) and name not in _OWN:  # fmt: skip
-            cloudpickle.register_pickle_by_value(module)
+        if "." not in name and _is_users(name, path, installed) \
+                and os.path.abspath(path).startswith(roots):  # fmt: skip
+            found.append(module)
+    return found
