@@ -101,7 +101,7 @@ def test_the_python_examples_compile():
 
 def test_every_benchmark_of_the_table_runs_at_a_tiny_size_in_the_suite():
     table = section("Benchmarks")
-    commands = {m for m in re.findall(r"^\| `(?:deploy/run )?(?:python )?([^`]+?)`", table, re.M)}
+    commands = {m for m in re.findall(r"^\| `(?:deploy/run )?(?:python )?([^`]+?)`", table, re.MULTILINE)}
     named = {c.split(" --")[0] for c in commands}
     assert named == TINY_RUNS.keys()
     for test, marker in TINY_RUNS.values():

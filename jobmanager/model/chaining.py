@@ -28,8 +28,9 @@ so a replay rebuilds the same graph without deciding again; the scheduler, the j
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import AbstractSet, Any, Sequence
+from typing import AbstractSet, Any
 
 from jobmanager.model.jobgraph import JobGraph, JobVertex, PartitionerKind
 from jobmanager.model.sink import Sink

@@ -18,7 +18,8 @@ import os
 import sys
 import types
 from collections import ChainMap
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import cloudpickle
 from cloudpickle import cloudpickle as _internals

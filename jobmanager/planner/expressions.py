@@ -10,7 +10,7 @@ would decide the answer.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlglot import exp
 

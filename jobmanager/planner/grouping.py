@@ -10,7 +10,7 @@ node (the planner places one exchange per partitioning).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from sqlglot import exp
 
@@ -65,7 +65,7 @@ def aggregated(node: Node, groups: list[exp.Expression], expressions: list[exp.E
     for before, after in zip(expressions, rewritten):
         missing = references(after) - visible
         if missing and not _is_placeholder(missing):
-            name = sorted(missing)[0]
+            name = min(missing)
             raise SqlError(f"column {name!r} in {before.sql(dialect='spark')} is neither grouped "
                            "nor inside an aggregate function (add it to GROUP BY, or wrap it in "
                            "first() or any_value())", *position(before))  # fmt: skip

@@ -287,7 +287,7 @@ def _typed(select: exp.Select, exprs: list, node: Node) -> tuple:
     places = list(select.expressions) + [select] * (len(exprs) - len(select.expressions))
     columns = []
     for (column_id, expression), place in zip(exprs, places):
-        _checked(lambda: columns.append((column_id, type_of(expression, typer))), place)
+        _checked(lambda c=column_id, e=expression: columns.append((c, type_of(e, typer))), place)
     return tuple(columns)
 
 
