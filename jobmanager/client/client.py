@@ -30,6 +30,7 @@ from jobmanager.client.report import (
     report_html,
 )
 from jobmanager.client.result import JobResult, QueryOutput
+from jobmanager.client.watch import JobManagerWatch
 from jobmanager.core.admission import validate_job
 from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import JobManagerLost, TidalError
@@ -216,17 +217,22 @@ class JobHandle:
         return read_details(self._ask("status", ended=_final_status))
 
     def wait(self, timeout: float | None = None, progress: bool | Progress = False) -> JobResult:
-        """Block until the job ends (or ``timeout`` seconds pass); show progress if asked."""
+        """Block until the job ends (or ``timeout`` seconds pass); show progress if asked. A
+        JobManager lost and recovered meanwhile is one line each on stderr, in place of Ray's
+        raw lines about it (``jobmanager.client.watch``)."""
         display = progress_for(progress) if isinstance(progress, bool) else progress
         deadline = None if timeout is None else time.monotonic() + timeout
         status = self.status()
         try:
-            while not status.status.is_terminal:
-                display.update(status)
-                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
-                if left <= 0:
-                    break
-                status = read_details(self._ask("wait", left, ended=_final_status))
+            with JobManagerWatch(self.job_id) as watch:
+                while not status.status.is_terminal:
+                    watch.saw(status)
+                    display.update(status)
+                    left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+                    if left <= 0:
+                        break
+                    status = read_details(self._ask("wait", left, ended=_final_status))
+                watch.saw(status)
         finally:
             display.close(status)  # a Ctrl-C gives the terminal back too
         return JobResult.of(status, self.output)

@@ -127,6 +127,55 @@ def test_a_job_file_imports_its_neighbour_and_reports_what_happened(job_files, r
     assert missing.returncode == 2 and missing.stderr.startswith("error: no job '0123456789abcdef'")
 
 
+KILLS_ITS_JOBMANAGER = """
+    import os, signal, time
+    import pyarrow as pa
+    import ray
+    from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow
+    from jobmanager.core.jobstatus import JobStatus
+
+    def kill_the_jobmanager_once(marker):
+        if os.path.exists(marker):
+            return
+        open(marker, "w").close()
+        for actor in ray.util.list_named_actors(all_namespaces=True):
+            if actor["name"].startswith("tidal-job-"):
+                try:
+                    status = Client().job(actor["name"][len("tidal-job-"):]).status()
+                except Exception:  # a standby, or a job that has ended
+                    continue
+                if status.status is JobStatus.RUNNING:
+                    os.kill(status.pid, signal.SIGKILL)
+
+    def build(out, marker):
+        def produce():
+            kill_the_jobmanager_once(marker)
+            time.sleep(2)
+            return pa.table({"key": [1, 2, 3]})
+
+        g = JobGraph("kills its jobmanager")
+        src = g.add_vertex("src", parallelism=2, operator=arrow(produce))
+        g.connect(src, g.add_vertex("sink", operator=ParquetSink(out)), Partitioner.FORWARD)
+        return g
+"""
+
+
+@pytest.mark.runtime
+def test_a_lost_and_recovered_jobmanager_is_one_line_of_tidals_each_not_rays(tmp_path,
+                                                                              ray_cluster):  # fmt: skip
+    write(tmp_path / "kills.py", KILLS_ITS_JOBMANAGER)
+    done = tidal("run", "kills.py", "-a", "out=result", "-a", f"marker={tmp_path / 'killed'}",
+                 *FAST.split(), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "killed").exists() and (tmp_path / "result" / "_SUCCESS").exists()
+    said = [line for line in done.stderr.splitlines() if line.startswith("tidal: ")]
+    assert [line.split(" (process")[0] for line in said] == [
+        f"tidal: the JobManager of job {done.stdout.split()[1]} was lost",
+        f"tidal: the JobManager of job {done.stdout.split()[1]} has recovered"], done.stderr
+    for raw in ("A worker died", "retries remaining", "JobManagerActor"):
+        assert raw not in done.stdout + done.stderr
+
+
 @pytest.mark.runtime
 def test_a_detached_job_outlives_the_command_that_started_its_cluster(job_files):
     """With no cluster running, ``--detach`` starts one with ``ray start`` that the command

@@ -1,0 +1,105 @@
+"""A JobManager lost and recovered, in Tidal's words on the user's terminal.
+
+A JobManager killed mid-job is restarted by Ray and takes its job over from the job's store
+(``jobmanager.runtime.recovery``). Ray then prints raw lines about it on the client's terminal:
+the raylet's "A worker died or was killed ..." naming the JobManager's process, and "Task
+JobManagerActor.wait failed. There are infinite retries remaining ...". While
+``JobHandle.wait`` follows a job, a ``JobManagerWatch`` holds those lines back and says one
+line of Tidal's when the JobManager is lost (the raylet's line, or a status from another
+process) and one when it has recovered (the job's status leaves ``RECONCILING``).
+
+Ray prints them from a thread of its own through ``ray._private.worker.print_to_stdstream``;
+the watch filters what goes through it, and lets everything else (other processes' lines, and
+all of them once no watch is active) through unchanged.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+
+from jobmanager.core.jobstatus import JobStatus
+from jobmanager.runtime.details import JobDetails
+
+__all__ = ["JobManagerWatch"]
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)  # sys.stderr now: a rich display may redirect it
+
+
+class JobManagerWatch:
+    """Follows one job's JobManager through the statuses the client polls (``saw``) and Ray's
+    raw lines (``holds_back``); use it as a context manager around the polling."""
+
+    def __init__(self, job_id: str, say: Callable[[str], None] = _to_stderr) -> None:
+        self.job_id = job_id
+        self.say = say
+        self.pid: int | None = None  # the JobManager's process, as its last status said
+        self.lost = False
+        self._lock = threading.Lock()  # Ray's lines come on Ray's thread
+
+    def saw(self, status: JobDetails) -> None:
+        with self._lock:
+            if self.pid is not None and status.pid != self.pid:
+                self._lost(self.pid)
+            self.pid = status.pid
+            if self.lost and status.status is not JobStatus.RECONCILING:
+                self.lost = False
+                self.say(f"tidal: the JobManager of job {self.job_id} has recovered (process "
+                         f"{status.pid}, recovery {status.recoveries}); the job goes on")  # fmt: skip
+
+    def holds_back(self, line: str) -> bool:
+        """Whether Ray's raw ``line`` is about this job's JobManager, and so Tidal's to say."""
+        with self._lock:
+            retried = "JobManagerActor." in line and "retries remaining" in line
+            died = self.pid is not None and f"Worker PID: {self.pid} " in line
+            if retried or died:
+                self._lost(self.pid)
+            return retried or died
+
+    def _lost(self, pid: int | None) -> None:
+        if not self.lost:
+            self.lost = True
+            process = f" (process {pid} ended)" if pid is not None else ""
+            self.say(f"tidal: the JobManager of job {self.job_id} was lost{process}; Ray restarts "
+                     "it, and it takes the job over from the job's event log")  # fmt: skip
+
+    def __enter__(self) -> JobManagerWatch:
+        with _ACTIVE_LOCK:
+            _install_filter()
+            _ACTIVE.add(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(self)
+
+
+_ACTIVE: set[JobManagerWatch] = set()
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _install_filter() -> None:
+    """Once per process: Ray's printer of the raylet's lines goes through the active watches."""
+    try:
+        from ray._private import worker
+    except ImportError:
+        return
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "tidal_filter", False):
+        return
+
+    def filtered(data, *args, **kwargs):
+        if data.get("pid") == "raylet" and _ACTIVE:
+            watches = list(_ACTIVE)
+            lines = [line for line in data.get("lines", ())
+                     if not any(watch.holds_back(line) for watch in watches)]  # fmt: skip
+            if not lines:
+                return None
+            data = {**data, "lines": lines}
+        return original(data, *args, **kwargs)
+
+    filtered.tidal_filter = True
+    worker.print_to_stdstream = filtered

@@ -1,0 +1,71 @@
+"""A JobManager lost and recovered is one line of Tidal's each, in place of Ray's raw lines
+about it (``jobmanager.client.watch``); no cluster: statuses and Ray's lines are handed in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ray._private.worker as ray_worker
+
+from jobmanager.client.watch import JobManagerWatch
+from jobmanager.core.jobstatus import JobStatus
+
+DIED = ("A worker died or was killed while executing a task by an unexpected system error. "
+        "Worker PID: {pid} Worker exit type: SYSTEM_ERROR")  # fmt: skip
+RETRIED = ("Task JobManagerActor.wait failed. There are infinite retries remaining, so the task "
+           "will be retried. Error: The actor is temporarily unavailable")  # fmt: skip
+
+
+@dataclass
+class Status:  # the fields of JobDetails the watch reads
+    pid: int
+    status: JobStatus
+    recoveries: int = 0
+
+
+def watch() -> tuple[JobManagerWatch, list[str]]:
+    said: list[str] = []
+    return JobManagerWatch("j1", say=said.append), said
+
+
+def test_rays_lines_about_the_jobmanager_become_one_lost_line_and_one_recovered_line():
+    w, said = watch()
+    w.saw(Status(100, JobStatus.RUNNING))
+    assert w.holds_back(DIED.format(pid=100)) and w.holds_back(RETRIED)
+    assert not w.holds_back(DIED.format(pid=200))  # another process: not the JobManager
+    w.saw(Status(101, JobStatus.RECONCILING, 1))
+    w.saw(Status(101, JobStatus.RECONCILING, 1))
+    assert said == ["tidal: the JobManager of job j1 was lost (process 100 ended); Ray restarts "
+                    "it, and it takes the job over from the job's event log"]  # fmt: skip
+    w.saw(Status(101, JobStatus.RUNNING, 1))
+    w.saw(Status(101, JobStatus.FINISHED, 1))
+    assert said[1:] == ["tidal: the JobManager of job j1 has recovered (process 101, recovery 1); "
+                        "the job goes on"]  # fmt: skip
+
+
+def test_a_status_from_another_process_says_lost_when_ray_said_nothing():
+    w, said = watch()
+    w.saw(Status(100, JobStatus.RUNNING))
+    w.saw(Status(101, JobStatus.RUNNING, 1))  # taken over between two polls
+    assert [line.split(" (")[0] for line in said] == [
+        "tidal: the JobManager of job j1 was lost", "tidal: the JobManager of job j1 has recovered"]
+    w.saw(Status(101, JobStatus.RUNNING, 1))
+    assert len(said) == 2
+
+
+def test_rays_printer_holds_back_only_what_an_active_watch_claims(capsys):
+    w, said = watch()
+    w.saw(Status(100, JobStatus.RUNNING))
+    other = DIED.format(pid=200)
+
+    def ray_prints(*lines: str) -> str:
+        ray_worker.print_to_stdstream({"lines": list(lines), "pid": "raylet", "is_err": False},
+                                      ignore_prefix=False)  # fmt: skip
+        return capsys.readouterr().out
+
+    with w:
+        shown = ray_prints(DIED.format(pid=100), RETRIED, other)
+    assert "Worker PID: 100" not in shown and "retries remaining" not in shown
+    assert "Worker PID: 200" in shown
+    assert len(said) == 1
+    assert "retries remaining" in ray_prints(RETRIED.replace("wait", "status"))  # no watch active
