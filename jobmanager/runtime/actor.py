@@ -376,9 +376,9 @@ class JobManagerActor:
                 return
             try:
                 began = time.perf_counter()
-                self._apply(batch)
+                applied = self._apply(batch)
                 took = time.perf_counter() - began
-                self.metrics.loop_batch(took, len(batch))
+                self.metrics.loop_batch(took, applied)
                 self.loop_seconds.append(took)
                 self._maybe_snapshot()
             except Exception as error:  # a bug in the core: fail the job, keep answering
@@ -391,16 +391,18 @@ class JobManagerActor:
             if self.state.ended is not None and self.ended_at is None:
                 self._finish()
 
-    def _apply(self, batch: list) -> None:
+    def _apply(self, batch: list) -> int:
         """Log, apply, log the decisions the core made, write the log, then act: nothing
-        leaves before its cause is stored."""
+        leaves before its cause is stored. The number of events applied, decisions counted."""
         commands = []
+        applied = len(batch)
         with self.lock:
             now = time.time()
             for event in batch:
                 self.events.append(event, int(now * 1000))
                 self.ledger.saw_event(event, now)
                 step = self.state.handle(event)
+                applied += len(step.events)
                 for decided in step.events:
                     self.events.append(decided, int(now * 1000))
                     self.ledger.saw_event(decided, now)
@@ -411,6 +413,7 @@ class JobManagerActor:
         if commands:
             self.events.flush()
         self.executor.execute_all(commands)
+        return applied
 
     def _maybe_snapshot(self) -> None:
         pause = self.config["execution.batch.job-recovery.snapshot.min-pause"] / 1000

@@ -26,8 +26,12 @@ def logged_run(log: EventLog) -> JobManagerState:
     original = state.handle
 
     def logged(event):
+        """As the JobManager does: the event, then the decisions its step made."""
         log.append(event)
-        return original(event)
+        step = original(event)
+        for decided in step.events:
+            log.append(decided)
+        return step
 
     state.handle = logged
     assert SimulatedRun(state, SimulatedTaskManagers(state.graph)).run().status == "FINISHED"
@@ -42,7 +46,7 @@ def test_a_finished_jobs_log_replays_into_the_same_state(tmp_path, scheme):
     state = logged_run(log)
     replayed = JobManagerState(job(), job_id="logged")
     for event in read_events(url):
-        replayed.handle(event)
+        replayed.apply(event)
     assert replayed.describe() == state.describe()
     assert log.appended == sum(1 for _ in read_events(url))
 
