@@ -390,8 +390,7 @@ def test_thousands_of_files_are_listed_many_at_a_time(tmp_path, monkeypatch):
                 inside[0] -= 1
 
     monkeypatch.setattr(sources, "_parquet_splits", slow_round_trip)
-    began = clock.perf_counter()
     plan = FileSource(str(tmp_path / "d")).plan(context(1000, 1))
-    assert clock.perf_counter() - began < 64 * 0.02 / 4  # one after the other: 1.28 s
-    assert most[0] >= 8 and plan.parallelism == 64 and len(plan.splits) == 64
+    assert most[0] >= 8  # round trips overlapped, eight or more at once
+    assert plan.parallelism == 64 and len(plan.splits) == 64
     assert plan.description.startswith("64 files, ") and "64 splits, listed in " in plan.description
