@@ -35,6 +35,8 @@ tree against the classes.
     │                               [jobmanager.runtime.sinks]
     ├── NoResourceAvailableError    a region needs more slots than the cluster may ever have
     ├── JobManagerLost              a job's JobManager is gone and nothing can take the job over
+    ├── UnknownJobError             no job of that id on the cluster or in its stores (also a
+    │                               LookupError)
     ├── JobStoreError               a job's store is missing, unreachable or cannot be written
     │   ├── EventLogCorrupted       ... a record in the middle of its event log is broken
     │   └── EventLogVersionError    ... its event log is of a format newer than this Tidal reads
@@ -97,6 +99,7 @@ __all__ = [
     "TableError",
     "TidalError",
     "UnknownColumnError",
+    "UnknownJobError",
     "UnknownTableError",
     "UnsupportedSqlError",
     "UserOutputError",
@@ -196,6 +199,10 @@ class NoResourceAvailableError(TidalError):
 
 
 class JobManagerLost(TidalError):
+    pass
+
+
+class UnknownJobError(TidalError, LookupError):
     pass
 
 

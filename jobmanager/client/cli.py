@@ -163,9 +163,11 @@ def _client(address: str | None, keep_running: bool = False, dashboard: bool = T
 
 
 def _job(address: str | None, job_id: str):
+    from jobmanager.errors import UnknownJobError
+
     try:
         return _client(address).job(job_id)
-    except LookupError as error:
+    except UnknownJobError as error:
         _fail(str(error))
 
 
@@ -389,7 +391,7 @@ def _stored_job(job_id: str, properties: list[str]):
     try:
         config = Configuration().with_dynamic_properties(properties)
         return job_facts(find_job(job_id, config), job_id)
-    except (LookupError, TidalError) as error:
+    except TidalError as error:
         _fail(str(error).strip("'\""))
 
 

@@ -33,7 +33,7 @@ from jobmanager.client.result import JobResult, QueryOutput
 from jobmanager.client.watch import JobManagerWatch
 from jobmanager.core.admission import validate_job
 from jobmanager.core.jobstatus import JobStatus
-from jobmanager.errors import JobManagerLost, TidalError
+from jobmanager.errors import JobManagerLost, TidalError, UnknownJobError
 from jobmanager.model import usercode
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
@@ -145,7 +145,7 @@ class Client:
             return JobHandle(job_id, actor)
         if actor is not None and JobHandle(job_id, actor).status().status is not JobStatus.STANDBY:
             return JobHandle(job_id, actor)
-        raise LookupError(f"no job {job_id!r} on this cluster (ended jobs are kept for "
+        raise UnknownJobError(f"no job {job_id!r} on this cluster (ended jobs are kept for "
                           "jobstore.expiration-time)")
 
     def list(self) -> list[JobSummary]:
@@ -160,7 +160,7 @@ class Client:
                 continue
             try:
                 jobs.append(self.job(job_id).status().summary())
-            except (LookupError, TidalError):  # it ended or left between the two questions
+            except TidalError:  # it ended or left between the two questions
                 continue
         return sorted(jobs, key=lambda job: job.submitted_at)
 

@@ -16,7 +16,7 @@ import cloudpickle
 
 from jobmanager.client.report.facts import JobFacts, facts_from_log
 from jobmanager.core.jobstatus import JobStatus
-from jobmanager.errors import JobStoreError
+from jobmanager.errors import JobStoreError, UnknownJobError
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.archive import archive_root, archived_jobs
@@ -47,7 +47,7 @@ class HistoryEntry:
 def find_job(job_id: str, config: Configuration | None = None, store_url: str | None = None
              ) -> JobStore:  # fmt: skip
     """The store of ``job_id`` (``store_url`` if known, else under ``jobstore.dir``), or its
-    archive; LookupError naming where it looked."""
+    archive; UnknownJobError naming where it looked."""
     config = config or Configuration()
     places = [JobStore(store_url.rstrip("/").rsplit("/", 1)[0], job_id)] if store_url else []
     places += [JobStore(store_root(config), job_id), JobStore(archive_root(config), job_id)]
@@ -55,7 +55,7 @@ def find_job(job_id: str, config: Configuration | None = None, store_url: str | 
         if store.exists():
             return store
     where = " or ".join(dict.fromkeys(s.url.rsplit("/", 1)[0] for s in places))
-    raise LookupError(f"no job {job_id!r} in {where} (set jobstore.dir or "
+    raise UnknownJobError(f"no job {job_id!r} in {where} (set jobstore.dir or "
                       "jobmanager.archive.fs.dir if it ran with another)")  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from jobmanager.client.report import find_job, history, job_facts
 from jobmanager.core.jobstatus import JobStatus
+from jobmanager.errors import UnknownJobError
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.archive import archive_job
@@ -71,7 +72,7 @@ def test_history_lists_newest_first_and_keeps_only_the_retained_jobs(config):
     assert [(j.job_id, j.status, j.tasks) for j in jobs] == [
         ("new", JobStatus.FINISHED, 6), ("mid", JobStatus.FINISHED, 6)]
     assert jobs[0].ended_at - jobs[0].submitted_at == 2.5
-    with pytest.raises(LookupError, match="no job 'old' in"):
+    with pytest.raises(UnknownJobError, match="no job 'old' in"):
         find_job("old", config)
 
 
