@@ -286,15 +286,7 @@ class JobHandle:
         JobManager that does not answer (restarting) is a ``JobManagerLost`` saying so."""
         actor = self.actor or _named_job_manager(self.job_id)
         if actor is not None:
-            try:
-                ray.get(actor.exit.remote(), timeout=_RELEASE_TIMEOUT_S)
-            except (ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError) as error:
-                raise JobManagerLost(
-                    f"job {self.job_id} was not released: its JobManager did not answer within "
-                    f"{_RELEASE_TIMEOUT_S:.0f} s ({type(error).__name__}); release it again once "
-                    f"`tidal status {self.job_id}` answers") from None  # fmt: skip
-            except ray.exceptions.RayActorError:
-                pass  # it left: cleaned up if it was there to exit, else the record below says
+            _exit(actor, self.job_id)
             self.actor = None
         record = job_record(self.job_id)
         if record is not None:  # its JobManager left: after the end, or lost before it
@@ -305,6 +297,31 @@ class JobHandle:
 
 
 _RELEASE_TIMEOUT_S = 60.0
+
+
+def _exit(actor, job_id: str) -> None:
+    """Ask the JobManager to clean up and leave, until it has left: one that is leaving or
+    restarting is unavailable for a moment, and is asked again for ``_RELEASE_TIMEOUT_S``."""
+    deadline = time.monotonic() + _RELEASE_TIMEOUT_S
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            ray.get(actor.exit.remote(), timeout=max(left, 0.1))
+            return
+        except ray.exceptions.ActorUnavailableError as error:
+            if left <= 0:
+                raise _not_released(job_id, error) from None
+            time.sleep(0.1)
+        except ray.exceptions.GetTimeoutError as error:
+            raise _not_released(job_id, error) from None
+        except ray.exceptions.RayActorError:
+            return  # it left: cleaned up if it was there to exit, else its record says
+
+
+def _not_released(job_id: str, error: Exception) -> JobManagerLost:
+    return JobManagerLost(f"job {job_id} was not released: its JobManager did not answer within "
+                          f"{_RELEASE_TIMEOUT_S:.0f} s ({type(error).__name__}); release it "
+                          f"again once `tidal status {job_id}` answers")  # fmt: skip
 
 
 def _named_job_manager(job_id: str):
