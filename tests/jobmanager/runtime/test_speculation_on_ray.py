@@ -33,7 +33,6 @@ def test_the_speculative_attempt_wins_and_the_slow_one_is_cancelled(ray_cluster,
     handle = Client().submit(graph, config=config)
     result = handle.wait(timeout=120)
     assert result.status == "FINISHED", result.cause
-    assert time.monotonic() - began < bench.SLOWDOWN * TASK_SECONDS + 30
 
     assert pq.read_table(str(tmp_path / "out")).sort_by("value").equals(expected)  # each row once
     parts = [n for n in os.listdir(tmp_path / "out") if n.endswith(".parquet")]
@@ -47,6 +46,10 @@ def test_the_speculative_attempt_wins_and_the_slow_one_is_cancelled(ray_cluster,
     slow = next(a for a in facts.attempts
                 if (a.vertex, a.subtask, a.attempt) == ("stage -> sink", speculative[0].subtask, 0))
     assert slow.outcome != "finished" and slow.task_manager != speculative[0].task_manager
+    # the job did not wait for the slow attempt: it ended with the speculative one's finish
+    # and before any end of the slow one (cancelled, it reports only once its sleep is over)
+    assert speculative[0].ended_ms <= facts.ended_ms
+    assert slow.ended_ms is None or facts.ended_ms <= slow.ended_ms, (slow, facts.ended_ms)
     assert "speculative attempt won" in handle.logs()["jobmanager"].decode()
 
     # once the slow attempt's sleep is over it notices its cancellation: nothing of it remains
