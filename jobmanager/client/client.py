@@ -284,11 +284,13 @@ class JobHandle:
         job's JobManager stopped). Its JobManager does it while it is there; once it has left
         (a second after the job's end, or lost), the client does it from the job's record. A
         JobManager that does not answer (restarting) is a ``JobManagerLost`` saying so."""
-        actor = self.actor or _named_job_manager(self.job_id)
-        if actor is not None:
-            _exit(actor, self.job_id)
-            self.actor = None
         record = job_record(self.job_id)
+        if record is None or record.end is None:  # running: its JobManager stops it, if there
+            actor = self.actor or _named_job_manager(self.job_id)
+            if actor is not None:
+                _exit(actor, self.job_id)
+            record = job_record(self.job_id)
+        self.actor = None  # an ended job's leaves by itself: its end is recorded first
         if record is not None:  # its JobManager left: after the end, or lost before it
             if not record.cleaned:
                 clean_up_job(self.job_id, JobStore(record.store_root, self.job_id),
