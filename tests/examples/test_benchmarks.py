@@ -90,7 +90,7 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tmp_path_factory, t
     data = tmp_path_factory.mktemp("tpch-dbgen")
     summary = load("tpch").main(["--scale", "0.01", "--data", str(data), "--warmups", "0",
                                  "--repeats", "1", "--queries", "1", "6", "--baseline-only",
-                                 "--dir", str(tmp_path)])  # fmt: skip
+                                 "--dir", str(tmp_path), "--cold-queries", "6"])  # fmt: skip
     assert _last_line_json(capsys) == summary
     assert summary["same_result"] is True  # PySpark's written answers against DuckDB's
     assert set(summary["queries"]) == {"q01", "q06"}
@@ -99,6 +99,8 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tmp_path_factory, t
         assert figures["tidal_seconds"] is None and figures["ratio"] is None
     assert (summary["queries"]["q01"]["rows"], summary["queries"]["q06"]["rows"]) == (4, 1)
     assert summary["ratio"] is None and summary["target_ratio"] == 1.0
+    cold = summary["queries"]["q06"]  # its first run in a process and a JVM of its own
+    assert cold["cold_spark_start_seconds"] > 0 and cold["cold_spark_first_seconds"] > 0
     assert list(tmp_path.iterdir()) == []
 
 
