@@ -75,6 +75,7 @@ def check_finished(handle, out: str, expected: dict[int, int], killed: list[int]
     assert status.recoveries == len(killed)
     assert committed_by(out) == handle.job_id
     handle.release()
+    return result
 
 
 def test_killed_while_a_source_parallelism_is_inferred(client, job):
@@ -83,8 +84,8 @@ def test_killed_while_a_source_parallelism_is_inferred(client, job):
     eventually(lambda: (gate / "inferring").exists(), "the inference to start")
     killed = [kill_job_manager(handle)]
     (gate / "open").touch()
-    check_finished(handle, out, expected, killed)
-    assert vertex(handle, "read")["parallelism"] == PARTS
+    result = check_finished(handle, out, expected, killed)
+    assert result.vertices["read"].parallelism == PARTS
 
 
 def test_killed_in_the_middle_of_a_stage(client, job):
@@ -92,7 +93,7 @@ def test_killed_in_the_middle_of_a_stage(client, job):
     ones keep running and report to the new JobManager."""
     data, out, gate, expected = job
     handle = client.submit(failover_job(data, out, str(gate), at="source"), config=CONFIG)
-    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read")["finished"] == 1,
+    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
                "one source task finished and three waiting")  # fmt: skip
     killed = [kill_job_manager(handle)]
     (gate / "open").touch()
@@ -104,7 +105,7 @@ def test_killed_between_stages(client, job):
     partitions survive on their TaskManagers and are read, not recomputed."""
     data, out, gate, expected = job
     handle = client.submit(failover_job(data, out, str(gate), at="sum"), config=CONFIG)
-    eventually(lambda: started(gate) >= 1 and vertex(handle, "read")["finished"] == PARTS,
+    eventually(lambda: started(gate) >= 1 and vertex(handle, "read").finished == PARTS,
                "the sources finished and the sum waiting")  # fmt: skip
     killed = [kill_job_manager(handle)]
     (gate / "open").touch()
@@ -133,7 +134,7 @@ def test_killed_twice_in_one_job_recovering_from_a_snapshot(client, job):
     data, out, gate, expected = job
     config = {**CONFIG, "execution.batch.job-recovery.snapshot.min-pause": "1 ms"}
     handle = client.submit(failover_job(data, out, str(gate), at="source"), config=config)
-    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read")["finished"] == 1,
+    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
                "one source task finished and three waiting")  # fmt: skip
     snapshots = os.path.join(store_root(Configuration()), handle.job_id, "snapshots")
     eventually(lambda: os.path.isdir(snapshots) and os.listdir(snapshots), "a snapshot")
