@@ -7,9 +7,8 @@ reaches the actor (TaskManagers reporting, clients asking for status, timers fir
 callbacks) only puts a message in the mailbox or reads a status built under the same lock, so
 the core never sees two threads.
 
-When its job has ended, it writes the job's final status and its log into the job's store,
-archives the job for ``tidal history`` (``jobmanager.runtime.archive``), notes the end in the
-job's record, and leaves: a finished job holds no process. Clients read
+When its job has ended, it stores the job's end, archives it and leaves
+(``jobmanager.runtime.ending``): a finished job holds no process. Clients read
 the status from the store from then on, and the ResourceManager removes the store and the
 job's work directory when ``jobstore.expiration-time`` has passed.
 
@@ -48,9 +47,8 @@ from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, ResultSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.admission import admit
-from jobmanager.runtime.archive import archive_job, archive_root
-from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
 from jobmanager.runtime.details import JobDetails
+from jobmanager.runtime.ending import JobEnding, release_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
 from jobmanager.runtime.metrics import JobMetrics
@@ -72,7 +70,6 @@ __all__ = ["JobManagerActor", "create_job_manager", "work_directory"]
 
 MAX_RECOVERIES_IN_A_ROW = 5  # recoveries that died before finishing, before the job fails
 _STOP = object()
-_LEAVE_AFTER_S = 1.0  # a client's wait() answered at the end gets its reply before the process goes
 
 
 def work_directory(config: Configuration, job_id: str) -> str:
@@ -112,7 +109,7 @@ def _warm_up() -> None:
         pass
 
 
-class JobManagerActor:
+class JobManagerActor(JobEnding):
     """The JobManager of one job. It may be created before its job is known, as a standby the
     ResourceManager keeps ready: ``start`` then hands it the job, and a submission does not
     wait for a process to start and import Tidal (about half a second)."""
@@ -272,7 +269,7 @@ class JobManagerActor:
         if self.executor is not None:
             self.executor.stop()
         else:
-            _release_job(self.job_id)
+            release_job(self.job_id)
         self._conclude()
 
     # -- the mailbox ------------------------------------------------------------------------
@@ -359,14 +356,6 @@ class JobManagerActor:
             self._clean_up()
         ray.actor.exit_actor()
 
-    def _abort_sinks(self) -> None:
-        """Drop what the job's sinks staged (after a commit there is nothing left to drop)."""
-        abort_sinks(self.job_id, self.submitted.sink_paths if self.submitted else ())
-
-    def _clean_up(self) -> None:
-        clean_up_job(self.job_id, JobStore(self.store_root, self.job_id), self.submitted)
-        jobrecords.forget_job(self.job_id)
-
     # -- the main loop --------------------------------------------------------------------------
 
     def _loop(self) -> None:
@@ -441,68 +430,8 @@ class JobManagerActor:
             return None
         return batch
 
-    def _finish(self) -> None:
-        self.ended_at = time.time()
-        self.events.flush()
-        self.metrics.saw_log(self.events.size)
-        status, cause = self.unrecoverable or self.state.ended
-        self.log.info("job done", status=status, cause=cause or None)
-        self.executor.stop()
-        try:
-            resource_manager_handle().prepare_job_manager.remote()
-        except Exception as error:
-            self.log.warning("no standby job manager prepared", error=repr(error))
-        # storing the end and archiving copy files, maybe to an object store: off the loop
-        threading.Thread(target=self._conclude, name="tidal-conclude", daemon=True).start()
-
-    def _conclude(self) -> None:
-        """Store the job's end, answer whoever waits, and leave; if the store cannot take it,
-        stay to answer for ``jobstore.expiration-time``, then clean up. On its own thread when
-        the job ends (``_finish``): writing the store and the archive may copy files to an
-        object store, and the main loop goes on meanwhile."""
-        expiration = Configuration(dict(self.submitted.config) if self.submitted else {})[
-            "jobstore.expiration-time"
-        ]
-        me = ray.get_runtime_context().current_actor
-        try:
-            details = self._details()
-            store = JobStore(self.store_root, self.job_id)
-            store.write_final_status(details)
-            store.write_log("jobmanager", log_since())
-            self._archive(store)
-            jobrecords.record_end(self.job_id, details.summary(), time.time() + expiration / 1000)
-        except Exception as error:
-            self.log.warning("job end not stored: staying to answer", error=repr(error))
-            self.done.set()
-            _after(expiration / 1000, me.exit.remote)
-            return
-        self.done.set()
-        _after(_LEAVE_AFTER_S, me.leave.remote)
-
-    def _archive(self, store: JobStore) -> None:
-        """Keep the job for ``tidal history`` (``jobmanager.runtime.archive``); a job whose
-        archive cannot be written still ends, with a warning."""
-        config = Configuration(dict(self.submitted.config) if self.submitted else {})
-        try:
-            archive_job(store, archive_root(config), config["historyserver.archive.retained-jobs"])
-        except Exception as error:
-            self.log.warning("job not archived", error=repr(error))
-
     def _flush_events(self) -> None:
         interval = self.config["job-event.store.write-buffer.flush-interval"] / 1000
         while not self.done.wait(interval):
             self.events.flush()
             self.metrics.saw_log(self.events.size)
-
-
-def _after(seconds: float, call) -> None:
-    timer = threading.Timer(seconds, call)
-    timer.daemon = True
-    timer.start()
-
-
-def _release_job(job_id: str) -> None:
-    try:
-        resource_manager_handle().release_job.remote(job_id)
-    except Exception:  # no ResourceManager: nothing is leased
-        pass
