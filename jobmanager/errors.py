@@ -39,7 +39,8 @@ tree against the classes.
     │                               LookupError)
     ├── JobStoreError               a job's store is missing, unreachable or cannot be written
     │   ├── EventLogCorrupted       ... a record in the middle of its event log is broken
-    │   └── EventLogVersionError    ... its event log is of a format newer than this Tidal reads
+    │   ├── EventLogVersionError    ... its event log is of a format newer than this Tidal reads
+    │   └── SnapshotVersionError    ... its snapshot is of a format newer than this Tidal reads
     ├── NonRecoverableError         a task failure no restart can fix: the job fails at once
     │   │                           (raise it, or a subclass, from a function to say so)
     │   ├── UserOutputError         ... what a vertex's function returned cannot go on
@@ -93,6 +94,7 @@ __all__ = [
     "NonRecoverableError",
     "OutputTypeError",
     "ResultTooLargeError",
+    "SnapshotVersionError",
     "SqlError",
     "SqlSyntaxError",
     "SqlTypeError",
@@ -235,6 +237,11 @@ class EventLogCorrupted(JobStoreError):
 class EventLogVersionError(JobStoreError):
     """A segment of the event log is of a format version newer than this Tidal reads (it was
     written by a later Tidal): refused, never guessed at. Names both versions."""
+
+
+class SnapshotVersionError(JobStoreError):
+    """A job store's snapshot is of a format version newer than this Tidal reads (it was
+    written by a later Tidal): refused, never guessed at nor passed over. Names both versions."""
 
 
 class InvalidTransition(TidalError):

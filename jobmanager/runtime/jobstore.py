@@ -2,7 +2,7 @@
 
     <jobstore.dir>/<job id>/
         events/00000000.log ...    the event log (JobSubmitted first), in segments
-        snapshots/<segment>.snap   the state as of the start of that segment
+        snapshots/<segment>.snap   the state as of the start of that segment (see below)
         blobs/                     the graph and each vertex's code, shuffle descriptors
         recovering                 how many recoveries in a row died before they finished
         status.msgpack             the job's final ``JobDetails``, written when it ended
@@ -12,27 +12,55 @@
 any fsspec URL, so a JobManager restarted on another node finds the store. It outlives the
 JobManager process, and is removed only when the job is cleaned up. Every failure to reach or
 read it is a ``JobStoreError`` naming the store.
+
+A snapshot file begins with its header, as an event-log segment does: ``TIDALSNP``, the
+snapshot format version (little-endian u32) and the CRC-32 of those 12 bytes; then the
+``StoredSnapshot``, msgpack-encoded (fields by name) and LZ4-compressed. Format 1 is the first
+with a header; a file without one is format 0, the bare LZ4 frame (which begins with the LZ4
+frame magic, never with ``TIDALSNP``). A snapshot of a version newer than
+``SNAPSHOT_FORMAT_VERSION`` is refused with ``SnapshotVersionError``, and a snapshot that
+cannot be read at all is a ``JobStoreError``: never passed over for the log alone, since the
+segments before a snapshot need not be whole.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import struct
 import uuid
+import zlib
 
 import fsspec
 import lz4.frame
 
 from blob import BlobKey, FileSystemBlobStore
+from jobmanager.errors import SnapshotVersionError
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode, message
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.details import JobDetails, details_of_v0, read_details
 from jobmanager.runtime.eventlog import EventLog, JobStoreError, read_log
 
-__all__ = ["STATUS_FILE", "JobStore", "StoredSnapshot", "job_ids", "store_root"]
+__all__ = [
+    "SNAPSHOT_FORMAT_VERSION",
+    "STATUS_FILE",
+    "JobStore",
+    "SnapshotVersionError",
+    "StoredSnapshot",
+    "decode_snapshot",
+    "encode_snapshot",
+    "job_ids",
+    "store_root",
+]
 
 _SNAPSHOT = ".snap"
+SNAPSHOT_FORMAT_VERSION = 1
+_SNAPSHOT_MAGIC = b"TIDALSNP"
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"  # how an LZ4 frame begins: a snapshot of format 0
+_U32 = struct.Struct("<I")
+_SNAPSHOT_HEADER = _SNAPSHOT_MAGIC + _U32.pack(SNAPSHOT_FORMAT_VERSION)
+_SNAPSHOT_HEADER += _U32.pack(zlib.crc32(_SNAPSHOT_HEADER))
 STATUS_FILE = "status.msgpack"  # the final JobDetails, msgpack-encoded
 _STATUS_V0 = "status.json"  # what Tidal wrote before JobDetails
 
@@ -67,6 +95,38 @@ class StoredSnapshot:
     next_segment: int
     state: object
     ledger: tuple
+
+
+def encode_snapshot(snapshot: StoredSnapshot) -> bytes:
+    """A snapshot file's bytes: the header of today's format, then the snapshot."""
+    return _SNAPSHOT_HEADER + lz4.frame.compress(encode(snapshot))
+
+
+def decode_snapshot(data: bytes, where: str) -> tuple[int, StoredSnapshot]:
+    """The format version of a snapshot file's bytes (0 for one without a header) and the
+    snapshot; ``where`` names the file in errors. A newer version is a ``SnapshotVersionError``,
+    bytes that are no snapshot a ``JobStoreError``."""
+    if data.startswith(_LZ4_MAGIC):
+        version, start = 0, 0
+    elif data.startswith(_SNAPSHOT_MAGIC) and len(data) >= len(_SNAPSHOT_HEADER):
+        (version,) = _U32.unpack_from(data, len(_SNAPSHOT_MAGIC))
+        (checksum,) = _U32.unpack_from(data, len(_SNAPSHOT_MAGIC) + _U32.size)
+        if zlib.crc32(data[: len(_SNAPSHOT_MAGIC) + _U32.size]) != checksum:
+            raise JobStoreError(f"snapshot {where} has a corrupt header")
+        start = len(_SNAPSHOT_HEADER)
+    else:
+        raise JobStoreError(f"snapshot {where} is not a snapshot: it begins with neither "
+                            f"{_SNAPSHOT_MAGIC.decode()} nor an LZ4 frame")  # fmt: skip
+    if version > SNAPSHOT_FORMAT_VERSION:
+        raise SnapshotVersionError(
+            f"snapshot {where} is in snapshot format {version}, written by a newer Tidal; this "
+            f"Tidal reads formats 0 to {SNAPSHOT_FORMAT_VERSION}: take the job over with the "
+            "Tidal that wrote it, or a later one"
+        )
+    snapshot = decode(lz4.frame.decompress(data[start:]))
+    if not isinstance(snapshot, StoredSnapshot):
+        raise JobStoreError(f"snapshot {where} holds a {type(snapshot).__name__}, not a snapshot")
+    return version, snapshot
 
 
 class JobStore:
@@ -150,8 +210,8 @@ class JobStore:
                              if n.endswith(_SNAPSHOT))  # fmt: skip
             if not numbers:
                 return None
-            data = self.fs.cat_file(f"{self.path}/snapshots/{numbers[-1]}{_SNAPSHOT}")
-            return decode(lz4.frame.decompress(data))
+            name = f"snapshots/{numbers[-1]}{_SNAPSHOT}"
+            return decode_snapshot(self.fs.cat_file(f"{self.path}/{name}"), f"{self.url}/{name}")[1]
 
         return self._call("read its snapshot", latest)
 
@@ -162,7 +222,7 @@ class JobStore:
             folder = f"{self.path}/snapshots"
             self.fs.makedirs(folder, exist_ok=True)
             temporary = f"{folder}/.{uuid.uuid4().hex}"
-            self.fs.pipe_file(temporary, lz4.frame.compress(encode(snapshot)))
+            self.fs.pipe_file(temporary, encode_snapshot(snapshot))
             self.fs.mv(temporary, f"{folder}/{snapshot.next_segment}{_SNAPSHOT}")
             for old in self.fs.ls(folder, detail=False):
                 name = old.rsplit("/", 1)[-1]
