@@ -229,6 +229,14 @@ def test_the_taskmanager_loads_no_scheduling_code():
 # -- the checks catch what they should: a deliberately wrong tree -------------------------------
 
 
+def _write_tree(root, files: dict[str, str]):
+    """``files`` (a path below ``root`` to its text) written under ``root``; returns ``root``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
 @pytest.fixture
 def wrong_tree(tmp_path):
     files = {
@@ -251,10 +259,7 @@ def wrong_tree(tmp_path):
         "shuffle/__init__.py": "",
         "blob/__init__.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return tmp_path
+    return _write_tree(tmp_path, files)
 
 
 def test_a_wrong_direction_is_caught(wrong_tree):
@@ -295,10 +300,7 @@ def transitive_tree(tmp_path):
         "taskmanager/__init__.py": "",
         "blob/__init__.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return tmp_path
+    return _write_tree(tmp_path, files)
 
 
 def test_an_effect_the_core_loads_through_other_modules_is_caught(transitive_tree):

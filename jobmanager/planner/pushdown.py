@@ -151,36 +151,42 @@ def _strengthened(kind: str, predicates: list[exp.Expression], left_ids: set[str
     return kind
 
 
+def _sorted_to_sides(predicates: list[exp.Expression], kind: str,
+                     *sides: tuple[set[str], tuple[str, ...], list]) -> list:  # fmt: skip
+    """Each predicate appended to the list of the first side ``(ids, kinds, into)`` that may
+    take it (it reads only columns in ``ids``, and the join's ``kind`` is in ``kinds``); the
+    predicates no side takes are returned, in order. A predicate reading no column fits every
+    side, so the order of ``sides`` decides where it goes."""
+    rest = []
+    for predicate in predicates:
+        used = references(predicate)
+        for ids, kinds, into in sides:
+            if used <= ids and kind in kinds:
+                into.append(predicate)
+                break
+        else:
+            rest.append(predicate)
+    return rest
+
+
 def _routed_where(kind: str, predicates: list[exp.Expression], left_ids: set[str],
                   right_ids: set[str]) -> tuple[list, list, list, list]:  # fmt: skip
     """The WHERE conjuncts above a join: (to its left, to its right, above it, into its
     condition)."""
-    to_left, to_right, above, stay = [], [], [], []
-    for predicate in predicates:
-        used = references(predicate)
-        if used <= left_ids and kind in _WHERE_TO_LEFT:
-            to_left.append(predicate)
-        elif used <= right_ids and kind in _WHERE_TO_RIGHT:
-            to_right.append(predicate)
-        elif kind in ("inner", "cross"):
-            stay.append(predicate)
-        else:
-            above.append(predicate)
-    return to_left, to_right, above, stay
+    to_left, to_right = [], []
+    rest = _sorted_to_sides(predicates, kind, (left_ids, _WHERE_TO_LEFT, to_left),
+                            (right_ids, _WHERE_TO_RIGHT, to_right))  # fmt: skip
+    if kind in ("inner", "cross"):
+        return to_left, to_right, [], rest
+    return to_left, to_right, rest, []
 
 
 def _routed_on(kind: str, on: list[exp.Expression], left_ids: set[str],
                right_ids: set[str]) -> tuple[list, list, list]:  # fmt: skip
     """The ON conjuncts: (to the left, to the right, kept in the condition)."""
-    to_left, to_right, stay = [], [], []
-    for predicate in on:
-        used = references(predicate)
-        if used <= right_ids and kind in _ON_TO_RIGHT:
-            to_right.append(predicate)
-        elif used <= left_ids and kind in _ON_TO_LEFT:
-            to_left.append(predicate)
-        else:
-            stay.append(predicate)
+    to_left, to_right = [], []
+    stay = _sorted_to_sides(on, kind, (right_ids, _ON_TO_RIGHT, to_right),
+                            (left_ids, _ON_TO_LEFT, to_left))  # fmt: skip
     return to_left, to_right, stay
 
 
