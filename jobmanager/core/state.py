@@ -115,6 +115,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.status = JobStatus.CREATED
         self.failure_cause = ""
         self.ended: tuple[str, str] | None = None
+        self.archived: ev.JobArchived | None = None
         self.recoveries = 0
         self.events_applied = 0
         self._reconciling = False
@@ -138,6 +139,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
             ev.SourceInferenceFailed: self._on_source_inference_failed,
             ev.JobManagerRecovered: self._on_recovered,
             ev.JobEnded: self._on_job_ended,
+            ev.JobArchived: self._on_job_archived,
         }
 
     # -- the one way in ---------------------------------------------------------------------
@@ -402,6 +404,9 @@ class JobManagerState(Deploying, Failing, Reconciling):
 
     def _on_job_ended(self, event: ev.JobEnded) -> None:
         self.ended = (event.status, event.cause)
+
+    def _on_job_archived(self, event: ev.JobArchived) -> None:
+        self.archived = event
 
     def _grow(self) -> None:
         """Initialise what the adaptive scheduler can now, and let the strategy see it."""

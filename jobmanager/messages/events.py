@@ -16,6 +16,7 @@ from shuffle.ids import PartitionId
 __all__ = [
     "Event",
     "Explanation",
+    "JobArchived",
     "JobCancelRequested",
     "JobEnded",
     "JobManagerRecovered",
@@ -300,6 +301,16 @@ class JobEnded:
 
 
 @message
+class JobArchived:
+    """The ended job was copied to its archive (``archive``, a URL) for ``tidal history``, or
+    could not be (``error``; the job's end stands). Until this is in the log, a new
+    JobManager archives the job again."""
+
+    archive: str
+    error: str
+
+
+@message
 class Explanation:
     """Why a vertex got its parallelism: the numbers and every adjustment, in words too."""
 
@@ -358,4 +369,5 @@ Event = (
     | SourceInferenceFailed
     | JobManagerRecovered
     | JobEnded
+    | JobArchived
 )

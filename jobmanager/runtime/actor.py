@@ -126,10 +126,12 @@ class JobManagerActor(JobEnding):
         self.submitted: ev.JobSubmitted | None = None
         self.known = threading.Event()  # set once ``submitted`` is
         self.state = None
+        self.events = None
         self.executor: CommandExecutor | None = None
         self.ledger = TaskLedger()
         self.unrecoverable: tuple[JobStatus, str] | None = None
         self.ended_at: float | None = None
+        self.concluding = False
         self.loop_seconds = array("d")  # how long each batch of the main loop took
         self.mailbox: queue.Queue = queue.Queue()
         self.warm = threading.Thread(target=_warm_up, name="tidal-warm-up", daemon=True)
@@ -270,7 +272,7 @@ class JobManagerActor(JobEnding):
             self.executor.stop()
         else:
             release_job(self.job_id)
-        self._conclude()
+        self._store_end(tell=None)
 
     # -- the mailbox ------------------------------------------------------------------------
 
@@ -375,10 +377,12 @@ class JobManagerActor(JobEnding):
                 with self.lock:
                     self.unrecoverable = (JobStatus.FAILED, f"internal error in the JobManager: {error!r}")
                 self._abort_sinks()
-                self._finish()
+                self._finish(through_loop=False)
                 return
             if self.state.ended is not None and self.ended_at is None:
                 self._finish()
+            elif self.state.archived is not None:
+                self._conclude()
 
     def _apply(self, batch: list) -> int:
         """Log, apply, log the decisions the core made, write the log, then act: nothing

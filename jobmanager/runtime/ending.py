@@ -15,6 +15,7 @@ import time
 import ray
 
 from jobmanager.logs import log_since
+from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.archive import archive_job, archive_root
@@ -38,7 +39,12 @@ class JobEnding:
         clean_up_job(self.job_id, JobStore(self.store_root, self.job_id), self.submitted)
         jobrecords.forget_job(self.job_id)
 
-    def _finish(self) -> None:
+    def _finish(self, through_loop: bool = True) -> None:
+        """The job has ended (or the JobManager cannot go on with it): stop its work, then
+        store its end and archive it off the loop. When the loop runs on, the archive's
+        outcome comes back to it as ``JobArchived``, and the loop concludes once that is
+        logged; a log that already holds it (a JobManager taking over an ended job) is not
+        archived again."""
         self.ended_at = time.time()
         self.events.flush()
         self.metrics.saw_log(self.events.size)
@@ -49,41 +55,69 @@ class JobEnding:
             resource_manager_handle().prepare_job_manager.remote()
         except Exception as error:
             self.log.warning("no standby job manager prepared", error=repr(error))
-        # storing the end and archiving copy files, maybe to an object store: off the loop
-        threading.Thread(target=self._conclude, name="tidal-conclude", daemon=True).start()
+        tell = self.mailbox.put if through_loop and self.state.archived is None else None
+        threading.Thread(target=self._store_end, args=(tell,), name="tidal-conclude",
+                         daemon=True).start()  # fmt: skip
 
-    def _conclude(self) -> None:
-        """Store the job's end, answer whoever waits, and leave; if the store cannot take it,
-        stay to answer for ``jobstore.expiration-time``, then clean up. On its own thread when
-        the job ends (``_finish``): writing the store and the archive may copy files to an
-        object store, and the main loop goes on meanwhile."""
-        expiration = Configuration(dict(self.submitted.config) if self.submitted else {})[
-            "jobstore.expiration-time"
-        ]
-        me = ray.get_runtime_context().current_actor
+    def _store_end(self, tell) -> None:
+        """Store the job's final status and logs, archive the job unless its log says it was,
+        then ``tell`` the loop how the archive went, or conclude here when no loop will."""
         try:
-            details = self._details()
             store = JobStore(self.store_root, self.job_id)
-            store.write_final_status(details)
+            store.write_final_status(self._details())
             store.write_log("jobmanager", log_since())
-            self._archive(store)
-            jobrecords.record_end(self.job_id, details.summary(), time.time() + expiration / 1000)
         except Exception as error:
-            self.log.warning("job end not stored: staying to answer", error=repr(error))
-            self.done.set()
-            _after(expiration / 1000, me.exit.remote)
+            self._stay(error)
             return
-        self.done.set()
-        _after(_LEAVE_AFTER_S, me.leave.remote)
+        archived = self.state is not None and self.state.archived is not None
+        outcome = None if archived else self._archive(store)
+        if tell is not None and outcome is not None:
+            tell(outcome)
+        else:
+            self._conclude()
 
-    def _archive(self, store: JobStore) -> None:
+    def _archive(self, store: JobStore) -> ev.JobArchived:
         """Keep the job for ``tidal history`` (``jobmanager.runtime.archive``); a job whose
         archive cannot be written still ends, with a warning."""
         config = Configuration(dict(self.submitted.config) if self.submitted else {})
         try:
-            archive_job(store, archive_root(config), config["historyserver.archive.retained-jobs"])
+            archive = archive_job(store, archive_root(config),
+                                  config["historyserver.archive.retained-jobs"])  # fmt: skip
         except Exception as error:
             self.log.warning("job not archived", error=repr(error))
+            return ev.JobArchived("", f"{type(error).__name__}: {error}")
+        return ev.JobArchived(archive.url, "")
+
+    def _conclude(self) -> None:
+        """Note the job's end in its record (its log flushed first, so the archive's outcome
+        is stored), answer whoever waits, and leave. Once: the loop and a thread storing the
+        end of a job taken over may both come here."""
+        with self.lock:
+            if self.concluding:
+                return
+            self.concluding = True
+        expiration = self._expiration_s()
+        try:
+            if self.events is not None:
+                self.events.flush()
+            jobrecords.record_end(self.job_id, self._details().summary(), time.time() + expiration)
+        except Exception as error:
+            self._stay(error)
+            return
+        self.done.set()
+        _after(_LEAVE_AFTER_S, ray.get_runtime_context().current_actor.leave.remote)
+
+    def _stay(self, error: Exception) -> None:
+        """The job's end could not be stored: stay to answer for ``jobstore.expiration-time``,
+        then clean up."""
+        self.log.warning("job end not stored: staying to answer", error=repr(error))
+        self.done.set()
+        _after(self._expiration_s(), ray.get_runtime_context().current_actor.exit.remote)
+
+    def _expiration_s(self) -> float:
+        config = Configuration(dict(self.submitted.config) if self.submitted else {})
+        return config["jobstore.expiration-time"] / 1000
+
 
 def _after(seconds: float, call) -> None:
     timer = threading.Timer(seconds, call)

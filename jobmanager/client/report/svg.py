@@ -19,7 +19,8 @@ __all__ = ["bytes_svg", "graph_svg", "size", "timeline_svg", "vertex_colours"]
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7",
            "#9c755f", "#bab0ac", "#e15759")  # fmt: skip
 MARKER_COLOURS = {"failure": "#d62728", "lost": "#7f7f7f", "recovery": "#9467bd",
-                  "cancel": "#ff7f0e", "request-failed": "#8c564b", "end": "#2ca02c"}  # fmt: skip
+                  "cancel": "#ff7f0e", "request-failed": "#8c564b", "end": "#2ca02c",
+                  "archive": "#17becf"}  # fmt: skip
 _NODE_W, _NODE_H, _GAP_X, _GAP_Y, _PAD = 190, 66, 190, 40, 24
 
 

@@ -39,7 +39,7 @@ class Attempt:
 class Marker:
     """Something that happened to the job at one time: a ``failure``, a ``lost`` TaskManager,
     a JobManager ``recovery``, a ``cancel`` request, a TaskManager ``request-failed``, the
-    job's ``end``."""
+    job's ``end``, its ``archive`` (or the failure to write it)."""
 
     time_ms: int
     kind: str
@@ -87,6 +87,10 @@ class TimelineBuilder:
                                        f"slots not started: {_first_line(event.reason)}"))  # fmt: skip
         elif kind is ev.JobEnded:
             self.markers.append(Marker(time_ms, "end", f"job {event.status}"))
+        elif kind is ev.JobArchived:
+            text = (f"archived to {event.archive}" if not event.error else
+                    f"not archived: {_first_line(event.error)}")  # fmt: skip
+            self.markers.append(Marker(time_ms, "archive", text))
         for command in commands:
             if type(command) is cmd.DeployTask:
                 key = (command.vertex, command.subtask, command.attempt)

@@ -11,9 +11,11 @@ import pytest
 
 from jobmanager import Client
 from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.actor import work_directory
 from jobmanager.runtime.jobrecords import job_record
+from jobmanager.runtime.jobstore import JobStore
 from tests.jobmanager.runtime.jobs import FAST, sum_job
 
 pytestmark = pytest.mark.runtime
@@ -81,3 +83,31 @@ def test_an_ended_job_is_removed_when_its_retention_ends(client, tmp_path):
     wait_for(lambda: job_record(handle.job_id) is None, 30, "the ended job forgotten")
     assert not os.path.exists(store) and not os.path.exists(work_dir)
     assert (tmp_path / "out").is_dir()  # what the job published stays
+
+
+def logged_events(store_url: str) -> list:
+    return [event for _, event in JobStore(*store_url.rstrip("/").rsplit("/", 1)).records(0)]
+
+
+def test_the_archive_outcome_comes_back_as_an_event_and_a_failed_archive_leaves_the_end(
+    client, tmp_path
+):
+    history = tmp_path / "history"
+    config = {**FAST, "jobmanager.archive.fs.dir": str(history)}
+    handle = client.submit(sum_job(str(tmp_path / "out")), config=config)
+    assert handle.wait(timeout=120).status is JobStatus.FINISHED
+    events = logged_events(job_record(handle.job_id).taken.store)
+    archived = events[-1]
+    assert type(archived) is ev.JobArchived and type(events[-2]) is ev.JobEnded, events[-3:]
+    assert archived.error == "" and archived.archive.endswith(handle.job_id)
+    assert (history / handle.job_id).is_dir()
+
+    (tmp_path / "a-file").write_text("not a directory")
+    config = {**FAST, "jobmanager.archive.fs.dir": str(tmp_path / "a-file" / "history")}
+    handle = client.submit(sum_job(str(tmp_path / "out2")), config=config)
+    result = handle.wait(timeout=120)
+    assert result.status is JobStatus.FINISHED, result.cause
+    archived = logged_events(job_record(handle.job_id).taken.store)[-1]
+    assert type(archived) is ev.JobArchived and archived.archive == ""
+    assert "a-file" in archived.error, archived.error
+    assert (tmp_path / "out2").is_dir()
