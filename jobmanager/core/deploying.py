@@ -78,6 +78,20 @@ class Deploying:
                 cmd.DeployTask(v.name, v.subtask, v.attempt, slot.task_manager, slot.index)
             )
 
+    def export_deployments(self) -> tuple[tuple[tuple[int, int], ...], int]:
+        """For a snapshot: each open slot request, as ``(vertex index, position of its request
+        among the slot pool's pending ones)``, and how many tasks hold a slot;
+        ``restore_deployments`` takes them back."""
+        pending = list(self.slots.pending)
+        requests = tuple((index, pending.index(r)) for index, r in self._requests.items())
+        return requests, self._active
+
+    def restore_deployments(self, requests: tuple, active: int,
+                            pending: Sequence[SlotRequest]) -> None:  # fmt: skip
+        """What ``export_deployments`` gave, against the restored pool's ``pending``."""
+        self._requests = {index: pending[position] for index, position in requests}
+        self._active = active
+
     def free_slot(self, v: ExecutionVertex) -> None:
         self.slots.release(v.slot)
         v.slot = None

@@ -57,6 +57,7 @@ class StateSnapshot:
     requests: tuple[tuple[int, int], ...]
     active: int
     speculation: tuple = ()
+    archived: ev.JobArchived | None = None
 
 
 def take(state: JobManagerState) -> StateSnapshot:
@@ -70,7 +71,7 @@ def take(state: JobManagerState) -> StateSnapshot:
             [-1 if p.location is None else locations.setdefault(p.location, len(locations))
              for p in result.partitions], np.int32)  # fmt: skip
         partitions.append((codes.tobytes(), where.tobytes()))
-    pending = list(state.slots.pending)
+    requests, active = state.export_deployments()
     return StateSnapshot(
         events_applied=state.events_applied,
         status=state.status.value,
@@ -95,9 +96,10 @@ def take(state: JobManagerState) -> StateSnapshot:
         backoff=state.backoff.export(),
         restarts=state.restarts.export(),
         slot_pool=state.slots.export(),
-        requests=tuple((index, pending.index(r)) for index, r in state._requests.items()),
-        active=state._active,
+        requests=requests,
+        active=active,
         speculation=state.speculation.export(),
+        archived=state.archived,
     )
 
 
@@ -150,8 +152,7 @@ def restore(
     pending = state.slots.restore(snapshot.slot_pool, vertex_at)
     for index, tm, slot in snapshot.slots_held:
         vertex_at(index).slot = state.slots.slot(tm, slot)
-    state._requests = {index: pending[position] for index, position in snapshot.requests}
-    state._active = snapshot.active
+    state.restore_deployments(snapshot.requests, snapshot.active, pending)
     state.speculation.restore(snapshot.speculation)
     state.strategy.restore(snapshot.strategy, vertex_at)
     if state.growth is not None:
@@ -161,6 +162,7 @@ def restore(
     state.status = JobStatus(snapshot.status)
     state.failure_cause = snapshot.failure_cause
     state.ended = None if snapshot.ended is None else tuple(snapshot.ended)
+    state.archived = snapshot.archived
     state.recoveries = snapshot.recoveries
     state.events_applied = snapshot.events_applied
     return state

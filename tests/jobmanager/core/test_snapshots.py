@@ -6,7 +6,9 @@ from hypothesis import strategies as st
 
 from jobmanager.core import snapshot as snapshots
 from jobmanager.core.replay import new_state, replay
+from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
+from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.simulation.cluster import uniform_bytes
 from tests.jobmanager.core.crash import submitted
 from tests.jobmanager.core.harness import Run
@@ -43,3 +45,18 @@ def test_a_snapshot_keeps_the_adaptive_decisions(scenario, at):
               byte_model=uniform_bytes(3 << 20))  # fmt: skip
     run.go()
     check_snapshots_anywhere(run, at)
+
+
+def test_a_snapshot_keeps_how_the_job_ended_and_where_it_was_archived():
+    job = JobGraph("ended")
+    job.connect(job.add_vertex("a", 2), job.add_vertex("b", 2), Partitioner.REBALANCE)
+    run = Run(job)
+    run.go()
+    start = submitted(job, run.config)
+    state = replay(new_state(job, start, "test"), run.run.events)
+    state.apply(ev.JobEnded("FINISHED", ""))
+    state.apply(ev.JobArchived("file:///history/test", ""))
+    image = decode(encode(snapshots.take(state)))
+    restored = new_state(job, start, "test", snapshot=image)
+    assert restored.ended == ("FINISHED", "")
+    assert restored.archived == ev.JobArchived("file:///history/test", "")
