@@ -61,32 +61,72 @@ def plan_reconciliation(
     answered = {report.task_manager: report for report in event.task_managers}
     plan.lost_task_managers = [t for t in known_task_managers if t not in answered]
     plan.new_task_managers = [r for r in event.task_managers if r.task_manager not in known_task_managers]
+    expected: dict[str, set[tuple[PartitionId, int]]] = {t: set() for t in answered}
+    _plan_in_flight_subtasks(graph, answered, plan, expected)
+    held = {t: set(r.partitions) for t, r in answered.items()}
+    _plan_available_partitions(graph, held, plan, expected)
+    plan.stale = _stale_partitions(held, expected)
+    return plan
+
+
+def _plan_in_flight_subtasks(
+    graph: ExecutionGraph,
+    answered: dict[str, ev.TaskManagerReport],
+    plan: Reconciliation,
+    expected: dict[str, set[tuple[PartitionId, int]]],
+) -> None:
+    """Only a TaskManager that answered can say what became of a subtask the state has in
+    flight there; one that did not answer is lost as a whole, its subtasks with it."""
     running = {t: set(r.running) for t, r in answered.items()}
     ended = {t: {(e.vertex, e.subtask, e.attempt): e for e in r.ended} for t, r in answered.items()}
-    expected: dict[str, set[tuple[PartitionId, int]]] = {t: set() for t in answered}
-
     for v in graph.vertices():
-        if v.state not in _IN_FLIGHT or v.slot.task_manager not in answered:
-            continue
-        where = v.slot.task_manager
-        key = (v.name, v.subtask, v.attempt)
-        report = ended[where].get(key)
-        if report is not None:
-            plan.ended.append(report)
-            expected[where].update((p.id, v.attempt) for p in v.produced)
-        elif key in running[where]:
-            expected[where].update((p.id, v.attempt) for p in v.produced)
-            if v.state is ExecutionState.CANCELING:
-                plan.cancel_again.append(v)
-        elif v.state is ExecutionState.CANCELING:
-            plan.canceled.append(v)
-        else:
-            plan.lost_in_flight.append(v)
+        if v.state in _IN_FLIGHT and v.slot.task_manager in answered:
+            where = v.slot.task_manager
+            _plan_in_flight_subtask(v, running[where], ended[where], plan, expected[where])
 
-    held = {t: set(r.partitions) for t, r in answered.items()}
+
+def _plan_in_flight_subtask(
+    v: ExecutionVertex,
+    running: set,
+    ended: dict,
+    plan: Reconciliation,
+    expected: set[tuple[PartitionId, int]],
+) -> None:
+    """One in-flight subtask against its TaskManager's answer. A subtask that ended or still
+    runs keeps the partitions it produces, so they are expected on its TaskManager and not
+    released as stale."""
+    key = (v.name, v.subtask, v.attempt)
+    report = ended.get(key)
+    if report is not None:
+        plan.ended.append(report)
+        expected.update(_partitions_of_attempt(v))
+    elif key in running:
+        expected.update(_partitions_of_attempt(v))
+        if v.state is ExecutionState.CANCELING:
+            plan.cancel_again.append(v)
+    elif v.state is ExecutionState.CANCELING:
+        plan.canceled.append(v)
+    else:
+        plan.lost_in_flight.append(v)
+
+
+def _partitions_of_attempt(v: ExecutionVertex) -> list[tuple[PartitionId, int]]:
+    """A TaskManager files partitions by attempt, so a rerun's output is told from an older
+    attempt's."""
+    return [(p.id, v.attempt) for p in v.produced]
+
+
+def _plan_available_partitions(
+    graph: ExecutionGraph,
+    held: dict[str, set[tuple[PartitionId, int]]],
+    plan: Reconciliation,
+    expected: dict[str, set[tuple[PartitionId, int]]],
+) -> None:
+    """A partition the state counts on must still be where the state says: if its
+    TaskManager answered without it, its producer has to run again."""
     for result in graph.results.values():
         for p in result.partitions:
-            if p.state is not PartitionState.AVAILABLE or p.location not in answered:
+            if p.state is not PartitionState.AVAILABLE or p.location not in held:
                 continue
             mine = (p.id, p.producer.attempt)
             if mine in held[p.location]:
@@ -94,11 +134,19 @@ def plan_reconciliation(
             else:
                 plan.missing.append(p)
 
+
+def _stale_partitions(
+    held: dict[str, set[tuple[PartitionId, int]]],
+    expected: dict[str, set[tuple[PartitionId, int]]],
+) -> dict[str, tuple[list[PartitionId], list[int]]]:
+    """What each TaskManager holds that nothing in the state will read: it would only take up
+    its disk, so it is released."""
+    stale_by_task_manager = {}
     for task_manager, partitions in held.items():
         stale = sorted(partitions - expected[task_manager], key=lambda x: (x[0].result, x[0].index))
         if stale:
-            plan.stale[task_manager] = ([pid for pid, _ in stale], [a for _, a in stale])
-    return plan
+            stale_by_task_manager[task_manager] = ([pid for pid, _ in stale], [a for _, a in stale])
+    return stale_by_task_manager
 
 
 class Reconciling:

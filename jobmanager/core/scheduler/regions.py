@@ -20,7 +20,7 @@ never change.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from jobmanager.errors import JobGraphError
 from jobmanager.model.jobgraph import DistributionPattern, JobGraph, JobVertex
@@ -203,7 +203,21 @@ def _regions_over_pointwise_edges(
     members: list[ExecutionVertex], names: set[str]
 ) -> list[Sequence[ExecutionVertex]]:
     position = {id(v): i for i, v in enumerate(members)}
-    producers = [
+    raw = _raw_regions(len(members), _pipelined_producer_positions(members, position))
+    out_edges = _blocking_edges_between_regions(members, names, raw, position)
+    result = []
+    for component in strongly_connected_components(out_edges):
+        indices = sorted(m for r in component for m in raw[r])
+        result.append([members[i] for i in indices])
+    result.sort(key=lambda vertices: vertices[0].index)
+    return result
+
+
+def _pipelined_producer_positions(
+    members: list[ExecutionVertex], position: dict[int, int]
+) -> list[list[int]]:
+    """The producers each subtask must run at the same time as, so they join its region."""
+    return [
         [
             position[id(p.producer)]
             for g in v.consumed_groups
@@ -212,30 +226,50 @@ def _regions_over_pointwise_edges(
         ]
         for v in members
     ]
-    raw = _raw_regions(len(members), producers)
-    region_of = [0] * len(members)
+
+
+def _region_index_of_members(raw: list[list[int]], count: int) -> list[int]:
+    """Edges are drawn between regions, so each subtask needs the index of the region it is in."""
+    region_of = [0] * count
     for index, region in enumerate(raw):
         for m in region:
             region_of[m] = index
-    out_edges: list[list[int]] = [[] for _ in raw]
-    for index, region in enumerate(raw):
-        for m in region:
-            for partition in members[m].produced:
-                if partition.result.result_type.must_be_pipelined:
-                    continue
-                if partition.result.consumer.name not in names:
-                    continue
-                for consumers in partition.consumer_groups:
-                    for consumer in consumers.vertices:
-                        target = region_of[position[id(consumer)]]
-                        if target != index:
-                            out_edges[index].append(target)
-    result = []
-    for component in strongly_connected_components(out_edges):
-        indices = sorted(m for r in component for m in raw[r])
-        result.append([members[i] for i in indices])
-    result.sort(key=lambda vertices: vertices[0].index)
-    return result
+    return region_of
+
+
+def _blocking_edges_between_regions(
+    members: list[ExecutionVertex],
+    names: set[str],
+    raw: list[list[int]],
+    position: dict[int, int],
+) -> list[list[int]]:
+    """For each region, the other regions that wait on its blocking output (once per consuming
+    subtask): the edges over which regions waiting on each other in a cycle are found."""
+    region_of = _region_index_of_members(raw, len(members))
+    return [
+        [
+            target
+            for m in region
+            for consumer in _blocking_consumers_in_logical_region(members[m], names)
+            if (target := region_of[position[id(consumer)]]) != index
+        ]
+        for index, region in enumerate(raw)
+    ]
+
+
+def _blocking_consumers_in_logical_region(
+    vertex: ExecutionVertex, names: set[str]
+) -> Iterator[ExecutionVertex]:
+    """The consumers of a subtask that could close a cycle of regions inside its logical
+    region: a pipelined consumer already shares its region, and cycles through other logical
+    regions were merged with the logical regions themselves."""
+    for partition in vertex.produced:
+        if partition.result.result_type.must_be_pipelined:
+            continue
+        if partition.result.consumer.name not in names:
+            continue
+        for consumers in partition.consumer_groups:
+            yield from consumers.vertices
 
 
 def _raw_regions(count: int, pipelined_producers: list[list[int]]) -> list[list[int]]:

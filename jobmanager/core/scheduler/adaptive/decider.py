@@ -72,48 +72,87 @@ def decide_vertex(
     non_broadcast = [i for i in inputs if not i.broadcast]
     input_bytes = sum(i.total for i in non_broadcast)
     broadcast_bytes = sum(i.total for i in inputs if i.broadcast)
-    volume = settings.data_volume_per_task
-    if user_parallelism is not None:
-        parallelism = low = high = user_parallelism
-        raw, clamps = 0.0, []
-        text = [f"parallelism {parallelism} is fixed"]
-    else:
-        parallelism, low, high, raw, clamps = decide_parallelism(
-            input_bytes, bool(non_broadcast), vertex_max_parallelism, settings
-        )
-        text = [
-            f"{describe_bytes(input_bytes)} of input / {describe_bytes(volume)} per task "
-            f"= {raw:.2f} -> {parallelism} within [{low}, {high}]"
-        ]
+    parallelism, low, raw, clamps, text = _starting_parallelism(
+        input_bytes, bool(non_broadcast), user_parallelism, vertex_max_parallelism, settings
+    )
     if broadcast_bytes:
         text.append(f"{describe_bytes(broadcast_bytes)} broadcast, not counted")
     pointwise = [i for i in non_broadcast if i.pointwise]
     all_to_all = [i for i in non_broadcast if not i.pointwise]
     if pointwise:
-        low = high = parallelism
+        low = parallelism
     infos: dict = {}
     if all_to_all:
-        share = sum(i.total for i in all_to_all)
-        limit = max(1, volume * share // input_bytes) if input_bytes else volume
-        # at most the formula's parallelism: packing under exactly the volume per task can
-        # almost double the count when pairs of subpartitions sit just above it
-        balanced = balance_all_to_all(
-            all_to_all, parallelism, low, max(low, parallelism), limit, settings
+        parallelism, balanced, notes = _balance_all_to_all_inputs(
+            all_to_all, input_bytes, parallelism, low, settings
         )
-        if balanced.parallelism != parallelism:
-            text.append(f"ranges settle on parallelism {balanced.parallelism}")
-        parallelism = balanced.parallelism
-        infos.update(balanced.infos)
-        text.extend(balanced.notes)
+        infos.update(balanced)
+        text.extend(notes)
     for stats in pointwise:
         info, note = balance_pointwise(stats, parallelism)
         infos[stats.result] = info
         text.append(f"{stats.result!r}: {note}")
-    for stats in inputs:
-        if stats.broadcast:
-            infos[stats.result] = BroadcastInputInfo(stats.num_partitions, parallelism)
+    infos.update(_broadcast_infos(inputs, parallelism))
     ordered = {i.result: infos[i.result] for i in inputs}
     explanation = Explanation(
         "; ".join(text), input_bytes, broadcast_bytes, round(raw, 4), tuple(clamps)
     )
     return VertexDecision(parallelism, ordered, explanation)
+
+
+def _starting_parallelism(
+    input_bytes: int,
+    has_non_broadcast_input: bool,
+    user_parallelism: int | None,
+    vertex_max_parallelism: int,
+    settings: DeciderSettings,
+) -> tuple[int, int, float, list[str], list[str]]:
+    """The parallelism before any input is balanced, with its lower bound, the formula's raw
+    value, the clamps and the first note: a user-set parallelism is the user's decision, so
+    the byte formula only runs without one. Returns (parallelism, min, raw, clamps, notes)."""
+    if user_parallelism is not None:
+        fixed = f"parallelism {user_parallelism} is fixed"
+        return user_parallelism, user_parallelism, 0.0, [], [fixed]
+    parallelism, low, high, raw, clamps = decide_parallelism(
+        input_bytes, has_non_broadcast_input, vertex_max_parallelism, settings
+    )
+    volume = settings.data_volume_per_task
+    note = (
+        f"{describe_bytes(input_bytes)} of input / {describe_bytes(volume)} per task "
+        f"= {raw:.2f} -> {parallelism} within [{low}, {high}]"
+    )
+    return parallelism, low, raw, clamps, [note]
+
+
+def _balance_all_to_all_inputs(
+    all_to_all: list[InputStats],
+    input_bytes: int,
+    parallelism: int,
+    low: int,
+    settings: DeciderSettings,
+) -> tuple[int, dict, list[str]]:
+    """Ranges balanced by bytes may settle on another parallelism than the formula's. A range
+    is limited to the all-to-all inputs' share of the volume per task, since each subtask also
+    reads its pointwise inputs. Returns (parallelism, input infos, notes)."""
+    volume = settings.data_volume_per_task
+    share = sum(i.total for i in all_to_all)
+    limit = max(1, volume * share // input_bytes) if input_bytes else volume
+    # at most the formula's parallelism: packing under exactly the volume per task can
+    # almost double the count when pairs of subpartitions sit just above it
+    balanced = balance_all_to_all(
+        all_to_all, parallelism, low, max(low, parallelism), limit, settings
+    )
+    notes = []
+    if balanced.parallelism != parallelism:
+        notes.append(f"ranges settle on parallelism {balanced.parallelism}")
+    notes.extend(balanced.notes)
+    return balanced.parallelism, balanced.infos, notes
+
+
+def _broadcast_infos(inputs: list[InputStats], parallelism: int) -> dict:
+    """Every consumer reads a broadcast input whole, so only the final parallelism matters."""
+    return {
+        stats.result: BroadcastInputInfo(stats.num_partitions, parallelism)
+        for stats in inputs
+        if stats.broadcast
+    }
