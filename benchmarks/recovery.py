@@ -46,7 +46,7 @@ import time  # noqa: E402
 from examples.compare import first_difference, read_result  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q3, reference_q3  # noqa: E402
-from jobmanager.core.jobstatus import JobStatus  # noqa: E402
+from jobmanager.messages.jobstatus import JobStatus  # noqa: E402
 
 TARGET_RATIO = 1.3
 TARGET_RECOVERY_SECONDS = 5.0

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.logs import configure_logging
+from jobmanager.messages.jobstatus import JobStatus
 
 app = typer.Typer(
     name="tidal",

@@ -32,8 +32,8 @@ from jobmanager.client.report import (
 from jobmanager.client.result import JobResult, QueryOutput
 from jobmanager.client.watch import JobManagerWatch
 from jobmanager.core.admission import validate_job
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import JobManagerLost, TidalError, UnknownJobError
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model import usercode
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph

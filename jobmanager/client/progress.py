@@ -37,7 +37,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Column, Table
 from rich.text import Text
 
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import JobDetails, VertexDetails
 
 __all__ = [

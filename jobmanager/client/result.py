@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import NoResultError, ResultTooLargeError
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import JobDetails, VertexDetails
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import JobDetails
 
 __all__ = ["JobManagerWatch"]

@@ -19,8 +19,8 @@ from jobmanager.core.executiongraph import (
     IntermediateResultPartition,
     PartitionState,
 )
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.scheduler.slots import Slot, SlotRequest
+from jobmanager.messages.jobstatus import JobStatus
 
 __all__ = ["Deploying"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState, ExecutionVertex
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 
 __all__ = ["Failing"]
 

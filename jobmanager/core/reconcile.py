@@ -33,8 +33,8 @@ from jobmanager.core.executiongraph import (
     IntermediateResultPartition,
     PartitionState,
 )
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages import events as ev
+from jobmanager.messages.jobstatus import JobStatus
 from shuffle.ids import PartitionId
 
 __all__ = ["Reconciliation", "Reconciling", "plan_reconciliation"]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from jobmanager.core.executiongraph import ExecutionState, PartitionState
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import message
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 

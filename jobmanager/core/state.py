@@ -30,7 +30,6 @@ from jobmanager.core.executiongraph import (
 )
 from jobmanager.core.executiongraph.result_bytes import report_problem
 from jobmanager.core.failing import Failing
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.probe import NoProbe, Probe, ProbeListener
 from jobmanager.core.reconcile import Reconciling
 from jobmanager.core.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
@@ -49,6 +48,7 @@ from jobmanager.core.scheduler.strategy import (
 from jobmanager.core.step import Step
 from jobmanager.errors import NoResourceAvailableError
 from jobmanager.messages import events as ev
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 

@@ -35,13 +35,13 @@ import structlog
 
 from blob import BlobKey
 from jobmanager.core import snapshot as snapshots
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.replay import new_state
 from jobmanager.core.view import CoreView
 from jobmanager.errors import TidalError
 from jobmanager.logs import configure_logging, log_since
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import chained_graph
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, ResultSink, serialize_vertex_code

@@ -8,8 +8,8 @@ reader guessed with its own defaults. ``status`` is always a ``JobStatus`` membe
 
 from __future__ import annotations
 
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages.codec import decode, encode, message
+from jobmanager.messages.jobstatus import JobStatus
 
 __all__ = ["JobDetails", "JobSummary", "ProcessFigures", "VertexDetails", "details_of_v0",
            "read_details"]

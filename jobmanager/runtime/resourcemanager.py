@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 import ray
 import structlog
 
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.logs import configure_logging
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.cleanup import clean_up_expired_jobs, clean_up_lost_jobs

@@ -15,8 +15,8 @@ import numpy as np
 
 from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages import events as ev
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.runtime.details import JobDetails, ProcessFigures, VertexDetails
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import JobDetails, VertexDetails
 from jobmanager.runtime.status import empty_status
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from jobmanager.client.report.facts import JobFacts, SqlPiece, VertexFacts
 from jobmanager.client.report.svg import size
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 
 __all__ = ["explain_lines", "origin_words", "sql_lines"]
 

@@ -18,9 +18,9 @@ from typing import Iterable
 import numpy as np
 
 from jobmanager.client.report.timeline import Attempt, Marker, TimelineBuilder
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import (

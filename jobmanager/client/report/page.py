@@ -18,7 +18,7 @@ from jobmanager.client.report.svg import (
     timeline_svg,
     vertex_colours,
 )
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 
 __all__ = ["report_file_name", "report_html"]
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import cloudpickle
 
 from jobmanager.client.report.facts import JobFacts, facts_from_log
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import JobStoreError, UnknownJobError
 from jobmanager.messages import events as ev
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.archive import archive_root, archived_jobs
 from jobmanager.runtime.details import JobDetails

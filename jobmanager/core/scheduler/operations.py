@@ -16,8 +16,8 @@ if TYPE_CHECKING:
         ExecutionVertex,
         IntermediateResultPartition,
     )
-    from jobmanager.core.jobstatus import JobStatus
     from jobmanager.core.scheduler.slots import SlotPool
+    from jobmanager.messages.jobstatus import JobStatus
 
 __all__ = ["SchedulerOperations", "StateOperations"]
 

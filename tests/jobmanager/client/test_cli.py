@@ -132,7 +132,7 @@ KILLS_ITS_JOBMANAGER = """
     import pyarrow as pa
     import ray
     from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow
-    from jobmanager.core.jobstatus import JobStatus
+    from jobmanager.messages.jobstatus import JobStatus
 
     def kill_the_jobmanager_once(marker):
         if os.path.exists(marker):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jobmanager.client.stress_on_ray import ON_RAY_PHASES
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 
 pytestmark = pytest.mark.runtime
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import ray._private.worker as ray_worker
 
 from jobmanager.client.watch import JobManagerWatch
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 
 DIED = ("A worker died or was killed while executing a task by an unexpected system error. "
         "Worker PID: {pid} Worker exit type: SYSTEM_ERROR")  # fmt: skip

@@ -189,7 +189,7 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
 def commit_killed(client) -> dict:
     """An old result of many objects makes the commit's last step (removing it) long; the
     JobManager is killed as soon as the job's status says it is committing."""
-    from jobmanager.core.jobstatus import JobStatus
+    from jobmanager.messages.jobstatus import JobStatus
     from jobmanager.runtime.sinks import manifest
 
     fs = fsspec.filesystem("s3")

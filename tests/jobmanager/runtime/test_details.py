@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages.codec import encode
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import (
     JobSummary,
     ProcessFigures,

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from jobmanager import Client
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.messages import events as ev
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.actor import work_directory
 from jobmanager.runtime.jobrecords import job_record

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobmanager import Client, ParquetSink
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import staging_dir
 from jobmanager.runtime.details import VertexDetails

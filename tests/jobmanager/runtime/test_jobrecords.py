@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import TidalError
 from jobmanager.messages.codec import encode
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime import jobrecords as records
 from jobmanager.runtime.details import JobSummary
 

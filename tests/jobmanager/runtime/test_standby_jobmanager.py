@@ -8,7 +8,7 @@ import pytest
 import ray
 
 from jobmanager import Client
-from jobmanager.core.jobstatus import JobStatus
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import read_details
 from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
 from tests.jobmanager.runtime.jobs import FAST, sum_job

@@ -6,9 +6,9 @@ import cloudpickle
 import pytest
 
 from jobmanager.client.report import find_job, history, job_facts
-from jobmanager.core.jobstatus import JobStatus
 from jobmanager.errors import UnknownJobError
 from jobmanager.messages import events as ev
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.archive import archive_job
 from jobmanager.runtime.jobstore import STATUS_FILE, JobStore
