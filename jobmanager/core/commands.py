@@ -7,6 +7,7 @@ simulated cluster of a stress run) carries them out and feeds the outcome back a
 from __future__ import annotations
 
 from jobmanager.messages.codec import message
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.inference import InferenceContext
 from shuffle.ids import PartitionId
 
@@ -64,8 +65,11 @@ class StartTimer:
 
 @message
 class JobTerminated:
-    status: str
+    status: JobStatus
     cause: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", JobStatus(self.status))  # msgpack carries its name
 
 
 @message

@@ -105,4 +105,4 @@ class Failing:
         self.status = status
         self.release_partitions([p for result in self.graph.results.values() for p in result.partitions])
         self.log.info("job terminated", status=status.value, cause=cause or None)
-        self.emit(cmd.JobTerminated(status.value, cause))
+        self.emit(cmd.JobTerminated(status, cause))

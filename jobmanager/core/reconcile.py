@@ -200,7 +200,7 @@ class Reconciling:
         for task_manager, (partitions, attempts) in plan.stale.items():
             self.emit(cmd.ReleasePartitions(task_manager, tuple(partitions), tuple(attempts)))
         if was_terminal and self.ended is None:
-            self.emit(cmd.JobTerminated(self.status.value, self.failure_cause))
+            self.emit(cmd.JobTerminated(self.status, self.failure_cause))
         self._reconciling = False
         self.maybe_terminate()
         self.dispatch()

@@ -161,7 +161,8 @@ def restore(
     state.restarts.restore(snapshot.restarts, vertex_at)
     state.status = JobStatus(snapshot.status)
     state.failure_cause = snapshot.failure_cause
-    state.ended = None if snapshot.ended is None else tuple(snapshot.ended)
+    if snapshot.ended is not None:
+        state.ended = (JobStatus(snapshot.ended[0]), snapshot.ended[1])
     state.archived = snapshot.archived
     state.recoveries = snapshot.recoveries
     state.events_applied = snapshot.events_applied

@@ -114,7 +114,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
         self.status = JobStatus.CREATED
         self.failure_cause = ""
-        self.ended: tuple[str, str] | None = None
+        self.ended: tuple[JobStatus, str] | None = None
         self.archived: ev.JobArchived | None = None
         self.recoveries = 0
         self.events_applied = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from jobmanager.messages.codec import message, register
+from jobmanager.messages.jobstatus import JobStatus
 from shuffle.ids import PartitionId
 
 __all__ = [
@@ -296,8 +297,11 @@ class JobEnded:
     """The JobManager finished ending the job (its sinks committed, or aborted): the final
     status a client sees. Until this is in the log, a new JobManager ends the job again."""
 
-    status: str
+    status: JobStatus
     cause: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", JobStatus(self.status))  # msgpack carries its name
 
 
 @message

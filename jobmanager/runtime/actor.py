@@ -321,7 +321,7 @@ class JobManagerActor(JobEnding):
         elif self.recovering:
             status = JobStatus.RECONCILING
         elif ended is not None:
-            status, cause = JobStatus(ended[0]), ended[1]
+            status, cause = ended
         elif status.is_terminal:
             status = JobStatus.FINISHING
         return replace(details, status=status, cause=cause or "", pid=os.getpid(),

@@ -27,6 +27,7 @@ from jobmanager.core import commands as cmd
 from jobmanager.core.view import CoreView
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import encode
+from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.config import Configuration
 from jobmanager.model.inference import infer_vertex_parallelism
@@ -216,19 +217,19 @@ class CommandExecutor:
         ]
         self._work.submit(self._end_sinks, command.status, command.cause, sinks_at_end)
 
-    def _end_sinks(self, status: str, cause: str, sinks_at_end: list) -> None:
+    def _end_sinks(self, status: JobStatus, cause: str, sinks_at_end: list) -> None:
         try:
             for vertex, sink, finals in sinks_at_end:
                 try:
-                    if status == "FINISHED":
+                    if status is JobStatus.FINISHED:
                         sinks.commit(sink, self.job_id, finals)
                     else:
                         sinks.abort(sink, self.job_id)
                 except Exception as error:
-                    status, cause = "FAILED", f"committing the output of {vertex!r} failed: {error}"
+                    status, cause = JobStatus.FAILED, f"committing the output of {vertex!r} failed: {error}"
                     sinks.abort(sink, self.job_id)
         except Exception as error:  # dropping the staging failed too: the job still ends
-            status, cause = "FAILED", f"ending the job's sinks failed: {type(error).__name__}: {error}"
+            status, cause = JobStatus.FAILED, f"ending the job's sinks failed: {type(error).__name__}: {error}"
         self.enqueue(ev.JobEnded(status, cause))
 
     # -- outcomes -----------------------------------------------------------------------------

@@ -177,7 +177,7 @@ def facts_from_log(
     if final_status is not None:
         status = replace(status, status=final_status.status, cause=final_status.cause)
     elif state.ended is not None:
-        status = replace(status, status=JobStatus(state.ended[0]), cause=state.ended[1])
+        status = replace(status, status=state.ended[0], cause=state.ended[1])
     counts = {v.name: v for v in status.vertices}
     vertices = tuple(_vertex(state, ejv, counts[ejv.name], decided.get(ejv.name), ended)
                      for ejv in state.graph.job_vertices.values())  # fmt: skip

@@ -3,6 +3,7 @@ import pytest
 from jobmanager.core import commands as cmd
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
+from jobmanager.messages.jobstatus import JobStatus
 from shuffle.ids import PartitionId
 
 MESSAGES = [
@@ -34,3 +35,9 @@ def test_unregistered_types_are_refused():
 
     with pytest.raises(TypeError, match="not a registered message type"):
         encode(Secret())
+
+
+def test_a_job_status_reads_back_as_the_member_not_its_name():
+    for message in (ev.JobEnded("FAILED", "boom"), cmd.JobTerminated("CANCELED", "")):
+        assert type(decode(encode(message)).status) is JobStatus
+    assert decode(encode(ev.JobEnded(JobStatus.FAILED, "boom"))).status is JobStatus.FAILED
