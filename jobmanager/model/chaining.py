@@ -210,7 +210,7 @@ def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
             continue  # inside a chain
         result.connect(made[source or (edge.source.name,)], made[target or (edge.target.name,)],
                        edge.partitioner, edge.result_type, edge.pattern, edge.splittable,
-                       edge.dynamic_filtering)  # fmt: skip
+                       edge.dynamic_filtering, edge.join)  # fmt: skip
     return result
 
 

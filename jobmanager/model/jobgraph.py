@@ -30,6 +30,7 @@ __all__ = [
     "JobEdge",
     "JobGraph",
     "JobVertex",
+    "JoinInput",
     "Partitioner",
     "PartitionerKind",
     "ResultPartitionType",
@@ -210,6 +211,40 @@ class JobVertex:
         return f"JobVertex({self.name!r}, parallelism={p})"
 
 
+@dataclass(frozen=True, slots=True)
+class JoinInput:
+    """This edge is one side of a shuffled equi-join that the JobManager may turn into a
+    broadcast join once its inputs' real bytes are known (FLIP-470): ``join`` names the join
+    (unique in the job), ``kind`` is its kind (inner, left, right, full, semi, anti) and
+    ``side`` which side this edge is (left or right). ``redistributable``: nothing after the
+    join in the consumer's task relies on the rows being hash-partitioned, so when the other
+    side is broadcast this side may be read in any slices (whole producer outputs, as Spark's
+    local shuffle reader reads them) instead of by subpartition."""
+
+    join: str
+    kind: str
+    side: str
+    redistributable: bool = False
+
+    KINDS: ClassVar[tuple[str, ...]] = ("inner", "left", "right", "full", "semi", "anti")
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise InvalidEdgeError(f"join {self.join!r}: kind {self.kind!r} is not one of "
+                                   f"{', '.join(self.KINDS)}")  # fmt: skip
+        if self.side not in ("left", "right"):
+            raise InvalidEdgeError(f"join {self.join!r}: side {self.side!r} is not left or right")
+
+    @property
+    def may_be_broadcast(self) -> bool:
+        """Whether the join's kind allows this side to be sent whole to every task: the
+        side whose unmatched rows the join does not keep (inner: either; left outer, semi,
+        anti: the right; right outer: the left; full outer: neither)."""
+        if self.side == "left":
+            return self.kind in ("inner", "right")
+        return self.kind in ("inner", "left", "semi", "anti")
+
+
 class JobEdge:
     """A data exchange from ``source`` to ``target``; it produces the intermediate result ``id``.
 
@@ -221,7 +256,7 @@ class JobEdge:
     each reading the matching data of the vertex's other inputs whole (right for the probe side
     of an inner join). ``dynamic_filtering`` names a partition column of the target vertex's
     sources: the producer reports which values of it survived, and the target's sources read
-    only those partitions.
+    only those partitions. ``join``: the side of a join this edge is (``JoinInput``).
     """
 
     __slots__ = (
@@ -233,6 +268,7 @@ class JobEdge:
         "pattern",
         "splittable",
         "dynamic_filtering",
+        "join",
     )
 
     def __init__(
@@ -245,6 +281,7 @@ class JobEdge:
         pattern: DistributionPattern | None,
         splittable: bool = False,
         dynamic_filtering: str | None = None,
+        join: JoinInput | None = None,
     ) -> None:
         self.id = id
         self.source = source
@@ -254,6 +291,7 @@ class JobEdge:
         self.pattern = pattern
         self.splittable = splittable
         self.dynamic_filtering = dynamic_filtering
+        self.join = join
 
     def resolved(self, adaptive: bool) -> JobEdge:
         """This edge with an open partitioner and pattern settled as the scheduler runs it."""
@@ -275,6 +313,7 @@ class JobEdge:
             pattern,
             self.splittable,
             self.dynamic_filtering,
+            self.join,
         )
 
     @property
@@ -335,6 +374,7 @@ class JobGraph:
         pattern: DistributionPattern | None = None,
         splittable: bool = False,
         dynamic_filtering: str | None = None,
+        join: JoinInput | None = None,
     ) -> JobEdge:
         """Add an edge; its id names both ends, e.g. ``"orders->join"`` (``#2`` for a second one)."""
         edge_id = f"{source.name}->{target.name}"
@@ -356,7 +396,7 @@ class JobGraph:
                 )
         edge = JobEdge(
             edge_id, source, target, result_type, partitioner, pattern, splittable,
-            dynamic_filtering,
+            dynamic_filtering, join,
         )
         self._edges[edge_id] = edge
         source.outputs.append(edge)
