@@ -12,6 +12,7 @@ import numpy as np
 
 from jobmanager.messages.codec import message, register
 from jobmanager.messages.jobstatus import JobStatus
+from jobmanager.messages.joins import JoinDecision
 from shuffle.ids import PartitionId
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "JobManagerRecovered",
     "JobStarted",
     "JobSubmitted",
+    "JoinDecision",
     "ProducedPartition",
     "SourceInferenceFailed",
     "SourceParallelismInferred",
@@ -328,12 +330,15 @@ class Explanation:
 @message
 class VertexParallelismDecided:
     """The adaptive scheduler's decision for one job vertex, recorded so a replay applies it
-    rather than deciding again, and so a user can ask why."""
+    rather than deciding again, and so a user can ask why. ``joins``: how the join the vertex
+    runs was decided from its inputs' bytes (broadcast or shuffled), if it runs one the
+    scheduler may decide; last and defaulted, so logs written before it decode."""
 
     vertex: str
     parallelism: int
     input_infos: tuple[tuple[str, object], ...]
     explanation: Explanation
+    joins: tuple[JoinDecision, ...] = ()
 
 
 @message

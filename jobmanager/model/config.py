@@ -309,6 +309,13 @@ OPTIONS: dict[str, Option] = {
                "side's listed bytes (the compressed columns it reads) are at most this; -1 "
                "never does. (Flink: 1 MB of its own estimate; Tidal: Spark's 10 MB, of bytes "
                "as Spark's estimate counts them.)"),
+        Option("table.optimizer.adaptive-broadcast-join.strategy",
+               _choice("AUTO", "RUNTIME_ONLY", "NONE"), "AUTO",
+               "AUTO: a join is broadcast when planned (a side's listed bytes under "
+               "table.optimizer.join.broadcast-threshold) or, failing that, at run time, when "
+               "a side it may broadcast produced at most the threshold's real bytes (else it "
+               "stays shuffled, built on its smaller side); RUNTIME_ONLY: only at run time, "
+               "from the bytes produced; NONE: never at run time (FLIP-470)."),
     ]
 }  # fmt: skip
 

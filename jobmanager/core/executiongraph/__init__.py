@@ -10,7 +10,9 @@ from jobmanager.core.executiongraph.inputs import (
     FormulaInputInfo,
     InputSlice,
     JobVertexInputInfo,
+    PartitionRangesInputInfo,
     SubpartitionRangesInputInfo,
+    WholeInputInfo,
 )
 from jobmanager.core.executiongraph.partition import IntermediateResult, IntermediateResultPartition
 from jobmanager.core.executiongraph.states import ExecutionState, PartitionState
@@ -31,7 +33,9 @@ __all__ = [
     "IntermediateResult",
     "IntermediateResultPartition",
     "JobVertexInputInfo",
+    "PartitionRangesInputInfo",
     "PartitionState",
     "SubpartitionRangesInputInfo",
     "TopologyListener",
+    "WholeInputInfo",
 ]

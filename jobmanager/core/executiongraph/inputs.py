@@ -25,7 +25,9 @@ __all__ = [
     "FormulaInputInfo",
     "InputSlice",
     "JobVertexInputInfo",
+    "PartitionRangesInputInfo",
     "SubpartitionRangesInputInfo",
+    "WholeInputInfo",
 ]
 
 
@@ -106,6 +108,51 @@ class BroadcastInputInfo:
             raise IndexError(k)
         return ExecutionVertexInputInfo.single(
             IndexRange(0, self.num_partitions - 1), IndexRange(0, 0)
+        )
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class WholeInputInfo:
+    """Every consumer reads all subpartitions of all partitions: the side of a join turned
+    into a broadcast join at run time, whose producers wrote one subpartition per possible
+    consumer (not the single one of a broadcast edge) before anyone knew it would be sent
+    whole."""
+
+    num_partitions: int
+    num_subpartitions: int
+    consumers: int
+
+    def __len__(self) -> int:
+        return self.consumers
+
+    def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
+        if not 0 <= k < self.consumers:
+            raise IndexError(k)
+        return ExecutionVertexInputInfo.single(
+            IndexRange(0, self.num_partitions - 1), IndexRange(0, self.num_subpartitions - 1)
+        )
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class PartitionRangesInputInfo:
+    """Consumer k reads all subpartitions of partitions ``[cuts[k], cuts[k+1]-1]``: whole
+    producer outputs, as Spark's local shuffle reader reads the other side of a join that
+    became a broadcast join, where the rows need not meet their key's partners any more.
+    N+1 numbers describe N consumers."""
+
+    num_subpartitions: int
+    cuts: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.cuts) - 1
+
+    def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
+        if not 0 <= k < len(self.cuts) - 1:
+            raise IndexError(k)
+        return ExecutionVertexInputInfo.single(
+            IndexRange(self.cuts[k], self.cuts[k + 1] - 1), IndexRange(0, self.num_subpartitions - 1)
         )
 
 

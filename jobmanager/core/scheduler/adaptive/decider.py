@@ -26,7 +26,7 @@ from jobmanager.core.scheduler.adaptive.decision import (
 from jobmanager.core.scheduler.adaptive.pointwise import balance_pointwise
 from jobmanager.messages.events import Explanation
 
-__all__ = ["decide_parallelism", "decide_vertex", "describe_bytes"]
+__all__ = ["decide_parallelism", "decide_vertex", "describe_bytes", "starting_parallelism"]
 
 
 def describe_bytes(n: int) -> str:
@@ -72,7 +72,7 @@ def decide_vertex(
     non_broadcast = [i for i in inputs if not i.broadcast]
     input_bytes = sum(i.total for i in non_broadcast)
     broadcast_bytes = sum(i.total for i in inputs if i.broadcast)
-    parallelism, low, raw, clamps, text = _starting_parallelism(
+    parallelism, low, raw, clamps, text = starting_parallelism(
         input_bytes, bool(non_broadcast), user_parallelism, vertex_max_parallelism, settings
     )
     if broadcast_bytes:
@@ -100,7 +100,7 @@ def decide_vertex(
     return VertexDecision(parallelism, ordered, explanation)
 
 
-def _starting_parallelism(
+def starting_parallelism(
     input_bytes: int,
     has_non_broadcast_input: bool,
     user_parallelism: int | None,

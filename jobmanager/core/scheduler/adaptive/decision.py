@@ -73,6 +73,9 @@ class DeciderSettings:
 
 @dataclass(frozen=True)
 class VertexDecision:
+    """``joins``: the run-time decision on the join the vertex runs, if any (``JoinDecision``)."""
+
     parallelism: int
     input_infos: dict = field(default_factory=dict)
     explanation: Explanation = Explanation("")
+    joins: tuple = ()

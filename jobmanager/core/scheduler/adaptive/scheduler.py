@@ -22,6 +22,13 @@ from jobmanager.core.scheduler.adaptive.decision import (
     VertexDecision,
 )
 from jobmanager.core.scheduler.adaptive.forward import compute_forward_groups
+from jobmanager.core.scheduler.adaptive.joins import (
+    STRATEGY_KEY,
+    THRESHOLD_KEY,
+    JoinSides,
+    decide_join_vertex,
+    join_sides,
+)
 from jobmanager.messages import events as ev
 from jobmanager.messages.events import Explanation
 from jobmanager.model.config import Configuration
@@ -90,6 +97,11 @@ class AdaptiveBatchScheduler:
                 self._explain_group(group.names, setter, f"set by the user: {group.parallelism}")
         self.filter_values: dict[str, set[str]] = {}
         self._input_infos: dict[str, dict] = {}
+        self.joins: dict[str, tuple] = {}  # vertex -> its JoinDecisions, as decided
+        self._joins = self._run_time_joins(graph, config)
+        # a join whose parallelism is fixed still waits for its inputs' bytes to be decided
+        self._awaiting_join = {name for name in self._joins
+                               if graph.job_vertices[name].parallelism is not None}  # fmt: skip
         for answer in inferred:
             self._record_inferred(answer)
 
@@ -106,12 +118,15 @@ class AdaptiveBatchScheduler:
         for ejv in self.graph.job_vertices.values():
             if ejv.is_initialized:
                 continue
-            if ejv.parallelism is None and ejv.name not in self.pending:
+            undecided = ejv.parallelism is None or ejv.name in self._awaiting_join
+            if undecided and ejv.name not in self.pending:
                 self._request_decision(ejv)
         sources_waiting = any(not ejv.inputs and ejv.parallelism is None
                               for ejv in self.graph.job_vertices.values())  # fmt: skip
         for ejv in self.graph.job_vertices.values():
             if ejv.is_initialized or (sources_waiting and not ejv.inputs):
+                continue
+            if ejv.name in self._awaiting_join:
                 continue
             if ejv.parallelism is not None and all(
                 p.is_initialized or p.name in names for p in ejv.producers
@@ -179,7 +194,8 @@ class AdaptiveBatchScheduler:
         ejv = self.graph.job_vertex(name)
         decision = self._decide(ejv)
         return ev.VertexParallelismDecided(
-            name, decision.parallelism, tuple(decision.input_infos.items()), decision.explanation
+            name, decision.parallelism, tuple(decision.input_infos.items()), decision.explanation,
+            decision.joins,
         )
 
     def _decide(self, ejv: ExecutionJobVertex) -> VertexDecision:
@@ -199,6 +215,11 @@ class AdaptiveBatchScheduler:
                 text = f"source that infers nothing: the upper bound {bound}"
             return VertexDecision(p, {}, Explanation(text))
         stats = [self._stats(r) for r in ejv.inputs]
+        sides = self._joins.get(ejv.name)
+        if sides is not None and not wanted:
+            threshold = self.config[THRESHOLD_KEY]
+            return decide_join_vertex(stats, sides, ejv.parallelism, vertex_max, self.settings,
+                                      threshold)  # fmt: skip
         decision = decide_vertex(stats, None, vertex_max, self.settings)
         if not wanted:
             return decision
@@ -238,15 +259,36 @@ class AdaptiveBatchScheduler:
             return False
         del self.pending[event.vertex]
         ejv = self.graph.job_vertex(event.vertex)
-        if ejv.parallelism is not None or not all(p.is_finished for p in ejv.producers):
+        if not self._fits(ejv, event):
             return False
+        self._awaiting_join.discard(ejv.name)
         group = self.groups.get(ejv.name)
         self._set_parallelism(group.names if group else [ejv.name], event.parallelism)
         self._input_infos[ejv.name] = dict(event.input_infos)
         self.explanations[ejv.name] = event.explanation
+        if event.joins:
+            self.joins[ejv.name] = event.joins
         if group is not None:
             self._explain_group(group.names, ejv.name, f"decided for it: {event.parallelism}")
         return True
+
+    def _fits(self, ejv: ExecutionJobVertex, event: ev.VertexParallelismDecided) -> bool:
+        """A decision fits while every producer is still finished and the vertex's
+        parallelism is open, or fixed (a join awaiting its strategy) at the decided one."""
+        if not all(p.is_finished for p in ejv.producers):
+            return False
+        if ejv.name in self._awaiting_join:
+            return ejv.parallelism == event.parallelism
+        return ejv.parallelism is None
+
+    @staticmethod
+    def _run_time_joins(graph: ExecutionGraph, config: Configuration) -> dict[str, JoinSides]:
+        """The vertices whose join's strategy is decided at run time (all, unless the
+        strategy is NONE): their inputs are exactly both sides of one shuffled join."""
+        if config[STRATEGY_KEY] == "NONE":
+            return {}
+        found = {ejv.name: join_sides(ejv.inputs) for ejv in graph.job_vertices.values()}
+        return {name: sides for name, sides in found.items() if sides is not None}
 
     def on_inferred(self, event: ev.SourceParallelismInferred) -> None:
         if self.pending.get(event.vertex) == _INFERRING:
@@ -290,11 +332,16 @@ class AdaptiveBatchScheduler:
             tuple(self.inferred_detail.items()),
             tuple(self.split_keys.items()),
             tuple(self.read_bytes.items()),
+            tuple(self.joins.items()),
+            tuple(sorted(self._awaiting_join)),
         )
 
     def restore(self, image: tuple) -> None:
         (pending, inferred, explanations, filter_values, input_infos, details, split_keys,
-         read_bytes) = image  # fmt: skip
+         read_bytes) = image[:8]  # fmt: skip
+        if len(image) > 8:  # images written before joins were decided at run time lack them
+            self.joins = {name: tuple(joins) for name, joins in image[8]}
+            self._awaiting_join = set(image[9])
         self.read_bytes = dict(read_bytes)
         self.pending = dict(pending)
         self.inferred = dict(inferred)
@@ -313,4 +360,6 @@ class AdaptiveBatchScheduler:
             tuple(sorted((k, e.text) for k, e in self.explanations.items())),
             tuple(sorted((k, tuple(sorted(v))) for k, v in self.filter_values.items())),
             tuple((v.name, v.parallelism) for v in self.graph.job_vertices.values()),
+            tuple(sorted(self.joins.items())),
+            tuple(sorted(self._awaiting_join)),
         )
