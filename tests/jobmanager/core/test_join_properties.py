@@ -1,0 +1,103 @@
+"""Properties of runs whose join is decided at run time: every subtask of the join reads the
+broadcast side whole and the other side exactly once; a replay of the log up to any step is
+the live state; a snapshot taken anywhere keeps the join decisions."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jobmanager.core.state import JobManagerState
+from jobmanager.messages import events as ev
+from jobmanager.model.jobgraph import JobGraph, JoinInput, Partitioner
+from jobmanager.simulation.cluster import TaskFault
+from tests.jobmanager.core.adaptive.test_runtime_joins import sized
+from tests.jobmanager.core.harness import Run
+from tests.jobmanager.core.test_snapshots import check_snapshots_anywhere
+
+KiB = 1 << 10
+
+
+@st.composite
+def join_scenarios(draw):
+    kind = draw(st.sampled_from(JoinInput.KINDS))
+    g = JobGraph("join")
+    tasks = {"left": draw(st.integers(1, 6)), "right": draw(st.integers(1, 6))}
+    left, right = (g.add_vertex(name, tasks[name]) for name in ("left", "right"))
+    join = g.add_vertex("join", draw(st.one_of(st.none(), st.integers(1, 4))),
+                        max_parallelism=draw(st.integers(4, 16)))  # fmt: skip
+    for vertex, side in ((left, "left"), (right, "right")):
+        mark = JoinInput("j1", kind, side, draw(st.booleans()))
+        g.connect(vertex, join, Partitioner.hash("k"), join=mark, splittable=draw(st.booleans()))
+    g.connect(join, g.add_vertex("sink"), Partitioner.FORWARD)
+    per_task = {name: draw(st.integers(0, 64)) * KiB for name in ("left", "right", "join")}
+    faults = [TaskFault(draw(st.sampled_from(["left", "right", "join", "sink"])), 0, 0, "injected")
+              for _ in range(draw(st.integers(0, 2)))]  # fmt: skip
+    losses = draw(st.lists(st.integers(3, 30), max_size=1))
+    inject = {k: [ev.TaskManagerLost("sim-tm-0", "killed", k)] for k in losses}
+    config = {
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": 100,
+        "taskmanager.numberOfTaskSlots": draw(st.integers(1, 3)),
+        "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "32 kb",
+        "table.optimizer.join.broadcast-threshold": draw(st.sampled_from([-1, 0, 64 * KiB, 256 * KiB])),
+        "table.optimizer.adaptive-broadcast-join.strategy": draw(st.sampled_from(["AUTO", "RUNTIME_ONLY", "NONE"])),
+    }  # fmt: skip
+    run = Run(g, config, faults=faults, seed=draw(st.integers(0, 2**16)), inject=inject,
+              byte_model=sized(per_task))  # fmt: skip
+    return run
+
+
+def check_reads(run: Run) -> None:
+    """The broadcast side whole for every subtask; every (partition, subpartition) of the
+    other side read by exactly one subtask."""
+    ejv = run.state.graph.job_vertex("join")
+    joins = run.state.growth.joins.get("join", ())
+    broadcast = {j.side for j in joins if j.is_broadcast}
+    for result in ejv.inputs:
+        side = result.edge.join.side
+        partitions, subpartitions = len(result.partitions), result.subpartition_count(0)
+        seen: dict[tuple[int, int], int] = {}
+        for k in range(ejv.parallelism):
+            for piece in ejv.input_infos[result.id][k].slices:
+                for p in piece.partitions:
+                    for s in piece.subpartitions:
+                        seen[(p, s)] = seen.get((p, s), 0) + 1
+        assert set(seen) == {(p, s) for p in range(partitions) for s in range(subpartitions)}
+        wanted = ejv.parallelism if side in broadcast else None
+        if wanted is not None:
+            assert set(seen.values()) == {wanted}
+        elif not any(result.edge.splittable for result in ejv.inputs):
+            assert set(seen.values()) == {1}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(join_scenarios())
+def test_join_runs_finish_reading_each_side_as_decided(run):
+    assert run.go().status == "FINISHED"
+    run.check_invariants()
+    check_reads(run)
+    strategy = run.config["table.optimizer.adaptive-broadcast-join.strategy"]
+    assert bool(run.state.growth.joins) is (strategy != "NONE")
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(join_scenarios())
+def test_after_every_step_a_replay_of_a_join_runs_log_so_far_equals_the_live_state(run):
+    shadow = JobManagerState(run.job, run.config, job_id="test")
+    handle = run.state.handle
+
+    def handle_and_compare(e):
+        step = handle(e)
+        for logged in (e, *step.events):
+            shadow.apply(logged)
+        assert shadow.describe() == run.state.describe(), f"the replay differs after {e}"
+        return step
+
+    run.run.state.handle = handle_and_compare
+    assert run.go().status == "FINISHED"
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(join_scenarios(), st.floats(0, 1))
+def test_a_snapshot_of_a_join_run_keeps_its_join_decisions(run, at):
+    run.go()
+    check_snapshots_anywhere(run, at)
