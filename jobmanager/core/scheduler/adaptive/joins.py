@@ -34,7 +34,11 @@ from jobmanager.core.scheduler.adaptive.decider import (
     describe_bytes,
     starting_parallelism,
 )
-from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats, VertexDecision
+from jobmanager.core.scheduler.adaptive.decision import (
+    DeciderSettings,
+    InputStats,
+    VertexDecision,
+)
 from jobmanager.core.scheduler.adaptive.packing import Items, exact_count_ranges
 from jobmanager.messages.events import Explanation
 from jobmanager.messages.joins import JoinDecision

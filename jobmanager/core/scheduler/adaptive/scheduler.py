@@ -113,20 +113,14 @@ class AdaptiveBatchScheduler:
         (its sources asked, its decision made), as in Flink, where they are all initialised
         when the job starts: the first tasks are then deployed together, the largest first
         (``bytes_per_task``)."""
+        self._request_decisions()
         ready: list[ExecutionJobVertex] = []
         names: set[str] = set()
-        for ejv in self.graph.job_vertices.values():
-            if ejv.is_initialized:
-                continue
-            undecided = ejv.parallelism is None or ejv.name in self._awaiting_join
-            if undecided and ejv.name not in self.pending:
-                self._request_decision(ejv)
         sources_waiting = any(not ejv.inputs and ejv.parallelism is None
                               for ejv in self.graph.job_vertices.values())  # fmt: skip
         for ejv in self.graph.job_vertices.values():
-            if ejv.is_initialized or (sources_waiting and not ejv.inputs):
-                continue
-            if ejv.name in self._awaiting_join:
+            waits = (sources_waiting and not ejv.inputs) or ejv.name in self._awaiting_join
+            if ejv.is_initialized or waits:
                 continue
             if ejv.parallelism is not None and all(
                 p.is_initialized or p.name in names for p in ejv.producers
@@ -134,6 +128,15 @@ class AdaptiveBatchScheduler:
                 ready.append(ejv)
                 names.add(ejv.name)
         return ready
+
+    def _request_decisions(self) -> None:
+        """Ask for the parallelism of every vertex still without one, and for the join of
+        every vertex whose parallelism is fixed but whose join waits for its inputs' bytes."""
+        for ejv in self.graph.job_vertices.values():
+            if ejv.is_initialized or ejv.name in self.pending:
+                continue
+            if ejv.parallelism is None or ejv.name in self._awaiting_join:
+                self._request_decision(ejv)
 
     def bytes_per_task(self, ejv: ExecutionJobVertex) -> int:
         """What one task of a source vertex reads, from its listing (0: not known)."""
@@ -204,22 +207,12 @@ class AdaptiveBatchScheduler:
         wanted = jv.static_parallelism or self.inferred.get(ejv.name)
         how = "static parallelism of its sources" if jv.static_parallelism else "inferred by its sources"
         if not ejv.inputs:
-            bound = self.upper_bound(ejv)
-            if wanted:
-                p = max(1, min(wanted, vertex_max))
-                text = f"source: {how} {wanted}, within the upper bound {bound} -> {p}"
-                if self.inferred_detail.get(ejv.name):
-                    text += f"; {self.inferred_detail[ejv.name]}"
-            else:
-                p = bound
-                text = f"source that infers nothing: the upper bound {bound}"
-            return VertexDecision(p, {}, Explanation(text))
+            return self._decide_source(ejv, wanted, how, vertex_max)
         stats = [self._stats(r) for r in ejv.inputs]
         sides = self._joins.get(ejv.name)
-        if sides is not None and not wanted:
-            threshold = self.config[THRESHOLD_KEY]
-            return decide_join_vertex(stats, sides, ejv.parallelism, vertex_max, self.settings,
-                                      threshold)  # fmt: skip
+        if sides is not None and not wanted:  # a parallelism fixed by the user is kept
+            settings, threshold = self.settings, self.config[THRESHOLD_KEY]
+            return decide_join_vertex(stats, sides, ejv.parallelism, vertex_max, settings, threshold)
         decision = decide_vertex(stats, None, vertex_max, self.settings)
         if not wanted:
             return decision
@@ -236,6 +229,18 @@ class AdaptiveBatchScheduler:
             Explanation(text, decision.explanation.input_bytes,
                         decision.explanation.broadcast_bytes),  # fmt: skip
         )
+
+    def _decide_source(self, ejv: ExecutionJobVertex, wanted: int | None, how: str,
+                       vertex_max: int) -> VertexDecision:  # fmt: skip
+        """A vertex without inputs takes what its sources told, within the upper bound."""
+        bound = self.upper_bound(ejv)
+        if not wanted:
+            return VertexDecision(bound, {}, Explanation(f"source that infers nothing: the upper bound {bound}"))
+        p = max(1, min(wanted, vertex_max))
+        text = f"source: {how} {wanted}, within the upper bound {bound} -> {p}"
+        if self.inferred_detail.get(ejv.name):
+            text += f"; {self.inferred_detail[ejv.name]}"
+        return VertexDecision(p, {}, Explanation(text))
 
     def _stats(self, result) -> InputStats:
         produced = result.produced
@@ -284,10 +289,12 @@ class AdaptiveBatchScheduler:
     @staticmethod
     def _run_time_joins(graph: ExecutionGraph, config: Configuration) -> dict[str, JoinSides]:
         """The vertices whose join's strategy is decided at run time (all, unless the
-        strategy is NONE): their inputs are exactly both sides of one shuffled join."""
+        strategy is NONE): their inputs are exactly both sides of one shuffled join, and they
+        read no sources (whose parallelism would take the decision's place)."""
         if config[STRATEGY_KEY] == "NONE":
             return {}
-        found = {ejv.name: join_sides(ejv.inputs) for ejv in graph.job_vertices.values()}
+        found = {ejv.name: join_sides(ejv.inputs) for ejv in graph.job_vertices.values()
+                 if not ejv.job_vertex.sources}  # fmt: skip
         return {name: sides for name, sides in found.items() if sides is not None}
 
     def on_inferred(self, event: ev.SourceParallelismInferred) -> None:
