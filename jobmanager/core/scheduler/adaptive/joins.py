@@ -42,7 +42,7 @@ from jobmanager.core.scheduler.adaptive.decision import (
 from jobmanager.core.scheduler.adaptive.packing import Items, exact_count_ranges
 from jobmanager.messages.events import Explanation
 from jobmanager.messages.joins import JoinDecision
-from jobmanager.model.jobgraph import DistributionPattern, JoinInput
+from jobmanager.model.jobgraph import DistributionPattern, JoinInput, PartitionerKind
 from shuffle.ranges import even_ranges
 
 __all__ = ["JoinSide", "JoinSides", "decide_join", "decide_join_vertex", "join_sides"]
@@ -80,9 +80,9 @@ class JoinSides:
 
 def join_sides(inputs) -> JoinSides | None:
     """The two sides of the one join a vertex runs, from its inputs (``IntermediateResult``):
-    only when its non-broadcast inputs are exactly both sides of one join, each all-to-all
-    and blocking (the vertex waits for both anyway, so deciding costs no time); else None,
-    and the plan stays as it is."""
+    only when its non-broadcast inputs are exactly both sides of one join, each hash
+    partitioned on its keys and blocking (the vertex waits for both anyway, so deciding costs
+    no time); else None, and the plan stays as it is."""
     shuffled = [r for r in inputs if not r.is_broadcast]
     if len(shuffled) != 2 or not all(_decidable(r) for r in shuffled):
         return None
@@ -95,6 +95,7 @@ def join_sides(inputs) -> JoinSides | None:
 
 def _decidable(result) -> bool:
     return (result.edge.join is not None
+            and result.edge.partitioner.kind is PartitionerKind.HASH
             and result.pattern is DistributionPattern.ALL_TO_ALL
             and result.result_type.is_reconsumable
             and not result.result_type.can_be_pipelined)  # fmt: skip

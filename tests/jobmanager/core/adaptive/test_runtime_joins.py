@@ -262,3 +262,14 @@ def test_a_decision_with_its_join_travels_through_msgpack():
     event = decision(run)
     assert decode(encode(event)) == event
     assert isinstance(event.joins[0], ev.JoinDecision)
+
+
+def test_a_side_not_hash_partitioned_leaves_the_plan_as_it_is():
+    g = JobGraph("odd")
+    left, right = g.add_vertex("left", 2), g.add_vertex("right", 2)
+    join = g.add_vertex("join")
+    g.connect(left, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "left"))
+    g.connect(right, join, Partitioner.REBALANCE, join=JoinInput("j1", "inner", "right"))
+    g.connect(join, g.add_vertex("sink"), Partitioner.FORWARD)
+    run = run_join(g, {"left": 16 * MiB, "right": 10})
+    assert run.state.growth.joins == {} and decision(run).joins == ()
