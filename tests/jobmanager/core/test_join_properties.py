@@ -2,7 +2,7 @@
 broadcast side whole and the other side exactly once; a replay of the log up to any step is
 the live state; a snapshot taken anywhere keeps the join decisions."""
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jobmanager.core.state import JobManagerState
@@ -38,7 +38,7 @@ def join_scenarios(draw):
         "restart-strategy.fixed-delay.attempts": 100,
         "taskmanager.numberOfTaskSlots": draw(st.integers(1, 3)),
         "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "32 kb",
-        "table.optimizer.join.broadcast-threshold": draw(st.sampled_from([-1, 0, 64 * KiB, 256 * KiB])),
+        "table.optimizer.join.broadcast-threshold": draw(st.sampled_from([-1, 16 * KiB, 64 * KiB, 1 << 20])),
         "table.optimizer.adaptive-broadcast-join.strategy": draw(st.sampled_from(["AUTO", "RUNTIME_ONLY", "NONE"])),
     }  # fmt: skip
     run = Run(g, config, faults=faults, seed=draw(st.integers(0, 2**16)), inject=inject,
@@ -77,6 +77,8 @@ def test_join_runs_finish_reading_each_side_as_decided(run):
     check_reads(run)
     strategy = run.config["table.optimizer.adaptive-broadcast-join.strategy"]
     assert bool(run.state.growth.joins) is (strategy != "NONE")
+    for join in run.state.growth.joins.get("join", ()):
+        event(f"{join.strategy} join")
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
