@@ -132,8 +132,9 @@ def _why_not_broadcast(sides: JoinSides, threshold: int) -> str:
         return f"a {_KIND_WORDS.get(sides.kind, sides.kind)} join broadcasts neither side"
     if threshold < 0:
         return "the broadcast threshold is off"
-    which = " or ".join(allowed)
-    return f"the {which} side, which it may broadcast, is above threshold {describe_bytes(threshold)}"
+    if len(allowed) == 2:
+        return f"both sides are above threshold {describe_bytes(threshold)}"
+    return f"the {allowed[0]} side, which it may broadcast, is above threshold {describe_bytes(threshold)}"
 
 
 def decide_join_vertex(

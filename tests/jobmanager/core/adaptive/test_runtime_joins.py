@@ -166,6 +166,7 @@ def test_both_sides_big_stay_shuffled_built_on_the_smaller():
     assert (join.left_bytes, join.right_bytes) == (64 * MiB, 48 * MiB)
     assert (join.strategy, join.side) == ("shuffled", "right")
     assert "built on the right side, the smaller" in join.text
+    assert "both sides are above threshold 10.0 MiB" in join.text
     assert decision(run).parallelism == 7  # both sides count: 112 MiB / 16 MiB
 
 
