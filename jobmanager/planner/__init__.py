@@ -10,7 +10,8 @@ against the tables' schemas, read from their files in the client), ``translate``
 becomes a logical plan; subqueries become semi, anti, single and left joins), ``pushdown``,
 ``prune`` and ``joins`` (filters go down to the scans, only the columns read are read, inner
 joins are ordered along their keys), ``physical`` (the plan is cut into stages at its
-exchanges), ``sqlgen`` (each stage's SQL) and ``graph`` (the job graph). The planner imports
+exchanges), ``joinmarks`` (the shuffled joins the JobManager may still broadcast at run time),
+``sqlgen`` (each stage's SQL) and ``graph`` (the job graph). The planner imports
 nothing of Tidal's runtime: it builds the job model, which the runtime then runs like any
 hand-built job, sizing each vertex from the bytes its inputs produce.
 """
@@ -20,10 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobmanager.model.config import Configuration
-from jobmanager.model.jobgraph import JobGraph
+from jobmanager.model.jobgraph import JobGraph, JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.graph import job_graph
+from jobmanager.planner.joinmarks import (
+    broadcast_strategy,
+    mark_joins,
+    static_threshold,
+)
 from jobmanager.planner.joins import reorder_joins
 from jobmanager.planner.logical import IdAllocator, Project, col
 from jobmanager.planner.parse import parse, qualified
@@ -59,7 +65,8 @@ class PlannedQuery:
                          f"{fixed if fixed is not None else 'decided at run time'})")
             for edge in vertex.inputs:
                 split = ", splittable" if edge.splittable else ""
-                lines.append(f"  <- {edge.source.name}: {edge.partitioner}{split}")
+                lines.append(f"  <- {edge.source.name}: {edge.partitioner}{split}"
+                             f"{_join_mark(edge.join)}")
             for source in vertex.sources:
                 lines.append(f"  reads {source!r}")
             operator = vertex.operator
@@ -82,12 +89,22 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     ids = IdAllocator()
     relation = Translator(catalog, ids).query(tree)
     node = prune_columns(push_filters(relation.node), trim=False)
-    threshold = config[BROADCAST_THRESHOLD]
+    threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
     node = prune_columns(reorder_joins(node, threshold))
-    result = cut_into_stages(node, threshold, ids)
+    result = cut_into_stages(node, static_threshold(threshold, strategy), ids)
+    mark_joins(result, strategy)
     tree = result.tree
     named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
     result.tree = Project(named, "SELECT", tree, tuple((n, col(i)) for n, i in
                                                        zip(relation.names, tree.ids)))
     graph = job_graph(result, sink, name or "sql")
     return PlannedQuery(graph, relation.names, tuple(str(kind) for _, kind in named))
+
+
+def _join_mark(join: JoinInput | None) -> str:
+    """An edge's join mark as explain shows it: the join's id and kind, the side this edge is,
+    and whether the JobManager may send it whole to the join's tasks at run time."""
+    if join is None:
+        return ""
+    may = " (may broadcast)" if join.may_be_broadcast else ""
+    return f", join {join.join} {join.kind}, {join.side} side{may}"

@@ -56,7 +56,7 @@ def job_graph(result: Stage, sink: ParquetSink, name: str) -> JobGraph:
         for edge in stage.inputs:
             splittable = edge.splittable and not stage.relies_on_partitioning
             graph.connect(vertices[id(edge.producer)], vertices[id(stage)], edge.partitioner,
-                          splittable=splittable)  # fmt: skip
+                          splittable=splittable, join=edge.join)  # fmt: skip
     last = graph.add_vertex("result", operator=sink)
     graph.connect(vertices[id(result)], last, Partitioner.FORWARD)
     return graph

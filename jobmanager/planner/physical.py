@@ -20,6 +20,10 @@ left of inner and right outer ones); otherwise both sides are hashed on the join
 inputs a skewed key may be cut across tasks are marked ``splittable`` (inner: both; left, semi,
 anti: the left; right: the right; full: none), unless something after the join in the same
 stage relies on its partitioning. A join without equality keys broadcasts its smaller side.
+The listing is an estimate: ``joinmarks`` marks each shuffled join's two edges so the
+JobManager may still broadcast a side its real bytes show small (FLIP-470), and under
+``table.optimizer.adaptive-broadcast-join.strategy`` RUNTIME_ONLY the planner is given no
+threshold, so it broadcasts no equi-join itself (NONE: no marks).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from jobmanager.model.jobgraph import Partitioner
+from jobmanager.model.jobgraph import JoinInput, Partitioner
 from jobmanager.planner.aggregates import split_aggregate
 from jobmanager.planner.expressions import type_of
 from jobmanager.planner.distribution import (
@@ -69,6 +73,7 @@ class StageEdge:
     producer: Stage
     partitioner: Partitioner
     splittable: bool = False
+    join: JoinInput | None = None  # set by joinmarks.mark_joins
 
 
 @dataclass(eq=False)

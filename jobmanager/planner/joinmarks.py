@@ -1,0 +1,138 @@
+"""Shuffled joins marked so the JobManager may turn them into broadcast joins at run time
+(FLIP-470), and the strategy, ``table.optimizer.adaptive-broadcast-join.strategy``, that says
+whether it may and whether the planner still broadcasts from the listing.
+
+The planner decides a join's strategy from listed bytes, an estimate made before anything ran;
+after the join's inputs are produced the JobManager knows their real bytes, and a side that
+turned out small can be sent whole to every task of the join instead of being hashed (its
+producer's output read whole by each task), the other side then read in any slices. For that
+each input edge of a shuffled join carries a ``JoinInput``: which join (an id shared by its two
+edges), the join's kind (which decides the side that may be broadcast) and which side it is.
+
+The marked stage's SQL does not change with the run-time decision and needs not: it joins its
+two views, whatever rows each holds, and nothing in it assumes they were hashed alike unless
+``Stage.relies_on_partitioning`` says so, which clears ``redistributable``: an aggregate or a
+window the join's hashing already grouped, or a join that reads another input hashed on the same
+keys (a per-task dedup of a side, an IN over a DISTINCT subquery, is such an aggregate: it is
+in the join's stage only when co-partitioned there, and then that join is not marked at all).
+The in-task ``BROADCAST`` hint names the side the estimates call smaller; where the run time
+broadcasts the other one the hint still gives the same rows, only another in-task plan.
+
+- ``NONE``: no marks; joins broadcast from the listing as before.
+- ``AUTO`` (the default): the listing's small sides are broadcast by the planner as before; the
+  joins it shuffles are marked.
+- ``RUNTIME_ONLY``: the planner broadcasts no equi-join (each is shuffled and marked), so only
+  real bytes decide; a join without equality keys still broadcasts a side, as it cannot be hashed.
+  Inner joins are still ordered by the listing (``joins.reorder_joins``: small inputs first),
+  which orders, and does not decide, how each is run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jobmanager.errors import ConfigurationError
+from jobmanager.model.jobgraph import JoinInput, PartitionerKind
+from jobmanager.planner.graph import stages_in_order
+from jobmanager.planner.logical import Join, Node
+from jobmanager.planner.physical import Input, Stage, StageEdge
+
+__all__ = ["AUTO", "NONE", "RUNTIME_ONLY", "STRATEGY", "broadcast_strategy", "mark_joins",
+           "static_threshold"]  # fmt: skip
+
+STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
+AUTO, RUNTIME_ONLY, NONE = "AUTO", "RUNTIME_ONLY", "NONE"
+
+# The logical plan's join kinds (translate and subqueries already read Spark's spellings: LEFT
+# [OUTER] -> left, LEFT SEMI, EXISTS and IN -> semi, LEFT ANTI, NOT EXISTS and NOT IN -> anti)
+# as JoinInput names them; cross and single (a scalar subquery's row) joins have no keys to
+# hash on, so they are never shuffled joins and never marked.
+_KINDS = {"inner": "inner", "left": "left", "right": "right", "full": "full", "semi": "semi",
+          "anti": "anti"}  # fmt: skip
+
+
+def broadcast_strategy(config: Mapping[str, Any]) -> str:
+    """The strategy the configuration asks for: AUTO, RUNTIME_ONLY or NONE, in any case or
+    with dashes; AUTO, Flink's default, where it has no such option (a plain mapping)."""
+    try:
+        value = config[STRATEGY]
+    except (ConfigurationError, KeyError):
+        return AUTO
+    if value is None:
+        return AUTO
+    name = str(getattr(value, "name", value)).strip().upper().replace("-", "_")
+    if name not in (AUTO, RUNTIME_ONLY, NONE):
+        raise ConfigurationError(STRATEGY, f"expected AUTO, RUNTIME_ONLY or NONE; got {value!r}")
+    return name
+
+
+def static_threshold(threshold: int, strategy: str) -> int:
+    """The broadcast threshold the planner cuts stages with: -1 (never from the listing) under
+    RUNTIME_ONLY, so every equi-join is shuffled and left to the run time; else ``threshold``.
+    A join without keys broadcasts whatever the threshold, so it is unaffected."""
+    return -1 if strategy == RUNTIME_ONLY else threshold
+
+
+def mark_joins(result: Stage, strategy: str = AUTO) -> int:
+    """Mark both input edges of every shuffled join among ``result``'s stages (producers
+    first, so the ids read j1, j2, ... from the scans up), none under NONE; returns how many
+    joins it marked."""
+    count = 0
+    if strategy == NONE:
+        return count
+    for stage in stages_in_order(result):
+        found = shuffled_join(stage)
+        if found is None:
+            continue
+        join, left, right = found
+        count += 1
+        name, kind = f"j{count}", _KINDS[join.kind]
+        redistributable = not stage.relies_on_partitioning
+        left.join = JoinInput(name, kind, "left", redistributable)
+        right.join = JoinInput(name, kind, "right", redistributable)
+    return count
+
+
+def shuffled_join(stage: Stage) -> tuple[Join, StageEdge, StageEdge] | None:
+    """The join of ``stage`` whose two sides are its two non-broadcast inputs, both hashed,
+    with their edges (left, right); None unless those inputs are exactly one join's two sides
+    (the JobManager decides only such a vertex's join: ``core.scheduler.adaptive.joins``).
+
+    A stage with a third hashed input (a join on keys the stage is already hashed on, reading
+    it by the same subpartitions) or a join side computed in the stage (an aggregate hashed
+    there) is not marked: broadcasting one side would leave the others to be read by hash
+    subpartition still, and which pair the run time should turn would be ambiguous; with two
+    such inputs, both the join's, the choice is the join's alone. A broadcast input (a small
+    dimension joined after it) is read whole by every task either way, so it does not count."""
+    hashed = {id(e) for e in stage.inputs if not e.partitioner.is_broadcast}
+    if len(hashed) != 2 or stage.tree is None:
+        return None
+    for node in _nodes(stage.tree):
+        sides = _sides(stage, node)
+        if sides is not None and {id(e) for e in sides} == hashed:
+            return node, *sides
+    return None
+
+
+def _sides(stage: Stage, node: Node) -> tuple[StageEdge, StageEdge] | None:
+    """The edges of ``node``'s two sides when it is a join of two hashed inputs of the stage."""
+    if not isinstance(node, Join) or node.kind not in _KINDS:
+        return None
+    if not (isinstance(node.left, Input) and isinstance(node.right, Input)):
+        return None
+    edges = (_edge(stage, node.left), _edge(stage, node.right))
+    if all(e.partitioner.kind is PartitionerKind.HASH for e in edges):
+        return edges
+    return None
+
+
+def _edge(stage: Stage, leaf: Input) -> StageEdge:
+    """The input edge whose rows ``leaf`` reads (view ``in<n>``: the stage's n-th input)."""
+    return stage.inputs[int(leaf.view[len("in"):])]
+
+
+def _nodes(node: Node) -> Iterator[Node]:
+    yield node
+    for child in node.children:
+        yield from _nodes(child)
