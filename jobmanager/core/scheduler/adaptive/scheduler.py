@@ -11,6 +11,7 @@ run off the main loop (FLIP-379), else the upper bound.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from jobmanager.core import commands as cmd
@@ -266,13 +267,18 @@ class AdaptiveBatchScheduler:
         ejv = self.graph.job_vertex(event.vertex)
         if not self._fits(ejv, event):
             return False
-        self._awaiting_join.discard(ejv.name)
         group = self.groups.get(ejv.name)
-        self._set_parallelism(group.names if group else [ejv.name], event.parallelism)
         self._input_infos[ejv.name] = dict(event.input_infos)
-        self.explanations[ejv.name] = event.explanation
         if event.joins:
             self.joins[ejv.name] = event.joins
+        if ejv.name in self._awaiting_join:  # its parallelism was fixed: say by whom, then why
+            self._awaiting_join.discard(ejv.name)
+            fixed = self.explanations.get(ejv.name)
+            self.explanations[ejv.name] = event.explanation if fixed is None else replace(
+                event.explanation, text=f"{fixed.text}; {event.explanation.text}")  # fmt: skip
+            return True
+        self._set_parallelism(group.names if group else [ejv.name], event.parallelism)
+        self.explanations[ejv.name] = event.explanation
         if group is not None:
             self._explain_group(group.names, ejv.name, f"decided for it: {event.parallelism}")
         return True

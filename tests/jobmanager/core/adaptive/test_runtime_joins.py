@@ -274,3 +274,22 @@ def test_a_side_not_hash_partitioned_leaves_the_plan_as_it_is():
     g.connect(join, g.add_vertex("sink"), Partitioner.FORWARD)
     run = run_join(g, {"left": 16 * MiB, "right": 10})
     assert run.state.growth.joins == {} and decision(run).joins == ()
+
+
+def test_a_join_whose_forward_group_the_user_fixed_keeps_that_parallelism_and_says_by_whom():
+    g = JobGraph("fixed downstream")
+    left, right = g.add_vertex("left", 8), g.add_vertex("right", 2)
+    join, sink = g.add_vertex("join"), g.add_vertex("sink", 3)
+    g.connect(left, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "left", True))
+    g.connect(right, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right"))
+    g.connect(join, sink, Partitioner.FORWARD)
+    g.connect(sink, g.add_vertex("after"), Partitioner.hash("z"))
+    run = run_join(g, {"left": 16 * MiB, "right": MiB})
+    event = decision(run)
+    assert event.parallelism == 3 and event.joins[0].side == "right"
+    infos = dict(event.input_infos)
+    assert infos["left->join"] == PartitionRangesInputInfo(3, (0, 3, 6, 8))  # 48, 48, 32 MiB
+    assert infos["right->join"] == WholeInputInfo(2, 3, 3)
+    why = run.state.growth.explanations["join"].text
+    assert why.startswith("forward group with 'sink'") and "set by the user: 3; join 'j1'" in why
+    assert "sink" not in run.state.growth.explanations  # the user's own, nothing decided for it
