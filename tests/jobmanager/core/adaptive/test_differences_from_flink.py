@@ -103,3 +103,26 @@ def test_an_edge_between_two_one_task_vertices_chains_whatever_its_partitioner()
     g.connect(lines, final, Partitioner.hash("l_returnflag"))
     assert decide_chains(g, one_task={"lines"}) == (("lines", "final"),)
     assert decide_chains(g) == ()  # lines' tasks unknown: as Flink
+
+
+def test_a_join_is_decided_at_run_time_with_job_recovery_on_once_both_sides_finished():
+    """Flink switches its adaptive broadcast join off under batch job recovery, and may turn a
+    join into a broadcast join as soon as the small side finished. Tidal logs the decision in
+    the vertex's decision event, so recovery replays it (on by default), and decides once both
+    sides finished, from both sides' real bytes, with the join's parallelism."""
+    from jobmanager.model.jobgraph import JoinInput
+    from jobmanager.simulation.cluster import uniform_bytes
+    from tests.jobmanager.core.harness import Run
+
+    g = JobGraph("join")
+    left, right = g.add_vertex("left", 4), g.add_vertex("right", 1)
+    join = g.add_vertex("join")
+    g.connect(left, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "left"))
+    g.connect(right, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right"))
+    run = Run(g, {"execution.batch.job-recovery.enabled": True}, byte_model=uniform_bytes(MiB))
+    assert run.go().status == "FINISHED"
+    (decided,) = [e for e in run.run.events if type(e) is ev.VertexParallelismDecided]
+    finished = [i for i, e in enumerate(run.run.events) if type(e) is ev.TaskFinished]
+    assert run.run.events.index(decided) > finished[4]  # after all five producer tasks
+    assert decided.joins[0].strategy == "broadcast" and decided.joins[0].side == "right"
+    run.check_replay()
