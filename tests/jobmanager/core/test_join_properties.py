@@ -1,6 +1,9 @@
 """Properties of runs whose join is decided at run time: every subtask of the join reads the
 broadcast side whole and the other side exactly once; a replay of the log up to any step is
-the live state; a snapshot taken anywhere keeps the join decisions."""
+the live state; a snapshot taken anywhere keeps the join decisions; a JobManager dying
+anywhere is replaced by one that applies them and loses no finished work."""
+
+import random
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -10,7 +13,9 @@ from jobmanager.messages import events as ev
 from jobmanager.model.jobgraph import JobGraph, JoinInput, Partitioner
 from jobmanager.simulation.cluster import TaskFault
 from tests.jobmanager.core.adaptive.test_runtime_joins import sized
+from tests.jobmanager.core.crash import crash_and_recover
 from tests.jobmanager.core.harness import Run
+from tests.jobmanager.core.test_recovery import check
 from tests.jobmanager.core.test_snapshots import check_snapshots_anywhere
 
 KiB = 1 << 10
@@ -41,9 +46,12 @@ def join_scenarios(draw):
         "table.optimizer.join.broadcast-threshold": draw(st.sampled_from([-1, 16 * KiB, 64 * KiB, 1 << 20])),
         "table.optimizer.adaptive-broadcast-join.strategy": draw(st.sampled_from(["AUTO", "RUNTIME_ONLY", "NONE"])),
     }  # fmt: skip
-    run = Run(g, config, faults=faults, seed=draw(st.integers(0, 2**16)), inject=inject,
-              byte_model=sized(per_task))  # fmt: skip
-    return run
+    return g, config, faults, draw(st.integers(0, 2**16)), inject, sized(per_task)
+
+
+def join_runs():
+    return join_scenarios().map(
+        lambda s: Run(s[0], s[1], faults=s[2], seed=s[3], inject=s[4], byte_model=s[5]))
 
 
 def check_reads(run: Run) -> None:
@@ -70,7 +78,7 @@ def check_reads(run: Run) -> None:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(join_scenarios())
+@given(join_runs())
 def test_join_runs_finish_reading_each_side_as_decided(run):
     assert run.go().status == "FINISHED"
     run.check_invariants()
@@ -82,7 +90,7 @@ def test_join_runs_finish_reading_each_side_as_decided(run):
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(join_scenarios())
+@given(join_runs())
 def test_after_every_step_a_replay_of_a_join_runs_log_so_far_equals_the_live_state(run):
     shadow = JobManagerState(run.job, run.config, job_id="test")
     handle = run.state.handle
@@ -99,7 +107,20 @@ def test_after_every_step_a_replay_of_a_join_runs_log_so_far_equals_the_live_sta
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(join_scenarios(), st.floats(0, 1))
+@given(join_runs(), st.floats(0, 1))
 def test_a_snapshot_of_a_join_run_keeps_its_join_decisions(run, at):
     run.go()
     check_snapshots_anywhere(run, at)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(join_scenarios(), st.floats(0, 1), st.integers(0, 2**16))
+def test_join_decisions_survive_a_jobmanager_dying_anywhere(scenario, when, fate_seed):
+    job, config, _, seed, _, model = scenario
+    live = Run(job, config, seed=seed, byte_model=model)
+    live.go()
+    length = len(live.run.events)
+    recovery = crash_and_recover(job, config, seed, int(when * length), random.Random(fate_seed),
+                                 byte_model=model)  # fmt: skip
+    check(recovery)
+    assert recovery.state.growth.joins == live.state.growth.joins
