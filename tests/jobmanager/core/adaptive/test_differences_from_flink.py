@@ -67,13 +67,13 @@ def test_a_file_source_infers_from_the_bytes_its_columns_hold_not_its_splits(tmp
     Tidal's divides the bytes of the column chunks it reads by the data volume per task, as
     Spark packs small files into one partition: 4 small files are one task (one Spark query),
     and the columns a task does not read do not count."""
+    import random
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from jobmanager.model.inference import InferenceContext
     from jobmanager.model.sources import FileSource
-
-    import random
 
     text = random.Random(0)
     for n in range(4):
