@@ -310,7 +310,8 @@ OPTIONS: dict[str, Option] = {
                "never does. (Flink: 1 MB of its own estimate; Tidal: Spark's 10 MB, of bytes "
                "as Spark's estimate counts them.)"),
         Option("table.optimizer.adaptive-broadcast-join.strategy",
-               _choice("AUTO", "RUNTIME_ONLY", "NONE"), "AUTO",
+               _choice("AUTO", "RUNTIME_ONLY", "NONE", aliases={"runtime-only": "RUNTIME_ONLY"}),
+               "AUTO",
                "AUTO: a join is broadcast when planned (a side's listed bytes under "
                "table.optimizer.join.broadcast-threshold) or, failing that, at run time, when "
                "a side it may broadcast produced at most the threshold's real bytes (else it "
