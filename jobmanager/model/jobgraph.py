@@ -293,6 +293,15 @@ class JobEdge:
         self.dynamic_filtering = dynamic_filtering
         self.join = join
 
+    def __setstate__(self, state) -> None:
+        """Unpickle, also a graph pickled before an attribute existed (an archived job's graph,
+        read back by ``tidal report`` or a JobManager taking the job over): what it lacks
+        takes the default."""
+        self.splittable, self.dynamic_filtering, self.join = False, None, None
+        _, slots = state if isinstance(state, tuple) else (None, state)
+        for name, value in (slots or {}).items():
+            setattr(self, name, value)
+
     def resolved(self, adaptive: bool) -> JobEdge:
         """This edge with an open partitioner and pattern settled as the scheduler runs it."""
         partitioner = self.partitioner
