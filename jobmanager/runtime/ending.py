@@ -100,6 +100,7 @@ class JobEnding:
         try:
             if self.events is not None:
                 self.events.flush()
+                self.metrics.saw_log(self.events.size)
             jobrecords.record_end(self.job_id, self._details().summary(), time.time() + expiration)
         except Exception as error:
             self._stay(error)
