@@ -18,6 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from jobmanager.client.report.timeline import Attempt, Marker, TimelineBuilder
+from jobmanager.core.executiongraph.inputs import PartitionRangesInputInfo, WholeInputInfo
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.messages.jobstatus import JobStatus
@@ -230,10 +231,10 @@ def _does(operator) -> str:
 def _origin(ejv, decision, explanation) -> str:
     if ejv.parallelism is None:
         return "undecided"
+    if ejv.job_vertex.parallelism is not None:  # its join may be decided, its parallelism not
+        return "user"
     if decision is not None:
         return "inferred" if not ejv.inputs else "decided"
-    if ejv.job_vertex.parallelism is not None:
-        return "user"
     if explanation is not None and explanation.text.startswith("forward group"):
         return "forward"
     return "fixed"
@@ -262,8 +263,8 @@ def _task_bytes(ejv) -> tuple[int, int] | None:
     counted = False
     for result in ejv.inputs:
         info, produced = ejv.input_infos.get(result.id), result.produced
-        if result.is_broadcast or info is None or produced is None:
-            continue
+        if result.is_broadcast or isinstance(info, WholeInputInfo) or info is None or produced is None:
+            continue  # every task reads a broadcast input whole: not part of its share
         counted = True
         if produced.per_partition is not None:
             for k in range(len(info)):
@@ -299,7 +300,8 @@ def _result(result) -> ResultFacts:
     info = consumer.input_infos.get(result.id) if consumer.is_initialized else None
     ranges: tuple[tuple[int, int], ...] = ()
     splits: tuple[tuple[int, int], ...] = ()
-    if info is not None:
+    if info is not None and not isinstance(info, (WholeInputInfo, PartitionRangesInputInfo)):
+        # read whole, or whole producer outputs per task: no subpartition ranges, no skew cuts
         ranges = tuple(
             (min(s.subpartitions.start for s in info[k].slices),
              max(s.subpartitions.end for s in info[k].slices))
