@@ -399,6 +399,7 @@ class JobManagerActor(JobEnding):
                 for decided in step.events:
                     self.events.append(decided, int(now * 1000))
                     self.ledger.saw_event(decided, now)
+                    self.metrics.saw_decision(decided)
                 self.metrics.saw_event(event, step.commands)
                 commands.extend(step.commands)
             for command in commands:

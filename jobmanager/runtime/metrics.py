@@ -58,6 +58,12 @@ def ray_instruments() -> dict[str, object]:
                           _LOOP_SECONDS, _JOB),  # fmt: skip
         "events": Counter("tidal_jobmanager_events", "Events the main loop applied.", _JOB),
         "log": Gauge("tidal_event_log_bytes", "Bytes of the job's event log in its store.", _JOB),
+        "joins": Counter("tidal_join_decisions", "Joins whose strategy the JobManager decided "
+                         "at run time, by strategy (broadcast or shuffled).",
+                         (*_VERTEX, "strategy")),  # fmt: skip
+        "broadcast": Counter("tidal_broadcast_bytes", "Bytes of the join sides the JobManager "
+                             "decided at run time to send whole to every task of the join "
+                             "(each task reads them once).", _VERTEX),  # fmt: skip
     }
 
 
@@ -103,6 +109,17 @@ class JobMetrics:
             reports = {(e.vertex, e.subtask, e.attempt): e for tm in event.task_managers
                        for e in tm.ended if type(e) is ev.TaskFinished}  # fmt: skip
             self._settle(list(self._live), reports)
+
+    def saw_decision(self, event: object) -> None:
+        """The core decided ``event`` live (not replayed): count its join decisions."""
+        if type(event) is not ev.VertexParallelismDecided:
+            return
+        for join in event.joins:
+            tags = {**self._vertex(event.vertex), "strategy": join.strategy}
+            self.instruments["joins"].inc(1, tags=tags)
+            if join.is_broadcast:
+                side = join.left_bytes if join.side == "left" else join.right_bytes
+                self._add("broadcast", event.vertex, side)
 
     def loop_batch(self, seconds: float, events: int) -> None:
         """The main loop applied a batch of ``events`` in ``seconds``: hand Ray what the batch

@@ -44,6 +44,8 @@ class Recorded:
     @staticmethod
     def _where(tags: dict[str, str]) -> str | None:
         assert tags["job_id"] == "job-1" and tags["job_name"] == JOB_NAME
+        if "strategy" in tags:
+            return f"{tags['vertex']}: {tags['strategy']}"
         return tags.get("vertex")
 
 
@@ -74,6 +76,8 @@ class Observed:
             """As the JobManager's main loop does, one event to a batch."""
             step = handle(event)
             self.metrics.saw_event(event, step.commands)
+            for decided in step.events:
+                self.metrics.saw_decision(decided)
             applied = 1 + len(step.events)  # the decisions it made are applied events too
             if type(event) in (ev.TaskFinished, ev.TaskFailed, ev.TaskCanceled, ev.TaskRunning):
                 again = handle(event)
@@ -190,3 +194,22 @@ def test_a_size_read_before_the_last_flush_and_reported_after_it_is_ignored(tmp_
     metrics.saw_log(stale)
     assert metrics.instruments["log"].values[None] == log.size > stale
     log.close()
+
+
+def test_join_decisions_and_the_bytes_broadcast_are_counted_per_join_vertex():
+    from jobmanager.model.jobgraph import JoinInput
+    from tests.jobmanager.core.adaptive.test_runtime_joins import MiB, sized
+
+    g = JobGraph("joins")
+    big, small, other = g.add_vertex("big", 4), g.add_vertex("small", 2), g.add_vertex("other", 2)
+    broadcast, shuffled = g.add_vertex("join1"), g.add_vertex("join2")
+    g.connect(big, broadcast, Partitioner.hash("k"), join=JoinInput("j1", "inner", "left"))
+    g.connect(small, broadcast, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right"))
+    g.connect(broadcast, shuffled, Partitioner.hash("k"), join=JoinInput("j2", "inner", "left"))
+    g.connect(other, shuffled, Partitioner.hash("k"), join=JoinInput("j2", "inner", "right"))
+    observed = Observed(Run(g, byte_model=sized({"big": 64 * MiB, "small": MiB, "other": 32 * MiB,
+                                                 "join1": 16 * MiB})))  # fmt: skip
+    assert observed.run.go().status == "FINISHED"
+    decisions = observed.instruments["joins"]
+    assert dict(decisions.values) == {"join1: broadcast": 1, "join2: shuffled": 1}
+    assert dict(observed["broadcast"]) == {"join1": 2 * MiB}
