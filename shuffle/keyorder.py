@@ -1,0 +1,112 @@
+"""Sort keys as order-preserving bytes ("memcomparable"), so a range exchange needs no types.
+
+A global ORDER BY runs as several sort tasks, each sorting one key range (see
+``jobmanager.core.scheduler.adaptive.ranges``). The producers' samples of keys and the
+JobManager's bounds cross processes, and the JobManager compares them; it should know nothing
+of Spark's types or orderings to do it. So a key becomes bytes whose plain byte order is Spark's
+ORDER BY order, and the core only compares bytes.
+
+Per key column: a null marker, then the value. The marker is 0x00 for a null and 0x01 for a
+value when nulls come first, 0x02 for a null when they come last. Values:
+
+- booleans: one byte; integers (dates as days, timestamps as microseconds): 8 bytes, big
+  endian, sign bit flipped;
+- floating point: the IEEE 754 bits made comparable (sign bit flipped for positives, all bits
+  flipped for negatives); -0.0 is 0.0 and every NaN one NaN, above +inf, as Spark orders them;
+- decimals: the value times 10^38 as a 32-byte integer, so any two scales compare;
+- strings (UTF-8) and binaries: their bytes, with 0x00 written as 0x00 0xFF, then 0x00 0x00:
+  binary order, as Spark compares strings, and no encoding is a prefix of another.
+
+A descending column's value bytes are inverted (every encoding being prefix-free, inverting
+reverses the order); its marker is not, so NULLS FIRST/LAST mean what they say. Keys of
+several columns are the columns' encodings concatenated: prefix-free parts compare as tuples.
+
+Pure Python, no Arrow: the JobManager may import it (it needs only ``SortKey``); the Arrow
+side is ``shuffle.range_partitioning``.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+__all__ = ["SortKey", "encode_key", "encode_value"]
+
+_NULL_FIRST, _VALUE, _NULL_LAST = b"\x00", b"\x01", b"\x02"
+_SIGN64 = 1 << 63
+_DECIMAL_SCALE = 38  # Spark's largest scale: every Spark decimal times 10^38 is an integer
+_DECIMAL_BYTES = 32  # |v| * 10^38 < 10^76 < 2^255
+_NAN_BITS = 0x7FF8000000000000
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    """One ORDER BY column: its name, its direction and where its nulls go. Spark's default
+    is ASC NULLS FIRST and DESC NULLS LAST (``SortKey.of`` applies it)."""
+
+    column: str
+    descending: bool = False
+    nulls_first: bool = True
+
+    @staticmethod
+    def of(column: str, descending: bool = False, nulls_first: bool | None = None) -> SortKey:
+        return SortKey(column, descending, not descending if nulls_first is None else nulls_first)
+
+    def __str__(self) -> str:
+        return (f"{self.column} {'DESC' if self.descending else 'ASC'} "
+                f"NULLS {'FIRST' if self.nulls_first else 'LAST'}")  # fmt: skip
+
+
+def encode_value(value: object) -> bytes:
+    """One non-null value, ascending."""
+    if isinstance(value, bool):
+        return b"\x01" if value else b"\x00"
+    if isinstance(value, int):
+        return (value + _SIGN64).to_bytes(8, "big")
+    if isinstance(value, float):
+        return _double(value)
+    if isinstance(value, str):
+        return _escaped(value.encode("utf-8"))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _escaped(bytes(value))
+    if hasattr(value, "as_tuple"):  # decimal.Decimal, without importing it
+        return _decimal(value)
+    raise TypeError(f"no order-preserving encoding for {type(value).__name__} {value!r}")
+
+
+def encode_key(values: tuple, order: tuple[SortKey, ...]) -> bytes:
+    """The bytes of one row's key: ``values`` in the columns of ``order``."""
+    return b"".join(_column(value, key) for value, key in zip(values, order, strict=True))
+
+
+def _column(value: object, key: SortKey) -> bytes:
+    if value is None:
+        return _NULL_FIRST if key.nulls_first else _NULL_LAST
+    encoded = encode_value(value)
+    if key.descending:
+        encoded = bytes(b ^ 0xFF for b in encoded)
+    return _VALUE + encoded
+
+
+def _double(value: float) -> bytes:
+    if value != value:
+        bits = _NAN_BITS
+    else:
+        (bits,) = struct.unpack(">Q", struct.pack(">d", value + 0.0))  # -0.0 + 0.0 is 0.0
+    bits = bits ^ 0xFFFFFFFFFFFFFFFF if bits & _SIGN64 else bits | _SIGN64
+    return bits.to_bytes(8, "big")
+
+
+def _decimal(value) -> bytes:
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        raise TypeError(f"no order-preserving encoding for the decimal {value}")
+    magnitude = int("".join(map(str, digits)) or "0")
+    shift = exponent + _DECIMAL_SCALE
+    scaled = magnitude * 10**shift if shift >= 0 else magnitude // 10**-shift
+    scaled = -scaled if sign else scaled
+    return (scaled + (1 << (8 * _DECIMAL_BYTES - 1))).to_bytes(_DECIMAL_BYTES, "big")
+
+
+def _escaped(raw: bytes) -> bytes:
+    return raw.replace(b"\x00", b"\x00\xff") + b"\x00\x00"
