@@ -57,7 +57,10 @@ class TaskDeploymentDescriptorFactory:
         split_target_bytes: int = 16 << 20,
         source_filters: Callable[[str], tuple] = lambda vertex: (),
         source_splits: Callable[[str], tuple] = lambda vertex: (),
+        key_ranges: Callable[[str, int], tuple | None] = lambda vertex, subtask: None,
     ) -> None:
+        """``key_ranges``: the keys a subtask of a global sort keeps, (lower, upper), or
+        None (``jobmanager.core.scheduler.adaptive.ranges``)."""
         self.job_id = job_id
         self.graph = graph
         self.task_managers = task_managers
@@ -66,6 +69,7 @@ class TaskDeploymentDescriptorFactory:
         self.split_target_bytes = split_target_bytes
         self.source_filters = source_filters
         self.source_splits = source_splits
+        self.key_ranges = key_ranges
 
     def describe(self, partition: IntermediateResultPartition) -> ShuffleDescriptor:
         """Where a partition lives: on its producer's TaskManager, at the path its attempt wrote
@@ -88,12 +92,17 @@ class TaskDeploymentDescriptorFactory:
         inputs = []
         for result in ejv.inputs:
             slices = ejv.input_infos[result.id][vertex.subtask].slices
+            order = result.edge.partitioner.order
+            lower, upper = (self.key_ranges(ejv.name, vertex.subtask) if order else None) or (None, None)
             inputs.append(
                 InputGateDeploymentDescriptor(
                     result.id,
                     slices,
                     self.cache.get(groups[result.id], self.describe),
                     _partitions_with_data(result, slices),
+                    order,
+                    lower,
+                    upper,
                 )
             )
         outputs = tuple(
@@ -105,6 +114,7 @@ class TaskDeploymentDescriptorFactory:
                 p.result.edge.partitioner.keys,
                 p.result.edge.dynamic_filtering or "",
                 needs_breakdown(p.result, p.index),
+                p.result.edge.partitioner.order,
             )
             for p in vertex.produced
         )

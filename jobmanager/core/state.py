@@ -302,7 +302,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
             result = self.graph.results[report.result]
             result.produced.record(v.subtask, report)
             if self.growth is not None:
-                self.growth.record_filter_values(report.result, report.filter_values)
+                self.growth.record_produced(v.subtask, report)
         ejv = v.job_vertex
         ejv.unfinished -= 1
         if ejv.unfinished == 0:

@@ -53,6 +53,7 @@ class CoreView:
             (lambda name: growth.dynamic_filters(state.graph.job_vertex(name))) if growth else
             (lambda name: ()),
             lambda name: state.source_listing(name)[1],
+            (lambda name, k: growth.ranges.key_range(name, k)) if growth else (lambda name, k: None),
         )  # fmt: skip
         return lambda deploy: factory.create(
             state.graph.vertex(deploy.vertex, deploy.subtask), deploy.attempt

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from blob.codec import decode
 from jobmanager.messages.codec import register
 from shuffle.descriptors import ShuffleDescriptor
+from shuffle.keyorder import SortKey
 from shuffle.ranges import IndexRange
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 register(IndexRange)
+register(SortKey)
 
 
 @register
@@ -59,12 +61,18 @@ class ShuffleDescriptors:
 class InputGateDeploymentDescriptor:
     """One input of a task: which slices of which partitions to read, and where they are.
     ``partitions``, when given, are the only partitions of the slices that hold any data for
-    them; the others are skipped (a task always reads at least one, for the schema)."""
+    them; the others are skipped (a task always reads at least one, for the schema).
+    ``key_order``, for a range-partitioned input: the sort keys; the task keeps only the rows
+    whose encoded key is at least ``lower_key`` and below ``upper_key`` (None: unbounded), its
+    share of the chunks it reads, some of which straddle a bound."""
 
     result: str
     slices: tuple[InputSlice, ...]
     descriptors: ShuffleDescriptors
     partitions: tuple[int, ...] | None = None
+    key_order: tuple[SortKey, ...] = ()
+    lower_key: bytes | None = None
+    upper_key: bytes | None = None
 
 
 @register
@@ -73,7 +81,7 @@ class ResultPartitionDeploymentDescriptor:
     """One output of a task: the partition it writes and how to split it. ``filter_column``:
     the edge carries dynamic filtering, so report the distinct values of that column.
     ``breakdown``: report bytes per subpartition even when there are many (else a total will
-    do; see ``ProducedPartition``)."""
+    do; see ``ProducedPartition``). ``order``: the sort keys of a range partitioner."""
 
     result: str
     index: int
@@ -82,6 +90,7 @@ class ResultPartitionDeploymentDescriptor:
     keys: tuple[str, ...]
     filter_column: str = ""
     breakdown: bool = True
+    order: tuple[SortKey, ...] = ()
 
 
 @register

@@ -131,7 +131,10 @@ class ProducedPartition:
     ``subpartitions``: how many the partition has (the dense form says it by its length).
     For a broadcast result: one subpartition, the bytes produced once. ``filter_values``: for
     an edge with dynamic filtering, the values of the filtering column this task's output
-    holds."""
+    holds. ``range_bounds``: for a range-partitioned result, the sample its sort is cut by:
+    the task wrote its output sorted, in chunks 0..c-1 (one per subpartition), and these are
+    each chunk's lowest key and then its highest key of all, encoded (``shuffle.keyorder``):
+    c + 1 keys, none for a task that wrote no rows."""
 
     result: str
     subpartition_bytes: bytes
@@ -139,6 +142,7 @@ class ProducedPartition:
     written: bytes | None = None
     subpartitions: int = 0
     total_bytes: int | None = None
+    range_bounds: tuple[bytes, ...] = ()
 
     @staticmethod
     def of(result: str, counts, breakdown: bool = True, filter_values: tuple[str, ...] = ()
@@ -332,13 +336,16 @@ class VertexParallelismDecided:
     """The adaptive scheduler's decision for one job vertex, recorded so a replay applies it
     rather than deciding again, and so a user can ask why. ``joins``: how the join the vertex
     runs was decided from its inputs' bytes (broadcast or shuffled), if it runs one the
-    scheduler may decide; last and defaulted, so logs written before it decode."""
+    scheduler may decide; defaulted, so logs written before it decode. ``range_bounds``: for
+    a vertex reading a range-partitioned input, the parallelism - 1 keys (encoded, ascending)
+    between its tasks' key ranges: task k keeps the keys in [bounds[k-1], bounds[k])."""
 
     vertex: str
     parallelism: int
     input_infos: tuple[tuple[str, object], ...]
     explanation: Explanation
     joins: tuple[JoinDecision, ...] = ()
+    range_bounds: tuple[bytes, ...] = ()
 
 
 @message

@@ -24,6 +24,7 @@ from jobmanager.model.inference import (
     PlanningSource,
     StaticParallelismInference,
 )
+from shuffle.keyorder import SortKey
 
 __all__ = [
     "DistributionPattern",
@@ -86,18 +87,23 @@ class PartitionerKind(Enum):
     REBALANCE = "rebalance"
     HASH = "hash"
     BROADCAST = "broadcast"
+    RANGE = "range"
 
 
 @dataclass(frozen=True, slots=True)
 class Partitioner:
     """How a producer spreads its records over the subpartitions of its result partition.
 
-    FORWARD and RESCALE are pointwise (a producer feeds a few consumers); REBALANCE, HASH and
-    BROADCAST are all-to-all. Use the class constants or ``Partitioner.hash("key", ...)``.
+    FORWARD and RESCALE are pointwise (a producer feeds a few consumers); REBALANCE, HASH,
+    BROADCAST and RANGE are all-to-all. Use the class constants, ``Partitioner.hash("key", ...)``
+    or ``Partitioner.range(SortKey.of("key", descending=True), ...)``: a range edge feeds a
+    global sort, each consumer one key range, decided at run time from the producers' samples
+    (``jobmanager.core.scheduler.adaptive.ranges``).
     """
 
     kind: PartitionerKind
     keys: tuple[str, ...] = ()
+    order: tuple[SortKey, ...] = ()
 
     FORWARD: ClassVar[Partitioner]
     RESCALE: ClassVar[Partitioner]
@@ -107,10 +113,28 @@ class Partitioner:
     def __post_init__(self) -> None:
         if (self.kind is PartitionerKind.HASH) != bool(self.keys):
             raise InvalidEdgeError("a HASH partitioner needs key columns, and only HASH takes keys")
+        if (self.kind is PartitionerKind.RANGE) != bool(self.order):
+            raise InvalidEdgeError("a RANGE partitioner needs sort keys, and only RANGE takes them")
+
+    def __setstate__(self, state) -> None:
+        """Unpickle, also a partitioner pickled before ``order`` existed (an archived graph)."""
+        values = state if isinstance(state, (list, tuple)) else ()
+        for name, value in zip(("kind", "keys", "order"), (*values, (), ())[:3]):
+            object.__setattr__(self, name, value)
 
     @staticmethod
     def hash(*keys: str) -> Partitioner:
         return Partitioner(PartitionerKind.HASH, tuple(keys))
+
+    @staticmethod
+    def range(*keys: SortKey | str) -> Partitioner:
+        """Sort keys in ORDER BY order; a bare name is ascending, nulls first."""
+        order = tuple(SortKey.of(k) if isinstance(k, str) else k for k in keys)
+        return Partitioner(PartitionerKind.RANGE, (), order)
+
+    @property
+    def is_range(self) -> bool:
+        return self.kind is PartitionerKind.RANGE
 
     @property
     def is_pointwise(self) -> bool:
@@ -127,6 +151,8 @@ class Partitioner:
     def __str__(self) -> str:
         if self.keys:
             return f"hash({', '.join(self.keys)})"
+        if self.order:
+            return f"range({', '.join(map(str, self.order))})"
         return self.kind.value
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -75,8 +75,13 @@ class SimulatedTaskManagers:
         faults: Iterable[TaskFault] = (),
         filter_values: Callable[[str, int], tuple[str, ...]] | None = None,
         reports_running: bool = False,
+        range_samples: Callable[[str, int, int], tuple[bytes, ...]] | None = None,
     ) -> None:
+        """``range_samples``: (result, subtask, subpartitions) -> the sample a producer of a
+        range-partitioned result reports (``ProducedPartition.range_bounds``); by default the
+        byte model's ``range_samples`` attribute, if it has one (its bytes and samples agree)."""
         self.graph = graph
+        self.range_samples = range_samples or getattr(byte_model, "range_samples", None)
         self.reports_running = reports_running
         self.byte_model = byte_model
         self.filter_values = filter_values
@@ -130,7 +135,10 @@ class SimulatedTaskManagers:
             values = ()
             if self.filter_values is not None and p.result.edge.dynamic_filtering:
                 values = self.filter_values(p.result.id, deploy.subtask)
-            produced.append(self._report(deploy, p, n, values))
+            report = self._report(deploy, p, n, values)
+            if self.range_samples is not None and p.result.edge.partitioner.is_range:
+                report = replace(report, range_bounds=self.range_samples(p.result.id, deploy.subtask, n))
+            produced.append(report)
         return ev.TaskFinished(*key, tuple(produced))
 
     def _report(self, deploy: cmd.DeployTask, partition, n: int, values) -> ev.ProducedPartition:

@@ -73,9 +73,11 @@ class DeciderSettings:
 
 @dataclass(frozen=True)
 class VertexDecision:
-    """``joins``: the run-time decision on the join the vertex runs, if any (``JoinDecision``)."""
+    """``joins``: the run-time decision on the join the vertex runs, if any (``JoinDecision``);
+    ``range_bounds``: the keys between the tasks of a global sort (``adaptive.ranges``)."""
 
     parallelism: int
     input_infos: dict = field(default_factory=dict)
     explanation: Explanation = Explanation("")
     joins: tuple = ()
+    range_bounds: tuple = ()

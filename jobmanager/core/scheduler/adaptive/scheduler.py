@@ -30,6 +30,7 @@ from jobmanager.core.scheduler.adaptive.joins import (
     decide_join_vertex,
     join_sides,
 )
+from jobmanager.core.scheduler.adaptive.ranges import RangeSorts
 from jobmanager.messages import events as ev
 from jobmanager.messages.events import Explanation
 from jobmanager.model.config import Configuration
@@ -100,8 +101,10 @@ class AdaptiveBatchScheduler:
         self._input_infos: dict[str, dict] = {}
         self.joins: dict[str, tuple] = {}  # vertex -> its JoinDecisions, as decided
         self._joins = self._run_time_joins(graph, config)
-        # a join whose parallelism is fixed still waits for its inputs' bytes to be decided
-        self._awaiting_join = {name for name in self._joins
+        self.ranges = RangeSorts(graph)  # global sorts, each task one key range
+        # a join or sort whose parallelism is fixed still waits for its inputs' bytes (and
+        # samples) to be decided
+        self._awaiting_join = {name for name in (*self._joins, *self.ranges.inputs)
                                if graph.job_vertices[name].parallelism is not None}  # fmt: skip
         for answer in inferred:
             self._record_inferred(answer)
@@ -199,7 +202,7 @@ class AdaptiveBatchScheduler:
         decision = self._decide(ejv)
         return ev.VertexParallelismDecided(
             name, decision.parallelism, tuple(decision.input_infos.items()), decision.explanation,
-            decision.joins,
+            decision.joins, decision.range_bounds,
         )
 
     def _decide(self, ejv: ExecutionJobVertex) -> VertexDecision:
@@ -210,6 +213,8 @@ class AdaptiveBatchScheduler:
         if not ejv.inputs:
             return self._decide_source(ejv, wanted, how, vertex_max)
         stats = [self._stats(r) for r in ejv.inputs]
+        if ejv.name in self.ranges.inputs:
+            return self.ranges.decide(ejv.name, stats, ejv.parallelism, vertex_max, self.settings)
         sides = self._joins.get(ejv.name)
         if sides is not None and not wanted:  # a parallelism fixed by the user is kept
             settings, threshold = self.settings, self.config[THRESHOLD_KEY]
@@ -271,6 +276,7 @@ class AdaptiveBatchScheduler:
         self._input_infos[ejv.name] = dict(event.input_infos)
         if event.joins:
             self.joins[ejv.name] = event.joins
+        self.ranges.on_decided(event)
         if ejv.name in self._awaiting_join:  # its parallelism was fixed: say by whom, then why
             self._awaiting_join.discard(ejv.name)
             fixed = self.explanations.get(ejv.name)
@@ -316,6 +322,12 @@ class AdaptiveBatchScheduler:
         if event.read_bytes:
             self.read_bytes[event.vertex] = event.read_bytes
 
+    def record_produced(self, partition: int, report: ev.ProducedPartition) -> None:
+        """What a finished producer told beyond its bytes: the values that passed its dynamic
+        filter, the sample of its range-partitioned output."""
+        self.record_filter_values(report.result, report.filter_values)
+        self.ranges.record(partition, report)
+
     def record_filter_values(self, result: str, values: tuple[str, ...]) -> None:
         if values:
             self.filter_values.setdefault(result, set()).update(values)
@@ -347,6 +359,7 @@ class AdaptiveBatchScheduler:
             tuple(self.read_bytes.items()),
             tuple(self.joins.items()),
             tuple(sorted(self._awaiting_join)),
+            self.ranges.export(),
         )
 
     def restore(self, image: tuple) -> None:
@@ -355,6 +368,8 @@ class AdaptiveBatchScheduler:
         if len(image) > 8:  # images written before joins were decided at run time lack them
             self.joins = {name: tuple(joins) for name, joins in image[8]}
             self._awaiting_join = set(image[9])
+        if len(image) > 10:  # images written before global sorts were cut by key ranges lack it
+            self.ranges.restore(image[10])
         self.read_bytes = dict(read_bytes)
         self.pending = dict(pending)
         self.inferred = dict(inferred)
@@ -375,4 +390,5 @@ class AdaptiveBatchScheduler:
             tuple((v.name, v.parallelism) for v in self.graph.job_vertices.values()),
             tuple(sorted(self.joins.items())),
             tuple(sorted(self._awaiting_join)),
+            self.ranges.describe(),
         )
