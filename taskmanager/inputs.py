@@ -16,6 +16,9 @@ or a source whose every file was pruned) is a table without columns.
 The bytes read are the stored bytes of the splits and of the subpartition ranges (for a range
 fetched from another node, with its small header).
 
+A gate of a range-partitioned input (a global sort's) keeps only the rows of the task's key
+range: the chunks it reads may straddle its bounds (``shuffle.range_partitioning``).
+
 Any :class:`shuffle.PartitionError` while reading a gate becomes :class:`InputLost`: the
 partition is gone, the producer must run again.
 """
@@ -48,6 +51,7 @@ from shuffle import (
     PartitionError,
     ShuffleDescriptor,
 )
+from shuffle.range_partitioning import keep_key_range
 from taskmanager.cancellation import CancelToken
 from taskmanager.failures import InputLost
 from taskmanager.memo import Memo
@@ -135,6 +139,8 @@ def read_inputs(
             reads = gate_reads(gate, by_index)
             ranges_read += len(reads)
             table, size, remote = read_gate(reads, node_id, fetch_chunk)
+            if gate.key_order:
+                table = keep_key_range(table, gate.key_order, gate.lower_key, gate.upper_key)
         tables.append(table)
         bytes_read += size
         remote_bytes += remote

@@ -5,12 +5,16 @@ the JobManager asked for (the consumer's max parallelism, or 1 for broadcast) an
 one partition file per result, at the attempt's own path, then registered so the TaskManager
 serves it to consumers on other nodes. What is reported per result is the bytes of each
 subpartition as stored, which the adaptive scheduler decides the consumer's parallelism from,
-and, on an edge with dynamic filtering, the distinct values of the filtering column.
+and, on an edge with dynamic filtering, the distinct values of the filtering column. A range
+edge's output is sorted by its keys and cut into chunks of about equal rows, one per
+subpartition, and the report carries each chunk's lowest key and the highest of all
+(``shuffle.range_partitioning``), which the consumer's key ranges are decided from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,6 +34,7 @@ from shuffle import (
     RowPartitioner,
     ShuffleDirectory,
 )
+from shuffle.range_partitioning import sort_into_chunks
 from taskmanager.cancellation import CancelToken
 from taskmanager.registry import PartitionRegistry
 
@@ -69,17 +74,22 @@ def write_outputs(
         cancel.check(f"before writing result {output.result!r}")
         _check_columns(table, output, tdd.vertex)
         partition_id = PartitionId(output.result, output.index)
-        partitioner = partitioner_for(output, tdd.subtask)
+        rows, partitioner, bounds = table, None, ()
+        if output.partitioner == "range":
+            chunks = sort_into_chunks(table, output.order, output.num_subpartitions)
+            rows, partitioner, bounds = chunks.table, chunks.partitioner(), chunks.bounds
         with shuffle.writer(
-            partition_id, output.num_subpartitions, partitioner, attempt=tdd.attempt
+            partition_id, output.num_subpartitions, partitioner or partitioner_for(output, tdd.subtask),
+            attempt=tdd.attempt,
         ) as writer:
-            writer.write(table)
+            writer.write(rows)
             written = writer.finish()
         registry.add(partition_id, tdd.attempt, written.path)
         values = filter_values(table, output.filter_column) if output.filter_column else ()
-        produced.append(ProducedPartition.of_written(
+        report = ProducedPartition.of_written(
             output.result, written.num_subpartitions, written.written, written.lengths,
-            output.breakdown, values))  # fmt: skip
+            output.breakdown, values)  # fmt: skip
+        produced.append(replace(report, range_bounds=bounds) if bounds else report)
     return tuple(produced)
 
 
@@ -103,9 +113,8 @@ def filter_values(table: pa.Table, column: str) -> tuple[str, ...]:
 def _check_columns(
     table: pa.Table, output: ResultPartitionDeploymentDescriptor, vertex: str
 ) -> None:
-    needed: Iterable[str] = (
-        (*output.keys, output.filter_column) if output.filter_column else output.keys
-    )
+    needed: Iterable[str] = (*output.keys, *(key.column for key in output.order),
+                             *((output.filter_column,) if output.filter_column else ()))
     missing = [name for name in needed if name not in table.column_names]
     if missing:
         raise MissingColumnError(
