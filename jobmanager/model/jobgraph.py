@@ -35,6 +35,7 @@ __all__ = [
     "Partitioner",
     "PartitionerKind",
     "ResultPartitionType",
+    "SortKey",
 ]
 
 

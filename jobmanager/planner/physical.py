@@ -4,7 +4,11 @@ An exchange goes where rows must meet that are not in one task yet: a hash edge 
 each shuffled join, each aggregation (after its partial half, chained into the producer's
 task) and each window's PARTITION BY; a broadcast edge sends a join's small side whole into
 the stage of the other side, or a scalar subquery's row into the stage that reads it; one task
-(parallelism 1) takes a global aggregate, an ORDER BY and the final step of a top-N. No
+(parallelism 1) takes a global aggregate and the final step of a top-N. The query's final
+ORDER BY (without LIMIT) goes through a range edge into a sort stage whose parallelism the
+JobManager decides from the bytes, each task sorting one key range, so the result's part files
+read in name order give the global order (``jobmanager.core.scheduler.adaptive.ranges``); an
+ORDER BY anything reads after (a subquery's) keeps to one task, as its order must survive. No
 exchange goes where the rows already sit right: a join on the keys the stage is hashed on
 joins there, an aggregate by keys the stage is hashed on (or in one task) aggregates there.
 
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from jobmanager.model.jobgraph import JoinInput, Partitioner
+from jobmanager.model.jobgraph import JoinInput, Partitioner, SortKey
 from jobmanager.planner.aggregates import split_aggregate
 from jobmanager.planner.expressions import type_of
 from jobmanager.planner.distribution import (
@@ -114,16 +118,39 @@ class _Open:
 
 def cut_into_stages(root: Node, threshold: int, ids: IdAllocator) -> Stage:
     """The stages of ``root``; returns the last one (the query's result)."""
-    cutter = _Cutter(parent_counts(root), threshold, ids)
+    cutter = _Cutter(parent_counts(root), threshold, ids, _final_sort(root))
     opened = cutter.cont(cutter.build(root))
     return cutter.close(opened)
 
 
+def _final_sort(root: Node) -> int | None:
+    """The id of the ORDER BY (without LIMIT or OFFSET) whose order is the result's: the root,
+    or under the root's projection (dropping a column only the order needed)."""
+    node = root.child if isinstance(root, Project) else root
+    if isinstance(node, Sort) and node.limit is None and not node.offset:
+        return id(node)
+    return None
+
+
+def _range_keys(node: Sort, columns: list[str]) -> tuple[SortKey, ...] | None:
+    """The sort keys as a range edge takes them: columns of the producer's rows, or None."""
+    keys = []
+    for ordered in node.keys:
+        key = ordered.this
+        if not isinstance(key, exp.Column) or key.table or key.name not in columns:
+            return None
+        keys.append(SortKey(key.name, bool(ordered.args.get("desc")),
+                            bool(ordered.args.get("nulls_first"))))  # fmt: skip
+    return tuple(keys)
+
+
 class _Cutter:
-    def __init__(self, parents: dict[int, int], threshold: int, ids: IdAllocator) -> None:
+    def __init__(self, parents: dict[int, int], threshold: int, ids: IdAllocator,
+                 final_sort: int | None = None) -> None:  # fmt: skip
         self.parents = parents
         self.threshold = threshold
         self.ids = ids
+        self.final_sort = final_sort
         self.sizes: dict[int, int] = {}
         self.shared: dict[int, _Open] = {}
 
@@ -362,6 +389,12 @@ class _Cutter:
             opened = self.cont(opened)
             opened.tree = replace(node, child=opened.tree)
             return opened
+        if id(node) == self.final_sort:
+            keys = _range_keys(node, opened.tree.ids)
+            if keys is not None:
+                stage, (leaf,) = self.fresh("sort", node.origin,
+                                            [self.exchange(opened, Partitioner.range(*keys))])
+                return _Open(stage, replace(node, child=leaf), ("any",))
         edge_from = opened
         if node.limit is not None:
             local, (leaf,) = self.fresh("top-n per task" if isinstance(node, Sort) else

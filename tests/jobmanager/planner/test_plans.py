@@ -184,10 +184,10 @@ def test_order_by_with_limit_is_a_top_n_per_task_then_one_task(catalog):
     assert "LIMIT 5" in sql_of(planned, "top-n per task 5")
 
 
-def test_order_by_alone_sorts_in_one_task(catalog):
+def test_the_final_order_by_sorts_by_key_ranges_in_tasks_decided_at_run_time(catalog):
     planned = plan(catalog, "SELECT s FROM facts ORDER BY s")
-    assert planned.graph.vertex("sort").parallelism == 1
-    assert edges(planned)[("scan facts", "sort")] == "rebalance"
+    assert planned.graph.vertex("sort").parallelism is None
+    assert edges(planned)[("scan facts", "sort")] == "range(s ASC NULLS FIRST)"
 
 
 def test_a_window_partition_is_a_hash_exchange(catalog):

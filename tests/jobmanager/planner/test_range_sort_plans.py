@@ -1,0 +1,43 @@
+"""The query's final ORDER BY (no LIMIT) is a range exchange into a sort stage whose parallelism
+the JobManager decides; an ORDER BY with LIMIT, or one whose order something reads after, stays
+in one task."""
+
+from jobmanager.model.jobgraph import PartitionerKind, SortKey
+from tests.jobmanager.planner.test_plans import edges, plan, sql_of
+
+
+def range_edge(planned):
+    (edge,) = [e for e in planned.graph.edges if e.partitioner.kind is PartitionerKind.RANGE]
+    return edge
+
+
+def test_directions_and_nulls_orders_become_the_range_edges_sort_keys(catalog):
+    planned = plan(catalog, "SELECT k, s, d FROM facts ORDER BY k DESC, s NULLS LAST, d DESC NULLS FIRST")
+    edge = range_edge(planned)
+    assert edge.partitioner.order == (SortKey("k", True, False), SortKey("s", False, False),
+                                      SortKey("d", True, True))  # fmt: skip
+    assert (edge.source.name, edge.target.name) == ("scan facts", "sort")
+    assert planned.graph.vertex("sort").parallelism is None
+    assert edges(planned)[("sort", "result")] == "forward"  # each task's part file, in order
+    assert "ORDER BY" in sql_of(planned, "sort")  # and each task sorts its own range
+
+
+def test_an_order_by_a_column_not_selected_ranges_on_the_hidden_column(catalog):
+    planned = plan(catalog, "SELECT s FROM facts ORDER BY k + 1 DESC")
+    (key,) = range_edge(planned).partitioner.order
+    assert key.descending and not key.nulls_first and key.column != "s"
+    assert f"AS `{key.column}`" in sql_of(planned, "scan facts")  # computed by the producer
+    assert planned.columns == ("s",)
+
+
+def test_an_aggregate_ordered_by_its_result_ranges_after_the_aggregation(catalog):
+    planned = plan(catalog, "SELECT k, COUNT(*) AS c FROM facts GROUP BY k ORDER BY c DESC, k")
+    edge = range_edge(planned)
+    assert edge.source.name == "aggregate k" and len(edge.partitioner.order) == 2
+
+
+def test_top_n_and_an_order_read_by_a_limit_after_it_stay_in_one_task(catalog):
+    top = plan(catalog, "SELECT s FROM facts ORDER BY s LIMIT 5")
+    assert not [e for e in top.graph.edges if e.partitioner.kind is PartitionerKind.RANGE]
+    inner = plan(catalog, "SELECT * FROM (SELECT s FROM facts ORDER BY s) t LIMIT 3")
+    assert not [e for e in inner.graph.edges if e.partitioner.kind is PartitionerKind.RANGE]
