@@ -5,17 +5,20 @@ A stage's distribution is ``("any",)`` (rows anywhere: a scan's splits, a rebala
 after a hash edge, a join or an aggregate on them). An aggregate, a window or a join whose
 keys include a stage's hash columns needs no exchange of its own; a join key pair whose types
 hash differently (a decimal of another scale, an integer against a double) is cast to one type
-first on both sides, since equal values must land in the same task.
+first on both sides, since equal values must land in the same task. The query's final ORDER
+BY is cut by key ranges (a range edge) when its keys are columns of the rows it sorts.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from jobmanager.planner.logical import Aggregate, Project
+from jobmanager.model.jobgraph import SortKey
+from jobmanager.planner.logical import Aggregate, Node, Project, Sort
 from jobmanager.planner.types import SqlType, wider
 
-__all__ = ["cast", "co_partitioned", "group_ids", "hash_type", "satisfied", "through_projection"]
+__all__ = ["cast", "co_partitioned", "final_sort", "group_ids", "hash_type", "range_keys",
+           "satisfied", "through_projection"]
 
 
 def through_projection(distribution: tuple, node: Project) -> tuple:
@@ -67,3 +70,24 @@ def hash_type(a: SqlType, b: SqlType) -> SqlType | None:
 
 def cast(expression: exp.Expression, kind: SqlType) -> exp.Expression:
     return exp.Cast(this=expression.copy(), to=exp.DataType.build(str(kind), dialect="spark"))
+
+
+def final_sort(root: Node) -> int | None:
+    """The id of the ORDER BY (without LIMIT or OFFSET) whose order is the result's: the root,
+    or under the root's projection (dropping a column only the order needed)."""
+    node = root.child if isinstance(root, Project) else root
+    if isinstance(node, Sort) and node.limit is None and not node.offset:
+        return id(node)
+    return None
+
+
+def range_keys(node: Sort, columns: list[str]) -> tuple[SortKey, ...] | None:
+    """The sort keys as a range edge takes them: columns of the producer's rows, or None."""
+    keys = []
+    for ordered in node.keys:
+        key = ordered.this
+        if not isinstance(key, exp.Column) or key.table or key.name not in columns:
+            return None
+        keys.append(SortKey(key.name, bool(ordered.args.get("desc")),
+                            bool(ordered.args.get("nulls_first"))))  # fmt: skip
+    return tuple(keys)

@@ -36,11 +36,12 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from jobmanager.model.jobgraph import JoinInput, Partitioner, SortKey
+from jobmanager.model.jobgraph import JoinInput, Partitioner
 from jobmanager.planner.aggregates import split_aggregate
 from jobmanager.planner.expressions import type_of
 from jobmanager.planner.distribution import (
-    cast, co_partitioned, group_ids, hash_type, satisfied, through_projection,
+    cast, co_partitioned, final_sort, group_ids, hash_type, range_keys, satisfied,
+    through_projection,
 )  # fmt: skip
 from jobmanager.planner.joins import equi_keys, estimate_bytes
 from jobmanager.planner.logical import (
@@ -118,30 +119,9 @@ class _Open:
 
 def cut_into_stages(root: Node, threshold: int, ids: IdAllocator) -> Stage:
     """The stages of ``root``; returns the last one (the query's result)."""
-    cutter = _Cutter(parent_counts(root), threshold, ids, _final_sort(root))
+    cutter = _Cutter(parent_counts(root), threshold, ids, final_sort(root))
     opened = cutter.cont(cutter.build(root))
     return cutter.close(opened)
-
-
-def _final_sort(root: Node) -> int | None:
-    """The id of the ORDER BY (without LIMIT or OFFSET) whose order is the result's: the root,
-    or under the root's projection (dropping a column only the order needed)."""
-    node = root.child if isinstance(root, Project) else root
-    if isinstance(node, Sort) and node.limit is None and not node.offset:
-        return id(node)
-    return None
-
-
-def _range_keys(node: Sort, columns: list[str]) -> tuple[SortKey, ...] | None:
-    """The sort keys as a range edge takes them: columns of the producer's rows, or None."""
-    keys = []
-    for ordered in node.keys:
-        key = ordered.this
-        if not isinstance(key, exp.Column) or key.table or key.name not in columns:
-            return None
-        keys.append(SortKey(key.name, bool(ordered.args.get("desc")),
-                            bool(ordered.args.get("nulls_first"))))  # fmt: skip
-    return tuple(keys)
 
 
 class _Cutter:
@@ -390,7 +370,7 @@ class _Cutter:
             opened.tree = replace(node, child=opened.tree)
             return opened
         if id(node) == self.final_sort:
-            keys = _range_keys(node, opened.tree.ids)
+            keys = range_keys(node, opened.tree.ids)
             if keys is not None:
                 stage, (leaf,) = self.fresh("sort", node.origin,
                                             [self.exchange(opened, Partitioner.range(*keys))])
