@@ -27,6 +27,7 @@ side is ``shuffle.range_partitioning``.
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 
@@ -89,7 +90,7 @@ def _column(value: object, key: SortKey) -> bytes:
 
 
 def _double(value: float) -> bytes:
-    if value != value:
+    if math.isnan(value):
         bits = _NAN_BITS
     else:
         (bits,) = struct.unpack(">Q", struct.pack(">d", value + 0.0))  # -0.0 + 0.0 is 0.0
