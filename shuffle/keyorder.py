@@ -31,13 +31,14 @@ import math
 import struct
 from dataclasses import dataclass
 
-__all__ = ["SortKey", "encode_key", "encode_value"]
+__all__ = ["SortKey", "encode_column", "encode_key", "encode_value"]
 
 _NULL_FIRST, _VALUE, _NULL_LAST = b"\x00", b"\x01", b"\x02"
 _SIGN64 = 1 << 63
 _DECIMAL_SCALE = 38  # Spark's largest scale: every Spark decimal times 10^38 is an integer
 _DECIMAL_BYTES = 32  # |v| * 10^38 < 10^76 < 2^255
 _NAN_BITS = 0x7FF8000000000000
+_INVERT = bytes(255 - i for i in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +61,37 @@ class SortKey:
 
 def encode_value(value: object) -> bytes:
     """One non-null value, ascending."""
+    return _encoder(value)(value)
+
+
+def _encoder(value: object):
+    """The ascending encoding of values of ``value``'s type (chosen once per column)."""
     if isinstance(value, bool):
-        return b"\x01" if value else b"\x00"
+        return _boolean
     if isinstance(value, int):
-        return (value + _SIGN64).to_bytes(8, "big")
+        return _integer
     if isinstance(value, float):
-        return _double(value)
+        return _double
     if isinstance(value, str):
-        return _escaped(value.encode("utf-8"))
+        return _string
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return _escaped(bytes(value))
+        return _binary
     if hasattr(value, "as_tuple"):  # decimal.Decimal, without importing it
-        return _decimal(value)
+        return _decimal
     raise TypeError(f"no order-preserving encoding for {type(value).__name__} {value!r}")
+
+
+def encode_column(values: list, key: SortKey) -> list[bytes]:
+    """The encodings of one key column's values (of one type, or None), as ``encode_key``
+    writes them: the type's encoding is picked once, so a column costs one pass."""
+    null = _NULL_FIRST if key.nulls_first else _NULL_LAST
+    first = next((v for v in values if v is not None), None)
+    if first is None:
+        return [null] * len(values)
+    encode = _encoder(first)
+    if key.descending:
+        return [null if v is None else _VALUE + encode(v).translate(_INVERT) for v in values]
+    return [null if v is None else _VALUE + encode(v) for v in values]
 
 
 def encode_key(values: tuple, order: tuple[SortKey, ...]) -> bytes:
@@ -84,9 +103,23 @@ def _column(value: object, key: SortKey) -> bytes:
     if value is None:
         return _NULL_FIRST if key.nulls_first else _NULL_LAST
     encoded = encode_value(value)
-    if key.descending:
-        encoded = bytes(b ^ 0xFF for b in encoded)
-    return _VALUE + encoded
+    return _VALUE + (encoded.translate(_INVERT) if key.descending else encoded)
+
+
+def _boolean(value: bool) -> bytes:
+    return b"\x01" if value else b"\x00"
+
+
+def _integer(value: int) -> bytes:
+    return (value + _SIGN64).to_bytes(8, "big")
+
+
+def _string(value: str) -> bytes:
+    return _escaped(value.encode("utf-8"))
+
+
+def _binary(value) -> bytes:
+    return _escaped(bytes(value))
 
 
 def _double(value: float) -> bytes:

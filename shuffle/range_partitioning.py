@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shuffle.keyorder import SortKey, encode_key
+from shuffle.keyorder import SortKey, encode_column
 
 __all__ = ["ChunkPartitioner", "SortedChunks", "encode_keys", "keep_key_range", "sort_into_chunks"]
 
@@ -27,9 +27,11 @@ __all__ = ["ChunkPartitioner", "SortedChunks", "encode_keys", "keep_key_range", 
 def encode_keys(table: pa.Table, order: tuple[SortKey, ...]) -> pa.BinaryArray:
     """Every row's encoded key. Dates, times and timestamps compare as their integers (days,
     microseconds...) within one column type, which every producer of a result shares."""
-    columns = [_python_values(table.column(key.column)) for key in order]
-    keys = [encode_key(values, order) for values in zip(*columns)] if columns else []
-    return pa.array(keys if columns else [b""] * table.num_rows, type=pa.binary())
+    columns = [encode_column(_python_values(table.column(key.column)), key) for key in order]
+    if not columns:
+        return pa.array([b""] * table.num_rows, type=pa.binary())
+    keys = columns[0] if len(columns) == 1 else [b"".join(parts) for parts in zip(*columns)]
+    return pa.array(keys, type=pa.binary())
 
 
 def _python_values(column: pa.ChunkedArray) -> list:
