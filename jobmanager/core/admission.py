@@ -22,6 +22,7 @@ from jobmanager.model.jobgraph import JobGraph
 
 __all__ = [
     "check_all_blocking",
+    "check_range_edges",
     "decide_admission",
     "slot_limit",
     "sources_to_ask",
@@ -42,8 +43,10 @@ def validate_job(job_graph: JobGraph, config: Configuration) -> None:
     """Every check the JobManager would make when it takes the job, without taking it."""
     config.check_consistent()
     job_graph.validate()
-    if uses_adaptive_scheduler(job_graph, config):
+    adaptive = uses_adaptive_scheduler(job_graph, config)
+    if adaptive:
         check_all_blocking(job_graph)
+    check_range_edges(job_graph, adaptive)
 
 
 def check_all_blocking(job_graph: JobGraph) -> None:
@@ -55,6 +58,21 @@ def check_all_blocking(job_graph: JobGraph) -> None:
                 f"edge {edge.id!r} is pipelined, but the adaptive batch scheduler (chosen because "
                 "some vertex leaves its parallelism unset) needs blocking edges: make it "
                 "blocking, or set every parallelism and use jobmanager.core.scheduler: Default"
+            )
+
+
+def check_range_edges(job_graph: JobGraph, adaptive: bool) -> None:
+    """A range edge's consumer sorts by key ranges the adaptive scheduler decides from its
+    producers' samples; under the default scheduler nothing decides them, so its consumer
+    must be one task."""
+    if adaptive:
+        return
+    for edge in job_graph.edges:
+        if edge.partitioner is not None and edge.partitioner.is_range and edge.target.parallelism != 1:
+            raise JobGraphError(
+                f"edge {edge.id!r} is range partitioned, which needs the adaptive batch "
+                f"scheduler to decide its key ranges: leave {edge.target.name!r}'s parallelism "
+                "unset, or set it to 1"
             )
 
 

@@ -6,15 +6,19 @@ applying the decision instead of making it again."""
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blob import InMemoryBlobStore
+from jobmanager.core.admission import validate_job
 from jobmanager.core.deployment import TaskDeploymentDescriptorFactory
 from jobmanager.core.scheduler.adaptive.ranges import key_range
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
+from jobmanager.errors import JobGraphError
 from jobmanager.messages.codec import decode, encode
+from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.simulation.cluster import TaskFault
@@ -186,6 +190,17 @@ def test_each_sort_task_is_deployed_with_its_key_range_and_the_sort_keys():
     assert tdd.outputs[0].partitioner == "range" and tdd.outputs[0].order == ORDER
     assert decode(encode(tdd)) == tdd
     assert decode(encode(decision(run))) == decision(run)
+
+
+def test_a_range_edge_into_several_tasks_needs_the_adaptive_scheduler():
+    static = sort_job(sort_parallelism=3)
+    static.vertex("sink").parallelism = 3
+    with pytest.raises(JobGraphError, match="range partitioned, which needs the adaptive"):
+        validate_job(static, Configuration())
+    one_task = sort_job(sort_parallelism=1)
+    one_task.vertex("sink").parallelism = 1
+    validate_job(one_task, Configuration())
+    validate_job(sort_job(), Configuration())
 
 
 def test_a_decision_written_before_range_bounds_existed_decodes_without_them():
