@@ -143,10 +143,11 @@ def decide_range_vertex(
 
 class RangeSorts:
     """What the adaptive scheduler keeps for its range exchanges: each range result's samples,
-    by producer (from the first finished attempt of each, as its bytes are counted), and each
+    by producer (from the first finished attempt of each, as its bytes are counted), until its
+    sort is decided (the decision holds all they were for: a snapshot need not), and each
     decided sort's bounds, which its tasks' deployments carry."""
 
-    __slots__ = ("inputs", "samples", "bounds")
+    __slots__ = ("inputs", "samples", "bounds", "_decided")
 
     def __init__(self, graph) -> None:
         self.inputs: dict[str, str] = {  # sorting vertex -> the range result it reads
@@ -157,12 +158,14 @@ class RangeSorts:
         }
         self.samples: dict[str, dict[int, Sample]] = {}
         self.bounds: dict[str, tuple[bytes, ...]] = {}
+        self._decided: set[str] = set()  # range results whose sort is decided
 
     def record(self, partition: int, report) -> None:
         """Keep a producer's sample; its chunks' bytes from its report (evenly shared when
         it sent only its total)."""
         keys = report.range_bounds
-        if not keys or partition in self.samples.get(report.result, {}):
+        if not keys or report.result in self._decided or partition in self.samples.get(
+                report.result, {}):  # fmt: skip
             return
         chunks = len(keys) - 1
         if report.has_breakdown:
@@ -180,6 +183,8 @@ class RangeSorts:
     def on_decided(self, event) -> None:
         if event.vertex in self.inputs:
             self.bounds[event.vertex] = tuple(event.range_bounds)
+            self._decided.add(self.inputs[event.vertex])
+            self.samples.pop(self.inputs[event.vertex], None)
 
     def key_range(self, vertex: str, subtask: int) -> tuple[bytes | None, bytes | None] | None:
         """Task ``subtask``'s keys, for its deployment; None for a vertex sorting nothing."""
@@ -194,6 +199,7 @@ class RangeSorts:
         samples, bounds = image
         self.samples = {r: {p: (tuple(k), tuple(s)) for p, (k, s) in by} for r, by in samples}
         self.bounds = {v: tuple(b) for v, b in bounds}
+        self._decided = {self.inputs[v] for v in self.bounds if v in self.inputs}
 
     def describe(self) -> tuple:
         return (tuple(sorted((r, tuple(sorted(by.items()))) for r, by in self.samples.items())),
