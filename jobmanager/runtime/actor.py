@@ -302,10 +302,12 @@ class JobManagerActor(JobEnding):
         self.done.wait(timeout)
         return self.status()
 
-    def _details(self) -> JobDetails:
+    def _details(self, final: bool = False) -> JobDetails:
         """The core's view of the job, with what only the shell knows over it: a JobManager
-        without a job (STANDBY), one taking its job over (RECONCILING), an end the core reached
-        but the shell has not stored yet (FINISHING), a job it gave up."""
+        without a job (STANDBY), one taking its job over (RECONCILING), a job it gave up, and
+        FINISHING for an end reached but not yet stored, archived and recorded: a client that
+        sees the end can rely on the job's record saying it (``release``, ``tidal list``).
+        ``final``: the end itself, for storing it."""
         with self.lock:
             if not self.started or self.state is None:
                 waiting = (JobStatus.STANDBY if not self.started else
@@ -322,7 +324,7 @@ class JobManagerActor(JobEnding):
             status = JobStatus.RECONCILING
         elif ended is not None:
             status, cause = ended
-        elif status.is_terminal:
+        if status.is_terminal and not (final or self.done.is_set()):
             status = JobStatus.FINISHING
         return replace(details, status=status, cause=cause or "", pid=os.getpid(),
                        jobmanager=process_figures(self.loop_seconds[:]))  # a copy: the loop appends

@@ -64,7 +64,7 @@ class JobEnding:
         then ``tell`` the loop how the archive went, or conclude here when no loop will."""
         try:
             store = JobStore(self.store_root, self.job_id)
-            store.write_final_status(self._details())
+            store.write_final_status(self._details(final=True))
             store.write_log("jobmanager", log_since())
         except Exception as error:
             self._stay(error)
@@ -101,7 +101,8 @@ class JobEnding:
             if self.events is not None:
                 self.events.flush()
                 self.metrics.saw_log(self.events.size)
-            jobrecords.record_end(self.job_id, self._details().summary(), time.time() + expiration)
+            jobrecords.record_end(self.job_id, self._details(final=True).summary(),
+                                  time.time() + expiration)
         except Exception as error:
             self._stay(error)
             return

@@ -111,3 +111,14 @@ def test_the_archive_outcome_comes_back_as_an_event_and_a_failed_archive_leaves_
     assert type(archived) is ev.JobArchived and archived.archive == ""
     assert "a-file" in archived.error, archived.error
     assert (tmp_path / "out2").is_dir()
+
+
+def test_a_client_sees_the_end_only_once_the_jobs_record_holds_it(client, tmp_path):
+    """Until its end is stored, archived and recorded a job is FINISHING: a client that sees
+    it ended (and releases it, or lists it) finds the end in the job's record."""
+    handle = client.submit(sum_job(str(tmp_path / "out")), config=FAST)
+    while not (status := handle.status()).status.is_terminal:
+        pass
+    assert status.status is JobStatus.FINISHED, status.cause
+    assert job_record(handle.job_id).end is not None
+    handle.release()
