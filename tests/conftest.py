@@ -14,12 +14,14 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 
 import pytest
 
 
 HEAVY = ("runtime", "spark", "integration")
 LAST_FAST = pytest.StashKey[str]()
+STARTED = pytest.StashKey[float]()
 
 
 def is_heavy(item: pytest.Item) -> bool:
@@ -45,6 +47,10 @@ def _client_import_error() -> str | None:
     return None
 
 
+def pytest_sessionstart(session):
+    session.config.stash[STARTED] = time.monotonic()
+
+
 def pytest_collection_modifyitems(config, items):
     """The fast tier first, the integration tier after, each in the order collected."""
     fast = [item for item in items if not is_heavy(item)]
@@ -65,8 +71,15 @@ def pytest_runtest_protocol(item, nextitem):
         forbid_clusters(patch)
         done = yield
     session = item.session
-    if session.testsfailed and item.nodeid == item.config.stash.get(LAST_FAST, None):
-        heavy = sum(1 for other in session.items if is_heavy(other))
+    if item.nodeid != item.config.stash.get(LAST_FAST, None):
+        return done
+    heavy = sum(1 for other in session.items if is_heavy(other))
+    reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        seconds = time.monotonic() - item.config.stash[STARTED]
+        reporter.write_line(f"\nfast tier: {len(session.items) - heavy} tests in {seconds:.0f} s, "
+                            f"{session.testsfailed} failed; integration tier: {heavy} tests")  # fmt: skip
+    if session.testsfailed:
         session.shouldfail = (f"the fast tier failed ({session.testsfailed} failed), so the "
                               f"integration tier was not run ({heavy} tests)")  # fmt: skip
     return done
