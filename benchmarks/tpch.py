@@ -30,6 +30,11 @@ went, per vertex and phase (``taskmanager.timing``).
 
 Each query's ratio is Tidal's median seconds over the baseline's; ``ratio`` is their geometric
 mean (the target is at most 1.0), and the queries slowest against PySpark are printed last.
+``--join-strategy`` names the ``table.optimizer.adaptive-broadcast-join.strategy`` Tidal runs
+with (``auto`` by default); given several (``--join-strategy auto none``), each is measured in
+the same alternation, ``ratio`` is the first one's, ``ratio_by_strategy`` has each one's
+geometric mean, and each query lists the joins the JobManager decided at run time (the
+decisions in its event log) and each strategy's seconds.
 ``--cold-queries`` adds, before the warm runs, a cold figure for the queries it names: the first
 run on a fresh local Ray cluster (the job a user runs first: TaskManagers and their JVMs start
 inside it) against the first run in a fresh PySpark session, each in a process of its own, with
@@ -39,6 +44,7 @@ PySpark half alone (its ratios are null).
 
     python benchmarks/tpch.py                         # scale 1, all 22, 3 warm-ups, 3 repeats
     python benchmarks/tpch.py --scale 0.01 --warmups 0 --repeats 1 --queries 1 6
+    python benchmarks/tpch.py --join-strategy auto none   # run-time join decisions against none
 """
 
 from __future__ import annotations
@@ -72,6 +78,8 @@ from examples.spark_sql import spark_query  # noqa: E402
 from examples.tpch_dbgen import duckdb_answer, generate, queries  # noqa: E402
 
 QUERY_NUMBERS = range(1, 23)
+JOIN_STRATEGIES = ("auto", "runtime_only", "none")
+JOIN_STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
 TARGET_RATIO = 1.0
 BASELINE_DRIVER_MEMORY = "4g"
 SLOWEST_SHOWN = 5
@@ -100,16 +108,28 @@ def run_spark(session: SparkSession, text: str, tables: Mapping[str, str], out: 
 
 def run_tidal(client, name: str, text: str, tables: Mapping[str, str], out: str,
               config: dict[str, str]):  # fmt: skip
-    """Seconds from the call (planning included) to a finished job, and the job's result;
-    then, untimed, until the job's JobManager has left (a second after the job)."""
+    """Seconds from the call (planning included) to a finished job, the job's result and the
+    join decisions its JobManager made at run time, in words; then, untimed, until the job's
+    JobManager has left (a second after the job)."""
     started = time.perf_counter()
     handle = client.sql(text, tables=tables, output=out, overwrite=True, config=config)
     result = handle.wait()
     seconds = time.perf_counter() - started
     if result.status != "FINISHED":
         raise SystemExit(f"Tidal's {name} {result.status.lower()}: {result.cause}")
+    joins = join_decisions(handle)
     _until_gone(handle.actor)
-    return seconds, result
+    return seconds, result, joins
+
+
+def join_decisions(handle) -> list[str]:
+    """The join decisions in the job's event log, each as ``vertex: its text``."""
+    from jobmanager.messages import events as ev
+    from jobmanager.runtime.jobstore import JobStore
+
+    root, job_id = handle.event_log().rstrip("/").rsplit("/", 2)[:2]
+    return [f"{event.vertex}: {join.text}" for _, event in JobStore(root, job_id).records(0)
+            if type(event) is ev.VertexParallelismDecided for join in event.joins]  # fmt: skip
 
 
 def _until_gone(actor, deadline_s: float = 30.0) -> None:
@@ -139,16 +159,21 @@ def _check(name: str, actual, expected, ordered: bool, against: str) -> bool:
 def measure(number: int, args, data: str, tables: dict[str, str], work: Path, session,
             client) -> dict[str, object]:  # fmt: skip
     name, text = query_name(number), queries()[number]
-    config = tidal_config(args)
-    tidal_out, spark_out = str(work / f"{name}-tidal"), str(work / f"{name}-spark")
-    tidal_runs, spark_runs, result = [], [], None
+    strategies = args.join_strategy
+    configs = {s: {**tidal_config(args), JOIN_STRATEGY: s.upper()} for s in strategies}
+    tidal_out = {s: str(work / f"{name}-tidal-{s}") for s in strategies}
+    spark_out = str(work / f"{name}-spark")
+    runs: dict[str, list[float]] = {s: [] for s in strategies}
+    results, joins, spark_runs = {}, {}, []
     for run in range(args.warmups + args.repeats):
         measured = run >= args.warmups
-        if client is not None:
+        for strategy in strategies if client is not None else ():
             client.warm_up()
-            seconds, result = run_tidal(client, name, text, tables, tidal_out, config)
+            seconds, results[strategy], joins[strategy] = run_tidal(
+                client, name, text, tables, tidal_out[strategy], configs[strategy])
             if measured:
-                tidal_runs.append(seconds)
+                runs[strategy].append(seconds)
+        if client is not None:
             client.warm_up()
         seconds = run_spark(session, text, tables, spark_out)
         if measured:
@@ -156,9 +181,11 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
     ordered = query_is_ordered(text)
     spark_result = read_result(spark_out)
     same = _check(name, spark_result, duckdb_answer(data, text), ordered, "DuckDB's answer")
-    if client is not None:
-        same &= _check(name, read_result(tidal_out), spark_result, ordered, "PySpark's")
+    for strategy in strategies if client is not None else ():
+        same &= _check(f"{name} with {strategy}", read_result(tidal_out[strategy]), spark_result,
+                       ordered, "PySpark's")  # fmt: skip
     spark = statistics.median(spark_runs)
+    result, tidal_runs = results.get(strategies[0]), runs[strategies[0]]
     figures: dict[str, object] = {
         "spark_seconds": round(spark, 3),
         "tidal_seconds": None,
@@ -175,7 +202,22 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         for vertex, decided in result.vertices.items():
             print(f"  {vertex:<20} {decided.parallelism:>4}  {decided.explanation}", flush=True)
         figures["breakdown_ms"] = breakdown(name, result)
+        figures["by_strategy"] = by_strategy(name, runs, spark, joins)
     print(f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}", flush=True)
+    return figures
+
+
+def by_strategy(name: str, runs: dict[str, list[float]], spark: float,
+                joins: dict[str, list[str]]) -> dict[str, dict]:  # fmt: skip
+    """Each join strategy's median, ratio and run-time join decisions; printed when several."""
+    figures = {}
+    for strategy, seconds in runs.items():
+        median = statistics.median(seconds)
+        figures[strategy] = {"tidal_seconds": round(median, 3), "ratio": round(median / spark, 3),
+                             "joins": joins[strategy]}  # fmt: skip
+        if len(runs) > 1:
+            print(f"{name} with {strategy}: {_seconds(seconds)}; decided at run time: "
+                  f"{'; '.join(joins[strategy]) or 'nothing'}", flush=True)  # fmt: skip
     return figures
 
 
@@ -236,7 +278,7 @@ def cold_run(args, tables: dict[str, str]) -> None:
 
         client = Client(address="local", dashboard=not args.no_dashboard)
         start = time.perf_counter() - started
-        first, _ = run_tidal(client, name, text, tables, out, tidal_config(args))
+        first, _, _ = run_tidal(client, name, text, tables, out, tidal_config(args))
     print(json.dumps([round(start, 3), round(first, 3)]), flush=True)
 
 
@@ -291,6 +333,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--dir", default=None, help="where results go (default: temp)")
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
+    parser.add_argument("--join-strategy", nargs="+", choices=JOIN_STRATEGIES, default=["auto"],
+                        help="Tidal's table.optimizer.adaptive-broadcast-join.strategy; several: "
+                             "each measured, the first gives the ratio")  # fmt: skip
     parser.add_argument("--no-dashboard", action="store_true",
                         help="start the local Ray cluster without Ray's dashboard")
     parser.add_argument("--cold-queries", nargs="+", type=int, choices=QUERY_NUMBERS,
@@ -333,6 +378,14 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     _print_table(measured)
     ratios = {name: figures["ratio"] for name, figures in measured.items()}
     mean = None if None in ratios.values() else round(geometric_mean(list(ratios.values())), 3)
+    by_strategy_mean = {} if mean is None else {
+        strategy: round(geometric_mean([f["by_strategy"][strategy]["ratio"]
+                                        for f in measured.values()]), 3)
+        for strategy in args.join_strategy
+    }  # fmt: skip
+    if len(by_strategy_mean) > 1:
+        print("geometric mean by join strategy: " + ", ".join(
+            f"{strategy} {value:.3f}" for strategy, value in by_strategy_mean.items()), flush=True)
     slowest = sorted(ratios, key=lambda name: -(ratios[name] or 0))[:SLOWEST_SHOWN]
     if mean is not None:
         print(f"geometric mean of the ratios {mean:.3f} (target {TARGET_RATIO}); slowest "
@@ -351,6 +404,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "spark_seconds_total": round(sum(f["spark_seconds"] for f in measured.values()), 3),
         "same_result": all(figures["same_result"] for figures in measured.values()),
         "target_ratio": TARGET_RATIO,
+        "join_strategies": args.join_strategy,
+        "ratio_by_strategy": by_strategy_mean,
         "ratio": mean,
     }
     print(json.dumps(summary), flush=True)

@@ -66,15 +66,20 @@ def test_the_demo_command_prints_the_result_and_every_decision(tiny_data, tmp_pa
 def test_the_tpch_benchmark_runs_at_a_tiny_size(tmp_path_factory, tmp_path):
     data = tmp_path_factory.mktemp("tpch-dbgen")
     done = _script("benchmarks/tpch.py", "--scale", "0.01", "--data", str(data),
-                   "--warmups", "0", "--repeats", "1", "--queries", "1", "6",
+                   "--warmups", "0", "--repeats", "1", "--queries", "3", "6",
+                   "--join-strategy", "runtime_only", "none",
                    "--dir", str(tmp_path))  # the cold figure: test_benchmarks.py's baseline
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["same_result"] is True and figures["ratio"] > 0
-    q01, q06 = figures["queries"]["q01"], figures["queries"]["q06"]
-    assert figures["ratio"] == pytest.approx((q01["ratio"] * q06["ratio"]) ** 0.5, rel=0.01)
-    assert figures["ratios"] == {"q01": q01["ratio"], "q06": q06["ratio"]}
-    assert all(p >= 1 for p in q01["parallelism"].values())
+    q03, q06 = figures["queries"]["q03"], figures["queries"]["q06"]
+    assert figures["ratio"] == pytest.approx((q03["ratio"] * q06["ratio"]) ** 0.5, rel=0.01)
+    assert figures["ratios"] == {"q03": q03["ratio"], "q06": q06["ratio"]}
+    assert set(figures["ratio_by_strategy"]) == {"runtime_only", "none"}
+    assert figures["ratio_by_strategy"]["runtime_only"] == figures["ratio"]
+    decided = {strategy: q03["by_strategy"][strategy]["joins"] for strategy in ("runtime_only", "none")}
+    assert len(decided["runtime_only"]) == 2 and decided["none"] == [], decided  # q03 joins 3 tables
+    assert all(p >= 1 for p in q03["parallelism"].values())
     assert "slowest against PySpark" in done.stdout
 
 
