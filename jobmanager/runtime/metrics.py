@@ -117,8 +117,8 @@ class JobMetrics:
         for join in event.joins:
             tags = {**self._vertex(event.vertex), "strategy": join.strategy}
             self.instruments["joins"].inc(1, tags=tags)
-            if join.is_broadcast:
-                side = join.left_bytes if join.side == "left" else join.right_bytes
+            side = join.left_bytes if join.side == "left" else join.right_bytes
+            if join.is_broadcast and side:  # Ray refuses to add 0: an empty side is broadcast too
                 self._add("broadcast", event.vertex, side)
 
     def loop_batch(self, seconds: float, events: int) -> None:

@@ -213,3 +213,17 @@ def test_join_decisions_and_the_bytes_broadcast_are_counted_per_join_vertex():
     decisions = observed.instruments["joins"]
     assert dict(decisions.values) == {"join1: broadcast": 1, "join2: shuffled": 1}
     assert dict(observed["broadcast"]) == {"join1": 2 * MiB}
+
+
+def test_an_empty_side_broadcast_at_run_time_adds_no_bytes():
+    from jobmanager.model.jobgraph import JoinInput
+    from tests.jobmanager.core.adaptive.test_runtime_joins import MiB, sized
+
+    g = JobGraph("empty")
+    big, empty, join = g.add_vertex("big", 2), g.add_vertex("empty", 1), g.add_vertex("join")
+    g.connect(big, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "left"))
+    g.connect(empty, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right"))
+    observed = Observed(Run(g, byte_model=sized({"big": 64 * MiB, "empty": 0})))
+    assert observed.run.go().status == "FINISHED"  # Recorded.inc refuses 0, as Ray does
+    assert dict(observed.instruments["joins"].values) == {"join: broadcast": 1}
+    assert dict(observed["broadcast"]) == {}
