@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 
+import structlog
 from ray.util.metrics import Counter, Gauge, Histogram
 
 from jobmanager.core import commands as cmd
@@ -31,6 +32,8 @@ from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.messages import events as ev
 
 __all__ = ["JobMetrics", "ray_instruments"]
+
+_log = structlog.get_logger("tidal.metrics")
 
 _JOB = ("job_id", "job_name")
 _VERTEX = (*_JOB, "vertex")
@@ -116,7 +119,7 @@ class JobMetrics:
             return
         for join in event.joins:
             tags = {**self._vertex(event.vertex), "strategy": join.strategy}
-            self.instruments["joins"].inc(1, tags=tags)
+            _record(self.instruments["joins"].inc, 1, tags)
             side = join.left_bytes if join.side == "left" else join.right_bytes
             if join.is_broadcast and side:  # Ray refuses to add 0: an empty side is broadcast too
                 self._add("broadcast", event.vertex, side)
@@ -125,20 +128,20 @@ class JobMetrics:
         """The main loop applied a batch of ``events`` in ``seconds``: hand Ray what the batch
         counted, once per instrument and vertex (a call to Ray's recorder costs about as much
         as applying an event)."""
-        self.instruments["loop"].observe(seconds, tags=self.job)
+        _record(self.instruments["loop"].observe, seconds, self.job)
         if events:
-            self.instruments["events"].inc(events, tags=self.job)
+            _record(self.instruments["events"].inc, events, self.job)
         for ejv in self.state.graph.job_vertices.values():  # a forward group's members too
             if ejv.parallelism is not None and self._parallelism.get(ejv.name) != ejv.parallelism:
                 self._parallelism[ejv.name] = ejv.parallelism
-                self.instruments["parallelism"].set(ejv.parallelism, tags=self._vertex(ejv.name))
+                _record(self.instruments["parallelism"].set, ejv.parallelism, self._vertex(ejv.name))
         self._flush()
 
     def _flush(self) -> None:
         for (instrument, vertex), amount in self._added.items():
-            self.instruments[instrument].inc(amount, tags=self._vertex(vertex))
+            _record(self.instruments[instrument].inc, amount, self._vertex(vertex))
         for (instrument, vertex), value in self._set.items():
-            self.instruments[instrument].set(value, tags=self._vertex(vertex))
+            _record(self.instruments[instrument].set, value, self._vertex(vertex))
         self._added.clear()
         self._set.clear()
 
@@ -153,7 +156,7 @@ class JobMetrics:
         with self._log_lock:
             if size > self._log_size:
                 self._log_size = size
-                self.instruments["log"].set(size, tags=self.job)
+                _record(self.instruments["log"].set, size, self.job)
 
     def _settle(self, keys: list[Key], finished_reports: dict[Key, ev.TaskFinished]) -> None:
         """Count what the last event did to these attempts: running, finished, failed."""
@@ -200,3 +203,12 @@ class JobMetrics:
         if tags is None:
             tags = self._tags[name] = {**self.job, "vertex": name}
         return tags
+
+
+def _record(update, value: float, tags: dict[str, str]) -> None:
+    """Hand Ray one update; a metric Ray refuses is a warning, never the job's failure."""
+    try:
+        update(value, tags=tags)
+    except Exception as error:
+        _log.warning("metric not recorded", job=tags.get("job_id"), vertex=tags.get("vertex"),
+                     value=value, error=repr(error))  # fmt: skip

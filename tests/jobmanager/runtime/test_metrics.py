@@ -227,3 +227,14 @@ def test_an_empty_side_broadcast_at_run_time_adds_no_bytes():
     assert observed.run.go().status == "FINISHED"  # Recorded.inc refuses 0, as Ray does
     assert dict(observed.instruments["joins"].values) == {"join: broadcast": 1}
     assert dict(observed["broadcast"]) == {}
+
+
+def test_a_metric_ray_refuses_is_a_warning_not_the_jobs_failure():
+    class Refusing(Recorded):
+        def observe(self, value: float, tags: dict[str, str]) -> None:
+            raise ValueError("refused")
+
+    observed = Observed(Run(sums_graph()))
+    observed.metrics.instruments["loop"] = Refusing()
+    assert observed.run.go().status == "FINISHED"
+    assert observed["finished"]  # the other metrics still counted
