@@ -1,0 +1,87 @@
+"""A global ORDER BY cut into key ranges on a real local Ray cluster with real PySpark, through
+``Client.sql``: over about ten tasks' worth of data it runs as several sort tasks whose input
+bytes are within 2x of each other, and the result, read in its part files' order, is DuckDB's
+answer, ties and nulls included, ascending and descending, on two keys."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from examples.compare import sql_difference
+from jobmanager import Client
+from jobmanager.messages import events as ev
+from jobmanager.runtime.jobstore import JobStore
+from tests.jobmanager.runtime.jobs import FAST
+
+pytestmark = [pytest.mark.runtime, pytest.mark.spark]
+
+ROWS = 120_000
+CONFIG = {
+    **FAST,
+    "taskmanager.numberOfTaskSlots": 2,
+    "slotmanager.number-of-slots.max": 2,
+    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 kb",
+    "restart-strategy.type": "none",
+}
+QUERIES = {
+    "int desc, string asc": "SELECT a, b FROM t ORDER BY a DESC NULLS LAST, b ASC NULLS FIRST",
+    "string desc, double asc": "SELECT b, c FROM t ORDER BY b DESC NULLS FIRST, c NULLS LAST",
+}
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> dict[str, str]:
+    """``t``: an int with 500 values, a string with 40, a double with 300 (NaN among them):
+    every key repeats, each has nulls; in four files of small row groups, so the scan runs as
+    several tasks."""
+    rng = np.random.default_rng(29)
+    a = rng.integers(0, 500, ROWS)
+    b = rng.integers(0, 40, ROWS)
+    c = rng.integers(0, 300, ROWS) / 4.0
+    c[c == 10.0] = np.nan
+    table = pa.table({
+        "a": pa.array(a, pa.int64(), mask=rng.random(ROWS) < 0.02),
+        "b": pa.array([f"word {v:02d}" for v in b], pa.string(), mask=rng.random(ROWS) < 0.02),
+        "c": pa.array(c, pa.float64(), mask=rng.random(ROWS) < 0.02),
+    })  # fmt: skip
+    root = tmp_path_factory.mktemp("range-sort") / "t"
+    root.mkdir()
+    for part in range(4):
+        piece = table.slice(part * ROWS // 4, ROWS // 4)
+        pq.write_table(piece, root / f"part-{part}.parquet", row_group_size=5_000)
+    return {"t": str(root)}
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster):
+    return Client()
+
+
+def duckdb_answer(tables: dict[str, str], query: str) -> pa.Table:
+    con = duckdb.connect()
+    for name, path in tables.items():
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}/*.parquet')")
+    return con.execute(query).to_arrow_table()
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_a_global_order_by_runs_as_balanced_sort_tasks_with_duckdbs_answer(client, tables, name):
+    query = QUERIES[name]
+    handle = client.sql(query, tables=tables, config=CONFIG)
+    result = handle.wait(timeout=300)
+    assert result.succeeded, result.cause
+    root, job_id = handle.event_log().rstrip("/").rsplit("/", 2)[:2]
+    records = [event for _, event in JobStore(root, job_id).records(0)]
+    sort = [e for e in records if type(e) is ev.VertexParallelismDecided and e.range_bounds]
+    (decided,) = sort  # the sort task chained with the result's sink: "sort -> result"
+    read = [e.metrics.bytes_in for e in records
+            if type(e) is ev.TaskFinished and e.vertex == decided.vertex]  # fmt: skip
+    assert decided.parallelism >= 4 and len(decided.range_bounds) == decided.parallelism - 1
+    assert len(read) == decided.parallelism and max(read) <= 2 * min(read), (read, decided.explanation)
+    difference = sql_difference(result.to_arrow(), duckdb_answer(tables, query), ordered=True)
+    assert difference is None, difference
+    handle.release()
