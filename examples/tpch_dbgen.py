@@ -46,7 +46,7 @@ from examples.parquet_parts import (  # noqa: E402
     generate_tables,
 )
 
-__all__ = ["TABLES", "duckdb_answer", "generate", "queries"]
+__all__ = ["TABLES", "duckdb_answer", "duckdb_answer_over", "generate", "queries"]
 
 TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 
@@ -109,10 +109,15 @@ def duckdb_answer(directory: str | os.PathLike, query: str) -> pa.Table:
     (``CREATE VIEW lineitem AS SELECT * FROM read_parquet('<directory>/lineitem/*.parquet')``
     and so on), columns in the query's order."""
     root = Path(directory).resolve()
+    return duckdb_answer_over({table: str(root / table) for table in TABLES}, query)
+
+
+def duckdb_answer_over(tables: dict[str, str], query: str) -> pa.Table:
+    """DuckDB's answer to ``query`` over a view of each table's Parquet directory."""
     with duckdb.connect() as connection:
         connection.execute("SET enable_progress_bar = false")
-        for table in TABLES:
-            files = _sql_string(str(root / table / "*.parquet"))
+        for table, path in tables.items():
+            files = _sql_string(str(Path(path) / "*.parquet"))
             connection.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({files})")
         return connection.execute(query).to_arrow_table()
 

@@ -5,12 +5,12 @@ is DuckDB's over the same files, and the same as with ``strategy: NONE``."""
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from examples.compare import sql_difference
+from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
 from jobmanager.runtime.jobstore import JobStore
@@ -77,12 +77,6 @@ def client(ray_cluster):
     return Client()
 
 
-def duckdb_answer(tables: dict[str, str], query: str) -> pa.Table:
-    con = duckdb.connect()
-    for name, path in tables.items():
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}/*.parquet')")
-    return con.execute(query).to_arrow_table()
-
 
 def run(client, tables, query: str, strategy: str):
     handle = client.sql(query, tables=tables, config={**CONFIG, STRATEGY: strategy})
@@ -99,7 +93,7 @@ def run(client, tables, query: str, strategy: str):
 def test_a_table_a_filter_leaves_few_rows_of_is_broadcast_at_run_time_with_the_same_answer(
     client, tables
 ):
-    expected = duckdb_answer(tables, FILTERED)
+    expected = duckdb_answer_over(tables, FILTERED)
     answer, decisions = run(client, tables, FILTERED, "AUTO")
     assert sql_difference(answer, expected, ordered=False) is None
     (decision,) = decisions
@@ -112,7 +106,7 @@ def test_a_table_a_filter_leaves_few_rows_of_is_broadcast_at_run_time_with_the_s
 
 
 def test_a_table_listed_small_that_a_join_blows_up_is_not_broadcast(client, tables):
-    expected = duckdb_answer(tables, BLOWN_UP)
+    expected = duckdb_answer_over(tables, BLOWN_UP)
     answer, decisions = run(client, tables, BLOWN_UP, "RUNTIME_ONLY")
     assert sql_difference(answer, expected, ordered=False) is None
     blown = [d for d in decisions if not d.is_broadcast]

@@ -5,13 +5,13 @@ answer, ties and nulls included, ascending and descending, on two keys."""
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from examples.compare import sql_difference
+from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
 from jobmanager.runtime.jobstore import JobStore
@@ -61,12 +61,6 @@ def client(ray_cluster):
     return Client()
 
 
-def duckdb_answer(tables: dict[str, str], query: str) -> pa.Table:
-    con = duckdb.connect()
-    for name, path in tables.items():
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}/*.parquet')")
-    return con.execute(query).to_arrow_table()
-
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_a_global_order_by_runs_as_balanced_sort_tasks_with_duckdbs_answer(client, tables, name):
@@ -82,6 +76,6 @@ def test_a_global_order_by_runs_as_balanced_sort_tasks_with_duckdbs_answer(clien
             if type(e) is ev.TaskFinished and e.vertex == decided.vertex]  # fmt: skip
     assert decided.parallelism >= 4 and len(decided.range_bounds) == decided.parallelism - 1
     assert len(read) == decided.parallelism and max(read) <= 2 * min(read), (read, decided.explanation)
-    difference = sql_difference(result.to_arrow(), duckdb_answer(tables, query), ordered=True)
+    difference = sql_difference(result.to_arrow(), duckdb_answer_over(tables, query), ordered=True)
     assert difference is None, difference
     handle.release()
