@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobmanager.model.config import Configuration
-from jobmanager.model.jobgraph import JobGraph, JoinInput
+from jobmanager.model.jobgraph import JobGraph
+from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.graph import job_graph

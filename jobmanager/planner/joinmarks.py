@@ -33,7 +33,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jobmanager.errors import ConfigurationError
-from jobmanager.model.jobgraph import JoinInput, PartitionerKind
+from jobmanager.model.jobgraph import PartitionerKind
+from jobmanager.model.joins import JoinInput
 from jobmanager.planner.graph import stages_in_order
 from jobmanager.planner.logical import Join, Node
 from jobmanager.planner.physical import Input, Stage, StageEdge

@@ -36,17 +36,36 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from jobmanager.model.jobgraph import JoinInput, Partitioner
+from jobmanager.model.jobgraph import Partitioner
+from jobmanager.model.joins import JoinInput
 from jobmanager.planner.aggregates import split_aggregate
-from jobmanager.planner.expressions import type_of
 from jobmanager.planner.distribution import (
-    cast, co_partitioned, final_sort, group_ids, hash_type, range_keys, satisfied,
+    cast,
+    co_partitioned,
+    final_sort,
+    group_ids,
+    hash_type,
+    range_keys,
+    satisfied,
     through_projection,
 )  # fmt: skip
+from jobmanager.planner.expressions import type_of
 from jobmanager.planner.joins import equi_keys, estimate_bytes
 from jobmanager.planner.logical import (
-    Aggregate, Filter, IdAllocator, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort,
-    Values, Window, col,
+    Aggregate,
+    Filter,
+    IdAllocator,
+    Join,
+    Limit,
+    Node,
+    OneRow,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    Window,
+    col,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 

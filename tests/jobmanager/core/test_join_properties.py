@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
-from jobmanager.model.jobgraph import JobGraph, JoinInput, Partitioner
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.model.joins import JoinInput
 from jobmanager.simulation.cluster import TaskFault
 from tests.jobmanager.core.adaptive.test_runtime_joins import sized
 from tests.jobmanager.core.crash import crash_and_recover

@@ -3,7 +3,8 @@
 import pytest
 
 from jobmanager.errors import InvalidEdgeError
-from jobmanager.model.jobgraph import JobGraph, JoinInput, Partitioner
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.model.joins import JoinInput
 
 
 @pytest.mark.parametrize(("kind", "left", "right"), [

@@ -21,7 +21,7 @@ from jobmanager import (
     spark,
 )
 from jobmanager.messages import events as ev
-from jobmanager.model.jobgraph import JoinInput
+from jobmanager.model.joins import JoinInput
 from jobmanager.runtime.jobstore import JobStore
 from tests.jobmanager.runtime.failover_jobs import PARTS, wait_open, write_data
 from tests.jobmanager.runtime.jobs import FAST

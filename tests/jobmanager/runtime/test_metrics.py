@@ -197,7 +197,7 @@ def test_a_size_read_before_the_last_flush_and_reported_after_it_is_ignored(tmp_
 
 
 def test_join_decisions_and_the_bytes_broadcast_are_counted_per_join_vertex():
-    from jobmanager.model.jobgraph import JoinInput
+    from jobmanager.model.joins import JoinInput
     from tests.jobmanager.core.adaptive.test_runtime_joins import MiB, sized
 
     g = JobGraph("joins")
@@ -216,7 +216,7 @@ def test_join_decisions_and_the_bytes_broadcast_are_counted_per_join_vertex():
 
 
 def test_an_empty_side_broadcast_at_run_time_adds_no_bytes():
-    from jobmanager.model.jobgraph import JoinInput
+    from jobmanager.model.joins import JoinInput
     from tests.jobmanager.core.adaptive.test_runtime_joins import MiB, sized
 
     g = JobGraph("empty")

@@ -42,7 +42,8 @@ from jobmanager.core.scheduler.adaptive.decision import (
 from jobmanager.core.scheduler.adaptive.packing import Items, exact_count_ranges
 from jobmanager.messages.events import Explanation
 from jobmanager.messages.joins import JoinDecision
-from jobmanager.model.jobgraph import DistributionPattern, JoinInput, PartitionerKind
+from jobmanager.model.jobgraph import DistributionPattern, PartitionerKind
+from jobmanager.model.joins import JoinInput
 from shuffle.ranges import even_ranges
 
 __all__ = ["JoinSide", "JoinSides", "decide_join", "decide_join_vertex", "join_sides"]

@@ -3,7 +3,8 @@ the side read whole is not part of any task's share, the other side's whole prod
 are no skew cut, and a join whose parallelism the user set is the user's."""
 
 from jobmanager.client.report import facts_from_log
-from jobmanager.model.jobgraph import JobGraph, JoinInput, Partitioner
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.model.joins import JoinInput
 from tests.jobmanager.client.report.recorded import record
 from tests.jobmanager.core.adaptive.test_runtime_joins import MiB, sized
 

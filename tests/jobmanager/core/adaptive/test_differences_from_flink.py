@@ -110,7 +110,7 @@ def test_a_join_is_decided_at_run_time_with_job_recovery_on_once_both_sides_fini
     join into a broadcast join as soon as the small side finished. Tidal logs the decision in
     the vertex's decision event, so recovery replays it (on by default), and decides once both
     sides finished, from both sides' real bytes, with the join's parallelism."""
-    from jobmanager.model.jobgraph import JoinInput
+    from jobmanager.model.joins import JoinInput
     from jobmanager.simulation.cluster import uniform_bytes
     from tests.jobmanager.core.harness import Run
 

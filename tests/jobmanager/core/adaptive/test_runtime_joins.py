@@ -13,7 +13,8 @@ from jobmanager.core.executiongraph import (
 )
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
-from jobmanager.model.jobgraph import JobGraph, JoinInput, Partitioner
+from jobmanager.model.jobgraph import JobGraph, Partitioner
+from jobmanager.model.joins import JoinInput
 from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from shuffle.ranges import IndexRange
 from tests.jobmanager.core.harness import Run

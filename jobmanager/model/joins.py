@@ -1,0 +1,44 @@
+"""What marks an edge as one side of a join the JobManager may decide at run time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from jobmanager.errors import InvalidEdgeError
+
+__all__ = ["JoinInput"]
+
+
+@dataclass(frozen=True, slots=True)
+class JoinInput:
+    """This edge is one side of a shuffled equi-join that the JobManager may turn into a
+    broadcast join once its inputs' real bytes are known (FLIP-470): ``join`` names the join
+    (unique in the job), ``kind`` is its kind (inner, left, right, full, semi, anti) and
+    ``side`` which side this edge is (left or right). ``redistributable``: nothing after the
+    join in the consumer's task relies on the rows being hash-partitioned, so when the other
+    side is broadcast this side may be read in any slices (whole producer outputs, as Spark's
+    local shuffle reader reads them) instead of by subpartition."""
+
+    join: str
+    kind: str
+    side: str
+    redistributable: bool = False
+
+    KINDS: ClassVar[tuple[str, ...]] = ("inner", "left", "right", "full", "semi", "anti")
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise InvalidEdgeError(f"join {self.join!r}: kind {self.kind!r} is not one of "
+                                   f"{', '.join(self.KINDS)}")  # fmt: skip
+        if self.side not in ("left", "right"):
+            raise InvalidEdgeError(f"join {self.join!r}: side {self.side!r} is not left or right")
+
+    @property
+    def may_be_broadcast(self) -> bool:
+        """Whether the join's kind allows this side to be sent whole to every task: the
+        side whose unmatched rows the join does not keep (inner: either; left outer, semi,
+        anti: the right; right outer: the left; full outer: neither)."""
+        if self.side == "left":
+            return self.kind in ("inner", "right")
+        return self.kind in ("inner", "left", "semi", "anti")
