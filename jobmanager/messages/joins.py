@@ -19,7 +19,13 @@ __all__ = ["JoinDecision"]
 class JoinDecision:
     """``strategy``: "broadcast" (``side`` is the side sent whole to every task) or
     "shuffled" (``side`` is the build side, the smaller one). ``threshold``: the broadcast
-    threshold in bytes, -1 when broadcasting is off. ``text``: the same in words."""
+    threshold in bytes, -1 when broadcasting is off. ``text``: the same in words.
+    ``decided_after``: the producers whose finishing the decision waited for. ``other_read``:
+    how a broadcast join's other side reached its tasks: ``SUBPARTITIONS`` (by hash
+    subpartition ranges, as shuffled), ``LOCAL`` (whole outputs of consecutive producers, no
+    task waiting for every producer's slice) or ``CHAINED`` (the join ran in that side's
+    producer's tasks, so that side was never written); empty for a shuffled join. A byte
+    count of -1: that side was not produced yet when the join was decided (``CHAINED``)."""
 
     join: str
     strategy: str
@@ -29,9 +35,12 @@ class JoinDecision:
     threshold: int
     text: str
     kind: str = ""
+    decided_after: tuple[str, ...] = ()
+    other_read: str = ""
 
     BROADCAST = "broadcast"
     SHUFFLED = "shuffled"
+    SUBPARTITIONS, LOCAL, CHAINED = "subpartitions", "local", "chained"
 
     @property
     def is_broadcast(self) -> bool:

@@ -124,7 +124,7 @@ def decide_join(sides: JoinSides, left_bytes: int, right_bytes: int, threshold: 
                 f"({sizes_text}; {_why_not_broadcast(sides, threshold)}), {after}")  # fmt: skip
         strategy = JoinDecision.SHUFFLED
     return JoinDecision(sides.join, strategy, side, left_bytes, right_bytes, threshold, text,
-                        sides.kind)  # fmt: skip
+                        sides.kind, (sides.left.producer, sides.right.producer))  # fmt: skip
 
 
 def _why_not_broadcast(sides: JoinSides, threshold: int) -> str:
@@ -161,6 +161,8 @@ def decide_join_vertex(
     decision = None
     if other_side.mark.redistributable:
         decision = _local_read(marked, other, user_parallelism, vertex_max_parallelism, settings)
+    join = replace(join, other_read=JoinDecision.SUBPARTITIONS if decision is None
+                   else JoinDecision.LOCAL)  # fmt: skip
     if decision is None:
         decision = decide_vertex(marked, user_parallelism, vertex_max_parallelism, settings)
     infos = dict(decision.input_infos)
