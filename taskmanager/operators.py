@@ -96,9 +96,12 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
                clock: TaskClock) -> OperatorResult:  # fmt: skip
     """A chain's operators one after the other in this task: consecutive PySpark functions and
     SQL pieces as one composed query (one Spark query, see ``taskmanager.sql.run_query``),
-    Arrow functions on the table in memory, a sink last writing the chain's result."""
-    inputs = tables
+    Arrow functions on the table in memory, a sink last writing the chain's result. Each
+    member reads what ``chain.member_feeds`` says: the task's inputs by position, or the
+    result before it."""
     members = list(zip(chain.names, chain.operators))
+    feeds = [chain.member_feeds(k, len(tables)) for k in range(len(members))]
+    previous = None
     position = 0
     while position < len(members):
         name, operator = members[position]
@@ -107,10 +110,14 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
             end = position + 1
             while end < len(members) and isinstance(members[end][1], _COMPOSED):
                 end += 1
-            table = run_query(members[position:end], inputs, spark=spark, task_dir=task_dir,
-                              job_group=_job_group(tdd), cancel=cancel, clock=clock)  # fmt: skip
-            inputs, position = (table,), end
+            here = tables + ((previous,) if previous is not None else ())
+            first = tuple(len(tables) if i is None else i for i in feeds[position])
+            previous = run_query(members[position:end], here, feeds=(first, *feeds[position + 1:end]),
+                                 spark=spark, task_dir=task_dir, job_group=_job_group(tdd),
+                                 cancel=cancel, clock=clock)  # fmt: skip
+            position = end
             continue
+        inputs = tuple(previous if i is None else tables[i] for i in feeds[position])
         position += 1
         if isinstance(operator, ParquetSink):
             table = _single_input(inputs, name, "is a sink")
@@ -119,16 +126,14 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
                 write_part_file(table, part_file(operator, tdd.job_id, tdd.subtask, tdd.attempt))
             return OperatorResult(None, table.num_rows)
         if operator is None:
-            inputs = (_single_input(inputs, name, "with no operator passes its input through"),)
+            previous = _single_input(inputs, name, "with no operator passes its input through")
             continue
         with clock.phase("arrow_function"):
-            table = operator.fn(*inputs)
-        if not isinstance(table, pa.Table):
-            raise OutputTypeError(f"vertex {name!r}: {operator} returned {type(table).__name__}, "
-                            "not a pyarrow.Table")  # fmt: skip
-        inputs = (table,)
-    table = _single_input(inputs, chain.names[-1], "ends the chain")
-    return OperatorResult(table, table.num_rows)
+            previous = operator.fn(*inputs)
+        if not isinstance(previous, pa.Table):
+            raise OutputTypeError(f"vertex {name!r}: {operator} returned "
+                                  f"{type(previous).__name__}, not a pyarrow.Table")  # fmt: skip
+    return OperatorResult(previous, previous.num_rows)
 
 
 _COMPOSED = (SparkFunction, SqlOperator)  # chained, these build one Spark query

@@ -53,34 +53,38 @@ def run_query(
     job_group: str,
     cancel: CancelToken,
     clock: TaskClock | None = None,
+    feeds: Sequence[Sequence[int | None]] | None = None,
 ) -> pa.Table:
     """The result, as Arrow, of ``members`` (vertex name and operator, in chain order) composed
     into one Spark query over ``tables``: the first member gets every input, each later one the
-    result before it. With a SqlOperator among them, the query runs in a session of its own
-    (see the module docstring); PySpark functions alone run in the process's session."""
+    result before it, unless ``feeds`` says, per member, which of ``tables`` it reads (None:
+    the result before it). With a SqlOperator among them, the query runs in a session of its
+    own (see the module docstring); PySpark functions alone run in the process's session."""
     clock = clock or TaskClock()
+    feeds = feeds or [tuple(range(len(tables)))] + [(None,)] * (len(members) - 1)
     if not any(isinstance(operator, SqlOperator) for _, operator in members):
-        return run_spark_query(lambda frames: _compose(None, members, frames), tables,
+        return run_spark_query(lambda frames: _compose(None, members, frames, feeds), tables,
                                spark=spark, task_dir=task_dir, job_group=job_group,
                                cancel=cancel, clock=clock)  # fmt: skip
     with clock.phase("spark_plan"):
         spark.session()  # the JVM's start, for a TaskManager's first Spark task
     with spark.isolated() as isolated:
-        return run_spark_query(lambda frames: _compose(isolated, members, frames), tables,
+        return run_spark_query(lambda frames: _compose(isolated, members, frames, feeds), tables,
                                spark=spark, task_dir=task_dir, job_group=job_group,
                                cancel=cancel, clock=clock, session=isolated.session)  # fmt: skip
 
 
-def _compose(isolated: IsolatedSession | None, members: Sequence[Member], frames: Sequence):
+def _compose(isolated: IsolatedSession | None, members: Sequence[Member], inputs: Sequence,
+             feeds: Sequence[Sequence[int | None]]):  # fmt: skip
     result = None
-    for name, operator in members:
+    for (name, operator), feed in zip(members, feeds, strict=True):
+        frames = tuple(result if i is None else inputs[i] for i in feed)
         if isinstance(operator, SparkFunction):
             result = checked_frame(name, operator, operator.fn(*frames))
         else:
             for view, frame in zip(operator.views, frames, strict=True):
                 isolated.register(view, frame)
             result = _sql(isolated, name, operator)
-        frames = (result,)
     return result
 
 

@@ -24,6 +24,7 @@ from jobmanager.messages.codec import message
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
+from jobmanager.model.join_chains import fuse_graph
 
 __all__ = ["StateSnapshot", "restore", "take"]
 
@@ -117,6 +118,10 @@ def restore(
     graph = state.graph
     job_vertices = list(graph.job_vertices.values())
     for names, parallelisms, infos in snapshot.growth_steps:
+        if names == "fuse":  # a join chained into its producer: (producer, consumer)
+            graph.fuse(parallelisms, infos, fuse_graph(graph.job_graph, parallelisms, infos))
+            job_vertices = list(graph.job_vertices.values())
+            continue
         for ejv, parallelism in zip(job_vertices, parallelisms):
             ejv.parallelism = parallelism
         graph.initialize(

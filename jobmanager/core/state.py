@@ -135,6 +135,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
             ev.TimerFired: self._on_timer_fired,
             ev.JobCancelRequested: self._on_cancel_requested,
             ev.VertexParallelismDecided: self._on_parallelism_decided,
+            ev.JoinChained: self._on_join_chained,
             ev.SourceParallelismInferred: self._on_source_parallelism_inferred,
             ev.SourceInferenceFailed: self._on_source_inference_failed,
             ev.JobManagerRecovered: self._on_recovered,
@@ -154,17 +155,19 @@ class JobManagerState(Deploying, Failing, Reconciling):
 
     def handle(self, event: object) -> Step:
         """Apply one event as it happens, then decide what it made decidable (parallelisms,
-        from the bytes producers reported) and apply those decisions too. The step's events are
+        from the bytes producers reported; joins chained into their producer, once the other
+        side finished small) and apply those decisions too. The step's events are
         the decisions, for the shell to record after ``event``; a replay applies them from the
         log (``apply``) and never decides again."""
         commands = self.apply(event)
-        decided: list[ev.VertexParallelismDecided] = []
+        decided: list[ev.VertexParallelismDecided | ev.JoinChained] = []
         while self.growth is not None and self.status is JobStatus.RUNNING:
-            done = {d.vertex for d in decided}
+            done = {d.vertex for d in decided if type(d) is ev.VertexParallelismDecided}
             names = [name for name in self.growth.deciding() if name not in done]
-            if not names:
+            batch = self.growth.chains_to_decide()
+            batch += [self.growth.decision_for(name) for name in names]
+            if not batch:
                 break
-            batch = [self.growth.decision_for(name) for name in names]
             for decision in batch:
                 decided.append(decision)
                 commands.extend(self.apply(decision))
@@ -387,6 +390,15 @@ class JobManagerState(Deploying, Failing, Reconciling):
                 parallelism=event.parallelism,
                 why=event.explanation.text,
             )
+        self._grow()
+        self.dispatch()
+
+    def _on_join_chained(self, event: ev.JoinChained) -> None:
+        if self.status is not JobStatus.RUNNING or self.growth is None:
+            return
+        self.growth.on_chained(event)
+        self.log.info("join chained into its producer", vertex=event.vertex,
+                      why=event.decision.text)  # fmt: skip
         self._grow()
         self.dispatch()
 

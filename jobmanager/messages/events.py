@@ -24,6 +24,7 @@ __all__ = [
     "JobManagerRecovered",
     "JobStarted",
     "JobSubmitted",
+    "JoinChained",
     "JoinDecision",
     "ProducedPartition",
     "SourceInferenceFailed",
@@ -346,6 +347,21 @@ class VertexParallelismDecided:
     explanation: Explanation
     joins: tuple[JoinDecision, ...] = ()
     range_bounds: tuple[bytes, ...] = ()
+
+
+@message
+class JoinChained:
+    """From here on, join ``decision.join``'s vertex ``consumer`` runs in the tasks of
+    ``producer`` (its other side's producer, not started yet), as the one chained vertex
+    ``vertex``: the side ``decision.side`` was small once its producers finished, so it is
+    broadcast to the producer's tasks and the producer's rows are joined as they are made,
+    never written (``jobmanager.model.join_chains``). The chained vertex's own decision (its
+    parallelism, the producer's, and its reads) follows as a ``VertexParallelismDecided``."""
+
+    producer: str
+    consumer: str
+    vertex: str
+    decision: JoinDecision
 
 
 @message

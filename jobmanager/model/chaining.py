@@ -48,11 +48,22 @@ __all__ = [
 class ChainedOperator:
     """The operators of a chain's vertices, in order (None: a vertex passing its input on);
     ``fixed_by``: the member whose parallelism the user set, which the chain runs with (an
-    explanation names it: the other members' were not set)."""
+    explanation names it: the other members' were not set). ``feeds``: what each member reads,
+    when not just the first member every input of the task and each later one the result
+    before it: per member, the task's inputs by position (its sources, then its incoming
+    edges) and None for the result of the member before (a join chained into one side's
+    producer reads that result and the broadcast side, ``jobmanager.model.join_chains``)."""
 
     names: tuple[str, ...]
     operators: tuple[Any, ...]
     fixed_by: str | None = None
+    feeds: tuple[tuple[int | None, ...], ...] | None = None
+
+    def member_feeds(self, position: int, inputs: int) -> tuple[int | None, ...]:
+        """What member ``position`` reads, of a task with ``inputs`` inputs."""
+        if self.feeds is not None:
+            return self.feeds[position]
+        return tuple(range(inputs)) if position == 0 else (None,)
 
     def __str__(self) -> str:
         return " -> ".join(str(op) if op is not None else "pass-through" for op in self.operators)

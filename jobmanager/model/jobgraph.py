@@ -377,13 +377,19 @@ class JobGraph:
         splittable: bool = False,
         dynamic_filtering: str | None = None,
         join: JoinInput | None = None,
+        edge_id: str | None = None,
     ) -> JobEdge:
-        """Add an edge; its id names both ends, e.g. ``"orders->join"`` (``#2`` for a second one)."""
-        edge_id = f"{source.name}->{target.name}"
-        n = 2
-        while edge_id in self._edges:
-            edge_id = f"{source.name}->{target.name}#{n}"
-            n += 1
+        """Add an edge; its id names both ends, e.g. ``"orders->join"`` (``#2`` for a second one),
+        unless ``edge_id`` gives it (an edge carried over into a graph whose vertices changed
+        keeps the id its results are known by)."""
+        if edge_id is None:
+            edge_id = f"{source.name}->{target.name}"
+            n = 2
+            while edge_id in self._edges:
+                edge_id = f"{source.name}->{target.name}#{n}"
+                n += 1
+        elif edge_id in self._edges:
+            raise InvalidEdgeError(f"job graph {self.name!r} already has an edge {edge_id!r}")
         for end in (source, target):
             if end.graph is not self or self._vertices.get(end.name) is not end:
                 raise InvalidEdgeError(
@@ -412,6 +418,9 @@ class JobGraph:
     @property
     def edges(self) -> list[JobEdge]:
         return list(self._edges.values())
+
+    def edge(self, edge_id: str) -> JobEdge:
+        return self._edges[edge_id]
 
     def vertex(self, name: str) -> JobVertex:
         try:

@@ -44,6 +44,7 @@ from jobmanager.messages.codec import decode
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import chained_graph
 from jobmanager.model.config import Configuration
+from jobmanager.model.join_chains import runnable_vertices
 from jobmanager.model.operators import ParquetSink, ResultSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.admission import admit
@@ -167,7 +168,7 @@ class JobManagerActor(JobEnding):
         cluster_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         chains, inferred = admit(job_graph, settings, cluster_cpus, blobs, self.job_id)
         code_keys = tuple((v.name, blobs.put(serialize_vertex_code(v)).digest)
-                          for v in chained_graph(job_graph, chains).vertices)  # fmt: skip
+                          for v in runnable_vertices(chained_graph(job_graph, chains), settings))  # fmt: skip
         submitted = ev.JobSubmitted(
             job_graph.name,
             blobs.put(graph).digest,

@@ -154,6 +154,36 @@ def test_a_chain_of_a_pyspark_function_and_a_piece_is_one_query_too(tmp_path, sp
     assert written(env, "shout->sink")["name"].to_pylist() == ["ONE", "TWO"]
 
 
+def test_a_join_chained_into_its_scan_reads_the_scan_and_the_broadcast_side_as_fed(
+        tmp_path, spark_provider, parquet_lines, monkeypatch):  # fmt: skip
+    """``lines -> join`` as the JobManager fuses it at run time: the scan reads the source
+    (input 0); the join reads the scan's rows where it read ``in0`` and the broadcast names
+    gate (input 1) as ``in1``, in one Spark query."""
+    queries = []
+    real = sql_module.run_spark_query
+    monkeypatch.setattr(sql_module, "run_spark_query",
+                        lambda *args, **kwargs: queries.append(1) or real(*args, **kwargs))
+    chain = ChainedOperator(("lines", "join"), (
+        SqlOperator("SELECT k, x FROM s0 WHERE flag = 'B'", ("s0",)),
+        SqlOperator("SELECT in1.name, SUM(in0.x) AS total FROM in0 JOIN in1 ON in0.k = in1.k "
+                    "GROUP BY in1.name ORDER BY in1.name", ("in0", "in1")),
+    ), feeds=((0,), (None, 1)))  # fmt: skip
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    names_gate = produced(env, blobs, "names", names, "names->join")
+    finished = run_task(tdd("lines -> join", blobs.code(chain, [parquet_lines]), inputs=[names_gate],
+                            outputs=[output("join->sink", 1, "forward")]), env, CancelToken())  # fmt: skip
+    assert isinstance(finished, TaskFinished), getattr(finished, "error", finished)
+    totals: dict[str, int] = {}
+    named = {row["k"]: row["name"] for row in NAMES.to_pylist()}
+    for row in LINES.to_pylist():
+        if row["flag"] == "B" and row["k"] in named:
+            totals[named[row["k"]]] = totals.get(named[row["k"]], 0) + row["x"]
+    assert written(env, "join->sink").to_pylist() == [
+        {"name": n, "total": t} for n, t in sorted(totals.items())]
+    assert queries == [1]
+
+
 @pytest.mark.parametrize("sql, spark_error", [
     ("SELECT no_such_column FROM in0", "UNRESOLVED_COLUMN"),
     ("SELECT k FROM no_such_view", "TABLE_OR_VIEW_NOT_FOUND"),

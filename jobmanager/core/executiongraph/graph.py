@@ -147,6 +147,41 @@ class ExecutionGraph:
             connect_to_result(ejv, result, info, self._next_group_id)
         return ejv.vertices
 
+    def fuse(self, producer: str, consumer: str, job_graph: JobGraph) -> ExecutionJobVertex:
+        """Run ``producer`` and ``consumer``, neither initialised, as the one vertex that
+        ``job_graph`` (this graph's job graph with the two fused, ``model.join_chains``) puts
+        in the consumer's place; every other vertex and result keeps its name and id. The
+        step is remembered in ``growth_steps`` (as ``("fuse", producer, consumer)``) so a
+        snapshot grows the same graph again."""
+        old_producer, old_consumer = self.job_vertex(producer), self.job_vertex(consumer)
+        if old_producer.is_initialized or old_consumer.is_initialized:
+            raise JobGraphError(f"vertices {producer!r} and {consumer!r} can be fused only "
+                                "before either is initialised")  # fmt: skip
+        self.growth_steps.append(("fuse", producer, consumer))
+        fused = next(v for v in job_graph.vertices if v.name not in self.job_vertices)
+        ejv = ExecutionJobVertex(fused, old_consumer.position, old_producer.max_parallelism)
+        ejv.parallelism = old_producer.parallelism
+        between = [r for r in old_consumer.inputs if r.producer is old_producer]
+        ejv.inputs = old_producer.inputs + [r for r in old_consumer.inputs if r not in between]
+        ejv.outputs = old_consumer.outputs
+        for result in ejv.inputs:
+            result.consumer = ejv
+        for result in ejv.outputs:
+            result.producer = ejv
+        for result in between:
+            del self.results[result.id]
+        self.job_vertices = {
+            (ejv.name if name == consumer else name): (ejv if name == consumer else v)
+            for name, v in self.job_vertices.items() if name != producer
+        }  # fmt: skip
+        for name, v in self.job_vertices.items():
+            v.job_vertex = job_graph.vertex(name)
+        for result in self.results.values():
+            result.edge = job_graph.edge(result.id).resolved(adaptive=self.dynamic)
+        self.job_graph = job_graph
+        self.unfinished_job_vertices -= 1
+        return ejv
+
     def _next_group_id(self) -> int:
         self._group_count += 1
         return self._group_count - 1

@@ -146,6 +146,10 @@ class PipelinedRegions:
     ) -> None:
         new_names = {ejv.name for ejv in new_job_vertices}
         seen: list[LogicalPipelinedRegion] = []
+        if any(ejv.name not in self.logical for ejv in new_job_vertices):
+            self.logical = compute_logical_regions(  # vertices were fused at run time
+                graph.job_graph, lambda edge: graph.results[edge.id].pattern
+            )
         for ejv in new_job_vertices:
             logical = self.logical[ejv.name]
             if logical in seen:

@@ -13,6 +13,7 @@ from jobmanager.messages import events as ev
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.joins import JoinInput
 from jobmanager.simulation.cluster import TaskFault
+from tests.jobmanager.core.adaptive.test_join_chains import Listed
 from tests.jobmanager.core.adaptive.test_runtime_joins import sized
 from tests.jobmanager.core.crash import crash_and_recover
 from tests.jobmanager.core.harness import Run
@@ -27,7 +28,13 @@ def join_scenarios(draw):
     kind = draw(st.sampled_from(JoinInput.KINDS))
     g = JobGraph("join")
     tasks = {"left": draw(st.integers(1, 6)), "right": draw(st.integers(1, 6))}
-    left, right = (g.add_vertex(name, tasks[name]) for name in ("left", "right"))
+    slots = draw(st.sampled_from([None, 1, 2, 4]))
+    if draw(st.booleans()):  # source vertices, listing: the join may chain into one of them
+        left, right = (g.add_vertex(name, sources=[Listed(tasks[name], draw(st.integers(1, 64)) * KiB)])
+                       for name in ("left", "right"))  # fmt: skip
+        slots = draw(st.sampled_from([1, 2]))  # too few for both: the smaller listing goes first
+    else:
+        left, right = (g.add_vertex(name, tasks[name]) for name in ("left", "right"))
     join = g.add_vertex("join", draw(st.one_of(st.none(), st.integers(1, 4))),
                         max_parallelism=draw(st.integers(4, 16)))  # fmt: skip
     for vertex, side in ((left, "left"), (right, "right")):
@@ -43,6 +50,7 @@ def join_scenarios(draw):
         "restart-strategy.type": "fixed-delay",
         "restart-strategy.fixed-delay.attempts": 100,
         "taskmanager.numberOfTaskSlots": draw(st.integers(1, 3)),
+        "slotmanager.number-of-slots.max": slots,
         "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "32 kb",
         "table.optimizer.join.broadcast-threshold": draw(st.sampled_from([-1, 16 * KiB, 64 * KiB, 1 << 20])),
         "table.optimizer.adaptive-broadcast-join.strategy": draw(st.sampled_from(["AUTO", "RUNTIME_ONLY", "NONE"])),
@@ -55,11 +63,17 @@ def join_runs():
         lambda s: Run(s[0], s[1], faults=s[2], seed=s[3], inject=s[4], byte_model=s[5]))
 
 
+def joining(run: Run):
+    """The vertex running the join: "join", or the chain it became."""
+    (ejv,) = [e for e in run.state.graph.job_vertices.values() if e.name.endswith("join")]
+    return ejv
+
+
 def check_reads(run: Run) -> None:
     """The broadcast side whole for every subtask; every (partition, subpartition) of the
     other side read by exactly one subtask."""
-    ejv = run.state.graph.job_vertex("join")
-    joins = run.state.growth.joins.get("join", ())
+    ejv = joining(run)
+    joins = run.state.growth.joins.get(ejv.name, ())
     broadcast = {j.side for j in joins if j.is_broadcast}
     for result in ejv.inputs:
         side = result.edge.join.side
@@ -86,8 +100,8 @@ def test_join_runs_finish_reading_each_side_as_decided(run):
     check_reads(run)
     strategy = run.config["table.optimizer.adaptive-broadcast-join.strategy"]
     assert bool(run.state.growth.joins) is (strategy != "NONE")
-    for join in run.state.growth.joins.get("join", ()):
-        event(f"{join.strategy} join")
+    for join in run.state.growth.joins.get(joining(run).name, ()):
+        event(f"{join.strategy} join, {join.other_read or 'both sides hashed'}")
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

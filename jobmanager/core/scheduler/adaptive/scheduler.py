@@ -23,6 +23,7 @@ from jobmanager.core.scheduler.adaptive.decision import (
     VertexDecision,
 )
 from jobmanager.core.scheduler.adaptive.forward import compute_forward_groups
+from jobmanager.core.scheduler.adaptive.join_chains import JoinChains
 from jobmanager.core.scheduler.adaptive.joins import (
     STRATEGY_KEY,
     THRESHOLD_KEY,
@@ -102,6 +103,8 @@ class AdaptiveBatchScheduler:
         self.joins: dict[str, tuple] = {}  # vertex -> its JoinDecisions, as decided
         self._joins = self._run_time_joins(graph, config)
         self.ranges = RangeSorts(graph)  # global sorts, each task one key range
+        self.chains = JoinChains(graph, self._joins, config["pipeline.operator-chaining.enabled"],
+                                 slots, config[THRESHOLD_KEY])  # fmt: skip
         # a join or sort whose parallelism is fixed still waits for its inputs' bytes (and
         # samples) to be decided
         self._awaiting_join = {name for name in (*self._joins, *self.ranges.inputs)
@@ -123,7 +126,8 @@ class AdaptiveBatchScheduler:
         sources_waiting = any(not ejv.inputs and ejv.parallelism is None
                               for ejv in self.graph.job_vertices.values())  # fmt: skip
         for ejv in self.graph.job_vertices.values():
-            waits = (sources_waiting and not ejv.inputs) or ejv.name in self._awaiting_join
+            waits = (sources_waiting or self.chains.holds(ejv.name, self.read_bytes)) \
+                if not ejv.inputs else ejv.name in self._awaiting_join  # fmt: skip
             if ejv.is_initialized or waits:
                 continue
             if ejv.parallelism is not None and all(
@@ -131,7 +135,41 @@ class AdaptiveBatchScheduler:
             ):
                 ready.append(ejv)
                 names.add(ejv.name)
+                self._say_if_held(ejv.name)
         return ready
+
+    def _say_if_held(self, name: str) -> None:
+        """A producer held back for its join's other side, which turned out big, starts now:
+        its explanation says why it started late."""
+        why = self.chains.why.get(name)
+        if why is not None and name in self.explanations:
+            fixed = self.explanations[name]
+            self.explanations[name] = replace(fixed, text=f"{fixed.text}; {why}; that side was "
+                                              "above the threshold, so it started then")  # fmt: skip
+
+    def chains_to_decide(self) -> list[ev.JoinChained]:
+        """Joins that can now run chained into their held producer (``JoinChains``)."""
+        return self.chains.ready(self.read_bytes)
+
+    def on_chained(self, event: ev.JoinChained) -> None:
+        """Fuse the join into its producer; the chained vertex takes over what was known of
+        the producer (its listing, its parallelism) and waits for its own decision."""
+        ejv = self.chains.apply(event)
+        for known in (self.inferred, self.inferred_detail, self.split_keys, self.read_bytes):
+            if event.producer in known:
+                known[ejv.name] = known.pop(event.producer)
+        fixed = self.explanations.pop(event.producer, None)
+        why = self.chains.why.get(event.producer, "")
+        text = "; ".join(t for t in (fixed.text if fixed else "", why) if t)
+        self.explanations[ejv.name] = Explanation(text)
+        self._joins.pop(event.consumer, None)
+        self._awaiting_join.add(ejv.name)
+        self.groups = compute_forward_groups(self.graph)  # the join's group is now the chain's
+        group = self.groups.get(ejv.name)
+        if group is not None:
+            group.parallelism = ejv.parallelism
+            self._set_parallelism(group.names, ejv.parallelism)
+            self._explain_group(group.names, ejv.name, f"its producer's: {ejv.parallelism}")
 
     def _request_decisions(self) -> None:
         """Ask for the parallelism of every vertex still without one, and for the join of
@@ -213,6 +251,8 @@ class AdaptiveBatchScheduler:
         if not ejv.inputs:
             return self._decide_source(ejv, wanted, how, vertex_max)
         stats = [self._stats(r) for r in ejv.inputs]
+        if ejv.name in self.chains.fused:
+            return self.chains.decide(ejv, stats)
         if ejv.name in self.ranges.inputs:
             return self.ranges.decide(ejv.name, stats, ejv.parallelism, vertex_max, self.settings)
         sides = self._joins.get(ejv.name)
@@ -360,6 +400,7 @@ class AdaptiveBatchScheduler:
             tuple(self.joins.items()),
             tuple(sorted(self._awaiting_join)),
             self.ranges.export(),
+            self.chains.export(),
         )
 
     def restore(self, image: tuple) -> None:
@@ -370,6 +411,8 @@ class AdaptiveBatchScheduler:
             self._awaiting_join = set(image[9])
         if len(image) > 10:  # images written before global sorts were cut by key ranges lack it
             self.ranges.restore(image[10])
+        if len(image) > 11:  # and before joins were chained into their producers
+            self.chains.restore(image[11])
         self.read_bytes = dict(read_bytes)
         self.pending = dict(pending)
         self.inferred = dict(inferred)
@@ -391,4 +434,5 @@ class AdaptiveBatchScheduler:
             tuple(sorted(self.joins.items())),
             tuple(sorted(self._awaiting_join)),
             self.ranges.describe(),
+            self.chains.describe(),
         )
