@@ -1,4 +1,5 @@
-"""What marks an edge as one side of a join the JobManager may decide at run time."""
+"""What marks an edge as one side of a join the JobManager may decide at run time, and what
+the planner decided of each join a planned vertex runs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import ClassVar
 
 from jobmanager.errors import InvalidEdgeError
 
-__all__ = ["JoinInput"]
+__all__ = ["JoinInput", "PlannedJoin"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +43,32 @@ class JoinInput:
         if self.side == "left":
             return self.kind in ("inner", "right")
         return self.kind in ("inner", "left", "semi", "anti")
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedJoin:
+    """A join a planned vertex runs, as the planner cut it from the listing, for ``tidal
+    explain``: nothing runs by it. ``strategy``: ``broadcast`` (``side`` sent whole to every
+    task), ``shuffled`` (both sides hashed on the keys or already so; ``side`` the one Spark
+    builds on) or ``runtime`` (shuffled and marked with ``JoinInput``: the JobManager decides
+    it from the bytes written). ``left`` and ``right``: the view each side is read from (the
+    vertex's ``in<i>``: its i-th input edge), "" for a side computed in the vertex's own task.
+    ``left_listed``/``right_listed``: each side's bytes as the listing estimated them, which
+    the planner held against ``table.optimizer.join.broadcast-threshold``."""
+
+    join: str
+    kind: str
+    strategy: str
+    side: str
+    left: str
+    right: str
+    left_listed: int
+    right_listed: int
+
+    BROADCAST, SHUFFLED, RUNTIME = "broadcast", "shuffled", "runtime"
+
+    def view(self, side: str) -> str:
+        return self.left if side == "left" else self.right
+
+    def listed(self, side: str) -> int:
+        return self.left_listed if side == "left" else self.right_listed

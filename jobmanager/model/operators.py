@@ -20,6 +20,7 @@ from typing import Any, Callable
 from jobmanager.errors import JobGraphError
 from jobmanager.model import storage, usercode
 from jobmanager.model.jobgraph import JobGraph, JobVertex
+from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.sink import Sink
 
 __all__ = [
@@ -63,11 +64,19 @@ class SqlOperator:
     """A piece of a planned query (``jobmanager.planner``): Spark SQL over the vertex's inputs,
     each (its sources, then its incoming edges, in order) registered under ``views[i]`` as a
     temporary view of a session of its own, so two tasks sharing a JVM never see each other's
-    names. ``origin`` is the part of the user's query the piece came from (for explain)."""
+    names. ``origin`` is the part of the user's query the piece came from and ``joins`` what the
+    planner decided of each join in it (``PlannedJoin``), both for explain only."""
 
     sql: str
     views: tuple[str, ...]
     origin: str = ""
+    joins: tuple[PlannedJoin, ...] = ()
+
+    def __setstate__(self, state) -> None:
+        """Unpickle, also a piece pickled before ``joins`` existed (an archived graph)."""
+        values = (*state, *("", "", (), ())[len(state) :])
+        for name, value in zip(("sql", "views", "origin", "joins"), values):
+            object.__setattr__(self, name, value)
 
     def __str__(self) -> str:
         return "sql"

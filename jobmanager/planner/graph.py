@@ -1,11 +1,13 @@
 """Stages become the job graph Tidal runs: a vertex per stage, running its SQL, reading its
 tables through ``FileSource``s narrowed to the columns it reads and the hive partitions its
-filter allows, joined by the stages' edges, the sink last.
+filter allows, joined by the stages' edges, the sink last. A range edge's sort keys carry
+their columns' types, so ``tidal explain`` can show the sort's bounds as values.
 """
 
 from __future__ import annotations
 
 import datetime
+from dataclasses import replace
 
 from sqlglot import exp
 
@@ -13,8 +15,9 @@ from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.model.partition_filter import PARTITION_TYPES
 from jobmanager.model.sources import FileSource, PartitionPredicate
+from jobmanager.planner.joinplans import planned_joins
 from jobmanager.planner.logical import Scan, conjuncts
-from jobmanager.planner.physical import Stage
+from jobmanager.planner.physical import Stage, StageEdge
 from jobmanager.planner.sqlgen import stage_sql
 
 __all__ = ["job_graph", "stages_in_order"]
@@ -46,20 +49,37 @@ def job_graph(result: Stage, sink: ParquetSink, name: str) -> JobGraph:
     graph = JobGraph(name)
     vertices = {}
     names: set[str] = set()
-    for stage in stages_in_order(result):
+    stages = stages_in_order(result)
+    joins = planned_joins(stages)  # each stage's, for explain
+    for stage in stages:
         views = tuple(f"s{i}" for i in range(len(stage.sources))) + \
             tuple(f"in{i}" for i in range(len(stage.inputs)))  # fmt: skip
-        operator = SqlOperator(stage_sql(stage), views, stage.origin)
+        operator = SqlOperator(stage_sql(stage), views, stage.origin, joins.get(id(stage), ()))
         sources = [source_of(scan) for scan in stage.sources]
         vertices[id(stage)] = graph.add_vertex(_unique(stage, names), stage.parallelism,
                                                operator=operator, sources=sources)  # fmt: skip
         for edge in stage.inputs:
             splittable = edge.splittable and not stage.relies_on_partitioning
-            graph.connect(vertices[id(edge.producer)], vertices[id(stage)], edge.partitioner,
+            graph.connect(vertices[id(edge.producer)], vertices[id(stage)], _typed(edge),
                           splittable=splittable, join=edge.join)  # fmt: skip
     last = graph.add_vertex("result", operator=sink)
     graph.connect(vertices[id(result)], last, Partitioner.FORWARD)
     return graph
+
+
+def _typed(edge: StageEdge) -> Partitioner:
+    """The edge's partitioner, a range's sort keys given their columns' Spark types."""
+    partitioner = edge.partitioner
+    if not partitioner.is_range:
+        return partitioner
+    type_of = edge.producer.tree.typer()
+    known = (replace(key, sql_type=_type_name(type_of(key.column))) for key in partitioner.order)
+    return Partitioner.range(*known)
+
+
+def _type_name(kind) -> str:
+    name = str(kind)
+    return "" if name == "unknown" else name
 
 
 def source_of(scan: Scan) -> FileSource:

@@ -21,6 +21,7 @@ row, anything else its input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from sqlglot import exp
@@ -36,24 +37,30 @@ __all__ = ["equi_keys", "estimate_bytes", "reorder_joins"]
 _ROW_BYTES = 64
 
 
-def estimate_bytes(node: Node, memo: dict[int, int] | None = None) -> int:
+def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
+                   leaf: Callable[[Node], int | None] | None = None) -> int:  # fmt: skip
+    """``leaf``: the size of a node it knows (a stage's input, read from another stage), so a
+    stage's tree is estimated as the plan it was cut from."""
     memo = {} if memo is None else memo
     if id(node) in memo:
         return memo[id(node)]
-    if isinstance(node, Scan):
+    known = leaf(node) if leaf is not None else None
+    if known is not None:
+        size = known
+    elif isinstance(node, Scan):
         size = node.table.listed_bytes([c for _, c in node.mapping])
     elif isinstance(node, (OneRow, Values)):
         size = _ROW_BYTES * max(1, len(getattr(node, "rows", ())))
     elif isinstance(node, Join) and node.kind in ("semi", "anti", "single"):
-        size = estimate_bytes(node.left, memo)
+        size = estimate_bytes(node.left, memo, leaf)
     elif isinstance(node, (Join, SetOp)):
-        size = sum(estimate_bytes(c, memo) for c in node.children)
+        size = sum(estimate_bytes(c, memo, leaf) for c in node.children)
     elif isinstance(node, Aggregate) and not node.groups:
         size = _ROW_BYTES
     elif isinstance(node, Limit) and node.limit is not None:
-        size = min(estimate_bytes(node.child, memo), _ROW_BYTES * max(1, node.limit))
+        size = min(estimate_bytes(node.child, memo, leaf), _ROW_BYTES * max(1, node.limit))
     else:
-        size = estimate_bytes(node.children[0], memo)
+        size = estimate_bytes(node.children[0], memo, leaf)
     memo[id(node)] = size
     return size
 

@@ -5,23 +5,35 @@ The log is replayed through the scheduling core (``jobmanager.core.replay``), so
 the one the JobManager had, decisions included, never decided again; the commands the replay
 answers with (a recovering JobManager drops them) give the timeline which slot ran what. From
 that state come the graph with its decided parallelisms, the bytes that crossed each edge, the
-bytes per subpartition of each all-to-all result with the ranges its consumers were given, and
-each vertex's explanation with the figures behind it. Nothing here reads a clock or a file:
+bytes per subpartition of each all-to-all result with the ranges its consumers were given,
+each vertex's explanation with the figures behind it, and what was decided of each join and
+each global sort (``jobmanager.client.report.decisions``). Nothing here reads a clock or a file:
 ``jobmanager.client.report.stores`` finds and reads a job's log.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Iterable
 
 import numpy as np
 
+from jobmanager.client.report.decisions import (
+    JoinFacts,
+    SortFacts,
+    add_task_bytes,
+    join_facts,
+    sort_facts,
+)
 from jobmanager.client.report.timeline import Attempt, Marker, TimelineBuilder
-from jobmanager.core.executiongraph.inputs import PartitionRangesInputInfo, WholeInputInfo
+from jobmanager.core.executiongraph.inputs import (
+    PartitionRangesInputInfo,
+    WholeInputInfo,
+)
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.messages.jobstatus import JobStatus
+from jobmanager.messages.joins import JoinDecision
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import (
@@ -33,8 +45,8 @@ from jobmanager.model.operators import (
 from jobmanager.runtime.details import JobDetails, VertexDetails
 from jobmanager.runtime.status import TaskLedger, job_status
 
-__all__ = ["Attempt", "JobFacts", "Marker", "ResultFacts", "SqlPiece", "VertexFacts",
-           "facts_from_log", "sql_pieces"]  # fmt: skip
+__all__ = ["Attempt", "JobFacts", "JoinFacts", "Marker", "ResultFacts", "SortFacts", "SqlPiece",
+           "VertexFacts", "facts_from_log", "sql_pieces"]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +142,8 @@ class JobFacts:
     attempts: tuple[Attempt, ...]
     markers: tuple[Marker, ...]
     slots: tuple[tuple[str, int], ...]
+    joins: tuple[JoinFacts, ...] = ()  # each join: how, when and on what it was decided
+    sorts: tuple[SortFacts, ...] = ()  # each global sort: its key bounds, its tasks' bytes
 
     def vertex(self, name: str) -> VertexFacts:
         return next(v for v in self.vertices if v.name == name)
@@ -151,6 +165,7 @@ def facts_from_log(
     state = new_state(graph, submitted, job_id)
     ledger, timeline = TaskLedger(), TimelineBuilder()
     decided: dict[str, ev.VertexParallelismDecided] = {}
+    joins: dict[str, JoinDecision] = {}  # by join id, as the run time decided them
     now = [int(submitted.submitted_at * 1000)]
     ended_at: list[int] = []
 
@@ -159,6 +174,9 @@ def facts_from_log(
             now[0] = time_ms
             if type(event) is ev.VertexParallelismDecided:
                 decided[event.vertex] = event
+                joins.update((j.join, j) for j in event.joins)
+            elif type(event) is ev.JoinChained:  # a join run in its big side's tasks
+                joins[event.decision.join] = event.decision
             elif type(event) is ev.JobEnded:
                 ended_at.append(time_ms)
             yield event
@@ -189,6 +207,7 @@ def facts_from_log(
         int(submitted.submitted_at * 1000), None if ended_ms is None else int(ended_ms),
         max(now[0], int(ended_ms or 0)), state.recoveries, vertices, results,
         tuple(timeline.attempts(ended)), tuple(timeline.markers), tuple(timeline.slots),
+        join_facts(graph, state, joins), sort_facts(state, decided),
     )  # fmt: skip
 
 
@@ -254,35 +273,12 @@ def _waiting_for(state, ejv, ended: bool) -> str:
 
 
 def _task_bytes(ejv) -> tuple[int, int] | None:
-    """The smallest and largest bytes of non-broadcast input the decided ranges give a task;
-    the part of a subpartition cut across tasks is estimated from its partitions' share, as
-    the decider does."""
+    """The smallest and largest bytes of non-broadcast input the decided ranges give a task."""
     if not ejv.is_initialized:
         return None
     totals = np.zeros(len(ejv.vertices), dtype=np.float64)
-    counted = False
-    for result in ejv.inputs:
-        info, produced = ejv.input_infos.get(result.id), result.produced
-        if result.is_broadcast or isinstance(info, WholeInputInfo) or info is None or produced is None:
-            continue  # every task reads a broadcast input whole: not part of its share
-        counted = True
-        if produced.per_partition is not None:
-            for k in range(len(info)):
-                for piece in info[k].slices:
-                    sub = piece.subpartitions
-                    for p in range(piece.partitions.start, piece.partitions.end + 1):
-                        totals[k] += produced.per_partition[p][sub.start : sub.end + 1].sum()
-            continue
-        prefix = np.concatenate(([0], np.cumsum(produced.subpartition_sums)))
-        whole = int(produced.partition_totals.sum())
-        for k in range(len(info)):
-            for piece in info[k].slices:
-                sub, parts = piece.subpartitions, piece.partitions
-                size = float(prefix[sub.end + 1] - prefix[sub.start])
-                if whole and (parts.start, parts.end) != (0, len(result.partitions) - 1):
-                    size *= produced.partition_totals[parts.start : parts.end + 1].sum() / whole
-                totals[k] += size
-    return (int(totals.min()), int(totals.max())) if counted else None
+    counted = [add_task_bytes(ejv, result, totals) for result in ejv.inputs]
+    return (int(totals.min()), int(totals.max())) if any(counted) else None
 
 
 def _result(result) -> ResultFacts:

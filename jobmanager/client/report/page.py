@@ -8,7 +8,7 @@ import re
 import time
 from html import escape
 
-from jobmanager.client.report.explain import origin_words
+from jobmanager.client.report.explain import join_lines, origin_words, sort_lines
 from jobmanager.client.report.facts import JobFacts
 from jobmanager.client.report.svg import (
     MARKER_COLOURS,
@@ -56,6 +56,7 @@ table.vertices td.n { text-align: right; white-space: nowrap; }
 .legend span { margin-right: 14px; white-space: nowrap; } .why { color: #444; font-size: 13px; }
 pre.sql { background: #fff; border: 1px solid #e3e3e3; border-radius: 6px; padding: 8px;
           white-space: pre-wrap; margin: 4px 0 12px; } .origin { margin: 2px 0; color: #444; }
+pre.decided { margin: 2px 0 10px 12px; white-space: pre-wrap; }
 """
 
 _SCRIPT = """
@@ -130,11 +131,31 @@ def report_html(facts: JobFacts) -> str:
             parts.append(f"<h3>{escape(r.source)} → {escape(r.target)} ({escape(r.partitioner)}, "
                          f"{size(r.bytes)})</h3>")  # fmt: skip
             parts.append(f'<div class="scroll">{bytes_svg(r)}</div>')
+    parts.extend(_decisions_section(facts))
     parts.append("<h2>Vertices</h2>")
     parts.append(_vertex_table(facts))
     parts.extend(_sql_section(facts))
     parts.append(f"<script>{_SCRIPT}</script></body></html>")
     return "\n".join(parts)
+
+
+def _decisions_section(facts: JobFacts) -> list[str]:
+    """Each join's decision and each global sort's ranges, as ``tidal explain`` words them,
+    one block per join or sort, marked with the vertex that runs it."""
+    if not facts.joins and not facts.sorts:
+        return []
+    parts = ["<h2>Joins and sorts</h2>",
+             ("<p class=why>How each join was decided (from the listing by the planner, or at "
+              "run time from the bytes its sides wrote), on which bytes against which threshold, "
+              "and what moved for each side; each global sort's key bounds and the bytes each "
+              "range's task was given.</p>")]  # fmt: skip
+    blocks = [(j.vertex, "join", join_lines(j)) for j in facts.joins]
+    blocks += [(s.vertex, "sort", sort_lines(s)) for s in facts.sorts]
+    for vertex, what, lines in blocks:
+        head, *rest = (line.strip() for line in lines)
+        parts.append(f'<div class="{what}" data-vertex="{escape(vertex)}"><h3>{escape(head)}</h3>'
+                     f'<pre class="decided">{escape(chr(10).join(rest))}</pre></div>')  # fmt: skip
+    return parts
 
 
 def _sql_section(facts: JobFacts) -> list[str]:
