@@ -159,7 +159,10 @@ class JoinChains:
         self.why, self.fused = dict(why), dict(fused)
 
     def describe(self) -> tuple:
-        return self.export()
+        """As ``export``, but a plan not made yet reads as an empty one: it is made when first
+        asked for, which a replay and a restored snapshot may do at different events."""
+        plan, why, fused = self.export()
+        return plan or (), why, fused
 
 
 def _other(side: str) -> str:
