@@ -30,7 +30,8 @@ ALLOWED = {
     "core": {"model", "messages", "errors", "shuffle", "blob"},
     "simulation": {"core", "model", "messages", "errors"},
     "runtime": {"core", "model", "messages", "errors", "logs", "shuffle", "blob", "taskmanager"},
-    "client": {"runtime", "simulation", "core", "model", "messages", "errors", "logs", "planner"},
+    "client": {"runtime", "simulation", "core", "model", "messages", "errors", "logs", "planner",
+               "shuffle"},  # explain reads sort bounds back as values (shuffle.keyorder)
     "taskmanager": {"messages", "model", "errors", "logs", "shuffle", "blob"},
     "planner": {"model", "errors"},  # the SQL planner builds the job model, nothing else
     "api": {"client", "model"},

@@ -9,7 +9,8 @@ from decimal import Decimal
 import pytest
 
 from jobmanager.model.operators import SqlOperator
-from shuffle.keyorder import SortKey, decode_key, encode_key
+from shuffle.keydecode import decode_key
+from shuffle.keyorder import SortKey, encode_key
 
 ROWS = [
     ((SortKey("a", True, False, "bigint"), SortKey("b", sql_type="string")),

@@ -12,7 +12,7 @@ consecutive producers, Spark's local shuffle reader), ``chained`` (computed in t
 task, never written) or the edge's partitioner for anything else.
 
 A global sort (a range-partitioned input) shows its key bounds, decoded to values where the
-sort keys carry their types (``shuffle.keyorder.decode_key``, else hex), and the bytes each
+sort keys carry their types (``shuffle.keydecode.decode_key``, else hex), and the bytes each
 range's task was given.
 """
 
@@ -28,7 +28,7 @@ from jobmanager.messages.joins import JoinDecision
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import SqlOperator
-from shuffle.keyorder import decode_key
+from shuffle.keydecode import decode_key
 
 __all__ = ["JoinFacts", "JoinSideFacts", "SortFacts", "add_task_bytes", "join_facts",
            "key_text", "sort_facts"]  # fmt: skip
