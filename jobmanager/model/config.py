@@ -11,14 +11,16 @@ to a TaskManager it starts) as its msgpack form, ``to_bytes``, and is parsed the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import msgpack
 
 from jobmanager.errors import ConfigurationError, ConfigurationFileError
 
-__all__ = ["OPTIONS", "Configuration", "Option", "parse_duration_ms", "parse_memory_size"]
+__all__ = ["FLINK_KEYS", "OPTIONS", "Configuration", "Option", "parse_duration_ms",
+           "parse_memory_size"]
 
 _DURATION_UNITS = {
     "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
@@ -48,7 +50,7 @@ def _parse_amount(text: str, units: dict[str, int], default_unit: int, what: str
 def parse_duration_ms(value: Any) -> int:
     """``"1 s"``, ``"500 ms"``, ``"1 min"`` or a number of milliseconds."""
     if isinstance(value, bool):
-        raise ValueError("a duration, not a boolean")
+        raise TypeError("a duration, not a boolean")
     if isinstance(value, int):
         return value
     return _parse_amount(str(value), _DURATION_UNITS, 1, "duration")
@@ -57,7 +59,7 @@ def parse_duration_ms(value: Any) -> int:
 def parse_memory_size(value: Any) -> int:
     """``"16 mb"``, ``"1 MiB"``, ``"1g"`` or a number of bytes."""
     if isinstance(value, bool):
-        raise ValueError("a size, not a boolean")
+        raise TypeError("a size, not a boolean")
     if isinstance(value, int):
         return value
     return _parse_amount(str(value), _MEMORY_UNITS, 1, "memory size")
@@ -66,7 +68,7 @@ def parse_memory_size(value: Any) -> int:
 def _int(minimum: int) -> Callable[[Any], int]:
     def parse(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ValueError(f"expected an integer, got {value!r}")
+            raise TypeError(f"expected an integer, got {value!r}")
         number = int(value)
         if number < minimum:
             raise ValueError(f"must be at least {minimum}, got {number}")
@@ -78,7 +80,7 @@ def _int(minimum: int) -> Callable[[Any], int]:
 def _float(minimum: float, maximum: float | None = None) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
         if isinstance(value, bool):
-            raise ValueError(f"expected a number, got {value!r}")
+            raise TypeError(f"expected a number, got {value!r}")
         number = float(value)
         if number < minimum or (maximum is not None and number > maximum):
             raise ValueError(f"must be within [{minimum}, {maximum}], got {number}")
@@ -188,8 +190,13 @@ OPTIONS: dict[str, Option] = {
         Option(_ADAPTIVE + "default-source-parallelism", _int(1), None,
                "Upper bound of a source's inferred parallelism; unset falls back to "
                "max-parallelism, then parallelism.default."),
-        Option(_SKEW + "strategy", _choice("none", "auto"), "auto",
-               "auto: cut skewed subpartitions of inputs marked splittable across consumers."),
+        Option(_SKEW + "strategy", _choice("none", "auto", "forced"), "auto",
+               "auto: cut skewed subpartitions of inputs marked splittable across consumers; "
+               "a SQL join whose output its own task uses as hash-partitioned (an aggregate, "
+               "window or join on its keys placed after it) is not cut. forced: the planner "
+               "puts such an operator behind a hash exchange of its own, so the join is cut "
+               "too (Flink's FORCED, planned before the run: the exchange is there whether or "
+               "not skew appears). none: nothing is cut."),
         Option(_SKEW + "skewed-factor", _float(1.0), 4.0,
                "A subpartition is skewed above this many times the median ..."),
         Option(_SKEW + "skewed-threshold", _positive_memory, 256 << 20,
@@ -321,6 +328,14 @@ OPTIONS: dict[str, Option] = {
 }  # fmt: skip
 
 
+# Flink's keys for an option Tidal names otherwise: either may be given, read under Tidal's.
+# Flink's table planner reads the skewed join options as table.optimizer.*; Tidal's runtime
+# key came first and stays, and a Flink configuration carries over as it is.
+FLINK_KEYS = {
+    "table.optimizer.skewed-join-optimization." + name: _SKEW + name
+    for name in ("strategy", "skewed-factor", "skewed-threshold")
+}
+
 _CONTRADICTIONS = (
     (_ADAPTIVE + "min-parallelism", _ADAPTIVE + "max-parallelism",
      lambda low, high: low <= high, "may not be above"),
@@ -336,7 +351,7 @@ class Configuration(Mapping[str, Any]):
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
         self._values: dict[str, Any] = {}
-        for key, value in (values or {}).items():
+        for key, value in _under_tidal_keys(values or {}).items():
             self._values[key] = _parse(key, value)
 
     @classmethod
@@ -366,7 +381,7 @@ class Configuration(Mapping[str, Any]):
     def with_overrides(self, values: Mapping[str, Any]) -> Configuration:
         merged = Configuration()
         merged._values = dict(self._values)
-        for key, value in values.items():
+        for key, value in _under_tidal_keys(values).items():
             merged._values[key] = _parse(key, value)
         return merged
 
@@ -381,6 +396,7 @@ class Configuration(Mapping[str, Any]):
         return self.with_overrides(values)
 
     def __getitem__(self, key: str) -> Any:
+        key = FLINK_KEYS.get(key, key)
         if key in self._values:
             return self._values[key]
         try:
@@ -389,7 +405,7 @@ class Configuration(Mapping[str, Any]):
             raise ConfigurationError(key, "unknown option") from None
 
     def is_set(self, key: str) -> bool:
-        return key in self._values
+        return FLINK_KEYS.get(key, key) in self._values
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
@@ -419,6 +435,20 @@ class Configuration(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"Configuration({self._values})"
+
+
+def _under_tidal_keys(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with Flink's keys for an option Tidal names otherwise (``FLINK_KEYS``) put
+    under Tidal's; both keys of one option with different values are refused, naming both."""
+    found: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for key, value in values.items():
+        ours = FLINK_KEYS.get(key, key)
+        if ours in found and found[ours] != value:
+            raise ConfigurationError(key, f"{value!r} contradicts {given[ours]!r} "
+                                          f"({found[ours]!r}): both set one option")  # fmt: skip
+        found[ours], given[ours] = value, key
+    return found
 
 
 def _parse(key: str, value: Any) -> Any:

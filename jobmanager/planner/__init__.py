@@ -9,7 +9,7 @@ The steps, each a module: ``parse`` (sqlglot reads Spark's dialect and qualifies
 against the tables' schemas, read from their files in the client), ``translate`` (the tree
 becomes a logical plan; subqueries become semi, anti, single and left joins), ``pushdown``,
 ``prune`` and ``joins`` (filters go down to the scans, only the columns read are read, inner
-joins are ordered along their keys), ``physical`` (the plan is cut into stages at its
+joins are ordered along their keys), ``physical`` (the plan is cut into ``stages`` at its
 exchanges), ``joinmarks`` (the shuffled joins the JobManager may still broadcast at run time),
 ``sqlgen`` (each stage's SQL) and ``graph`` (the job graph). The planner imports
 nothing of Tidal's runtime: it builds the job model, which the runtime then runs like any
@@ -39,9 +39,12 @@ from jobmanager.planner.prune import prune_columns
 from jobmanager.planner.pushdown import push_filters
 from jobmanager.planner.translate import Translator
 
-__all__ = ["BROADCAST_THRESHOLD", "Catalog", "PlannedQuery", "plan_sql"]
+__all__ = ["BROADCAST_THRESHOLD", "SKEW_STRATEGY", "Catalog", "PlannedQuery", "plan_sql"]
 
 BROADCAST_THRESHOLD = "table.optimizer.join.broadcast-threshold"
+# none, auto or forced: forced plans a hash exchange after a shuffled join where an operator
+# in the join's stage would rely on its hashing, so that the join's skew may still be cut
+SKEW_STRATEGY = "execution.batch.adaptive.skewed-join-optimization.strategy"
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,8 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     node = prune_columns(push_filters(relation.node), trim=False)
     threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
     node = prune_columns(reorder_joins(node, threshold))
-    result = cut_into_stages(node, static_threshold(threshold, strategy), ids)
+    result = cut_into_stages(node, static_threshold(threshold, strategy), ids,
+                             config[SKEW_STRATEGY])  # fmt: skip
     mark_joins(result, strategy)
     tree = result.tree
     named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))

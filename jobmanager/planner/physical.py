@@ -23,7 +23,10 @@ where the join's kind allows it (the right side of inner, left outer, semi and a
 left of inner and right outer ones); otherwise both sides are hashed on the join keys, and the
 inputs a skewed key may be cut across tasks are marked ``splittable`` (inner: both; left, semi,
 anti: the left; right: the right; full: none), unless something after the join in the same
-stage relies on its partitioning. A join without equality keys broadcasts its smaller side.
+stage relies on its partitioning (``graph`` clears them: strategy ``auto``, FLIP-475's skip);
+under ``forced`` nothing after such a join relies on it, as its rows count as spread anyhow,
+so an aggregate, a window or a join on its keys gets a hash exchange (a stage) of its own.
+A join without equality keys broadcasts its smaller side.
 The listing is an estimate: ``joinmarks`` marks each shuffled join's two edges so the
 JobManager may still broadcast a side its real bytes show small (FLIP-470), and under
 ``table.optimizer.adaptive-broadcast-join.strategy`` RUNTIME_ONLY the planner is given no
@@ -32,12 +35,11 @@ threshold, so it broadcasts no equi-join itself (NONE: no marks).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
 from jobmanager.model.jobgraph import Partitioner
-from jobmanager.model.joins import JoinInput
 from jobmanager.planner.aggregates import split_aggregate
 from jobmanager.planner.distribution import (
     cast,
@@ -68,6 +70,7 @@ from jobmanager.planner.logical import (
     col,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.stages import Input, Source, Stage, StageEdge
 
 __all__ = ["Input", "Source", "Stage", "StageEdge", "cut_into_stages"]
 
@@ -75,53 +78,6 @@ _BROADCAST_LEFT = ("inner", "cross", "right")
 _BROADCAST_RIGHT = ("inner", "cross", "left", "semi", "anti")
 _SPLITTABLE = {"inner": (True, True), "left": (True, False), "semi": (True, False),
                "anti": (True, False), "right": (False, True), "full": (False, False)}  # fmt: skip
-
-
-@dataclass(frozen=True, eq=False)
-class Input(Node):
-    """An incoming edge's rows, registered under ``view``."""
-
-    view: str = ""
-
-
-@dataclass(frozen=True, eq=False)
-class Source(Node):
-    """A table read by this stage itself, registered under ``view``."""
-
-    view: str = ""
-    scan: Scan | None = None
-
-
-@dataclass(eq=False)
-class StageEdge:
-    producer: Stage
-    partitioner: Partitioner
-    splittable: bool = False
-    join: JoinInput | None = None  # set by joinmarks.mark_joins
-
-
-@dataclass(eq=False)
-class Stage:
-    """One vertex: ``tree`` over its ``sources`` and ``inputs`` (edges, in order); ``kind``
-    and ``origin`` say what it is and what part of the query it came from."""
-
-    kind: str
-    origin: str
-    tree: Node | None = None
-    sources: list[Scan] = field(default_factory=list)
-    inputs: list[StageEdge] = field(default_factory=list)
-    parallelism: int | None = None
-    relies_on_partitioning: bool = False
-    detail: str = ""
-    hints: dict[int, str] = field(default_factory=dict)  # id(join) -> the side Spark broadcasts
-
-    def input(self, edge: StageEdge) -> Input:
-        self.inputs.append(edge)
-        return Input(edge.producer.tree.columns, "", f"in{len(self.inputs) - 1}")
-
-    def source(self, scan: Scan) -> Source:
-        self.sources.append(scan)
-        return Source(scan.columns, scan.origin, f"s{len(self.sources) - 1}", scan)
 
 
 @dataclass
@@ -136,20 +92,24 @@ class _Open:
     shared: bool = False
 
 
-def cut_into_stages(root: Node, threshold: int, ids: IdAllocator) -> Stage:
-    """The stages of ``root``; returns the last one (the query's result)."""
-    cutter = _Cutter(parent_counts(root), threshold, ids, final_sort(root))
+def cut_into_stages(root: Node, threshold: int, ids: IdAllocator, skew: str = "auto") -> Stage:
+    """The stages of ``root``; returns the last one (the query's result). ``skew``: the
+    skewed join strategy (none, auto, forced); forced leaves a join hashed in its own stage,
+    since a cut skewed key spreads the join's output over tasks, and the operators after it
+    that would use that hashing exchange the rows again."""
+    cutter = _Cutter(parent_counts(root), threshold, ids, final_sort(root), skew == "forced")
     opened = cutter.cont(cutter.build(root))
     return cutter.close(opened)
 
 
 class _Cutter:
     def __init__(self, parents: dict[int, int], threshold: int, ids: IdAllocator,
-                 final_sort: int | None = None) -> None:  # fmt: skip
+                 final_sort: int | None = None, forced_skew: bool = False) -> None:  # fmt: skip
         self.parents = parents
         self.threshold = threshold
         self.ids = ids
         self.final_sort = final_sort
+        self.forced_skew = forced_skew
         self.sizes: dict[int, int] = {}
         self.shared: dict[int, _Open] = {}
 
@@ -286,6 +246,8 @@ class _Cutter:
         stage.detail = ", ".join(left_keys)
         distribution = {"right": ("hash", tuple(right_keys)), "full": ("any",)}.get(
             node.kind, ("hash", tuple(left_keys)))
+        if self.forced_skew and (split_left or split_right):
+            distribution = ("any",)  # a cut key's rows leave the join in several tasks
         tree = replace(node, left=left_leaf, right=right_leaf)
         stage.hints[id(tree)] = self._build_side(node)
         return _Open(stage, tree, distribution)

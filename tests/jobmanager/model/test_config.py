@@ -83,3 +83,26 @@ def test_options_that_contradict_each_other_are_refused_naming_both(options, nam
     with pytest.raises(ConfigurationError) as refused:
         validate_job(g, Configuration(options))
     assert str(refused.value) == f"configuration option {named}"
+
+
+SKEW = "execution.batch.adaptive.skewed-join-optimization."
+FLINK_SKEW = "table.optimizer.skewed-join-optimization."
+
+
+def test_flinks_skewed_join_keys_set_tidals_options():
+    c = Configuration({FLINK_SKEW + "strategy": "FORCED", FLINK_SKEW + "skewed-threshold": "1 mb"})
+    assert c.to_dict() == {SKEW + "strategy": "forced", SKEW + "skewed-threshold": 1 << 20}
+    assert c[FLINK_SKEW + "strategy"] == c[SKEW + "strategy"] == "forced"
+    assert c.is_set(FLINK_SKEW + "skewed-threshold") and not c.is_set(FLINK_SKEW + "skewed-factor")
+    later = c.with_dynamic_properties([SKEW + "strategy=none"])
+    assert later[FLINK_SKEW + "strategy"] == "none"  # the later setting wins, under either key
+    yaml_like = Configuration({FLINK_SKEW + "skewed-factor": 2})
+    assert yaml_like[SKEW + "skewed-factor"] == 2.0
+
+
+def test_both_keys_of_one_option_with_different_values_are_refused_naming_both():
+    with pytest.raises(ConfigurationError) as refused:
+        Configuration({FLINK_SKEW + "strategy": "forced", SKEW + "strategy": "none"})
+    assert FLINK_SKEW + "strategy" in str(refused.value) and SKEW + "strategy" in str(refused.value)
+    same = Configuration({FLINK_SKEW + "strategy": "auto", SKEW + "strategy": "auto"})
+    assert same[SKEW + "strategy"] == "auto"

@@ -7,7 +7,10 @@ becomes several items instead, one per range of that input's partitions of about
 size; each piece is read together with the whole matching subpartition of the other inputs,
 which a consumer holding several pieces reads once (Flink 2.x's skewed join optimisation).
 Only one input is cut per subpartition: cutting two would need every pair of pieces, which a
-consumer holding some of them could not tell apart.
+consumer holding some of them could not tell apart. A skewed subpartition of an input that is
+not splittable stays whole, and the explanation says so; where the input is a join's side
+left whole because the join's own task relies on its hashing (FLIP-475's skip under strategy
+``auto``), it says that ``forced`` would cut it.
 
 The bytes of one subpartition in one partition are not kept (that would be producers x
 subpartitions numbers); a piece's bytes are estimated from its partitions' share of the
@@ -17,6 +20,7 @@ input's total, which is exact when producers spread the hot key alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -97,6 +101,7 @@ def _items(inputs: list[InputStats], settings: DeciderSettings):
     sums = np.sum([i.subpartition_bytes for i in inputs], axis=0)
     skewed: list[np.ndarray | None] = []
     targets: list[int] = []
+    notes: list[str] = []
     for stats in inputs:
         sub = stats.subpartition_bytes
         threshold = max(int(median_at_least_one(sub) * settings.skewed_factor),
@@ -104,15 +109,16 @@ def _items(inputs: list[InputStats], settings: DeciderSettings):
         is_skewed = sub > threshold
         usable = settings.split_skew and stats.splittable and is_skewed.any()
         skewed.append(is_skewed if usable else None)
+        if settings.split_skew and not stats.splittable and is_skewed.any():
+            notes.append(_not_cut(stats, np.flatnonzero(is_skewed)))
         normal = sub[~is_skewed]
         mean = int(normal.sum() // len(normal)) if len(normal) else 0
         targets.append(max(settings.data_volume_per_task, mean))
     if all(mask is None for mask in skewed):
-        return [_Piece(s, -1, None) for s in range(len(sums))], Items.of(sums), ()
+        return [_Piece(s, -1, None) for s in range(len(sums))], Items.of(sums), tuple(notes)
     pieces: list[_Piece] = []
     full: list[int] = []
     distinct: list[int] = []
-    notes: list[str] = []
     for s in range(len(sums)):
         candidates = [j for j, mask in enumerate(skewed) if mask is not None and mask[s]]
         if not candidates:
@@ -136,6 +142,30 @@ def _items(inputs: list[InputStats], settings: DeciderSettings):
         )
     items = Items(np.array(full, dtype=np.int64), np.array(distinct, dtype=np.int64))
     return pieces, items, tuple(notes)
+
+
+def _not_cut(stats: InputStats, skewed: np.ndarray) -> str:
+    """Why an input's skewed subpartitions stay whole. A join side its kind lets be cut whose
+    consumer still relies on the join's hashing is FLIP-475's skip under strategy auto: the
+    planner left an aggregate, a window or a join on the keys in the join's task; forced would
+    have put it behind a hash exchange, and this side would be cut."""
+    which = ", ".join(str(s) for s in skewed[:_NAMED]) + (
+        f" and {len(skewed) - _NAMED} more" if len(skewed) > _NAMED else "")  # fmt: skip
+    largest = int(stats.subpartition_bytes[skewed].max())
+    many = len(skewed) > 1
+    head = (f"skewed subpartition{'s' if many else ''} {which} of {stats.result!r} "
+            f"({'the largest ' if many else ''}{largest} bytes) not cut: ")  # fmt: skip
+    mark = stats.join
+    if mark is not None and _JOIN_CUTS[mark.side](mark.kind) and not mark.redistributable:
+        return head + ("the join's task relies on its hash partitioning (skipped under strategy "
+                       "auto; forced puts what relies on it behind a hash exchange and cuts)")
+    return head + "the input is not splittable"
+
+
+# the join kinds that let a side be cut, each piece read with the other side's matching rows
+_JOIN_CUTS = {"left": lambda kind: kind in ("inner", "left", "semi", "anti"),
+              "right": lambda kind: kind in ("inner", "right")}  # fmt: skip
+_NAMED = 5  # skewed subpartitions named in a note; the rest are counted
 
 
 def _partition_share(stats: InputStats, subpartition: int) -> np.ndarray:
@@ -178,7 +208,7 @@ def _consumer_info(
         return ExecutionVertexInputInfo.single(first, IndexRange(first_s, first_s))
     points = sorted({0, partitions, first.start, first.end + 1, last.start, last.end + 1})
     slices: list[InputSlice] = []
-    for x, y in zip(points, points[1:]):
+    for x, y in pairwise(points):
         span = IndexRange(x, y - 1)
         low = first_s if first.start <= x and y - 1 <= first.end else first_s + 1
         high = last_s if last.start <= x and y - 1 <= last.end else last_s - 1

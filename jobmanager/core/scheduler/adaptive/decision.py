@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jobmanager.messages.events import Explanation
+from jobmanager.model.joins import JoinInput
 
 __all__ = ["DeciderSettings", "InputStats", "VertexDecision"]
 
@@ -17,7 +18,8 @@ class InputStats:
 
     ``subpartition_bytes`` sums each subpartition over all partitions (all-to-all);
     ``partition_bytes`` is each partition's total; ``per_partition`` holds each partition's
-    per-subpartition bytes for a pointwise result (None for all-to-all).
+    per-subpartition bytes for a pointwise result (None for all-to-all). ``join``: the join
+    side the consuming edge is, if marked, which tells why a skewed input is not splittable.
     """
 
     result: str
@@ -29,6 +31,7 @@ class InputStats:
     per_partition: list[np.ndarray] | None = None
     splittable: bool = False
     forward: bool = False
+    join: JoinInput | None = None
 
     @property
     def total(self) -> int:

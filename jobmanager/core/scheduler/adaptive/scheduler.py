@@ -51,7 +51,7 @@ def decider_settings(config: Configuration) -> DeciderSettings:
         data_volume_per_task=config[_ADAPTIVE + "avg-data-volume-per-task"],
         skewed_factor=config[_SKEW + "skewed-factor"],
         skewed_threshold=config[_SKEW + "skewed-threshold"],
-        split_skew=config[_SKEW + "strategy"] == "auto",
+        split_skew=config[_SKEW + "strategy"] != "none",  # forced differs in the planner only
     )
 
 
@@ -300,6 +300,7 @@ class AdaptiveBatchScheduler:
             per_partition=produced.per_partition,
             splittable=result.edge.splittable,
             forward=result.edge.is_forward,
+            join=result.edge.join,
         )
 
     # -- events -------------------------------------------------------------------------------------

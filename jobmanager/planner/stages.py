@@ -1,0 +1,63 @@
+"""What the planner cuts a query into: stages (one vertex each), their edges, and the leaves
+of a stage's tree that stand for an edge's rows or a table the stage reads itself.
+
+``physical`` makes them; ``joinmarks`` marks their join edges; ``sqlgen`` writes each stage's
+SQL; ``graph`` turns them into the job graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jobmanager.model.jobgraph import Partitioner
+from jobmanager.model.joins import JoinInput
+from jobmanager.planner.logical import Node, Scan
+
+__all__ = ["Input", "Source", "Stage", "StageEdge"]
+
+
+@dataclass(frozen=True, eq=False)
+class Input(Node):
+    """An incoming edge's rows, registered under ``view``."""
+
+    view: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Source(Node):
+    """A table read by this stage itself, registered under ``view``."""
+
+    view: str = ""
+    scan: Scan | None = None
+
+
+@dataclass(eq=False)
+class StageEdge:
+    producer: Stage
+    partitioner: Partitioner
+    splittable: bool = False
+    join: JoinInput | None = None  # set by joinmarks.mark_joins
+
+
+@dataclass(eq=False)
+class Stage:
+    """One vertex: ``tree`` over its ``sources`` and ``inputs`` (edges, in order); ``kind``
+    and ``origin`` say what it is and what part of the query it came from."""
+
+    kind: str
+    origin: str
+    tree: Node | None = None
+    sources: list[Scan] = field(default_factory=list)
+    inputs: list[StageEdge] = field(default_factory=list)
+    parallelism: int | None = None
+    relies_on_partitioning: bool = False
+    detail: str = ""
+    hints: dict[int, str] = field(default_factory=dict)  # id(join) -> the side Spark broadcasts
+
+    def input(self, edge: StageEdge) -> Input:
+        self.inputs.append(edge)
+        return Input(edge.producer.tree.columns, "", f"in{len(self.inputs) - 1}")
+
+    def source(self, scan: Scan) -> Source:
+        self.sources.append(scan)
+        return Source(scan.columns, scan.origin, f"s{len(self.sources) - 1}", scan)
