@@ -125,10 +125,8 @@ def run_tidal(client, name: str, text: str, tables: Mapping[str, str], out: str,
 def join_decisions(handle) -> list[str]:
     """The join decisions in the job's event log, each as ``vertex: its text``."""
     from jobmanager.messages import events as ev
-    from jobmanager.runtime.jobstore import JobStore
 
-    root, job_id = handle.event_log().rstrip("/").rsplit("/", 2)[:2]
-    return [f"{event.vertex}: {join.text}" for _, event in JobStore(root, job_id).records(0)
+    return [f"{event.vertex}: {join.text}" for event in handle.events()
             if type(event) is ev.VertexParallelismDecided for join in event.joins]  # fmt: skip
 
 

@@ -46,6 +46,7 @@ from jobmanager.runtime import sinks
 from jobmanager.runtime.actor import create_job_manager
 from jobmanager.runtime.cleanup import clean_up_job
 from jobmanager.runtime.details import JobDetails, JobSummary, read_details
+from jobmanager.runtime.eventlog import read_events
 from jobmanager.runtime.jobrecords import forget_job, job_record, job_records
 from jobmanager.runtime.jobstore import JobStore, store_root
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, new_job_id
@@ -243,6 +244,13 @@ class JobHandle:
 
     def event_log(self) -> str:
         return self._ask("event_log", ended=lambda store: store.events_url)
+
+    def events(self) -> list:
+        """The job's events so far, decoded (``jobmanager.messages.events``), oldest first, the
+        job's ``JobSubmitted`` the first: what a running JobManager has buffered is written out
+        first, and an ended job's are read from its store. Only read: a write under way at the
+        log's end is left out, never cut off the file (as a JobManager taking over does)."""
+        return list(read_events(self.event_log()))
 
     def describe(self) -> tuple:
         """How the job's graph stands: from its JobManager, or, once it left, by replaying the

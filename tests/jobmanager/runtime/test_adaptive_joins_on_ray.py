@@ -13,7 +13,6 @@ from examples.compare import sql_difference
 from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
-from jobmanager.runtime.jobstore import JobStore
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
@@ -82,8 +81,7 @@ def run(client, tables, query: str, strategy: str):
     handle = client.sql(query, tables=tables, config={**CONFIG, STRATEGY: strategy})
     result = handle.wait(timeout=240)
     assert result.succeeded, result.cause
-    root, job_id = handle.event_log().rstrip("/").rsplit("/", 2)[:2]
-    decisions = [join for _, event in JobStore(root, job_id).records(0)
+    decisions = [join for event in handle.events()
                  if type(event) is ev.VertexParallelismDecided for join in event.joins]  # fmt: skip
     answer = result.to_arrow()
     handle.release()

@@ -17,7 +17,6 @@ from jobmanager.client.client import _named_job_manager
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.errors import ConfigurationError, CyclicGraphError, JobGraphError
-from jobmanager.runtime.eventlog import read_events
 from jobmanager.runtime.jobrecords import job_record
 from tests.jobmanager.runtime.jobs import FAST, expected_sums, sum_job
 
@@ -63,7 +62,7 @@ def test_the_event_log_of_a_finished_job_replays_to_the_same_graph(client, tmp_p
     handle = client.submit(job, config=FAST)
     result = handle.wait(timeout=120)
     assert result.status == "FINISHED", result.cause
-    submitted, *events = read_events(handle.event_log())
+    submitted, *events = handle.events()
     assert isinstance(submitted, ev.JobSubmitted) and submitted.name == "sums"
     replayed = replay(new_state(job, submitted, handle.job_id), events)
     live = handle.describe()
@@ -229,7 +228,7 @@ def test_a_taskmanager_whose_spark_jvm_exited_leaves_and_the_job_finishes_elsewh
     table = pq.read_table(tmp_path / "out")
     assert sorted(table.column("value").to_pylist()) == [20, 40, 60]
     assert result.vertices["double"].deployments >= 2
-    events = list(read_events(handle.event_log()))[1:]
+    events = handle.events()[1:]
     lost = [e for e in events if isinstance(e, ev.TaskManagerLost)]
     assert lost, "the TaskManager with the dead JVM was not lost"
     handle.release()

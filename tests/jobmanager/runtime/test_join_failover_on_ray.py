@@ -22,7 +22,6 @@ from jobmanager import (
 )
 from jobmanager.messages import events as ev
 from jobmanager.model.joins import JoinInput
-from jobmanager.runtime.jobstore import JobStore
 from tests.jobmanager.runtime.failover_jobs import PARTS, wait_open, write_data
 from tests.jobmanager.runtime.jobs import FAST
 
@@ -64,8 +63,7 @@ def eventually(condition, what: str, timeout: float = 120.0):
 
 
 def join_decisions(handle) -> list[ev.VertexParallelismDecided]:
-    root, job_id = handle.event_log().rstrip("/").rsplit("/", 2)[:2]
-    return [event for _, event in JobStore(root, job_id).records(0)
+    return [event for event in handle.events()
             if type(event) is ev.VertexParallelismDecided and event.joins]  # fmt: skip
 
 

@@ -14,7 +14,6 @@ from examples.compare import sql_difference
 from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
-from jobmanager.runtime.jobstore import JobStore
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
@@ -68,8 +67,7 @@ def test_a_global_order_by_runs_as_balanced_sort_tasks_with_duckdbs_answer(clien
     handle = client.sql(query, tables=tables, config=CONFIG)
     result = handle.wait(timeout=300)
     assert result.succeeded, result.cause
-    root, job_id = handle.event_log().rstrip("/").rsplit("/", 2)[:2]
-    records = [event for _, event in JobStore(root, job_id).records(0)]
+    records = handle.events()
     sort = [e for e in records if type(e) is ev.VertexParallelismDecided and e.range_bounds]
     (decided,) = sort  # the sort task chained with the result's sink: "sort -> result"
     read = [e.metrics.bytes_in for e in records
