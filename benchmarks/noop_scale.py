@@ -32,6 +32,9 @@ smallest's (1.0 is linear; the target is at most 1.3).
     python benchmarks/noop_scale.py --n 4000
     python benchmarks/noop_scale.py --sizes 1000,2000,4000
     python benchmarks/noop_scale.py --n 20 --warmups 0 --repeats 1
+    python benchmarks/noop_scale.py --n 20 -D slotmanager.number-of-slots.max=2   # one TaskManager
+
+``-D key=value`` sets a Tidal option for the Tidal side's jobs.
 """
 
 from __future__ import annotations
@@ -51,10 +54,12 @@ import os  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+import uuid  # noqa: E402
 
 import pyarrow as pa  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
+from examples.options import add_option_flag, parse_options  # noqa: E402
 from jobmanager import JobGraph, Partitioner, ResultPartitionType, arrow, spark  # noqa: E402
 
 TARGET_RATIO = 0.8  # at N = 4,000
@@ -91,9 +96,9 @@ def noop_graph(n: int, pyspark: bool = False) -> JobGraph:
     return graph
 
 
-def run_tidal(client, n: int, pyspark: bool = False) -> float:
+def run_tidal(client, n: int, pyspark: bool = False, config: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    result = client.submit(noop_graph(n, pyspark)).wait()
+    result = client.submit(noop_graph(n, pyspark), config=config).wait()
     seconds = time.perf_counter() - started
     if result.status != "FINISHED":
         raise SystemExit(f"Tidal job {result.status.lower()}: {result.cause}")
@@ -119,9 +124,10 @@ def spark_session() -> SparkSession:
 
 
 def run_spark(session: SparkSession, n: int, run: int = 0) -> tuple[float, list[int]]:
-    """Seconds, and the number of tasks of each stage the run's job ran."""
+    """Seconds, and the number of tasks of each stage the run's job ran (its job group is its
+    own: a session used before, as the tests' is, has run other jobs in groups of this name)."""
     context = session.sparkContext
-    group = f"{_JOB_GROUP}-{run}"
+    group = f"{_JOB_GROUP}-{run}-{uuid.uuid4().hex[:8]}"
     context.setJobGroup(group, f"no-op {n} x {n}")
     started = time.perf_counter()
     session.range(0, n, 1, n).repartition(n).write.format("noop").mode("overwrite").save()
@@ -147,7 +153,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                         help="also run the job with PySpark vertices on the Tidal side")
     parser.add_argument("--sizes", default=None,
                         help="comma-separated N: Tidal's seconds per task at each (no baseline)")
+    add_option_flag(parser)
     args = parser.parse_args(argv)
+    config = parse_options(args.options)
     if args.n < 1 or args.repeats < 1 or args.warmups < 0:
         parser.error("--n and --repeats must be at least 1, --warmups at least 0")
     if args.sizes:
@@ -157,7 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             parser.error(f"--sizes takes numbers separated by commas, not {args.sizes!r}")
         if len(sizes) < 2 or min(sizes) < 1:
             parser.error("--sizes needs at least two sizes of at least 1")
-        return growth(sizes, args)
+        return growth(sizes, args, config)
 
     session = spark_session()
     client = None
@@ -171,12 +179,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             measured = run >= args.warmups
             if client is not None:
                 client.warm_up()
-                seconds = run_tidal(client, args.n)
+                seconds = run_tidal(client, args.n, config=config)
                 if measured:
                     tidal_runs.append(seconds)
                 client.warm_up()
                 if args.pyspark_vertices:
-                    seconds = run_tidal(client, args.n, pyspark=True)
+                    seconds = run_tidal(client, args.n, pyspark=True, config=config)
                     if measured:
                         pyspark_runs.append(seconds)
                     client.warm_up()
@@ -214,7 +222,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     return summary
 
 
-def growth(sizes: list[int], args) -> dict[str, object]:
+def growth(sizes: list[int], args, config: dict[str, str]) -> dict[str, object]:
     """Tidal's median seconds per task at each size, warm, in one process."""
     from jobmanager import Client
 
@@ -224,7 +232,7 @@ def growth(sizes: list[int], args) -> dict[str, object]:
         runs = []
         for run in range(args.warmups + args.repeats):
             client.warm_up()
-            seconds = run_tidal(client, n)
+            seconds = run_tidal(client, n, config=config)
             if run >= args.warmups:
                 runs.append(seconds)
         per_task[n] = statistics.median(runs) / (2 * n)

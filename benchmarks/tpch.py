@@ -296,6 +296,14 @@ def geometric_mean(ratios: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(ratio) for ratio in ratios))
 
 
+def ratio_by_strategy(measured: Mapping[str, dict], strategies: list[str]) -> dict[str, float]:
+    """Each join strategy's geometric mean of the queries' ratios with it (the first
+    strategy's is the run's ``ratio``)."""
+    return {strategy: round(geometric_mean([figures["by_strategy"][strategy]["ratio"]
+                                            for figures in measured.values()]), 3)
+            for strategy in strategies}  # fmt: skip
+
+
 def query_name(number: int) -> str:
     return f"q{number:02d}"
 
@@ -376,11 +384,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     _print_table(measured)
     ratios = {name: figures["ratio"] for name, figures in measured.items()}
     mean = None if None in ratios.values() else round(geometric_mean(list(ratios.values())), 3)
-    by_strategy_mean = {} if mean is None else {
-        strategy: round(geometric_mean([f["by_strategy"][strategy]["ratio"]
-                                        for f in measured.values()]), 3)
-        for strategy in args.join_strategy
-    }  # fmt: skip
+    by_strategy_mean = {} if mean is None else ratio_by_strategy(measured, args.join_strategy)
     if len(by_strategy_mean) > 1:
         print("geometric mean by join strategy: " + ", ".join(
             f"{strategy} {value:.3f}" for strategy, value in by_strategy_mean.items()), flush=True)

@@ -26,7 +26,7 @@ README = (ROOT / "README.md").read_text()
 TINY_RUNS = {
     "benchmarks/tpch.py": ("tests/examples/test_benchmarks.py", 'load("tpch").main(["--scale", "0.01"'),
     "tidal stress": ("tests/jobmanager/simulation/test_stress.py", '"stress", "--parallelism", "100"'),
-    "benchmarks/noop_scale.py": ("tests/examples/test_on_runtime.py", '"benchmarks/noop_scale.py", "--n", "10"'),
+    "benchmarks/noop_scale.py": ("tests/examples/test_benchmarks.py", 'load("noop_scale").main(["--n", "10"'),
     "benchmarks/shuffle.py": ("tests/shuffle/test_benchmark_tiny.py", '"benchmarks" / "shuffle.py"'),
     "benchmarks/recovery.py": ("tests/examples/test_benchmarks.py", 'load("recovery").main(["--scale", "0.002"'),
     "benchmarks/speculation.py": ("tests/examples/test_benchmarks.py", 'load("speculation").main(["--task-seconds", "0.05"'),

@@ -1,10 +1,9 @@
 """The example jobs on Tidal's runtime, on a real local Ray cluster with real PySpark: the demo
-end to end and from its command line, Q1 and Q3, and both benchmarks at a tiny size. Skipped,
-with the reason, while the runtime cannot be imported."""
+end to end and from its command line, Q1 and Q3 (the benchmarks' tiny runs are in
+``test_benchmarks.py``). Skipped, with the reason, while the runtime cannot be imported."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -61,41 +60,3 @@ def test_the_demo_command_prints_the_result_and_every_decision(tiny_data, tmp_pa
     assert report.startswith("report written to ") and report.endswith(")")
     path = Path(report.removeprefix("report written to ").split(" (or: ")[0])
     assert path.read_text().startswith("<!DOCTYPE html>")
-
-
-def test_the_tpch_benchmark_runs_at_a_tiny_size(tmp_path_factory, tmp_path):
-    data = tmp_path_factory.mktemp("tpch-dbgen")
-    done = _script("benchmarks/tpch.py", "--scale", "0.01", "--data", str(data),
-                   "--warmups", "0", "--repeats", "1", "--queries", "3", "6",
-                   "--join-strategy", "runtime_only", "none",
-                   "--dir", str(tmp_path))  # the cold figure: test_benchmarks.py's baseline
-    assert done.returncode == 0, done.stderr[-3000:]
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["same_result"] is True and figures["ratio"] > 0
-    q03, q06 = figures["queries"]["q03"], figures["queries"]["q06"]
-    assert figures["ratio"] == pytest.approx((q03["ratio"] * q06["ratio"]) ** 0.5, rel=0.01)
-    assert figures["ratios"] == {"q03": q03["ratio"], "q06": q06["ratio"]}
-    assert set(figures["ratio_by_strategy"]) == {"runtime_only", "none"}
-    assert figures["ratio_by_strategy"]["runtime_only"] == figures["ratio"]
-    decided = {strategy: q03["by_strategy"][strategy]["joins"] for strategy in ("runtime_only", "none")}
-    assert len(decided["runtime_only"]) == 2 and decided["none"] == [], decided  # q03 joins 3 tables
-    assert all(p >= 1 for p in q03["parallelism"].values())
-    assert "slowest against PySpark" in done.stdout
-
-
-def test_the_noop_benchmark_runs_at_a_tiny_size():
-    done = _script("benchmarks/noop_scale.py", "--n", "10", "--warmups", "0", "--repeats", "1",
-                   "--pyspark-vertices")  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["tasks"] == 20 and figures["ratio"] > 0
-    assert figures["pyspark_vertices_ratio"] > 0  # the same job with a Spark query per task
-
-
-def test_the_noop_benchmark_measures_growth_at_tiny_sizes():
-    done = _script("benchmarks/noop_scale.py", "--sizes", "5,10", "--warmups", "0", "--repeats", "1")
-    assert done.returncode == 0, done.stderr[-3000:]
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(figures["seconds_per_task"]) == {"5", "10"}
-    per_task = figures["seconds_per_task"]
-    assert abs(figures["ratio"] - per_task["10"] / per_task["5"]) < 0.01
