@@ -13,7 +13,8 @@ the core will give it, and the core builds the same vertex (``fused_vertex``) wh
 A candidate is a marked shuffled join (``JoinInput``, the only non-broadcast inputs of a vertex
 without sources, whose parallelism nobody set, not ``chain_start``) and a side whose producer
 has no inputs and no other consumer and is no sink, where the join's kind lets the other side
-be broadcast.
+be broadcast and nothing after the join relies on this side being hash-partitioned
+(``JoinInput.redistributable``: each chained task joins whatever rows its scan made).
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def join_chain_candidates(graph: JobGraph, enabled: bool = True) -> tuple[JoinCh
         if sides is None:
             continue
         for edge, other in (sides, sides[::-1]):
-            if other.join.may_be_broadcast and _chainable_producer(edge.source):
+            if other.join.may_be_broadcast and edge.join.redistributable \
+                    and _chainable_producer(edge.source):  # fmt: skip
                 found.append(JoinChain(edge.join.join, edge.source.name, vertex.name,
                                        edge.join.side, other.id))  # fmt: skip
     return tuple(found)

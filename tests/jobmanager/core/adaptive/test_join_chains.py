@@ -112,6 +112,17 @@ def test_only_a_side_the_join_kind_may_broadcast_is_waited_for(kind, chains):
     assert bool(events(r, ev.JoinChained)) is chains
 
 
+def test_a_side_that_something_after_the_join_needs_hashed_is_never_chained():
+    """An aggregate in the join's task over the join's keys needs the scan's rows hashed: a
+    task of the scan holds every key's rows, so the join stays a vertex of its own."""
+    job = join_job()
+    job.vertex("lineitem").outputs[0].join = JoinInput("j1", "inner", "left", False)
+    r = run(job, {"orders": MiB // 4, "lineitem": 16 * MiB})
+    assert events(r, ev.JoinChained) == []
+    (join,) = [e for e in events(r, ev.VertexParallelismDecided) if e.vertex == "join"][0].joins
+    assert (join.strategy, join.other_read) == ("broadcast", "subpartitions")
+
+
 def test_a_broadcast_input_of_the_join_stays_an_input_of_the_chained_vertex():
     r = run(join_job(dim=True), {"orders": MiB // 4, "lineitem": 16 * MiB, "nation": 1000})
     fused = r.state.graph.job_vertex("lineitem -> join")
