@@ -1,0 +1,97 @@
+"""A JobManager killed by pid while a join chained into its big side's scan runs: the new
+JobManager replays the chain (``JoinChained``) and the chained vertex's decision from the log,
+takes over the running tasks, and nothing is decided or run again; the answer is right."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow, spark
+from jobmanager.messages import events as ev
+from jobmanager.model.joins import JoinInput
+from tests.jobmanager.runtime.failover_jobs import PARTS, wait_open, write_data
+from tests.jobmanager.runtime.jobs import FAST
+from tests.jobmanager.runtime.test_join_failover_on_ray import NAMES, eventually
+
+pytestmark = [pytest.mark.runtime, pytest.mark.spark]
+
+CONFIG = {
+    **FAST,
+    "taskmanager.numberOfTaskSlots": 2,
+    "slotmanager.number-of-slots.max": 2,  # too few for both scans: the small one goes first
+    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 kb",
+}
+
+
+def chained_job(data: str, names: str, out: str, gate: str) -> JobGraph:
+    """``read`` (4 files, listed far larger) and ``names`` (7 rows) into a join marked for a
+    run-time decision, whose rows nothing needs hashed on the key (``redistributable``); the
+    join waits at the gate; the sum per name, hashed on the name, goes to Parquet."""
+
+    def joined(lines, keys):
+        wait_open(gate)
+        return lines.join(keys, lines.key == keys.k).select("name", "value")
+
+    def summed(rows):
+        from pyspark.sql import functions as F
+
+        return rows.groupBy("name").agg(F.sum("value").alias("value_sum"))
+
+    g = JobGraph("chained-join-failover")
+    read = g.add_vertex("read", sources=[FileSource(data)],
+                        operator=arrow(lambda t: t.select(["key", "value"])))  # fmt: skip
+    keys = g.add_vertex("names", sources=[FileSource(names)])
+    join = g.add_vertex("join", operator=spark(joined))
+    total = g.add_vertex("sum", operator=spark(summed))
+    sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
+    g.connect(read, join, Partitioner.hash("key"), join=JoinInput("j1", "inner", "left", True))
+    g.connect(keys, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right", True))
+    g.connect(join, total, Partitioner.hash("name"))
+    g.connect(total, sink, Partitioner.FORWARD)
+    return g
+
+
+def logged(handle, kind) -> list:
+    return [event for event in handle.events() if type(event) is kind]
+
+
+def test_killed_while_a_chained_join_runs_the_chain_is_replayed_and_its_tasks_taken_over(
+    ray_cluster, tmp_path
+):
+    client = Client()
+    data, names, out, gate = (tmp_path / n for n in ("data", "names", "out", "gate"))
+    gate.mkdir()
+    sums = write_data(str(data))
+    names.mkdir()
+    pq.write_table(pa.table({"k": pa.array(list(NAMES), pa.int64()), "name": list(NAMES.values())}),
+                   names / "part-0.parquet")  # fmt: skip
+    handle = client.submit(chained_job(str(data), str(names), str(out), str(gate)), config=CONFIG)
+
+    eventually(lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
+               "a chained join task running and waiting at the gate")  # fmt: skip
+    (chained,) = logged(handle, ev.JoinChained)
+    assert (chained.producer, chained.vertex) == ("read", "read -> join")
+    (decided,) = [e for e in logged(handle, ev.VertexParallelismDecided) if e.vertex == chained.vertex]
+    assert decided.parallelism == PARTS
+    pid = handle.status().pid
+    os.kill(pid, 9)
+    (gate / "open").touch()
+
+    result = handle.wait(timeout=240)
+    assert result.status == "FINISHED", result.cause
+    assert handle.status().recoveries == 1 and handle.status().pid != pid
+    assert logged(handle, ev.JoinChained) == [chained]  # replayed, never decided again
+    assert [e for e in logged(handle, ev.VertexParallelismDecided)
+            if e.vertex == chained.vertex] == [decided]  # fmt: skip
+    assert result.vertices["read"] == result.vertices["join"]  # one report for the chain
+    assert result.vertices["join"].chain == "read -> join"
+    for report in result.vertices.values():
+        assert report.deployments == report.tasks, report  # no task ran again
+    table = pq.read_table(out)
+    expected = {NAMES[k]: total for k, total in sums.items()}
+    assert dict(zip(table["name"].to_pylist(), table["value_sum"].to_pylist())) == expected
+    handle.release()
