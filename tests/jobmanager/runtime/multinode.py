@@ -194,10 +194,10 @@ def commit_killed(client) -> dict:
 
     fs = fsspec.filesystem("s3")
     old = {f"old-{n:04d}.parquet" for n in range(150)}
-    table = pa.table({"key": [1], "value_sum": [1]})
-    for name in old:
-        with fs.open(f"tidal/killed/{name}", "wb") as file:
-            pq.write_table(table, file)
+    written = pa.BufferOutputStream()
+    pq.write_table(pa.table({"key": [1], "value_sum": [1]}), written)
+    data = written.getvalue().to_pybytes()
+    fs.pipe({f"tidal/killed/{name}": data for name in old})  # uploaded side by side
     expected = write_parts("s3://tidal/killed-input")
     from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, arrow
 
@@ -230,8 +230,9 @@ def commit_killed(client) -> dict:
 
 def main(work: str) -> None:
     start_s3()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
-    workers = [cluster.add_node(num_cpus=2) for _ in range(2)]
+    # no dashboard (nothing here asks it), and the workers started side by side
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
+    workers = [cluster.add_node(num_cpus=2, wait=False) for _ in range(2)]
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, namespace="tidal", logging_level=logging.WARNING,
              log_to_driver=False)  # fmt: skip
