@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -60,7 +60,7 @@ def run_operator(
     clock: TaskClock | None = None,
 ) -> OperatorResult:
     clock = clock or TaskClock()
-    operator = code.operator
+    operator = _built_on(code.operator, dict(tdd.build_sides))
     if isinstance(operator, ChainedOperator):
         return _run_chain(operator, tables, tdd, spark, task_dir, cancel, clock)
     if operator is None:
@@ -134,6 +134,20 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
             raise OutputTypeError(f"vertex {name!r}: {operator} returned "
                                   f"{type(previous).__name__}, not a pyarrow.Table")  # fmt: skip
     return OperatorResult(previous, previous.num_rows)
+
+
+def _built_on(operator, sides: dict[str, str]):
+    """The operator with its planned joins built on the sides the JobManager decided at run
+    time (``SqlOperator.built_on``), in a chain too."""
+    if not sides:
+        return operator
+    if isinstance(operator, SqlOperator):
+        return operator.built_on(sides)
+    if isinstance(operator, ChainedOperator):
+        members = tuple(_built_on(m, sides) if isinstance(m, SqlOperator) else m
+                        for m in operator.operators)  # fmt: skip
+        return replace(operator, operators=members)
+    return operator
 
 
 _COMPOSED = (SparkFunction, SqlOperator)  # chained, these build one Spark query

@@ -58,9 +58,11 @@ class TaskDeploymentDescriptorFactory:
         source_filters: Callable[[str], tuple] = lambda vertex: (),
         source_splits: Callable[[str], tuple] = lambda vertex: (),
         key_ranges: Callable[[str, int], tuple | None] = lambda vertex, subtask: None,
+        build_sides: Callable[[str], tuple] = lambda vertex: (),
     ) -> None:
         """``key_ranges``: the keys a subtask of a global sort keeps, (lower, upper), or
-        None (``jobmanager.core.scheduler.adaptive.ranges``)."""
+        None (``jobmanager.core.scheduler.adaptive.ranges``); ``build_sides``: a vertex's
+        joins decided at run time, (join, side broadcast or built on)."""
         self.job_id = job_id
         self.graph = graph
         self.task_managers = task_managers
@@ -70,6 +72,7 @@ class TaskDeploymentDescriptorFactory:
         self.source_filters = source_filters
         self.source_splits = source_splits
         self.key_ranges = key_ranges
+        self.build_sides = build_sides
 
     def describe(self, partition: IntermediateResultPartition) -> ShuffleDescriptor:
         """Where a partition lives: on its producer's TaskManager, at the path its attempt wrote
@@ -130,6 +133,7 @@ class TaskDeploymentDescriptorFactory:
             self.split_target_bytes,
             self.source_filters(ejv.name),
             self.source_splits(ejv.name),
+            self.build_sides(ejv.name),
         )
 
 

@@ -54,6 +54,8 @@ class CoreView:
             (lambda name: ()),
             lambda name: state.source_listing(name)[1],
             (lambda name, k: growth.ranges.key_range(name, k)) if growth else (lambda name, k: None),
+            (lambda name: tuple((j.join, j.side) for j in growth.joins.get(name, ()))) if growth
+            else (lambda name: ()),
         )  # fmt: skip
         return lambda deploy: factory.create(
             state.graph.vertex(deploy.vertex, deploy.subtask), deploy.attempt

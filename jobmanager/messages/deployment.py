@@ -99,7 +99,9 @@ class TaskDeploymentDescriptor:
     """Everything one subtask attempt needs. ``code_key`` is the blob holding the vertex's
     cloudpickled code; its sources split their files for ``split_target_bytes`` per split and
     keep only the partitions ``source_filters`` allow; ``source_splits``, per source, names the
-    blob of the splits the JobManager listed ("": the task lists them itself)."""
+    blob of the splits the JobManager listed ("": the task lists them itself).
+    ``build_sides``: (join id, side) of each join the vertex runs that the JobManager decided
+    at run time, the side broadcast or built on: the task hints Spark to build on it."""
 
     job_id: str
     vertex: str
@@ -112,6 +114,7 @@ class TaskDeploymentDescriptor:
     split_target_bytes: int = 16 << 20
     source_filters: tuple = ()
     source_splits: tuple[str, ...] = ()
+    build_sides: tuple[tuple[str, str], ...] = ()
 
 
 def decode_shuffle_descriptors(payload: bytes) -> list[ShuffleDescriptor]:

@@ -54,7 +54,11 @@ class PlannedJoin:
     it from the bytes written). ``left`` and ``right``: the view each side is read from (the
     vertex's ``in<i>``: its i-th input edge), "" for a side computed in the vertex's own task.
     ``left_listed``/``right_listed``: each side's bytes as the listing estimated them, which
-    the planner held against ``table.optimizer.join.broadcast-threshold``."""
+    the planner held against ``table.optimizer.join.broadcast-threshold``. ``hints``: for a
+    join decided at run time, the in-task hint its SQL gives for building on the left side and
+    for building on the right (``BROADCAST(t1)``, ``BROADCAST(t2)``; ``SHUFFLE_HASH`` for a
+    full outer join), so a task can build on the side the JobManager found smaller
+    (``SqlOperator.built_on``); empty where the SQL has no such hint."""
 
     join: str
     kind: str
@@ -64,8 +68,16 @@ class PlannedJoin:
     right: str
     left_listed: int
     right_listed: int
+    hints: tuple[str, ...] = ()
 
     BROADCAST, SHUFFLED, RUNTIME = "broadcast", "shuffled", "runtime"
+
+    def __setstate__(self, state) -> None:
+        """Unpickle, also a join pickled before ``hints`` existed."""
+        names = ("join", "kind", "strategy", "side", "left", "right", "left_listed",
+                 "right_listed", "hints")  # fmt: skip
+        for name, value in zip(names, (*state, *((),)[: len(names) - len(state)])):
+            object.__setattr__(self, name, value)
 
     def view(self, side: str) -> str:
         return self.left if side == "left" else self.right

@@ -14,7 +14,8 @@ Tidal sends is msgpack.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from jobmanager.errors import JobGraphError
@@ -77,6 +78,20 @@ class SqlOperator:
         values = (*state, *("", "", (), ())[len(state) :])
         for name, value in zip(("sql", "views", "origin", "joins"), values):
             object.__setattr__(self, name, value)
+
+    def built_on(self, sides: Mapping[str, str]) -> SqlOperator:
+        """This piece with each join decided at run time (``sides``: join id -> the side the
+        JobManager found smaller, broadcast or built on) hinted to build on that side in the
+        task, where the planner's hint, from listed bytes, named the other."""
+        sql = self.sql
+        for join in self.joins:
+            side = sides.get(join.join)
+            if side is None or side == join.side or len(join.hints) != 2:
+                continue
+            planned = f"/*+ {join.hints[join.side == 'right']} */"
+            if sql.count(planned) == 1:
+                sql = sql.replace(planned, f"/*+ {join.hints[side == 'right']} */")
+        return self if sql == self.sql else replace(self, sql=sql)
 
     def __str__(self) -> str:
         return "sql"

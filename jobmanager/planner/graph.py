@@ -15,7 +15,7 @@ from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.model.partition_filter import PARTITION_TYPES
 from jobmanager.model.sources import FileSource, PartitionPredicate
-from jobmanager.planner.joinplans import planned_joins
+from jobmanager.planner.joinplans import planned_joins, with_hints
 from jobmanager.planner.logical import Scan, conjuncts
 from jobmanager.planner.physical import Stage, StageEdge
 from jobmanager.planner.sqlgen import stage_sql
@@ -54,7 +54,8 @@ def job_graph(result: Stage, sink: ParquetSink, name: str) -> JobGraph:
     for stage in stages:
         views = tuple(f"s{i}" for i in range(len(stage.sources))) + \
             tuple(f"in{i}" for i in range(len(stage.inputs)))  # fmt: skip
-        operator = SqlOperator(stage_sql(stage), views, stage.origin, joins.get(id(stage), ()))
+        sql = stage_sql(stage)
+        operator = SqlOperator(sql, views, stage.origin, with_hints(joins.get(id(stage), ()), sql))
         sources = [source_of(scan) for scan in stage.sources]
         vertices[id(stage)] = graph.add_vertex(_unique(stage, names), stage.parallelism,
                                                operator=operator, sources=sources)  # fmt: skip

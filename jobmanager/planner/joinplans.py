@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sqlglot import exp, parse_one
+
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.planner.joins import estimate_bytes
 from jobmanager.planner.logical import Join, Node
 from jobmanager.planner.physical import Input, Source, Stage
 
-__all__ = ["planned_joins"]
+__all__ = ["planned_joins", "with_hints"]
 
 
 def planned_joins(stages: list[Stage]) -> dict[int, tuple[PlannedJoin, ...]]:
@@ -40,6 +42,24 @@ def planned_joins(stages: list[Stage]) -> dict[int, tuple[PlannedJoin, ...]]:
         if joins:
             found[id(stage)] = tuple(joins)
     return found
+
+
+def with_hints(joins: tuple[PlannedJoin, ...], sql: str) -> tuple[PlannedJoin, ...]:
+    """``joins`` with each run-time join's in-task hints for either side (``PlannedJoin.hints``):
+    the SQL names each side by its alias (``FROM in0 AS t1``), and a task told the JobManager's
+    decision swaps the planner's hint for the other side's."""
+    if not any(j.strategy == PlannedJoin.RUNTIME for j in joins):
+        return joins
+    aliases = {t.name: t.alias_or_name for t in parse_one(sql, read="spark").find_all(exp.Table)}
+    hinted = []
+    for join in joins:
+        name = "SHUFFLE_HASH" if join.kind == "full" else "BROADCAST"
+        left, right = aliases.get(join.left), aliases.get(join.right)
+        if join.strategy == PlannedJoin.RUNTIME and left and right and join.side and \
+                f"/*+ {name}({left if join.side == 'left' else right}) */" in sql:  # fmt: skip
+            join = replace(join, hints=(f"{name}({left})", f"{name}({right})"))
+        hinted.append(join)
+    return tuple(hinted)
 
 
 def _planned(stage: Stage, node: Join, memo: dict) -> PlannedJoin:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -15,6 +16,7 @@ import taskmanager.sql as sql_module
 from jobmanager.core.scheduler.recoverable import non_recoverable_cause
 from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished
 from jobmanager.model.chaining import ChainedOperator
+from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import ParquetSink, SqlOperator, arrow, part_file, spark
 from jobmanager.model.sources import FileSource
 from shuffle import IndexRange, PartitionId, read_range
@@ -182,6 +184,33 @@ def test_a_join_chained_into_its_scan_reads_the_scan_and_the_broadcast_side_as_f
     assert written(env, "join->sink").to_pylist() == [
         {"name": n, "total": t} for n, t in sorted(totals.items())]
     assert queries == [1]
+
+
+def test_a_join_decided_at_run_time_is_built_on_the_side_the_jobmanager_found_smaller(
+        tmp_path, spark_provider, monkeypatch):  # fmt: skip
+    """The planner hinted the right side (listed smaller); the JobManager found the left
+    smaller: the task's SQL builds on the left, and the answer is the same."""
+    ran = []
+    real = sql_module._sql
+    monkeypatch.setattr(sql_module, "_sql",
+                        lambda isolated, name, op: ran.append(op.sql) or real(isolated, name, op))
+    join = PlannedJoin("j1", "inner", "runtime", "right", "in0", "in1", 10, 1,
+                       ("BROADCAST(t1)", "BROADCAST(t2)"))  # fmt: skip
+    piece = SqlOperator("SELECT /*+ BROADCAST(t2) */ t2.name, t1.x FROM in0 AS t1 "
+                        "INNER JOIN in1 AS t2 ON t1.k = t2.k ORDER BY t1.x",
+                        ("in0", "in1"), joins=(join,))  # fmt: skip
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    gates = [produced(env, blobs, "lines", lambda: LINES.slice(0, 6), "lines->join"),
+             produced(env, blobs, "names", names, "names->join")]  # fmt: skip
+    deployment = replace(tdd("join", blobs.code(piece), inputs=gates,
+                             outputs=[output("join->sink", 1, "forward")]),
+                         build_sides=(("j1", "left"),))  # fmt: skip
+    finished = run_task(deployment, env, CancelToken())
+    assert isinstance(finished, TaskFinished), getattr(finished, "error", finished)
+    assert ran == [piece.sql.replace("BROADCAST(t2)", "BROADCAST(t1)")]
+    assert written(env, "join->sink").to_pylist() == [
+        {"name": ("zero", "one", "two")[x % 4], "x": x} for x in range(6) if x % 4 < 3]
 
 
 @pytest.mark.parametrize("sql, spark_error", [

@@ -14,6 +14,7 @@ from collections import Counter
 
 import pytest
 
+from examples.tpch_dbgen import queries
 from jobmanager.planner import Catalog
 from tests.jobmanager.planner.test_join_marks import _rows, _slice, plan
 
@@ -84,3 +85,21 @@ def _run(vertex, views: dict):
 def _unmarked(text: str) -> str:
     return "\n".join(line.split(", join j")[0] for line in text.splitlines()) + "\n"
 
+
+def test_every_join_decided_at_run_time_can_be_built_on_either_side_in_its_task(tpch):
+    """The planner's in-task hint names the side the listing calls smaller; a task told the
+    JobManager's decision swaps it for the other side's, in the 22 queries' SQL."""
+    swapped = 0
+    for number, text in queries().items():
+        graph = plan(tpch, text, {}, "RUNTIME_ONLY").graph
+        for vertex in graph.vertices:
+            for join in getattr(vertex.operator, "joins", ()):
+                if join.strategy != "runtime":
+                    continue
+                assert len(join.hints) == 2, (number, vertex.name, join)
+                other = "right" if join.side == "left" else "left"
+                built = vertex.operator.built_on({join.join: other})
+                assert f"/*+ {join.hints[other == 'right']} */" in built.sql, (number, vertex.name)
+                assert vertex.operator.built_on({join.join: join.side}) is vertex.operator
+                swapped += 1
+    assert swapped > 40

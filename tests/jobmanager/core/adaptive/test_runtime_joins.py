@@ -5,12 +5,14 @@ import numpy as np
 import pytest
 
 from blob import InMemoryBlobStore
+from jobmanager.core import commands as cmd
 from jobmanager.core.deployment import TaskDeploymentDescriptorFactory
 from jobmanager.core.executiongraph import (
     PartitionRangesInputInfo,
     SubpartitionRangesInputInfo,
     WholeInputInfo,
 )
+from jobmanager.core.view import CoreView
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
 from jobmanager.model.jobgraph import JobGraph, Partitioner
@@ -255,6 +257,16 @@ def test_deployment_descriptors_read_whole_partitions():
         (IndexRange(0, 1), IndexRange(0, 127))]
     (part,) = gates["left->join"].slices
     assert part.subpartitions == IndexRange(0, 127) and part.partitions == IndexRange(4, 7)
+    assert decode(encode(tdd)) == tdd
+
+
+def test_a_task_is_told_the_side_its_join_builds_on():
+    run = run_join(join_job("inner"), {"left": 16 * MiB, "right": 12 * MiB})
+    cache = ShuffleDescriptorCache(InMemoryBlobStore(), 1 << 20)
+    view = CoreView(run.state)
+    describe = view.descriptors("j", cache, {}, 16 << 20)
+    tdd = describe(cmd.DeployTask("join", 0, run.state.graph.vertex("join", 0).attempt, "", 0))
+    assert tdd.build_sides == (("j1", "right"),)  # 24 MiB written against 64: built on it
     assert decode(encode(tdd)) == tdd
 
 
