@@ -20,6 +20,8 @@ one JSON object as the last line.
 
     python benchmarks/recovery.py                      # scale 1
     python benchmarks/recovery.py --scale 0.01 --warmups 0
+
+``-D key=value`` sets a Tidal option for the Tidal runs.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 from examples.compare import first_difference, read_result  # noqa: E402
+from examples.options import add_option_flag, parse_options  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q3, reference_q3  # noqa: E402
 from jobmanager.messages.jobstatus import JobStatus  # noqa: E402
@@ -53,12 +56,13 @@ TARGET_RECOVERY_SECONDS = 5.0
 CONFIG = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb"}
 
 
-def run_tidal(client, data: str, out: str, kill_at: float | None) -> dict[str, object]:
+def run_tidal(client, data: str, out: str, kill_at: float | None,
+              options: dict[str, str] | None = None) -> dict[str, object]:  # fmt: skip
     """Run Q3; with ``kill_at``, kill its JobManager once that fraction of its vertices has
     finished (placed by progress, not by time: a warm run can be over before a time taken from
     a cold one)."""
     started = time.perf_counter()
-    handle = client.submit(q3(data, out), config=CONFIG)
+    handle = client.submit(q3(data, out), config={**CONFIG, **(options or {})})
     figures: dict[str, object] = {}
     if kill_at is not None:
         pid = _wait_for_progress(handle, kill_at)
@@ -153,7 +157,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                         help="data directory (default: a per-scale folder in the temp dir)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the PySpark half")
     parser.add_argument("--spark-driver", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
+    add_option_flag(parser)
     args = parser.parse_args(argv)
+    options = parse_options(args.options)
     if args.spark_driver:
         spark_driver(*args.spark_driver)
         return {}
@@ -173,13 +179,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         out = str(work / "q3")
         for _ in range(args.warmups):
             client.warm_up()
-            run_tidal(client, data, out, None)
+            run_tidal(client, data, out, None, options)
         for run in range(args.repeats):
             client.warm_up()
-            plain.append(run_tidal(client, data, out, None))
+            plain.append(run_tidal(client, data, out, None, options))
             same &= _check("Tidal", out, expected)
             client.warm_up()
-            crashed.append(run_tidal(client, data, out, args.fraction))
+            crashed.append(run_tidal(client, data, out, args.fraction, options))
             same &= _check("Tidal after a crash", out, expected)
             print(f"run {run}: uninterrupted {plain[-1]['seconds']:.2f} s, JobManager killed "
                   f"at {crashed[-1]['killed_at_seconds']:.2f} s: {crashed[-1]['seconds']:.2f} s, running again "

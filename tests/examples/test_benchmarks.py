@@ -22,7 +22,8 @@ BENCHMARKS = REPO / "benchmarks"
 # cluster (its 8 logical CPUs would otherwise make four, on a machine of two cores)
 ONE_TASKMANAGER = ("-D", "slotmanager.number-of-slots.max=2")
 # the TPC-H run's TaskManager in Tidal's default shape (the script asks a Spark driver of 4 GiB):
-# the one the no-op run just before it left idle, its Spark JVM started, is leased again
+# the one the no-op run just before it left idle, its Spark JVM started, is leased again (and by
+# the recovery run after it)
 WARM_TASKMANAGER = ("-D", "taskmanager.memory.spark-driver=1g")
 
 
@@ -126,6 +127,19 @@ def test_tpch_benchmark_runs_q3_deciding_its_joins_at_run_time_or_not_at_a_tiny_
 
 
 @pytest.mark.runtime
+@pytest.mark.spark
+def test_recovery_benchmark_kills_a_jobmanager_and_loses_no_finished_task_at_a_tiny_size(
+        tiny_data, ray_cluster, capsys):  # fmt: skip
+    summary = load("recovery").main(["--scale", "0.002", "--data", str(tiny_data), "--warmups",
+                                     "0", "--repeats", "1", "--no-baseline", *ONE_TASKMANAGER])  # fmt: skip
+    assert _last_line_json(capsys) == summary
+    assert summary["same_result"] is True
+    assert summary["finished_tasks_rerun"] == 0
+    assert 0 < summary["recovery_seconds"] < summary["crashed_seconds"]
+    assert summary["ratio"] > 0 and summary["baseline_ratio"] is None
+
+
+@pytest.mark.runtime
 def test_noop_benchmark_measures_growth_at_tiny_sizes(ray_cluster, capsys):
     summary = load("noop_scale").main(["--sizes", "5,10", "--warmups", "0", "--repeats", "1"])
     assert _last_line_json(capsys) == summary
@@ -221,19 +235,6 @@ def test_the_scripts_explain_themselves():
         with pytest.raises(SystemExit) as stopped:
             load(name).main(["--help"])
         assert stopped.value.code == 0
-
-
-@pytest.mark.runtime
-@pytest.mark.spark
-def test_recovery_benchmark_kills_a_jobmanager_and_loses_no_finished_task_at_a_tiny_size(
-        tiny_data, ray_cluster, capsys):  # fmt: skip
-    summary = load("recovery").main(["--scale", "0.002", "--data", str(tiny_data), "--warmups",
-                                     "0", "--repeats", "1", "--no-baseline"])  # fmt: skip
-    assert _last_line_json(capsys) == summary
-    assert summary["same_result"] is True
-    assert summary["finished_tasks_rerun"] == 0
-    assert 0 < summary["recovery_seconds"] < summary["crashed_seconds"]
-    assert summary["ratio"] > 0 and summary["baseline_ratio"] is None
 
 
 @pytest.mark.runtime
