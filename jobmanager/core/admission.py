@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from jobmanager.core.scheduler.adaptive.scheduler import source_inference_context
+from jobmanager.core.scheduler.adaptive.settings import source_inference_context
 from jobmanager.errors import JobGraphError
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import chain_name, decide_chains, one_task_candidates

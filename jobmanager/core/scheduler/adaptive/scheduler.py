@@ -18,7 +18,6 @@ from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionGraph, ExecutionJobVertex
 from jobmanager.core.scheduler.adaptive.decider import decide_vertex
 from jobmanager.core.scheduler.adaptive.decision import (
-    DeciderSettings,
     InputStats,
     VertexDecision,
 )
@@ -32,44 +31,19 @@ from jobmanager.core.scheduler.adaptive.joins import (
     join_sides,
 )
 from jobmanager.core.scheduler.adaptive.ranges import RangeSorts
+from jobmanager.core.scheduler.adaptive.settings import (
+    decider_settings,
+    source_bound,
+    source_inference_context,
+)
 from jobmanager.messages import events as ev
 from jobmanager.messages.events import Explanation
 from jobmanager.model.config import Configuration
-from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, source_upper_bound
+from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext
 
-__all__ = ["AdaptiveBatchScheduler", "decider_settings", "source_inference_context"]
+__all__ = ["AdaptiveBatchScheduler"]
 
-_ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
-_SKEW = "execution.batch.adaptive.skewed-join-optimization."
 _INFERRING, _DECIDING = "inferring", "deciding"
-
-
-def decider_settings(config: Configuration) -> DeciderSettings:
-    return DeciderSettings(
-        min_parallelism=config[_ADAPTIVE + "min-parallelism"],
-        max_parallelism=config[_ADAPTIVE + "max-parallelism"],
-        data_volume_per_task=config[_ADAPTIVE + "avg-data-volume-per-task"],
-        skewed_factor=config[_SKEW + "skewed-factor"],
-        skewed_threshold=config[_SKEW + "skewed-threshold"],
-        split_skew=config[_SKEW + "strategy"] != "none",  # forced differs in the planner only
-    )
-
-
-def source_inference_context(config: Configuration, vertex_max: int, slots: int | None,
-                             filters: tuple[DynamicFilteringInfo, ...] = ()) -> InferenceContext:  # fmt: skip
-    """What a source vertex's sources are told (FLIP-379's context, and the job's slots)."""
-    return InferenceContext(_source_bound(config, vertex_max),
-                            config[_ADAPTIVE + "avg-data-volume-per-task"], filters, slots)  # fmt: skip
-
-
-def _source_bound(c: Configuration, vertex_max: int) -> int:
-    return source_upper_bound(
-        c[_ADAPTIVE + "default-source-parallelism"],
-        c[_ADAPTIVE + "max-parallelism"] if c.is_set(_ADAPTIVE + "max-parallelism") else None,
-        c["parallelism.default"] if c.is_set("parallelism.default") else None,
-        c[_ADAPTIVE + "max-parallelism"],
-        vertex_max,
-    )
 
 
 class AdaptiveBatchScheduler:
@@ -225,7 +199,7 @@ class AdaptiveBatchScheduler:
         )
 
     def upper_bound(self, ejv: ExecutionJobVertex) -> int:
-        return _source_bound(self.config, self._max_parallelism(ejv))
+        return source_bound(self.config, self._max_parallelism(ejv))
 
     def _max_parallelism(self, ejv: ExecutionJobVertex) -> int:
         group = self.groups.get(ejv.name)

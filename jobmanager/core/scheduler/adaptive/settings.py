@@ -1,0 +1,45 @@
+"""What the adaptive scheduler reads from the job's configuration: the decider's settings and
+what a source vertex's sources are told when they infer their parallelism (FLIP-379)."""
+
+from __future__ import annotations
+
+from jobmanager.core.scheduler.adaptive.decision import DeciderSettings
+from jobmanager.model.config import Configuration
+from jobmanager.model.inference import (
+    DynamicFilteringInfo,
+    InferenceContext,
+    source_upper_bound,
+)
+
+__all__ = ["decider_settings", "source_bound", "source_inference_context"]
+
+_ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
+_SKEW = "execution.batch.adaptive.skewed-join-optimization."
+
+
+def decider_settings(config: Configuration) -> DeciderSettings:
+    return DeciderSettings(
+        min_parallelism=config[_ADAPTIVE + "min-parallelism"],
+        max_parallelism=config[_ADAPTIVE + "max-parallelism"],
+        data_volume_per_task=config[_ADAPTIVE + "avg-data-volume-per-task"],
+        skewed_factor=config[_SKEW + "skewed-factor"],
+        skewed_threshold=config[_SKEW + "skewed-threshold"],
+        split_skew=config[_SKEW + "strategy"] != "none",  # forced differs in the planner only
+    )
+
+
+def source_inference_context(config: Configuration, vertex_max: int, slots: int | None,
+                             filters: tuple[DynamicFilteringInfo, ...] = ()) -> InferenceContext:  # fmt: skip
+    """What a source vertex's sources are told (FLIP-379's context, and the job's slots)."""
+    return InferenceContext(source_bound(config, vertex_max),
+                            config[_ADAPTIVE + "avg-data-volume-per-task"], filters, slots)  # fmt: skip
+
+
+def source_bound(c: Configuration, vertex_max: int) -> int:
+    return source_upper_bound(
+        c[_ADAPTIVE + "default-source-parallelism"],
+        c[_ADAPTIVE + "max-parallelism"] if c.is_set(_ADAPTIVE + "max-parallelism") else None,
+        c["parallelism.default"] if c.is_set("parallelism.default") else None,
+        c[_ADAPTIVE + "max-parallelism"],
+        vertex_max,
+    )
