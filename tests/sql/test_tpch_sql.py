@@ -32,12 +32,17 @@ TIMEOUT_S = 300
 @pytest.mark.parametrize("number", range(1, 23), ids=lambda number: f"q{number:02d}")
 def test_tidal_answers_the_tpch_query_as_duckdb_does(number, ray_cluster, tpch_dbgen_data,
                                                      tpch_dbgen_tables):  # fmt: skip
+    assert_answer(number, CONFIG, tpch_dbgen_data, tpch_dbgen_tables)
+
+
+def assert_answer(number: int, config: dict, data, tables) -> None:
+    """Tidal's answer to query ``number`` under ``config`` is DuckDB's over the same data."""
     from jobmanager import Client
 
     text = queries()[number]
-    result = Client().sql(text, tables=tpch_dbgen_tables, config=CONFIG).wait(timeout=TIMEOUT_S)
+    result = Client().sql(text, tables=tables, config=config).wait(timeout=TIMEOUT_S)
     assert result.status == "FINISHED", result.cause
-    expected = duckdb_answer(tpch_dbgen_data, text)
+    expected = duckdb_answer(data, text)
     difference = sql_difference(result.to_arrow(), expected, query_is_ordered(text))
     assert difference is None, difference
 
@@ -52,15 +57,7 @@ def test_tidal_answers_with_every_join_decided_at_run_time(number, ray_cluster, 
     """No join broadcast from the listing: each equi-join is decided from the bytes its sides
     wrote (at this scale, broadcast), which reads one side whole and the other in slices that
     no longer follow the join's hashing; the answers stay DuckDB's."""
-    from jobmanager import Client
-
-    text = queries()[number]
-    handle = Client().sql(text, tables=tpch_dbgen_tables, config=RUNTIME_ONLY)
-    result = handle.wait(timeout=TIMEOUT_S)
-    assert result.status == "FINISHED", result.cause
-    expected = duckdb_answer(tpch_dbgen_data, text)
-    difference = sql_difference(result.to_arrow(), expected, query_is_ordered(text))
-    assert difference is None, difference
+    assert_answer(number, RUNTIME_ONLY, tpch_dbgen_data, tpch_dbgen_tables)
 
 
 FORCED = {**CONFIG, "table.optimizer.join.broadcast-threshold": -1,
@@ -75,11 +72,4 @@ def test_tidal_answers_with_skewed_joins_forced(number, ray_cluster, tpch_dbgen_
     """Every join shuffled, under skewed join strategy forced: an aggregate or a join on a
     join's keys goes behind a hash exchange of its own instead of into the join's task, so
     the join's sides stay splittable; the answers stay DuckDB's."""
-    from jobmanager import Client
-
-    text = queries()[number]
-    result = Client().sql(text, tables=tpch_dbgen_tables, config=FORCED).wait(timeout=TIMEOUT_S)
-    assert result.status == "FINISHED", result.cause
-    expected = duckdb_answer(tpch_dbgen_data, text)
-    difference = sql_difference(result.to_arrow(), expected, query_is_ordered(text))
-    assert difference is None, difference
+    assert_answer(number, FORCED, tpch_dbgen_data, tpch_dbgen_tables)

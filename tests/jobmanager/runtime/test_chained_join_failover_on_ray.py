@@ -6,16 +6,25 @@ from __future__ import annotations
 
 import os
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow, spark
+from jobmanager import (
+    FileSource,
+    JobGraph,
+    ParquetSink,
+    Partitioner,
+    arrow,
+    spark,
+)
 from jobmanager.messages import events as ev
 from jobmanager.model.joins import JoinInput
-from tests.jobmanager.runtime.failover_jobs import PARTS, wait_open, write_data
+from tests.jobmanager.runtime.failover_jobs import PARTS, wait_open
 from tests.jobmanager.runtime.jobs import FAST
-from tests.jobmanager.runtime.test_join_failover_on_ray import NAMES, eventually
+from tests.jobmanager.runtime.test_join_failover_on_ray import (
+    NAMES,
+    submit_held_at_the_gate,
+    sums_written,
+)
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
@@ -62,17 +71,7 @@ def logged(handle, kind) -> list:
 def test_killed_while_a_chained_join_runs_the_chain_is_replayed_and_its_tasks_taken_over(
     ray_cluster, tmp_path
 ):
-    client = Client()
-    data, names, out, gate = (tmp_path / n for n in ("data", "names", "out", "gate"))
-    gate.mkdir()
-    sums = write_data(str(data))
-    names.mkdir()
-    pq.write_table(pa.table({"k": pa.array(list(NAMES), pa.int64()), "name": list(NAMES.values())}),
-                   names / "part-0.parquet")  # fmt: skip
-    handle = client.submit(chained_job(str(data), str(names), str(out), str(gate)), config=CONFIG)
-
-    eventually(lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
-               "a chained join task running and waiting at the gate")  # fmt: skip
+    handle, sums, out, gate = submit_held_at_the_gate(chained_job, tmp_path, CONFIG)
     (chained,) = logged(handle, ev.JoinChained)
     assert (chained.producer, chained.vertex) == ("read", "read -> join")
     (decided,) = [e for e in logged(handle, ev.VertexParallelismDecided) if e.vertex == chained.vertex]
@@ -91,7 +90,5 @@ def test_killed_while_a_chained_join_runs_the_chain_is_replayed_and_its_tasks_ta
     assert result.vertices["join"].chain == "read -> join"
     for report in result.vertices.values():
         assert report.deployments == report.tasks, report  # no task ran again
-    table = pq.read_table(out)
-    expected = {NAMES[k]: total for k, total in sums.items()}
-    assert dict(zip(table["name"].to_pylist(), table["value_sum"].to_pylist())) == expected
+    assert sums_written(out) == {NAMES[k]: total for k, total in sums.items()}
     handle.release()

@@ -16,20 +16,10 @@ from examples.compare import sql_difference
 from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
-from tests.jobmanager.runtime.jobs import FAST
+from tests.jobmanager.runtime.test_adaptive_joins_on_ray import CONFIG, ROWS, STRATEGY
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-ROWS = 40_000
-CONFIG = {
-    **FAST,
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,
-    "table.optimizer.join.broadcast-threshold": "64 kb",
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "128 kb",
-    "restart-strategy.type": "none",
-}
-STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
 QUERY = """
 SELECT o.o_region, SUM(f.f_amount) AS total, SUM(f.f_extra) AS extra, COUNT(*) AS n
 FROM facts f JOIN orders o ON f.f_order = o.o_id

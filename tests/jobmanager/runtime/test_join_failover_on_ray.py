@@ -62,6 +62,27 @@ def eventually(condition, what: str, timeout: float = 120.0):
     return value
 
 
+def submit_held_at_the_gate(make_job, tmp_path, config):
+    """``make_job(data, names, out, gate)`` over ``write_data``'s files and the ``NAMES``
+    table, submitted; returns once one of its join tasks waits at the gate: the handle, the
+    expected sums per key, the output directory and the gate."""
+    data, names, out, gate = (tmp_path / n for n in ("data", "names", "out", "gate"))
+    gate.mkdir()
+    sums = write_data(str(data))
+    names.mkdir()
+    pq.write_table(pa.table({"k": pa.array(list(NAMES), pa.int64()), "name": list(NAMES.values())}),
+                   names / "part-0.parquet")  # fmt: skip
+    handle = Client().submit(make_job(str(data), str(names), str(out), str(gate)), config=config)
+    eventually(lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
+               "a join task deployed and waiting at the gate")  # fmt: skip
+    return handle, sums, out, gate
+
+
+def sums_written(out) -> dict:
+    table = pq.read_table(out)
+    return dict(zip(table["name"].to_pylist(), table["value_sum"].to_pylist()))
+
+
 def join_decisions(handle) -> list[ev.VertexParallelismDecided]:
     return [event for event in handle.events()
             if type(event) is ev.VertexParallelismDecided and event.joins]  # fmt: skip
@@ -70,17 +91,7 @@ def join_decisions(handle) -> list[ev.VertexParallelismDecided]:
 def test_killed_after_a_join_was_decided_the_decision_is_replayed_not_taken_again(
     ray_cluster, tmp_path
 ):
-    client = Client()
-    data, names, out, gate = (tmp_path / n for n in ("data", "names", "out", "gate"))
-    gate.mkdir()
-    sums = write_data(str(data))
-    names.mkdir()
-    pq.write_table(pa.table({"k": pa.array(list(NAMES), pa.int64()), "name": list(NAMES.values())}),
-                   names / "part-0.parquet")  # fmt: skip
-    handle = client.submit(join_job(str(data), str(names), str(out), str(gate)), config=CONFIG)
-
-    eventually(lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
-               "a join task deployed and waiting at the gate")  # fmt: skip
+    handle, sums, out, gate = submit_held_at_the_gate(join_job, tmp_path, CONFIG)
     (decided,) = join_decisions(handle)
     assert decided.joins[0].is_broadcast and decided.joins[0].side == "right"
     pid = handle.status().pid
@@ -94,7 +105,5 @@ def test_killed_after_a_join_was_decided_the_decision_is_replayed_not_taken_agai
     assert result.vertices["join"].parallelism == decided.parallelism
     for report in result.vertices.values():
         assert report.deployments == report.tasks, report  # no finished task ran again
-    table = pq.read_table(out)
-    expected = {NAMES[k]: total for k, total in sums.items()}
-    assert dict(zip(table["name"].to_pylist(), table["value_sum"].to_pylist())) == expected
+    assert sums_written(out) == {NAMES[k]: total for k, total in sums.items()}
     handle.release()

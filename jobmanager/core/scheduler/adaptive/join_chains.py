@@ -25,15 +25,18 @@ from jobmanager.core.executiongraph import ExecutionGraph, ExecutionJobVertex
 from jobmanager.core.executiongraph.inputs import BroadcastInputInfo, WholeInputInfo
 from jobmanager.core.scheduler.adaptive.decider import describe_bytes
 from jobmanager.core.scheduler.adaptive.decision import InputStats, VertexDecision
+from jobmanager.core.scheduler.adaptive.joins import kind_words
 from jobmanager.messages import events as ev
 from jobmanager.messages.events import Explanation
 from jobmanager.messages.joins import JoinDecision
-from jobmanager.model.join_chains import JoinChain, fuse_graph, join_chain_candidates
+from jobmanager.model.join_chains import (
+    JoinChain,
+    fuse_graph,
+    fused_vertex,
+    join_chain_candidates,
+)
 
 __all__ = ["JoinChains"]
-
-_KIND_WORDS = {"left": "left outer", "right": "right outer", "full": "full outer"}
-
 
 class JoinChains:
     """``consumers``: the vertices whose join the scheduler decides at run time;
@@ -111,7 +114,7 @@ class JoinChains:
         mark = next(r.edge.join for r in consumer.inputs if r.id == chain.other)
         small, side = _total(other), _other(chain.side)
         sizes = {side: small, chain.side: -1}
-        text = (f"join {mark.join!r} ({_KIND_WORDS.get(mark.kind, mark.kind)}): broadcast join "
+        text = (f"join {mark.join!r} ({kind_words(mark.kind)}): broadcast join "
                 f"chained into {producer.name!r}: the {side} side sent whole to each of its "
                 f"tasks ({describe_bytes(small)} <= threshold {describe_bytes(self.threshold)}), "
                 f"decided once {other.producer.name!r} finished, before {producer.name!r} "
@@ -119,8 +122,7 @@ class JoinChains:
         decision = JoinDecision(mark.join, JoinDecision.BROADCAST, side, sizes["left"],
                                 sizes["right"], self.threshold, text, mark.kind,
                                 (other.producer.name,), JoinDecision.CHAINED)  # fmt: skip
-        fused = fuse_graph(self.graph.job_graph, producer.name, consumer.name)
-        name = next(v.name for v in fused.vertices if v.name not in self.graph.job_vertices)
+        name = fused_vertex(producer.job_vertex, consumer.job_vertex).name
         return ev.JoinChained(producer.name, consumer.name, name, decision)
 
     def apply(self, event: ev.JoinChained) -> ExecutionJobVertex:

@@ -46,10 +46,15 @@ from jobmanager.model.jobgraph import DistributionPattern, PartitionerKind
 from jobmanager.model.joins import JoinInput
 from shuffle.ranges import even_ranges
 
-__all__ = ["JoinSide", "JoinSides", "decide_join", "decide_join_vertex", "join_sides"]
+__all__ = ["JoinSide", "JoinSides", "decide_join", "decide_join_vertex", "join_sides", "kind_words"]
 
 STRATEGY_KEY = "table.optimizer.adaptive-broadcast-join.strategy"
 _KIND_WORDS = {"left": "left outer", "right": "right outer", "full": "full outer"}
+
+
+def kind_words(kind: str) -> str:
+    """A join kind as a sentence names it: "left outer", "inner", "semi"."""
+    return _KIND_WORDS.get(kind, kind)
 THRESHOLD_KEY = "table.optimizer.join.broadcast-threshold"
 
 
@@ -110,7 +115,7 @@ def decide_join(sides: JoinSides, left_bytes: int, right_bytes: int, threshold: 
              if sides.side(name).mark.may_be_broadcast and 0 <= threshold and size <= threshold]  # fmt: skip
     after = (f"decided once {sides.left.producer!r} (left) and {sides.right.producer!r} (right) "
              "finished")  # fmt: skip
-    head = f"join {sides.join!r} ({_KIND_WORDS.get(sides.kind, sides.kind)})"
+    head = f"join {sides.join!r} ({kind_words(sides.kind)})"
     sizes_text = f"left {describe_bytes(left_bytes)}, right {describe_bytes(right_bytes)}"
     if small:
         side = min(small)[1]
@@ -130,7 +135,7 @@ def decide_join(sides: JoinSides, left_bytes: int, right_bytes: int, threshold: 
 def _why_not_broadcast(sides: JoinSides, threshold: int) -> str:
     allowed = [name for name in ("left", "right") if sides.side(name).mark.may_be_broadcast]
     if not allowed:
-        return f"a {_KIND_WORDS.get(sides.kind, sides.kind)} join broadcasts neither side"
+        return f"a {kind_words(sides.kind)} join broadcasts neither side"
     if threshold < 0:
         return "the broadcast threshold is off"
     if len(allowed) == 2:
