@@ -45,9 +45,11 @@ def catalog_of(tables: Mapping[str, Any] | None, catalog: Catalog | str | os.Pat
 
 def plan_query(query: str, settings: Configuration, *, tables: Mapping[str, Any] | None = None,
                catalog: Catalog | str | os.PathLike | None = None, output: str | None = None,
-               overwrite: bool = False) -> tuple[PlannedQuery, QueryOutput]:  # fmt: skip
+               overwrite: bool = False, name: str | None = None,
+               ) -> tuple[PlannedQuery, QueryOutput]:  # fmt: skip
     """The query's plan, its sink last, and where its result goes; a ``SqlError`` (or a
-    ``TableError`` of the catalogue) for a query or tables the planner cannot take."""
+    ``TableError`` of the catalogue) for a query or tables the planner cannot take. ``name``
+    names the job (``sql`` if not given)."""
     from jobmanager.planner import plan_sql
 
     if output is not None:
@@ -59,7 +61,7 @@ def plan_query(query: str, settings: Configuration, *, tables: Mapping[str, Any]
                                   "with overwrite=True (tidal sql --overwrite)") from None
     else:
         sink = ResultSink(f"{store_root(settings)}/results/{uuid.uuid4().hex}")
-    planned = plan_sql(query, catalog_of(tables, catalog), sink, config=settings)
+    planned = plan_sql(query, catalog_of(tables, catalog), sink, config=settings, name=name)
     return planned, QueryOutput(sink.path, output is None, tuple(planned.columns),
                                 settings[MAX_SIZE_KEY])  # fmt: skip
 
