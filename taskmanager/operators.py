@@ -13,17 +13,13 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from jobmanager.errors import OutputTypeError
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
-from jobmanager.model import storage
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.operators import (
     ArrowFunction,
@@ -34,6 +30,7 @@ from jobmanager.model.operators import (
     part_file,
 )
 from taskmanager.cancellation import CancelToken
+from taskmanager.sink_writer import write_part_file
 from taskmanager.spark import SparkSessionProvider
 from taskmanager.sql import run_query
 from taskmanager.timing import TaskClock
@@ -155,26 +152,6 @@ _COMPOSED = (SparkFunction, SqlOperator)  # chained, these build one Spark query
 
 def _job_group(tdd: TaskDeploymentDescriptor) -> str:
     return f"{tdd.job_id}/{tdd.vertex}/{tdd.subtask}/{tdd.attempt}"
-
-
-def write_part_file(table: pa.Table, path: str) -> None:
-    """Write ``table`` to ``path`` whole or not at all. On a local disk: a hidden temporary file
-    (ignored by readers and by the sink's commit) renamed into place; on an object store: one
-    object, which appears only once its upload completes."""
-    if not storage.is_local(path):
-        fs, key = storage.filesystem(path)
-        with fs.open(key, "wb") as file:
-            pq.write_table(table, file)
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    temporary = os.path.join(os.path.dirname(path), f".{uuid.uuid4().hex}.tmp")
-    try:
-        pq.write_table(table, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
 
 
 def _single_input(tables: tuple[pa.Table, ...], vertex: str, why: str) -> pa.Table:
