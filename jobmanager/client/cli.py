@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from enum import Enum
 from typing import NoReturn
@@ -171,9 +172,11 @@ def _job(address: str | None, job_id: str):
         _fail(str(error))
 
 
-@app.command()
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
-    job_file: str = typer.Argument(..., help="A Python file whose build() returns a JobGraph."),
+    ctx: typer.Context,
+    job_file: str = typer.Argument(..., help="A job file (its build() returns a JobGraph), or "
+                                   "a PySpark script, run unchanged with each action a job."),
     address: str = typer.Option(None, help="A running Ray cluster; default: join or start local."),
     config_file: str = typer.Option(None, "--config", help="A YAML file of options."),
     properties: list[str] = typer.Option([], "-D", help="An option, key=value; repeatable."),
@@ -187,7 +190,17 @@ def run(
         True, help="A cluster this command starts has Ray's dashboard (0.7 s, 200 MB)."
     ),
 ) -> None:
-    """Submit a job and, unless detached, show its progress until it ends."""
+    """Submit a job and, unless detached, show its progress until it ends; or run a PySpark
+    script (any file without build()), its own arguments after its name, each action a job."""
+    from jobmanager.client.scripts import is_job_file
+
+    if os.path.isfile(job_file) and not is_job_file(job_file):
+        if detach or arguments:
+            _fail("-a and --detach are for job files; a script takes its own arguments")
+        _run_script(job_file, ctx.args, address, config_file, properties, dashboard)
+        return
+    if ctx.args:
+        _fail(f"unexpected arguments {' '.join(ctx.args)}: a job file takes -a key=value")
     from jobmanager.client.jobfile import build_arguments, load_job
     from jobmanager.client.progress import progress_for, summary_table
     from jobmanager.errors import TidalError
@@ -215,6 +228,26 @@ def run(
     if not result.succeeded:
         typer.echo(f"{result.status.value}: {result.cause}", err=True)
         raise typer.Exit(1)
+
+
+def _run_script(script: str, arguments: list[str], address: str | None, config_file: str | None,
+                properties: list[str], dashboard: bool) -> NoReturn:  # fmt: skip
+    """Run the script with its own arguments; exit with its exit code."""
+    from jobmanager.client.scripts import run_script
+    from jobmanager.errors import TidalError
+    from jobmanager.model.config import Configuration
+
+    configure_logging("WARNING")
+    try:
+        settings = Configuration.from_yaml(config_file) if config_file else Configuration()
+        options = settings.with_dynamic_properties(properties).to_dict()
+    except TidalError as error:
+        _fail(str(error))
+    code, jobs = run_script(script, arguments, options, lambda: _client(address, False, dashboard))
+    if jobs:
+        typer.echo(f"tidal: {len(jobs)} job{'s' if len(jobs) != 1 else ''} "
+                   f"({', '.join(jobs)}); tidal list shows them", err=True)  # fmt: skip
+    raise typer.Exit(code)
 
 
 @app.command()
