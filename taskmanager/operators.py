@@ -6,9 +6,10 @@
   :mod:`taskmanager.spark`);
 - ``SqlOperator``: its Spark SQL over the inputs registered as its views, in a session of the
   task's own (see :mod:`taskmanager.sql`);
-- ``ParquetSink``: the single input is written as this attempt's part file in the sink's
-  staging directory (even with no rows, so the file carries the schema); the JobManager commits
-  the final attempts' files when the job finishes.
+- ``ParquetSink``: the single input is written as this attempt's part file(s) in the sink's
+  staging directory, Parquet or CSV, one per partition directory if partitioned (see
+  :mod:`taskmanager.sink_writer`); the JobManager commits the final attempts' files when the
+  job finishes.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ from jobmanager.model.operators import (
     SparkFunction,
     SqlOperator,
     VertexCode,
-    part_file,
 )
 from taskmanager.cancellation import CancelToken
-from taskmanager.sink_writer import write_part_file
+from taskmanager.sink_writer import write_part_file, write_sink
 from taskmanager.spark import SparkSessionProvider
 from taskmanager.sql import run_query
 from taskmanager.timing import TaskClock
@@ -67,7 +67,7 @@ def run_operator(
         table = _single_input(tables, tdd.vertex, "is a sink")
         cancel.check("before writing its part file")  # a losing speculative attempt stops here
         with clock.phase("write_output"):
-            write_part_file(table, part_file(operator, tdd.job_id, tdd.subtask, tdd.attempt))
+            write_sink(table, operator, tdd.job_id, tdd.subtask, tdd.attempt)
         return OperatorResult(None, table.num_rows)
     if isinstance(operator, ArrowFunction):
         with clock.phase("arrow_function"):
@@ -120,7 +120,7 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
             table = _single_input(inputs, name, "is a sink")
             cancel.check("before writing its part file")
             with clock.phase("write_output"):
-                write_part_file(table, part_file(operator, tdd.job_id, tdd.subtask, tdd.attempt))
+                write_sink(table, operator, tdd.job_id, tdd.subtask, tdd.attempt)
             return OperatorResult(None, table.num_rows)
         if operator is None:
             previous = _single_input(inputs, name, "with no operator passes its input through")

@@ -90,16 +90,27 @@ class Client:
         overwrite: bool = False,
         config_file: str | None = None,
         properties: Iterable[str] = (),
+        mode: str | None = None,
+        output_format: str = "parquet",
+        partition_by: Iterable[str] | str = (),
+        csv_header: bool = False,
     ) -> JobHandle:
         """Run a query in Spark's dialect over ``tables`` (name to path, or to ``{path, format,
         partitioning, csv}``) and/or ``catalog`` (a ``jobmanager.planner.Catalog`` or its YAML
-        file). Its result goes to ``output`` (a Parquet directory, replaced if ``overwrite``)
-        or, without one, back to the client: ``handle.wait().to_arrow()``. The query is planned
-        here, before anything is submitted: a ``SqlError`` names what the planner cannot take.
+        file). Its result goes to ``output`` or, without one, back to the client:
+        ``handle.wait().to_arrow()``. ``output`` is written as Spark's
+        ``df.write.mode(mode).partitionBy(*partition_by)`` writes ``output_format``
+        (``"parquet"``, or ``"csv"`` with a header line if ``csv_header``): ``mode`` one of
+        ``"error"`` (the default), ``"overwrite"`` (also ``overwrite=True``), ``"append"``,
+        ``"ignore"`` (the job's output is dropped if ``output`` exists by its commit). The query
+        is planned here, before anything is submitted: a ``SqlError`` names what the planner
+        cannot take.
         """
         settings = _settings(config, config_file, properties)
         planned, where = plan_query(query, settings, tables=tables, catalog=catalog,
-                                    output=output, overwrite=overwrite)  # fmt: skip
+                                    output=output, overwrite=overwrite, mode=mode,
+                                    output_format=output_format, partition_by=partition_by,
+                                    csv_header=csv_header)  # fmt: skip
         return self._submit(planned.graph, settings, where)
 
     def _submit(self, job: JobGraph, settings: Configuration, output: QueryOutput | None

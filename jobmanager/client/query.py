@@ -4,14 +4,15 @@
 A query without ``output`` brings its result back to the client: its sink is a ``ResultSink``
 under the job stores (``<jobstore.dir>/results/<uuid>``), where the JobManager, which commits
 it, and the client, which reads it back (``JobResult.to_arrow``), both reach it, and which goes
-with the job's store. With ``output``, the result is a ``ParquetSink`` there, as a job's.
+with the job's store. With ``output``, the result is a ``ParquetSink`` there, as a job's:
+Parquet or CSV, partitioned or not, in one of Spark's write modes.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jobmanager.client.result import QueryOutput
@@ -45,25 +46,47 @@ def catalog_of(tables: Mapping[str, Any] | None, catalog: Catalog | str | os.Pat
 
 def plan_query(query: str, settings: Configuration, *, tables: Mapping[str, Any] | None = None,
                catalog: Catalog | str | os.PathLike | None = None, output: str | None = None,
-               overwrite: bool = False, name: str | None = None,
-               ) -> tuple[PlannedQuery, QueryOutput]:  # fmt: skip
+               overwrite: bool = False, mode: str | None = None, output_format: str = "parquet",
+               partition_by: Sequence[str] | str = (), csv_header: bool = False,
+               name: str | None = None) -> tuple[PlannedQuery, QueryOutput]:  # fmt: skip
     """The query's plan, its sink last, and where its result goes; a ``SqlError`` (or a
-    ``TableError`` of the catalogue) for a query or tables the planner cannot take. ``name``
+    ``TableError`` of the catalogue) for a query or tables the planner cannot take. With
+    ``output``, the sink writes as Spark's ``df.write.mode(mode).partitionBy(*partition_by)``
+    writes ``output_format`` (``ParquetSink``); ``mode="ignore"`` over an existing output is
+    the caller's to skip (``sinks.target_exists``), or the commit drops the result. ``name``
     names the job (``sql`` if not given)."""
     from jobmanager.planner import plan_sql
 
     if output is not None:
-        sink = ParquetSink(output, overwrite)
+        columns = (partition_by,) if isinstance(partition_by, str) else tuple(partition_by)
+        sink = ParquetSink(output, overwrite, columns, output_format, csv_header, mode)
         try:
             sinks.check_target(sink)  # an output that is there already: a mistake, said at once
         except sinks.SinkError:
             raise sinks.SinkError(f"output {redact(sink.path)} exists already: replace it "
                                   "with overwrite=True (tidal sql --overwrite)") from None
     else:
+        if partition_by or output_format != "parquet" or csv_header or mode:
+            raise sinks.SinkError("partition_by, output_format, csv_header and mode shape an "
+                                  "output: give output= too")  # fmt: skip
         sink = ResultSink(f"{store_root(settings)}/results/{uuid.uuid4().hex}")
     planned = plan_sql(query, catalog_of(tables, catalog), sink, config=settings, name=name)
+    _check_partition_columns(sink, tuple(planned.columns))
     return planned, QueryOutput(sink.path, output is None, tuple(planned.columns),
                                 settings[MAX_SIZE_KEY])  # fmt: skip
+
+
+def _check_partition_columns(sink: ParquetSink, columns: tuple[str, ...]) -> None:
+    """Partition columns the result has (without case, as Spark resolves them), not all of
+    them: said before anything runs, not by every sink task."""
+    lower = [c.lower() for c in columns]
+    missing = [c for c in sink.partition_by if c.lower() not in lower]
+    if missing:
+        raise sinks.SinkError(f"output {redact(sink.path)}: partition columns {missing} are not "
+                              f"among the query's columns {list(columns)}")  # fmt: skip
+    if sink.partition_by and len(sink.partition_by) >= len(columns):
+        raise sinks.SinkError(f"output {redact(sink.path)}: cannot partition by every column "
+                              f"{list(columns)}: the files would have none left")  # fmt: skip
 
 
 def collected_output(job: JobGraph, settings: Configuration) -> QueryOutput | None:

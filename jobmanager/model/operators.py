@@ -1,5 +1,5 @@
 """What a vertex runs: a PySpark function, an Arrow function, a piece of Spark SQL, or a
-Parquet sink.
+sink (Parquet or CSV files).
 
 A vertex's function receives one input per source it reads (in the order given) and then one
 per incoming edge (in declared order): DataFrames for a PySpark function, ``pyarrow.Table``s for
@@ -23,6 +23,7 @@ from jobmanager.model import storage, usercode
 from jobmanager.model.jobgraph import JobGraph, JobVertex
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.sink import Sink
+from jobmanager.model.sink_layout import FORMATS, attempt_name
 
 __all__ = [
     "ArrowFunction",
@@ -99,23 +100,74 @@ class SqlOperator:
 
 @dataclass(frozen=True)
 class ParquetSink(Sink):
-    """Writes its input as Parquet part files under ``path``, committed only when the whole
-    job finishes: tasks write into a staging directory beside ``path``, and the JobManager moves
-    the final attempts' files into place, so a failed or restarted job never leaves half a
-    result. ``overwrite`` replaces an existing ``path``; otherwise the job refuses to start. A
-    relative local path is made absolute here, where the user means it: the commit happens in
-    the JobManager's process, whose working directory is another."""
+    """Writes its input as part files under ``path``, committed only when the whole job
+    finishes: tasks write into a staging directory beside ``path``, and the JobManager moves the
+    final attempts' files into place, so a failed or restarted job never leaves half a result.
+    A relative local path is made absolute here, where the user means it: the commit happens in
+    the JobManager's process, whose working directory is another.
+
+    What Spark's ``df.write.mode(m).partitionBy(*cols).format(f)`` says, it says:
+
+    - ``mode``: ``"error"`` (or ``"errorifexists"``, ``"default"``: the job refuses to start,
+      or to commit, over an existing ``path``), ``"overwrite"`` (replaces it), ``"append"`` (adds
+      this job's files beside what is there, into the partition directories they belong to),
+      ``"ignore"`` (over an existing ``path`` the job's output is dropped; a caller that checks
+      ``sinks.target_exists`` first need not run the job at all). ``overwrite=True``, the older
+      spelling, means ``mode="overwrite"``; the two agree after construction.
+    - ``partition_by``: columns whose values name ``<col>=<value>/`` directories, dropped
+      from the files (``jobmanager.model.sink_layout``).
+    - ``format``: ``"parquet"`` or ``"csv"`` (comma-separated, a header line if
+      ``csv_header``, Spark's default being none).
+
+    The name stays ParquetSink, Parquet being what it writes unless told otherwise."""
 
     path: str
     overwrite: bool = False
+    partition_by: tuple[str, ...] = ()
+    format: str = "parquet"
+    csv_header: bool = False
+    mode: str | None = None
 
     def __post_init__(self) -> None:
         path = os.fspath(self.path)
         path = path[len("file://"):] if path.startswith("file://") else path
         object.__setattr__(self, "path", path if "://" in path else os.path.abspath(path))
+        mode = _MODES.get(str(self.mode or ("overwrite" if self.overwrite else "error")).lower())
+        if mode is None or (self.overwrite and mode != "overwrite"):
+            raise JobGraphError(f"sink {self.path}: mode {self.mode!r}"
+                                + (" with overwrite=True" if mode else "") + "; use one of "
+                                "'error', 'errorifexists', 'overwrite', 'append', 'ignore'")  # fmt: skip
+        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "overwrite", mode == "overwrite")
+        columns = (self.partition_by,) if isinstance(self.partition_by, str) else self.partition_by
+        object.__setattr__(self, "partition_by", tuple(columns))
+        if not all(isinstance(c, str) and c for c in self.partition_by) or \
+                len(set(self.partition_by)) != len(self.partition_by):
+            raise JobGraphError(f"sink {self.path}: partition_by {self.partition_by!r} must be "
+                                "distinct column names")  # fmt: skip
+        object.__setattr__(self, "format", str(self.format).lower())
+        if self.format not in FORMATS:
+            raise JobGraphError(f"sink {self.path}: unknown format {self.format!r}; a sink "
+                                f"writes one of {', '.join(FORMATS)}")  # fmt: skip
+        if self.csv_header and self.format != "csv":
+            raise JobGraphError(f"sink {self.path}: csv_header is for format='csv'")
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickle, also a sink pickled before modes and formats existed (an archived graph):
+        its missing fields take their defaults, its mode from ``overwrite``."""
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        if state.get("mode") is None:
+            object.__setattr__(self, "mode", "overwrite" if state.get("overwrite") else "error")
 
     def __str__(self) -> str:
-        return f"parquet sink {self.path}"
+        shape = "".join([f" by {','.join(self.partition_by)}" if self.partition_by else "",
+                         "" if self.mode == "error" else f" ({self.mode})"])
+        return f"{self.format} sink {self.path}{shape}"
+
+
+_MODES = {"error": "error", "errorifexists": "error", "default": "error",
+          "overwrite": "overwrite", "append": "append", "ignore": "ignore"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -125,7 +177,13 @@ class ResultSink(ParquetSink):
     the job stores (``<jobstore.dir>/results/<uuid>``), and, being Tidal's own, removed with
     the job's store when the job is released or expires. A subclass, not a flag of
     ParquetSink: everything that stages, commits, aborts or chains a sink treats it as one
-    unchanged, and only what must tell it apart (the job's cleanup, explain) asks."""
+    unchanged, and only what must tell it apart (the job's cleanup, explain) asks. Always
+    unpartitioned Parquet, which is what the client reads back."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.partition_by or self.format != "parquet":
+            raise JobGraphError(f"result {self.path}: a result sink is unpartitioned Parquet")
 
     def __str__(self) -> str:
         return f"result {self.path}"
@@ -137,9 +195,12 @@ def staging_dir(sink: ParquetSink, job_id: str) -> str:
     return f"{sink.path.rstrip('/').rstrip(os.sep)}.tidal-staging-{job_id}"
 
 
-def part_file(sink: ParquetSink, job_id: str, subtask: int, attempt: int) -> str:
-    """Each attempt's own file: attempts never overwrite each other's output."""
-    return storage.join(staging_dir(sink, job_id), f"part-{subtask:05d}-{attempt}.parquet")
+def part_file(sink: ParquetSink, job_id: str, subtask: int, attempt: int,
+              partition: str = "") -> str:  # fmt: skip
+    """Each attempt's own file (in ``partition``, a ``col=value/...`` directory, for a
+    partitioned sink): attempts never overwrite each other's output."""
+    parts = [partition] if partition else []
+    return storage.join(staging_dir(sink, job_id), *parts, attempt_name(subtask, attempt, sink.format))
 
 
 def spark(fn: Callable[..., Any]) -> SparkFunction:

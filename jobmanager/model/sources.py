@@ -227,7 +227,7 @@ class FileSource:
         files = [self._data_file(fs, name, info["size"], base) for name, info in infos.items()
                  if info.get("type") != "directory"
                  and (name == path or _is_data_path(name, base))
-                 and name in published.get(posixpath.dirname(name), (name,))]
+                 and _published(name, published, base)]
         if not files:
             raise SourceError(repr(self), pattern, "no data files (hidden files are skipped)")
         return files
@@ -370,9 +370,10 @@ def _listing(fs: Any, path: str) -> tuple[str | None, dict[str, dict]]:
 
 def _published_files(fs: Any, infos: dict[str, dict]) -> dict[str, set[str]]:
     """Per directory holding a committed result's manifest (``_SUCCESS`` as JSON naming its
-    files, written by a Tidal sink commit, as Spark's S3A committers write it), the files it
-    names: a reader of such a directory reads exactly those, never a half-copied result or
-    files of another attempt beside them (``jobmanager.runtime.sinks``)."""
+    files, relative to it, written by a Tidal sink commit, as Spark's S3A committers write it),
+    the files it names: a reader of such a directory, and of its partition directories, reads
+    exactly those, never a half-copied result or files of another attempt beside them
+    (``jobmanager.runtime.sinks``)."""
     published = {}
     for name in infos:
         if posixpath.basename(name) != "_SUCCESS":
@@ -385,6 +386,19 @@ def _published_files(fs: Any, infos: dict[str, dict]) -> dict[str, set[str]]:
             folder = posixpath.dirname(name)
             published[folder] = {f"{folder}/{file}" for file in manifest["files"]}
     return published
+
+
+def _published(name: str, published: dict[str, set[str]], base: str) -> bool:
+    """Whether a reader reads ``name``: the nearest manifest in its folder or above it (up to
+    the base; a partitioned result's manifest is at its root and names its files in the
+    partition directories) names it, or no manifest is there."""
+    folder = posixpath.dirname(name)
+    while True:
+        if folder in published:
+            return name in published[folder]
+        if folder in (base, "/", "") or not folder.startswith(base):
+            return True
+        folder = posixpath.dirname(folder)
 
 
 def _is_data_path(path: str, base: str) -> bool:
