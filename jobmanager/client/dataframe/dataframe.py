@@ -18,6 +18,7 @@ from sqlframe.base.dataframe import (
     _BaseDataFrameStatFunctions,
 )
 from sqlframe.base.group import _BaseGroupedData
+from sqlframe.base.operations import Operation
 from sqlframe.base.table import _BaseTable
 
 from jobmanager.client.dataframe.rows import show_string
@@ -104,6 +105,20 @@ class DataFrame(
             rows = self._convert_leaf_to_cte().limit(n + 1).collect()
         names = list(self.columns)
         print(show_string(names, [tuple(r) for r in rows[:n]], len(rows) > n, truncate), end="")
+
+    def fillna(self, value, subset=None) -> DataFrame:
+        """sqlframe marks a fill as a ``FROM`` step, so a ``where`` after it would share its
+        SELECT and read the columns before the fill; it is a projection, and what follows
+        reads its result."""
+        filled = super().fillna(value, subset)
+        filled.last_op = Operation.SELECT
+        return filled
+
+    def replace(self, to_replace, value=None, subset=None) -> DataFrame:
+        """A projection too, for the same reason as ``fillna``."""
+        replaced = super().replace(to_replace, value, subset)
+        replaced.last_op = Operation.SELECT
+        return replaced
 
     def cache(self) -> DataFrame:
         return self

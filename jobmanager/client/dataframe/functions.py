@@ -4,7 +4,7 @@ A Python UDF (``udf``, ``pandas_udf``) runs Python per row, which a query cannot
 the call with the alternative. A function sqlframe does not have raises naming it.
 """
 
-from sqlframe.base.functions import *
+from sqlframe.base.functions import *  # noqa: F403
 
 from jobmanager.client.dataframe.unsupported import unsupported
 

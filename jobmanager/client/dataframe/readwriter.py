@@ -30,13 +30,19 @@ _MODES = {"error", "errorifexists", "overwrite", "append", "ignore"}
 
 
 class DataFrameReader(_BaseDataFrameReader["SparkSession", "DataFrame", "Table"]):
+    def schema(self, schema) -> DataFrameReader:
+        """The columns to read, by position, with their types (a ``StructType`` or DDL)."""
+        self._given_schema = schema
+        return self
+
     def load(self, path=None, format=None, schema=None, **options):
         if path is None:
             raise unsupported("read.load() without a path", "Tidal reads files by path")
         format = (format or self.state_format_to_read or _infer_format(ensure_list(path)[0])
                   or "parquet").lower()  # fmt: skip
         options = {**self.state_options, **{k: v for k, v in options.items() if v is not None}}
-        fields = _schema_fields(schema)
+        fields = _schema_fields(schema if schema is not None else
+                                getattr(self, "_given_schema", None))  # fmt: skip
         frames = [self._one(str(p), format, options, fields) for p in ensure_list(path)]
         return functools.reduce(lambda a, b: a.union(b), frames)
 
@@ -77,6 +83,24 @@ class DataFrameReader(_BaseDataFrameReader["SparkSession", "DataFrame", "Table"]
 
 
 class DataFrameWriter(_BaseDataFrameWriter["SparkSession", "DataFrame"]):
+    def partitionBy(self, *cols) -> DataFrameWriter:  # noqa: N802 - PySpark's name
+        """Write one directory per value of ``cols`` (``date=2024-01-02/``), as Spark does."""
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        return self.option("partitionBy", list(cols))
+
+    def bucketBy(self, numBuckets, col, *cols):  # noqa: N802,N803
+        raise unsupported("write.bucketBy", "Tidal writes files, not bucketed tables",
+                          "partitionBy")  # fmt: skip
+
+    def saveAsTable(self, name, format=None, mode=None, partitionBy=None, **options):  # noqa: A002,N802,N803
+        raise unsupported("write.saveAsTable", "Tidal has no metastore",
+                          "write.parquet(path)")  # fmt: skip
+
+    def insertInto(self, tableName, overwrite=None):  # noqa: N802,N803
+        raise unsupported("write.insertInto", "Tidal has no metastore",
+                          "write.mode('append').parquet(path)")  # fmt: skip
+
     def _write(self, path: str, mode: str | None, format: str, **options) -> None:
         mode = (mode or "error").lower()
         if mode not in _MODES:

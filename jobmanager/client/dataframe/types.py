@@ -1,3 +1,3 @@
 """``pyspark.sql.types`` on Tidal: sqlframe's, which mirror PySpark's."""
 
-from sqlframe.base.types import *
+from sqlframe.base.types import *  # noqa: F403

@@ -62,6 +62,9 @@ def job_files(tmp_path):
     write(tmp_path / "jobs" / "raises_on_import.py", """
         import helper
         helper.no_such_function()
+
+        def build():
+            pass
     """)
     write(tmp_path / "broken.yaml", "parallelism.default: 2\nslots: [1, 2\n")
     return tmp_path
