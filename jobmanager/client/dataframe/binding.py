@@ -115,9 +115,11 @@ def _modules() -> dict[str, types.ModuleType]:
     utils.AnalysisException = AnalysisException  # PySpark's own: Tidal's errors derive from it
     utils.TidalError = TidalError
     modules["pyspark.sql.utils"] = utils
+    top.sql = sql
     for name, (module, why, alternative) in _REFUSED.items():
         modules[name] = _refusing(module, why, alternative)
-    top.sql = sql
+        parent, _, child = name.rpartition(".")
+        setattr(modules[parent], child, modules[name])
     top.errors = sys.modules.get("pyspark.errors") or importlib.import_module("pyspark.errors")
     return modules
 

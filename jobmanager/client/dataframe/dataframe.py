@@ -21,8 +21,10 @@ from sqlframe.base.group import _BaseGroupedData
 from sqlframe.base.operations import Operation
 from sqlframe.base.table import _BaseTable
 
+from jobmanager.client.dataframe.jobs import TidalAnalysisException
+from jobmanager.client.dataframe.naming import unresolved_column
 from jobmanager.client.dataframe.rows import show_string
-from jobmanager.client.dataframe.unsupported import unsupported
+from jobmanager.client.dataframe.unsupported import unsupported, where
 
 __all__ = ["DataFrame", "GroupedData", "Table"]
 
@@ -56,6 +58,15 @@ class DataFrame(
     _na = DataFrameNaFunctions
     _stat = DataFrameStatFunctions
     _group_data = GroupedData
+
+    def _validate_plan(self) -> None:
+        """A column that is not there is PySpark's ``AnalysisException`` at the line that named
+        it, as Spark analyses each DataFrame when it is made, not at the action."""
+        missing = unresolved_column(self.expression, self.session.catalog._schema)
+        if missing is not None:
+            raise TidalAnalysisException(
+                f"{where()}: a column, variable, or function parameter with name `{missing}` "
+                "cannot be resolved", "UNRESOLVED_COLUMN.WITH_SUGGESTION")
 
     @contextlib.contextmanager
     def _action(self, name: str):

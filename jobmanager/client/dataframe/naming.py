@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.qualify import qualify
 
-__all__ = ["auto_alias", "spark_name"]
+__all__ = ["auto_alias", "spark_name", "unresolved_column"]
 
 _PRETTY = {"mean": "avg", "countDistinct": "count", "count_distinct": "count",
            "sumDistinct": "sum", "sum_distinct": "sum", "std": "stddev", "stddev_samp": "stddev",
@@ -78,3 +80,18 @@ def _operator(expression: exp.Binary) -> str:
     return {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
             exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<",
             exp.LTE: "<=", exp.And: "AND", exp.Or: "OR"}.get(type(expression), "?")
+
+
+_UNRESOLVED = re.compile(r"Column '\"?([^'\"]+)\"?' could not be resolved")
+
+
+def unresolved_column(expression: exp.Expression, schema) -> str | None:
+    """The first column ``expression`` names that its tables do not have, if any (sqlglot
+    qualifies it against the session's tables)."""
+    try:
+        qualify(expression.copy(), schema=schema, dialect="spark", validate_qualify_columns=True,
+                quote_identifiers=False, identify=False)  # fmt: skip
+    except OptimizeError as error:
+        found = _UNRESOLVED.search(str(error))
+        return found.group(1) if found else None
+    return None
