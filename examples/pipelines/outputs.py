@@ -80,7 +80,10 @@ def read_output(path, format: str = "parquet", *, sort: bool = True) -> pa.Table
     file order, as a sorted write leaves them).
 
     Parquet is read as a dataset with Hive partitioning (``date=2024-01-02/`` directories give a
-    ``date`` column, a string), dictionary columns decoded. CSV part files are read with their
+    ``date`` column, a string), dictionary columns decoded, timestamps as UTC wall-clock times
+    in microseconds (Spark writes them as INT96, naive in nanoseconds; a writer of Parquet's
+    own timestamps marks them adjusted to UTC: the same instants, with the session time zone
+    UTC as ``run_pipeline`` fixes it). CSV part files are read with their
     header and every column as a string, so values compare as each engine wrote them.
     """
     directory = Path(path)
@@ -90,7 +93,7 @@ def read_output(path, format: str = "parquet", *, sort: bool = True) -> pa.Table
     if format == "parquet":
         table = ds.dataset([str(f) for f in files], format="parquet", partitioning="hive",
                            partition_base_dir=str(directory)).to_table()  # fmt: skip
-        table = _decode_dictionaries(table)
+        table = _utc_microseconds(_decode_dictionaries(table))
     elif format == "csv":
         table = pa.concat_tables([_read_csv_strings(f) for f in files])
     else:
@@ -111,6 +114,13 @@ def _decode_dictionaries(table: pa.Table) -> pa.Table:
         if pa.types.is_dictionary(field.type):
             column = table.column(index).cast(field.type.value_type)
             table = table.set_column(index, field.name, column)
+    return table
+
+
+def _utc_microseconds(table: pa.Table) -> pa.Table:
+    for index, field in enumerate(table.schema):
+        if pa.types.is_timestamp(field.type):
+            table = table.set_column(index, field.name, table.column(index).cast(pa.timestamp("us")))
     return table
 
 

@@ -1,12 +1,20 @@
-"""The five plain PySpark pipelines of ``examples/pipelines`` run as programs under PySpark
-(``python examples/pipelines/x.py --input ... --output ...``, one JVM each), their outputs
-checked against DuckDB's SQL over the same input files: the cleaned orders, the sessions (window
-SQL), the star-schema aggregate, the partitioned write and its one-day summary, the anti joins
-(``NOT EXISTS``)."""
+"""The five plain PySpark pipelines of ``examples/pipelines``, each run unchanged twice: under
+PySpark (as ``python examples/pipelines/x.py --input ... --output ...`` would, in this process
+on the tests' local SparkSession, whose ``stop`` the script's ``spark.stop()`` leaves running)
+and under Tidal (the script with ``pyspark`` bound to Tidal, as ``tidal run`` runs it: in this
+process for four of them, through the ``tidal run`` command for the fifth), each action a Tidal
+job.
+Both runs' outputs are checked row for row against DuckDB's SQL over the same input files (so
+they equal each other): the cleaned orders, the sessions (window SQL), the star-schema
+aggregate, the partitioned write and its one-day summary, the anti joins (``NOT EXISTS``)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
+import runpy
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -15,9 +23,18 @@ import pyarrow as pa
 import pytest
 
 from examples.pipelines import data
-from examples.pipelines.outputs import OUTPUTS, read_output, run_pipeline, sort_rows
+from examples.pipelines.outputs import OUTPUTS, read_output, run_pipeline, script_path, sort_rows
 
 pytestmark = [pytest.mark.spark]
+
+TIDAL_OPTIONS = {"taskmanager.numberOfTaskSlots": 2, "slotmanager.number-of-slots.max": 2}
+THROUGH_THE_COMMAND = {"missing_rows"}  # the others run in this process, on its Ray connection
+
+
+@pytest.fixture(params=["pyspark", pytest.param("tidal", marks=pytest.mark.runtime)])
+def engine(request) -> str:
+    request.getfixturevalue("ray_cluster" if request.param == "tidal" else "spark_session")
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +42,54 @@ def inputs(tmp_path_factory) -> dict[str, str]:
     return data.write_inputs(tmp_path_factory.mktemp("pipeline-inputs"))
 
 
-def run(name: str, inputs: dict[str, str], output: Path, *extra: str) -> dict[str, pa.Table]:
-    """Run the pipeline; each of its outputs read back, rows sorted."""
-    result = run_pipeline(name, ["--input", inputs[name], "--output", str(output), *extra])
-    assert result.returncode == 0, f"{name} failed:\n{result.stderr[-4000:]}"
-    assert f"{name}:" in result.stdout  # its summary line
+def run(name: str, inputs: dict[str, str], output: Path, engine: str, *extra: str
+        ) -> dict[str, pa.Table]:  # fmt: skip
+    """Run the pipeline under ``engine``; each of its outputs read back, rows sorted."""
+    args = ["--input", inputs[name], "--output", str(output), *extra]
+    if engine == "tidal" and name in THROUGH_THE_COMMAND:
+        options = [f"-D{key}={value}" for key, value in TIDAL_OPTIONS.items()]
+        result = run_pipeline(name, args, [sys.executable, "-m", "jobmanager", "run",
+                                           "--no-dashboard", *options])  # fmt: skip
+        assert result.returncode == 0, f"{name} failed:\n{result.stderr[-4000:]}"
+        printed = result.stdout
+    elif engine == "tidal":
+        printed = run_on_tidal(name, args)
+    else:
+        printed = run_on_pyspark(name, args)
+    assert f"{name}:" in printed  # its summary line
     return {out: read_output(output / out, fmt) for out, fmt in OUTPUTS[name].items()}
+
+
+def run_on_pyspark(name: str, args: list[str]) -> str:
+    """What the script printed, run as a program on the tests' SparkSession (in UTC, as
+    ``run_pipeline`` runs it)."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    printed, saved = io.StringIO(), sys.argv[:]
+    sys.argv = [str(script_path(name)), *args]
+    stop, SparkSession.stop = SparkSession.stop, lambda self: None
+    try:
+        with contextlib.redirect_stdout(printed):
+            runpy.run_path(str(script_path(name)), run_name="__main__")
+    finally:
+        SparkSession.stop, sys.argv = stop, saved
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    return printed.getvalue()
+
+
+def run_on_tidal(name: str, args: list[str]) -> str:
+    """What the script printed, run as ``tidal run`` runs it, in this process."""
+    from jobmanager.client.client import Client
+    from jobmanager.client.scripts import run_script
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code, jobs = run_script(str(script_path(name)), args, TIDAL_OPTIONS, Client)
+    assert code == 0 and jobs, printed.getvalue()[-4000:]
+    return printed.getvalue()
 
 
 def duck(query: str) -> pa.Table:
@@ -46,8 +105,8 @@ def assert_same_rows(actual: pa.Table, expected: pa.Table) -> None:
         assert got == want, f"row {index}: {got} != {want}"
 
 
-def test_csv_cleanup(inputs, tmp_path):
-    orders = run("csv_cleanup", inputs, tmp_path)["orders"]
+def test_csv_cleanup(inputs, tmp_path, engine):
+    orders = run("csv_cleanup", inputs, tmp_path, engine)["orders"]
     path = inputs["csv_cleanup"]
     expected = duck(f"""
         with typed as (
@@ -78,8 +137,8 @@ def test_csv_cleanup(inputs, tmp_path):
     assert set(orders.column("customer").to_pylist()) >= {"unknown", "alice martin"}
 
 
-def test_sessionize(inputs, tmp_path):
-    outputs = run("sessionize", inputs, tmp_path)
+def test_sessionize(inputs, tmp_path, engine):
+    outputs = run("sessionize", inputs, tmp_path, engine)
     events, sessions = outputs["events"], outputs["sessions"]
     path = inputs["sessionize"]
     expected = duck(f"""
@@ -121,8 +180,8 @@ def test_sessionize(inputs, tmp_path):
     assert all(sorted(n) == list(range(1, len(n) + 1)) for n in numbers.values())
 
 
-def test_star_schema(inputs, tmp_path):
-    revenue = run("star_schema", inputs, tmp_path)["revenue"]
+def test_star_schema(inputs, tmp_path, engine):
+    revenue = run("star_schema", inputs, tmp_path, engine)["revenue"]
     star = inputs["star_schema"]
     expected = duck(f"""
         select d.year, coalesce(p.category, 'unknown') as category, s.region,
@@ -141,8 +200,8 @@ def test_star_schema(inputs, tmp_path):
     assert keys == sorted(keys) and len(written) == revenue.num_rows
 
 
-def test_partitioned_write(inputs, tmp_path):
-    outputs = run("partitioned_write", inputs, tmp_path, "--date", "2024-01-02")
+def test_partitioned_write(inputs, tmp_path, engine):
+    outputs = run("partitioned_write", inputs, tmp_path, engine, "--date", "2024-01-02")
     events, summary = outputs["events"], outputs["summary"]
     path = inputs["partitioned_write"]
     days = [f"2024-01-0{n}" for n in range(1, 6)]
@@ -171,8 +230,8 @@ def test_partitioned_write(inputs, tmp_path):
     assert summary.column("date").to_pylist() == [datetime.date(2024, 1, 2)] * summary.num_rows
 
 
-def test_missing_rows(inputs, tmp_path):
-    outputs = run("missing_rows", inputs, tmp_path)
+def test_missing_rows(inputs, tmp_path, engine):
+    outputs = run("missing_rows", inputs, tmp_path, engine)
     shipping = inputs["missing_rows"]
     expected_orders = f"read_csv('{shipping}/expected_orders.csv', header = true, all_varchar = true)"
     shipments = f"read_csv('{shipping}/shipments.csv', header = true, all_varchar = true)"
