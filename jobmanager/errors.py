@@ -16,6 +16,14 @@ tree against the classes.
     │   │                           ValueError)
     │   └── ConfigurationFileError  ... or a YAML file of options that is missing or broken
     ├── JobFileError                a job file (``tidal run JOB.py``) that cannot give a job
+    ├── UnsupportedCallError        a PySpark call Tidal cannot run (an RDD, a Python UDF,
+    │                               streaming), said at the script's line (also a
+    │                               NotImplementedError) [jobmanager.client.dataframe.unsupported]
+    ├── TidalAnalysisException      a DataFrame naming a column or table that is not there
+    │                               (also PySpark's AnalysisException)
+    │                               [jobmanager.client.dataframe.jobs]
+    ├── ActionFailedError           a DataFrame action whose job did not finish (also a
+    │                               RuntimeError) [jobmanager.client.dataframe.jobs]
     ├── ClusterConnectionError      the Ray cluster cannot be joined or started
     │                               [jobmanager.client.connect]
     ├── NoResultError               a job has no result to read back (not a query, failed, or
