@@ -103,6 +103,8 @@ class _Renderer:
                 child.args.get(k) for k in ("group", "having", "distinct")):  # fmt: skip
             definitions = _definitions(child)
             child.set("expressions", [_as(definitions[e.name].copy(), i) for i, e in node.exprs])
+            if child.args.get("order"):  # its keys may name the aliases renamed away
+                child.set("order", substitute(child.args["order"], definitions))
             return child
         select = self._wrapped(child, node.child.ids)
         select.set("expressions", [_as(e.copy(), i) for i, e in node.exprs])

@@ -10,7 +10,6 @@ save modes: ``error`` (the default) refuses an existing target, ``overwrite`` re
 from __future__ import annotations
 
 import functools
-import re
 
 import fsspec
 from sqlframe.base.readerwriter import (
@@ -21,7 +20,7 @@ from sqlframe.base.readerwriter import (
 from sqlglot.helper import ensure_list
 
 from jobmanager.client.dataframe.jobs import TidalAnalysisException
-from jobmanager.client.dataframe.sources import read_table
+from jobmanager.client.dataframe.sources import ddl_fields, read_table
 from jobmanager.client.dataframe.unsupported import caller_line, unsupported
 
 __all__ = ["DataFrameReader", "DataFrameWriter"]
@@ -150,9 +149,4 @@ def _schema_fields(schema) -> list[tuple[str, str]] | None:
         return None
     if hasattr(schema, "fields"):
         return [(f.name, f.dataType.simpleString()) for f in schema.fields]
-    parts = re.split(r",(?![^()<>]*[)>])", str(schema))
-    fields = []
-    for part in parts:
-        name, _, kind = part.strip().partition(" ")
-        fields.append((name.strip("`"), kind.strip().lower()))
-    return fields
+    return ddl_fields(str(schema))

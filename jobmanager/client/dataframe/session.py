@@ -30,6 +30,7 @@ from jobmanager.client.dataframe.dataframe import DataFrame, Table
 from jobmanager.client.dataframe.jobs import QueryRunner
 from jobmanager.client.dataframe.readwriter import DataFrameReader, DataFrameWriter
 from jobmanager.client.dataframe.rows import to_pandas, to_rows
+from jobmanager.client.dataframe.sources import ddl_fields
 from jobmanager.client.dataframe.unsupported import unsupported
 
 if t.TYPE_CHECKING:
@@ -94,6 +95,12 @@ class SparkSession(
 
     def _fetch_arrow(self, expressions) -> pa.Table:
         return self.runner.collect(self._query_sql(expressions), "toArrow")
+
+    def createDataFrame(self, data, schema=None, samplingRatio=None, verifySchema=True):  # noqa: N802,N803
+        """Local rows as a DataFrame; a DDL schema with a ``decimal(p,s)`` is read whole."""
+        if isinstance(schema, str) and " " in schema.strip():
+            schema = dict(ddl_fields(schema))
+        return super().createDataFrame(data, schema)
 
     @property
     def sparkContext(self):

@@ -18,6 +18,7 @@ option Tidal cannot honour is refused by name rather than silently read another 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ from jobmanager.client.dataframe.unsupported import unsupported
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.types import from_arrow
 
-__all__ = ["ReadTable", "read_table"]
+__all__ = ["ReadTable", "ddl_fields", "read_table"]
 
 _IGNORED = {"encoding", "mode", "path", "mergeschema", "samplingratio", "enforceschema"}
 _CSV_KEYS = {"header", "inferschema", "sep", "delimiter", "quote", "escape", "nullvalue",
@@ -140,3 +141,13 @@ def _first_block(path: str) -> bytes:
 
 def _true(value: Any) -> bool:
     return value is True or str(value).lower() == "true"
+
+
+def ddl_fields(text: str) -> list[tuple[str, str]]:
+    """A DDL schema (``id int, price decimal(12,2)``) as ``(name, Spark type)`` pairs: split at
+    the commas outside a type's parentheses, which sqlframe's own reading does not do."""
+    fields = []
+    for part in re.split(r",(?![^()<>]*[)>])", text):
+        name, _, kind = part.strip().partition(" ")
+        fields.append((name.strip("`"), kind.strip().lower()))
+    return fields

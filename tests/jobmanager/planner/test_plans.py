@@ -267,3 +267,17 @@ def test_keys_that_repeat_on_both_sides_join_only_after_the_selective_ones(tmp_p
     scan = planned.graph.vertex("scan lines")
     assert [e.source.name for e in scan.inputs] == ["scan supp", "scan orders", "scan cust"], \
         planned.explain()
+
+
+def test_an_order_by_over_values_sorts_by_what_the_values_hold(catalog):
+    """The result's renaming replaces the aliases an ORDER BY in the same SELECT named (the
+    shape a DataFrame's ``createDataFrame(...).orderBy(...)`` plans into): the keys must be
+    the values' own expressions then, or Spark cannot resolve them."""
+    import sqlglot
+    from sqlglot import exp
+
+    planned = plan(catalog, "SELECT CAST(a AS INT) AS a, b FROM VALUES (2, 'x'), (1, NULL) "
+                            "AS v(a, b) ORDER BY a, b DESC")  # fmt: skip
+    select = sqlglot.parse_one(sql_of(planned, "values"), read="spark")
+    keys = {column.name for column in select.args["order"].find_all(exp.Column)}
+    assert keys == {"a", "b"}
