@@ -197,8 +197,12 @@ def run(
     if os.path.isfile(job_file) and not is_job_file(job_file):
         if detach or arguments:
             _fail("-a and --detach are for job files; a script takes its own arguments")
-        _run_script(job_file, ctx.args, address, config_file, properties, dashboard)
-        return
+        from jobmanager.client.scripts import script_command
+
+        configure_logging("WARNING")
+        code = script_command(job_file, ctx.args, config_file, properties,
+                              lambda: _client(address, False, dashboard), _fail)
+        raise typer.Exit(code)
     if ctx.args:
         _fail(f"unexpected arguments {' '.join(ctx.args)}: a job file takes -a key=value")
     from jobmanager.client.jobfile import build_arguments, load_job
@@ -228,26 +232,6 @@ def run(
     if not result.succeeded:
         typer.echo(f"{result.status.value}: {result.cause}", err=True)
         raise typer.Exit(1)
-
-
-def _run_script(script: str, arguments: list[str], address: str | None, config_file: str | None,
-                properties: list[str], dashboard: bool) -> NoReturn:  # fmt: skip
-    """Run the script with its own arguments; exit with its exit code."""
-    from jobmanager.client.scripts import run_script
-    from jobmanager.errors import TidalError
-    from jobmanager.model.config import Configuration
-
-    configure_logging("WARNING")
-    try:
-        settings = Configuration.from_yaml(config_file) if config_file else Configuration()
-        options = settings.with_dynamic_properties(properties).to_dict()
-    except TidalError as error:
-        _fail(str(error))
-    code, jobs = run_script(script, arguments, options, lambda: _client(address, False, dashboard))
-    if jobs:
-        typer.echo(f"tidal: {len(jobs)} job{'s' if len(jobs) != 1 else ''} "
-                   f"({', '.join(jobs)}); tidal list shows them", err=True)  # fmt: skip
-    raise typer.Exit(code)
 
 
 @app.command()

@@ -20,7 +20,7 @@ from typing import Any
 
 from jobmanager.errors import TidalError
 
-__all__ = ["is_job_file", "run_script"]
+__all__ = ["is_job_file", "run_script", "script_command"]
 
 
 def is_job_file(path: str) -> bool:
@@ -65,3 +65,22 @@ def run_script(path: str, arguments: list[str], options: Mapping[str, Any],
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     return code, jobs
+
+
+def script_command(script: str, arguments: list[str], config_file: str | None,
+                   properties: list[str], client_factory: Callable[[], Any],
+                   fail: Callable[[str], Any]) -> int:  # fmt: skip
+    """``tidal run SCRIPT.py ARGS``: the options read (a bad one is ``fail``'s one line), the
+    script run, the ids of its jobs printed last on stderr; its exit code."""
+    from jobmanager.model.config import Configuration
+
+    try:
+        settings = Configuration.from_yaml(config_file) if config_file else Configuration()
+        options = settings.with_dynamic_properties(properties).to_dict()
+    except TidalError as error:
+        fail(str(error))
+    code, jobs = run_script(script, arguments, options, client_factory)
+    if jobs:
+        print(f"tidal: {len(jobs)} job{'s' if len(jobs) != 1 else ''} ({', '.join(jobs)}); "
+              "tidal list shows them", file=sys.stderr)
+    return code

@@ -114,7 +114,7 @@ class QueryRunner:
             from jobmanager.client.client import Client
 
             factory = QueryRunner.client_factory
-            self._client = factory() if factory else Client(os.environ.get("RAY_ADDRESS"))
+            self._client = factory() if factory else Client()
         return self._client
 
     def plan(self, sql: str, action: str, **output: Any):
