@@ -46,6 +46,7 @@ SPECULATION = {
     "slow-task-detector.execution-time.baseline-lower-bound": "500 ms",
 }
 SLOTS = {"taskmanager.numberOfTaskSlots": 2}
+OUTLAST_DEADLINE_S = 60.0
 
 
 def write_parts(directory: str, rows: int = 1000) -> pa.Table:
@@ -59,9 +60,13 @@ def write_parts(directory: str, rows: int = 1000) -> pa.Table:
     return pa.concat_tables(tables)
 
 
-def straggler(task_seconds: float, marker: str):
+def straggler(task_seconds: float, marker: str, outlast: bool = False):
     """Sleep ``task_seconds``; the task of part 3 sleeps ten times as long in the process that
-    ran it first (the "slow TaskManager", named by ``marker``)."""
+    ran it first (the "slow TaskManager", named by ``marker``). With ``outlast`` (for tests, which
+    must not race the detector against that sleep on a busy machine) the slow attempt goes on
+    sleeping until another process has run part 3, and then ten times as long again; any other
+    run of part 3 says so in ``marker.outrun``, and the slow one, when it wakes, in
+    ``marker.woke``."""
 
     def work(table: pa.Table) -> pa.Table:
         slow = False
@@ -74,16 +79,25 @@ def straggler(task_seconds: float, marker: str):
             with open(marker) as claimed:
                 slow = claimed.read() == str(os.getpid())
         time.sleep(task_seconds * (SLOWDOWN if slow else 1))
+        if slow and outlast:
+            deadline = time.monotonic() + OUTLAST_DEADLINE_S
+            while not os.path.exists(f"{marker}.outrun") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(task_seconds * SLOWDOWN)
+            open(f"{marker}.woke", "w").close()
+        elif table.num_rows and table.column("part")[0].as_py() == SLOW_PART:
+            open(f"{marker}.outrun", "w").close()
         return table
 
     return work
 
 
-def straggler_job(data: str, out: str, task_seconds: float, marker: str) -> JobGraph:
+def straggler_job(data: str, out: str, task_seconds: float, marker: str,
+                  outlast: bool = False) -> JobGraph:
     g = JobGraph("straggler")
     # one task per file, set: the files hold far less than a task's data volume
     stage = g.add_vertex("stage", TASKS, sources=[FileSource(data)],
-                         operator=arrow(straggler(task_seconds, marker)))  # fmt: skip
+                         operator=arrow(straggler(task_seconds, marker, outlast)))  # fmt: skip
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
     g.connect(stage, sink, Partitioner.FORWARD)
     return g
