@@ -65,8 +65,13 @@ class Client:
     ) -> None:  # fmt: skip
         """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else the local one, else start
         one in this process (``jobmanager.client.connect``), with Ray's dashboard unless
-        ``dashboard`` is False."""
-        connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver, dashboard=dashboard)
+        ``dashboard`` is False. A cluster started here starts, in the background, what its
+        first job needs: a standby JobManager and a TaskManager of the default shape with its
+        Spark JVM, so the job finds them up or on their way rather than starting them."""
+        done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver,
+                       dashboard=dashboard)  # fmt: skip
+        if done.startswith("started"):
+            _prepare_first_job()
 
     def submit(
         self,
@@ -175,6 +180,16 @@ class Client:
             except TidalError:  # it ended or left between the two questions
                 continue
         return sorted(jobs, key=lambda job: job.submitted_at)
+
+
+def _prepare_first_job() -> None:
+    """Ask the new cluster's ResourceManager for a standby JobManager and a warm TaskManager,
+    without waiting for either."""
+    defaults = Configuration()
+    rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
+                          store_root(defaults))  # fmt: skip
+    rm.prepare_job_manager.remote()
+    rm.prepare_task_manager.remote(defaults.to_bytes())
 
 
 def _settings(config: Mapping[str, Any] | None, config_file: str | None,

@@ -198,6 +198,29 @@ class ResourceManager:
 
     # -- TaskManagers ---------------------------------------------------------------------------
 
+    def prepare_task_manager(self, config: bytes) -> str | None:
+        """Start an idle TaskManager of the shape ``config`` gives (its slots no more than the
+        cluster's free CPUs), its Spark JVM starting with it, for the first job to lease warm;
+        unless an idle one of that memory is there already or the CPUs are held. Its id, or
+        None."""
+        from taskmanager.actor import shape_of
+
+        settings = Configuration.from_bytes(config)
+        self._total_cpus = ray.cluster_resources().get("CPU", 0)
+        with self._lock:
+            held = sum(tm.shape[0] for tm in self.task_managers.values())
+            slots = min(settings["taskmanager.numberOfTaskSlots"], int(self._total_cpus - held))
+            shape = shape_of(max(slots, 1), settings)
+            if slots < 1 or any(tm.job is None and tm.shape[1:] == shape[1:]
+                                for tm in self.task_managers.values()):  # fmt: skip
+                return None
+            tm_id, tm = self._start_task_manager(_Waiting(Request(-1, "", shape), -1, settings),
+                                                 start_spark=True)  # fmt: skip
+            tm.job = None
+            _log.info("task manager prepared", task_manager=tm_id, slots=slots)
+            self._serve()
+            return tm_id
+
     def lease(self, job_id: str, slots: int, config: bytes) -> tuple[str, object] | None:
         """A TaskManager of ``slots`` slots for ``job_id`` (``config``: the job's, as
         ``Configuration.to_bytes``), once its turn comes (see ``jobmanager.runtime.leasing``);
@@ -249,7 +272,8 @@ class ResourceManager:
         if grants:
             self._changed.notify_all()
 
-    def _start_task_manager(self, waiting: _Waiting) -> tuple[str, _TaskManager]:
+    def _start_task_manager(self, waiting: _Waiting, start_spark: bool = False
+                            ) -> tuple[str, _TaskManager]:  # fmt: skip
         from taskmanager.actor import TaskManagerActor
 
         slots = waiting.request.shape[0]
@@ -261,7 +285,7 @@ class ResourceManager:
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0,
                      scheduling_strategy="SPREAD")  # fmt: skip
-            .remote(tm_id, slots, waiting.config.to_bytes(), scratch)
+            .remote(tm_id, slots, waiting.config.to_bytes(), scratch, start_spark)
         )
         recovery_timeout_s, idle_timeout_s = _timeouts(waiting.config)
         tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),

@@ -1,0 +1,53 @@
+"""A user's first job on a fresh local cluster, in a process of its own (``python -m
+tests.jobmanager.runtime.first_job DATA OUT``): waits until the cluster's prepared TaskManager
+has its Spark JVM up, then runs a query; prints, as JSON, that TaskManager, the TaskManagers the
+job's tasks ran on, how many the ResourceManager started and the job's status."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import ray
+
+from jobmanager import Client
+from jobmanager.client.report import find_job, job_facts
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.jobstore import store_root
+from jobmanager.runtime.names import NAMESPACE
+from jobmanager.runtime.resourcemanager import resource_manager
+
+DEADLINE_S = 120.0
+
+
+def spark_up(rm) -> list[str]:
+    """The idle TaskManagers whose Spark JVM is up."""
+    idle = ray.get(rm.describe.remote())["idle"]
+    described = {tm: ray.get(ray.get_actor(tm, namespace=NAMESPACE).describe.remote())
+                 for tm in idle}  # fmt: skip
+    return [tm for tm, info in described.items() if info["spark_started"]]
+
+
+def main(data: str, out: str) -> None:
+    client = Client(address="local", dashboard=False)
+    defaults = Configuration()
+    rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
+                          store_root(defaults))  # fmt: skip
+    deadline = time.monotonic() + DEADLINE_S
+    while not (prepared := spark_up(rm)):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no TaskManager had its JVM up within {DEADLINE_S:.0f} s: "
+                             f"{ray.get(rm.describe.remote())}")  # fmt: skip
+        time.sleep(0.1)
+    handle = client.sql("SELECT k, sum(v) AS s FROM t GROUP BY k", tables={"t": data},
+                        output=out, overwrite=True)  # fmt: skip
+    result = handle.wait(timeout=120)
+    attempts = job_facts(find_job(handle.job_id), handle.job_id).attempts
+    print(json.dumps({"prepared": prepared, "ran_on": sorted({a.task_manager for a in attempts}),
+                      "created": ray.get(rm.describe.remote())["created"],
+                      "status": result.status, "cause": result.cause}))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
