@@ -67,7 +67,6 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import math  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
@@ -83,6 +82,17 @@ from examples.compare import query_is_ordered, read_result, sql_difference  # no
 from examples.options import add_option_flag, parse_options  # noqa: E402
 from examples.spark_sql import spark_query  # noqa: E402
 from examples.tpch_dbgen import duckdb_answer, generate, queries  # noqa: E402
+from benchmarks.tpch_figures import (  # noqa: E402
+    _seconds,
+    breakdown,
+    by_strategy,
+    cold_summary,
+    geometric_mean,
+    median_split,
+    print_table,
+    query_name,
+    ratio_by_strategy,
+)
 from benchmarks.wall_split import split_wall  # noqa: E402
 
 QUERY_NUMBERS = range(1, 23)
@@ -232,50 +242,6 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
     return figures
 
 
-def median_split(name: str, splits: list[dict[str, float]]) -> dict[str, float]:
-    """The wall time split (``wall_split``) of the measured run of median wall time (of an even
-    number of runs, the faster middle one): ``spark_work_seconds``, ``own_seconds``,
-    ``own_share``."""
-    ordered = sorted(splits, key=lambda split: split["spark_seconds"] + split["own_seconds"])
-    middle = ordered[(len(ordered) - 1) // 2]
-    figures = {"spark_work_seconds": middle["spark_seconds"], "own_seconds": middle["own_seconds"],
-               "own_share": middle["own_share"]}  # fmt: skip
-    print(f"{name}: Spark's work on the critical path {figures['spark_work_seconds']:.2f} s, "
-          f"Tidal's own {figures['own_seconds']:.2f} s ({figures['own_share']:.0%} of the job)",
-          flush=True)  # fmt: skip
-    return figures
-
-
-def by_strategy(name: str, runs: dict[str, list[float]], spark: float,
-                joins: dict[str, list[str]]) -> dict[str, dict]:  # fmt: skip
-    """Each join strategy's median, ratio and run-time join decisions; printed when several."""
-    figures = {}
-    for strategy, seconds in runs.items():
-        median = statistics.median(seconds)
-        figures[strategy] = {"tidal_seconds": round(median, 3), "ratio": round(median / spark, 3),
-                             "joins": joins[strategy]}  # fmt: skip
-        if len(runs) > 1:
-            print(f"{name} with {strategy}: {_seconds(seconds)}; decided at run time: "
-                  f"{'; '.join(joins[strategy]) or 'nothing'}", flush=True)  # fmt: skip
-    return figures
-
-
-def breakdown(name: str, result) -> dict[str, int]:
-    """Print where the last run's task time went, per vertex (``taskmanager.timing``); return
-    the job's totals per phase, with ``queued`` and the tasks' durations."""
-    totals: dict[str, int] = {}
-    print(f"{name}: where Tidal's task time went (last run, ms summed over each vertex's tasks)",
-          flush=True)  # fmt: skip
-    tasks = {report.chain or vertex: report for vertex, report in result.vertices.items()}
-    for vertex, report in tasks.items():  # a chain's vertices share one report
-        parts = {**report.phases_ms, "queued": report.queued_ms}
-        for phase, ms in parts.items():
-            totals[phase] = totals.get(phase, 0) + ms
-        shown = ", ".join(f"{phase} {ms}" for phase, ms in parts.items() if ms)
-        print(f"  {vertex:<20} {shown}", flush=True)
-    return totals
-
-
 def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
     """The query's first run on each side, each in a new process: ``{side}_start_seconds`` is
     the cluster's or the session's start, ``{side}_first_seconds`` the query's first run."""
@@ -326,25 +292,6 @@ def cold_run(args, tables: dict[str, str]) -> None:
     print(json.dumps([round(start, 3), round(first, 3)]), flush=True)
 
 
-def cold_summary(per_query: Mapping[str, dict], numbers: list[int]) -> dict[str, float]:
-    """Over the queries run cold on both sides: ``cold_first_ratio``, the sum of Tidal's first
-    runs over PySpark's, and ``cold_ratio``, the same with each side's start added."""
-    cold = [per_query[query_name(n)] for n in numbers
-            if "cold_tidal_first_seconds" in per_query[query_name(n)]]  # fmt: skip
-    if not cold:
-        return {}
-    first = {side: sum(f[f"cold_{side}_first_seconds"] for f in cold) for side in ("tidal", "spark")}
-    whole = {side: first[side] + sum(f[f"cold_{side}_start_seconds"] for f in cold)
-             for side in ("tidal", "spark")}  # fmt: skip
-    figures = {"cold_first_ratio": round(first["tidal"] / first["spark"], 3),
-               "cold_ratio": round(whole["tidal"] / whole["spark"], 3)}  # fmt: skip
-    print(f"cold, {len(cold)} queries: first runs {first['tidal']:.1f} s against "
-          f"{first['spark']:.1f} s ({figures['cold_first_ratio']:.2f}), with the starts "
-          f"{whole['tidal']:.1f} s against {whole['spark']:.1f} s ({figures['cold_ratio']:.2f})",
-          flush=True)  # fmt: skip
-    return figures
-
-
 def tidal_config(args) -> dict[str, str]:
     """Tidal sized as the baseline's adaptive execution sizes its partitions: tasks of about
     ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB); and the TaskManager's Spark
@@ -357,49 +304,6 @@ def tidal_config(args) -> dict[str, str]:
     return {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
             DRIVER_MEMORY: BASELINE_DRIVER_MEMORY,
             **parse_options(args.options)}  # fmt: skip
-
-
-def geometric_mean(ratios: list[float]) -> float:
-    """The mean that weighs a query twice as fast and one twice as slow alike."""
-    return math.exp(statistics.fmean(math.log(ratio) for ratio in ratios))
-
-
-def ratio_by_strategy(measured: Mapping[str, dict], strategies: list[str]) -> dict[str, float]:
-    """Each join strategy's geometric mean of the queries' ratios with it (the first
-    strategy's is the run's ``ratio``)."""
-    return {strategy: round(geometric_mean([figures["by_strategy"][strategy]["ratio"]
-                                            for figures in measured.values()
-                                            if "by_strategy" in figures]), 3)
-            for strategy in strategies}  # fmt: skip
-
-
-def query_name(number: int) -> str:
-    return f"q{number:02d}"
-
-
-def _seconds(runs: list[float]) -> str:
-    if not runs:
-        return "not run"
-    return f"median {statistics.median(runs):.2f} s of {[round(r, 2) for r in runs]}"
-
-
-def _print_table(per_query: dict[str, dict]) -> None:
-    """Every query's medians and ratio, the slowest against PySpark first; the Spark work
-    and Tidal's own share of Tidal's median run; the cold ratio where measured."""
-    ranked = sorted(per_query.items(), key=lambda item: -(item[1]["ratio"] or 0))
-    print(f"{'query':<6} {'Tidal s':>8} {'PySpark s':>10} {'ratio':>6} {'Spark s':>8} "
-          f"{'own':>5} {'cold':>6}  same", flush=True)  # fmt: skip
-    for name, figures in ranked:
-        print(f"{name:<6} {_shown(figures['tidal_seconds'], '.3f'):>8} "
-              f"{_shown(figures['spark_seconds'], '.3f'):>10} {_shown(figures['ratio'], '.3f'):>6} "
-              f"{_shown(figures.get('spark_work_seconds'), '.3f'):>8} "
-              f"{_shown(figures.get('own_share'), '.0%'):>5} "
-              f"{_shown(figures.get('cold_ratio'), '.2f'):>6}  "
-              f"{'yes' if figures['same_result'] else 'NO'}", flush=True)  # fmt: skip
-
-
-def _shown(value, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
@@ -469,7 +373,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
         session.stop()
     measured = {name: per_query[name] for name in map(query_name, args.queries)}
-    _print_table(measured)
+    print_table(measured)
     ratios = {name: figures["ratio"] for name, figures in measured.items()}
     failed = {name: figures["error"] for name, figures in measured.items() if "error" in figures}
     known = [ratio for ratio in ratios.values() if ratio is not None]
