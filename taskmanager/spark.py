@@ -4,7 +4,9 @@ One SparkSession per TaskManager process, started on first use (an Arrow task ne
 JVM): ``local[slots]``, so the slots' tasks share the JVM's cores as they share the actor's;
 no UI; the session time zone is UTC, so a job gives the same answer on machines set to
 different zones. Its JVM maps the classes it would load from the environment's class archive
-where there is one (``taskmanager.class_archive``): a session started in 5.0 s, not 8.5.
+where there is one (``taskmanager.class_archive``): a session started in 5.0 s, not 8.5. It
+collects garbage with the parallel collector, not the JVM's default G1: a TaskManager's JVM
+runs batch work, where throughput is what counts and pauses cost nothing a user sees.
 
 A task is one partition's worth of its vertex's data: the JobManager's adaptive scheduler has
 already done, across tasks, what Spark's adaptive execution does inside one query (sized the
@@ -66,6 +68,7 @@ __all__ = [
 ]
 
 DRIVER_MEMORY_KEY = "taskmanager.memory.spark-driver"
+BATCH_COLLECTOR = "-XX:+UseParallelGC"
 TASK_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 _LOG4J2 = """\
 rootLogger.level = warn
@@ -193,7 +196,7 @@ class SparkSessionProvider:
         from taskmanager import class_archive, jvm_lookups
 
         options = (class_archive.java_options(java) if self.java_options is None
-                   else list(self.java_options))  # fmt: skip
+                   else list(self.java_options)) + [BATCH_COLLECTOR]  # fmt: skip
         session = (
             SparkSession.builder.master(f"local[{self.slots}]")
             .appName("tidal-taskmanager")
