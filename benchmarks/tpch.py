@@ -244,7 +244,8 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
 
 def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
     """The query's first run on each side, each in a new process: ``{side}_start_seconds`` is
-    the cluster's or the session's start, ``{side}_first_seconds`` the query's first run."""
+    the cluster's or the session's start, ``{side}_first_seconds`` the query's first run; a
+    side that failed is ``cold_{side}_error`` instead, its last line, and the run goes on."""
     name = query_name(number)
     figures: dict[str, float] = {}
     sides = ["spark"] if args.baseline_only else ["tidal", "spark"]
@@ -256,16 +257,20 @@ def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600,
                               env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
         if done.returncode != 0:
-            raise SystemExit(f"{name}: the cold {side} run failed:\n{done.stderr[-3000:]}")
+            error = (done.stderr.strip().splitlines() or ["no output"])[-1][:500]
+            print(f"{name}: the cold {side} run failed: {error}", flush=True)
+            figures[f"cold_{side}_error"] = error
+            continue
         start, first = json.loads(done.stdout.strip().splitlines()[-1])
         figures[f"cold_{side}_start_seconds"] = start
         figures[f"cold_{side}_first_seconds"] = first
-    if len(sides) == 2:
+    ran = [side for side in sides if f"cold_{side}_error" not in figures]
+    if len(ran) == 2:
         figures["cold_ratio"] = round(sum(v for k, v in figures.items() if "_tidal_" in k)
                                       / sum(v for k, v in figures.items() if "_spark_" in k), 3)  # fmt: skip
     shown = "; ".join(f"{side}: start {figures[f'cold_{side}_start_seconds']:.2f} s, "
                       f"first run {figures[f'cold_{side}_first_seconds']:.2f} s"
-                      for side in sides)  # fmt: skip
+                      for side in ran)  # fmt: skip
     print(f"{name} cold: {shown}", flush=True)
     return figures
 

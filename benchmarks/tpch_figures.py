@@ -59,7 +59,7 @@ def cold_summary(per_query: Mapping[str, dict], numbers: list[int]) -> dict[str,
     """Over the queries run cold on both sides: ``cold_first_ratio``, the sum of Tidal's first
     runs over PySpark's, and ``cold_ratio``, the same with each side's start added."""
     cold = [per_query[query_name(n)] for n in numbers
-            if "cold_tidal_first_seconds" in per_query[query_name(n)]]  # fmt: skip
+            if "cold_ratio" in per_query[query_name(n)]]  # fmt: skip
     if not cold:
         return {}
     first = {side: sum(f[f"cold_{side}_first_seconds"] for f in cold) for side in ("tidal", "spark")}
