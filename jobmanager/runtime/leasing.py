@@ -4,9 +4,8 @@ Many jobs share a session cluster's CPUs. Requests are served strictly in order 
 job asked first, then by when the request came), so no job is starved and a job submitted
 second waits only for CPUs, never for a timeout. A request is served by an idle TaskManager of
 its shape (warm: its modules, its JVM and its JIT), or of its shape with more slots, else by one
-of its shape on the way back
-from another job, else by a new one when the CPUs are free, stopping idle TaskManagers of
-other shapes to free them. The first request that none of these can serve blocks the ones
+of its shape on the way back from another job, else by a new one when the CPUs are free,
+stopping idle TaskManagers of other shapes to free them. The first request that none of these can serve blocks the ones
 behind it from new TaskManagers, so a big request is never passed over for ever by small ones.
 
 No Ray, no clock: the ResourceManager calls ``plan`` under its lock whenever something changed
