@@ -3,9 +3,9 @@
 Many jobs share a session cluster's CPUs. Requests are served strictly in order (by when the
 job asked first, then by when the request came), so no job is starved and a job submitted
 second waits only for CPUs, never for a timeout. A request is served by an idle TaskManager of
-its shape (warm: its modules, its JVM and its JIT), or of its shape with more slots, else by one
-of its shape on the way back from another job, else by a new one when the CPUs are free,
-stopping idle TaskManagers of other shapes to free them. The first request that none of these can serve blocks the ones
+its shape (warm: its modules, its JVM and its JIT), else by one of its shape on the way back
+from another job, else by a new one when the CPUs are free, stopping idle TaskManagers of
+other shapes to free them. The first request that none of these can serve blocks the ones
 behind it from new TaskManagers, so a big request is never passed over for ever by small ones.
 
 No Ray, no clock: the ResourceManager calls ``plan`` under its lock whenever something changed
@@ -60,9 +60,7 @@ def plan(
     soon = Counter(returning)
     grants: list[Reuse | Create] = []
     for request in waiting:
-        warm = next((i for i, (_, shape) in enumerate(idle) if shape == request.shape),
-                    next((i for i, (_, shape) in enumerate(idle) if _larger(shape, request.shape)),
-                         None))  # fmt: skip
+        warm = next((i for i, (_, shape) in enumerate(idle) if shape == request.shape), None)
         if warm is not None:
             grants.append(Reuse(request.ticket, idle.pop(warm)[0]))
             continue
@@ -82,9 +80,3 @@ def plan(
         grants.append(Create(request.ticket, tuple(stop)))
     return grants
 
-
-def _larger(shape: tuple, wanted: tuple) -> bool:
-    """A TaskManager of ``shape`` serves a request for ``wanted`` with slots to spare: an idle
-    one of more slots, warm, beats a new one of fewer (its job gets the slots, as a Flink job
-    gets every slot of a TaskManager it was offered)."""
-    return shape[1:] == wanted[1:] and shape[0] > wanted[0]

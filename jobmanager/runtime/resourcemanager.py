@@ -200,7 +200,7 @@ class ResourceManager:
 
     def prepare_task_manager(self, config: bytes) -> str | None:
         """Start an idle TaskManager of the shape ``config`` gives (its slots no more than the
-        cluster's free CPUs), its Spark JVM starting with it, for the first job to lease warm;
+        cluster's free CPUs), its Spark JVM starting with it, for the first job to lease warm (a job asks for TaskManagers of this shape unless it needs fewer slots);
         unless an idle one of that memory is there already or the CPUs are held. Its id, or
         None."""
         from taskmanager.actor import shape_of

@@ -60,13 +60,3 @@ def test_grants_never_overcommit_the_cluster_nor_hand_out_a_task_manager_twice(s
     first_unserved = next((r.ticket for r in waiting if r.ticket not in served), len(waiting))
     assert all(g.ticket < first_unserved for g in grants if isinstance(g, Create))
 
-
-def test_an_idle_one_of_more_slots_serves_a_smaller_request_when_none_of_its_shape_is_idle():
-    # the TaskManager prepared when the cluster started is warm: better than a new one
-    assert plan([Request(0, "b", ONE)], [("tm-0", TWO)], [], free_cpus=0, total_cpus=2) == [
-        Reuse(0, "tm-0")]
-    assert plan([Request(0, "b", ONE)], [("tm-0", TWO), ("tm-1", ONE)], [], 0, 3) == [
-        Reuse(0, "tm-1")]  # its own shape first
-    # never one of fewer slots, nor one of another memory
-    assert plan([Request(0, "b", TWO)], [("tm-0", ONE)], [], 2, 3) == [Create(0, ())]
-    assert plan([Request(0, "b", (1, "4g"))], [("tm-0", (2, "1g"))], [], 2, 4) == [Create(0, ())]
