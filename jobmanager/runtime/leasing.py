@@ -79,4 +79,3 @@ def plan(
         free_cpus -= slots
         grants.append(Create(request.ticket, tuple(stop)))
     return grants
-

@@ -59,4 +59,3 @@ def test_grants_never_overcommit_the_cluster_nor_hand_out_a_task_manager_twice(s
     served = {g.ticket for g in grants}
     first_unserved = next((r.ticket for r in waiting if r.ticket not in served), len(waiting))
     assert all(g.ticket < first_unserved for g in grants if isinstance(g, Create))
-
