@@ -100,6 +100,11 @@ class TaskManagerActor:
         self._lock = threading.Lock()
         self._log.info("task manager started", slots=slots, node=self.node_id)
         if start_spark:
+            # PySpark's modules are imported here, before the JVM starts on its own thread: a
+            # task unpickling code that imports pyspark.sql.functions while that thread imports
+            # pyspark.sql would find a module half initialised (a circular-import ImportError)
+            import pyspark.sql.functions  # noqa: F401
+
             threading.Thread(target=self._start_spark, name="tidal-spark-start", daemon=True).start()
 
     def _start_spark(self) -> None:
