@@ -22,6 +22,7 @@ job, vertex and attempt).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,6 +31,12 @@ from jobmanager.errors import NonRecoverableError
 from jobmanager.model.operators import SparkFunction, SqlOperator
 from taskmanager.cancellation import CancelToken
 from taskmanager.inputs import ParquetFiles
+from taskmanager.join_memory import (
+    build_budget,
+    hints_hash_build,
+    in_memory_bytes,
+    within_budget,
+)
 from taskmanager.spark import IsolatedSession, SparkSessionProvider, checked_frame, run_spark_query
 from taskmanager.timing import TaskClock
 
@@ -62,6 +69,7 @@ def run_query(
     own (see the module docstring); PySpark functions alone run in the process's session."""
     clock = clock or TaskClock()
     feeds = feeds or [tuple(range(len(tables)))] + [(None,)] * (len(members) - 1)
+    members = _fitted(members, tables, feeds, build_budget(spark.driver_memory_bytes, spark.slots))
     if not any(isinstance(operator, SqlOperator) for _, operator in members):
         return run_spark_query(lambda frames: _compose(None, members, frames, feeds), tables,
                                spark=spark, task_dir=task_dir, job_group=job_group,
@@ -72,6 +80,22 @@ def run_query(
         return run_spark_query(lambda frames: _compose(isolated, members, frames, feeds), tables,
                                spark=spark, task_dir=task_dir, job_group=job_group,
                                cancel=cancel, clock=clock, session=isolated.session)  # fmt: skip
+
+
+def _fitted(members: Sequence[Member], tables: Sequence[pa.Table | ParquetFiles],
+            feeds: Sequence[Sequence[int | None]], budget: int) -> list[Member]:  # fmt: skip
+    """``members`` with their in-task hash builds held to ``budget`` (``join_memory``)."""
+    if not any(isinstance(op, SqlOperator) and hints_hash_build(op.sql) for _, op in members):
+        return list(members)
+    sizes = [in_memory_bytes(table) for table in tables]
+    fitted = []
+    for (name, operator), feed in zip(members, feeds, strict=True):
+        if isinstance(operator, SqlOperator):
+            view_bytes = {view: sum(sizes) if i is None else sizes[i]
+                          for view, i in zip(operator.views, feed, strict=True)}  # fmt: skip
+            operator = replace(operator, sql=within_budget(operator.sql, view_bytes, budget))
+        fitted.append((name, operator))
+    return fitted
 
 
 def _compose(isolated: IsolatedSession | None, members: Sequence[Member], inputs: Sequence,
