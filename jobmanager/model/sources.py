@@ -38,6 +38,7 @@ from jobmanager.model.splits import (
     SourceError,
     in_whole_waves,
     read_splits,
+    whole_file_parallelism,
 )
 from jobmanager.model.urls import redact
 
@@ -145,7 +146,10 @@ class FileSource:
         Then whole waves: where that is more than the job's slots and not a multiple of them,
         it is rounded down to one (3 tasks on 2 slots would run as 2 and then 1 alone; as 2
         they end together, and pay Spark's fixed cost per query once less). A task then reads
-        less than twice the data volume per task (``in_whole_waves``).
+        less than twice the data volume per task (``in_whole_waves``). Then whole files, for
+        files Spark reads itself: where those tasks would read shares of files, the most tasks
+        down to half as many, in whole waves, that each read whole files evenly
+        (``whole_file_parallelism``).
         The splits are kept for the tasks, and the listing's figures for the explanation."""
         began = time.perf_counter()
         volume = max(1, context.data_volume_per_task)
@@ -154,7 +158,8 @@ class FileSource:
         read = sum(split.length for split in splits)
         by_bytes = -(-read // volume)
         wanted = max(1, min(by_bytes, len(splits), context.parallelism_upper_bound))
-        inferred = in_whole_waves(wanted, context.slots)
+        waves = in_whole_waves(wanted, context.slots)
+        inferred = whole_file_parallelism(splits, waves, context.slots)
         _log.info("source parallelism inferred", source=repr(self), splits=len(splits),
                   files=files, read_bytes=read, upper_bound=context.parallelism_upper_bound,
                   parallelism=inferred, listing_ms=int(seconds * 1000))  # fmt: skip
@@ -164,8 +169,11 @@ class FileSource:
         described += f", {len(splits):,} splits, listed in {seconds * 1000:,.0f} ms"
         if by_bytes < min(len(splits), context.parallelism_upper_bound):
             described += f"; {_size(read)} at {_size(volume)} a task -> {max(1, by_bytes)}"
-        if inferred != wanted:
-            described += f"; {wanted} tasks -> {inferred}, whole waves of {context.slots} slots"
+        if waves != wanted:
+            described += f"; {wanted} tasks -> {waves}, whole waves of {context.slots} slots"
+        if inferred != waves:
+            described += (f"; {waves} tasks -> {inferred}, each reading whole files (Spark reads "
+                          "them itself, not through Arrow)")  # fmt: skip
         if pruned:
             dynamic = sorted({f.column for f in context.dynamic_filtering})
             static = sorted({predicate[0] for predicate in self.partition_filter})

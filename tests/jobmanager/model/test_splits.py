@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from jobmanager.messages.codec import decode, encode
 from jobmanager.model.sources import FileSource
-from jobmanager.model.splits import FileSplit, assign_splits, in_whole_waves, read_splits
+from jobmanager.model.splits import (
+    WHOLE_FILES_SLACK,
+    FileSplit,
+    assign_splits,
+    in_whole_waves,
+    read_splits,
+    whole_file_parallelism,
+    whole_files_fit,
+)
 from tests.jobmanager.model.files import (  # noqa: F401  (quiet_logs: a fixture)
     BIG,
     numbers,
@@ -175,3 +183,62 @@ def test_biggest_splits_go_first_to_the_least_loaded_subtask():
     splits = [FileSplit("/f.csv", "csv", i, n) for i, n in enumerate(sizes)]
     assigned = assign_splits(splits, 2)
     assert [[s.length for s in part] for part in assigned] == [[9, 4], [5, 7, 3]]
+
+
+def _parquet_splits(sizes: list[list[int]], root: str = "/data") -> list[FileSplit]:
+    """Row-group splits of local Parquet files: ``sizes[f]`` are file f's splits' bytes."""
+    return [FileSplit(f"{root}/part-{f}.parquet", "parquet", 0, n, (g,))
+            for f, groups in enumerate(sizes) for g, n in enumerate(groups)]  # fmt: skip
+
+
+parquet_split_lists = st.lists(st.lists(st.integers(1, 1_000), min_size=1, max_size=4),
+                               min_size=1, max_size=30).map(_parquet_splits)
+
+
+@PROPERTY
+@given(splits=parquet_split_lists, parallelism=st.integers(1, 12))
+def test_files_spark_reads_go_whole_only_where_that_stays_near_an_even_share(splits, parallelism):
+    assigned = assign_splits(splits, parallelism)
+    assert Counter(s for part in assigned for s in part) == Counter(splits)
+    owners = {}
+    for subtask, part in enumerate(assigned):
+        for split in part:
+            owners.setdefault(split.path, set()).add(subtask)
+    loads = [sum(s.length for s in part) for part in assigned]
+    total = sum(s.length for s in splits)
+    if whole_files_fit(splits, parallelism):
+        assert all(len(subtasks) == 1 for subtasks in owners.values())  # each file whole
+        assert max(loads) * parallelism <= WHOLE_FILES_SLACK * total and min(loads) > 0
+    else:
+        assert max(loads) - min(loads) <= max(s.length for s in splits)  # by split, as before
+
+
+def test_39_files_for_40_tasks_on_2_slots_become_22_tasks_of_whole_files():
+    """TPC-H lineitem at scale 10: 39 files read by 40 tasks of 16 MiB would share files, each
+    share read through Arrow and written again for Spark."""
+    splits = _parquet_splits([[8, 8]] * 38 + [[6]])
+    assert not whole_files_fit(splits, 40) and whole_file_parallelism(splits, 40, 2) == 22
+    owners = [{s.path for s in part} for part in assign_splits(splits, 22)]
+    assert sum(len(paths) for paths in owners) == 39  # every file read whole by one task
+    assert whole_file_parallelism(splits, 40, None) == 39  # no slots to fill: one file a task
+
+
+def test_files_spark_cannot_read_itself_are_balanced_by_split():
+    remote = [dataclasses.replace(s, path="s3://b" + s.path) for s in _parquet_splits([[5, 5]] * 3)]
+    partitioned = [dataclasses.replace(s, partition_values=(("y", "1"),))
+                   for s in _parquet_splits([[5, 5]] * 3)]  # fmt: skip
+    for splits in (remote, partitioned):
+        assert whole_file_parallelism(splits, 6, 2) == 6
+        assert [len(part) for part in assign_splits(splits, 3)] == [2, 2, 2]
+        assert any(len({s.path for s in part}) == 2 for part in assign_splits(splits, 3))
+
+
+@PROPERTY
+@given(splits=parquet_split_lists, parallelism=st.integers(1, 40),
+       slots=st.one_of(st.none(), st.integers(1, 8)))
+def test_fewer_tasks_for_whole_files_are_never_under_half_and_always_whole(splits, parallelism,
+                                                                          slots):  # fmt: skip
+    fewer = whole_file_parallelism(splits, parallelism, slots)
+    assert fewer == parallelism or (parallelism + 1) // 2 <= fewer < parallelism
+    if fewer < parallelism:
+        assert whole_files_fit(splits, fewer) and in_whole_waves(fewer, slots) == fewer
