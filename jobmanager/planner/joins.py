@@ -14,14 +14,18 @@ one input of such a tree is moved onto that input first, as Spark pushes them (T
 lineitem subqueries filter ``l1`` before it meets ``orders``).
 
 The estimates are the sources' listed bytes (the compressed column chunks of the columns read,
-``jobmanager.planner.catalog``) carried up the plan without guessing selectivities: a join
-gives the sum of its inputs, a semi or anti join its left input, an aggregate without groups a
-row, anything else its input.
+``jobmanager.planner.catalog``) times the share of rows a scan's filters keep, guessed as
+Flink's planner guesses without statistics (``guess_selectivity``), carried up the plan: a
+join gives the sum of its inputs, a semi or anti join its left input, an aggregate without
+groups a row, anything else its input. Without the guess a filtered dimension table looked
+as big as the whole table: at scale 10 TPC-H q08's ``part`` (one ``p_type`` of 150) listed
+11.8 MiB, over the broadcast threshold, and the 1.3 GiB of ``lineitem`` it filters was
+shuffled before the run time could see that ``part`` gave 111 KiB.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from sqlglot import exp
@@ -32,7 +36,7 @@ from jobmanager.planner.logical import (
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
-__all__ = ["equi_keys", "estimate_bytes", "reorder_joins"]
+__all__ = ["equi_keys", "estimate_bytes", "guess_selectivity", "reorder_joins"]
 
 _ROW_BYTES = 64
 
@@ -48,7 +52,8 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
     if known is not None:
         size = known
     elif isinstance(node, Scan):
-        size = node.table.listed_bytes([c for _, c in node.mapping])
+        size = int(node.table.listed_bytes([c for _, c in node.mapping]) *
+                   guess_selectivity(node.filters))  # fmt: skip
     elif isinstance(node, (OneRow, Values)):
         size = _ROW_BYTES * max(1, len(getattr(node, "rows", ())))
     elif isinstance(node, Join) and node.kind in ("semi", "anti", "single"):
@@ -63,6 +68,33 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
         size = estimate_bytes(node.children[0], memo, leaf)
     memo[id(node)] = size
     return size
+
+
+def guess_selectivity(filters: Sequence[exp.Expression]) -> float:
+    """The share of rows ``filters`` (conjuncts) keep, as Calcite guesses it without statistics
+    (``RelMdUtil.guessSelectivity``, which Flink's planner uses): 0.15 for an equality, 0.5
+    for a comparison, 0.9 for IS NOT NULL, 0.25 for anything else (LIKE, IN, a function);
+    conjuncts multiply, the branches of an OR add up to at most 1."""
+    share = 1.0
+    for condition in filters:
+        share *= _guess(condition)
+    return share
+
+
+def _guess(condition: exp.Expression) -> float:
+    if isinstance(condition, exp.Paren):
+        return _guess(condition.this)
+    if isinstance(condition, exp.And):
+        return _guess(condition.left) * _guess(condition.right)
+    if isinstance(condition, exp.Or):
+        return min(1.0, _guess(condition.left) + _guess(condition.right))
+    if isinstance(condition, exp.EQ):
+        return 0.15
+    if isinstance(condition, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
+        return 0.5
+    if isinstance(condition, exp.Not) and isinstance(condition.this, exp.Is):
+        return 0.9
+    return 0.25
 
 
 Pairs = list[tuple[exp.Expression, exp.Expression]]

@@ -281,3 +281,47 @@ def test_an_order_by_over_values_sorts_by_what_the_values_hold(catalog):
     select = sqlglot.parse_one(sql_of(planned, "values"), read="spark")
     keys = {column.name for column in select.args["order"].find_all(exp.Column)}
     assert keys == {"a", "b"}
+
+
+def test_selectivity_is_guessed_as_calcite_guesses_it_without_statistics():
+    from sqlglot import parse_one
+
+    from jobmanager.planner.joins import guess_selectivity
+
+    def guess(*conditions: str) -> float:
+        return guess_selectivity([parse_one(c, read="spark") for c in conditions])
+
+    assert guess() == 1.0
+    assert guess("a = 1") == pytest.approx(0.15)
+    assert guess("d >= '1994-01-01'", "d < '1995-01-01'") == pytest.approx(0.25)
+    assert guess("a IS NOT NULL") == pytest.approx(0.9)
+    assert guess("name LIKE '%green%'") == pytest.approx(0.25)
+    assert guess("a = 1 OR a = 2") == pytest.approx(0.3)
+    assert guess("(a = 1 AND b > 2) OR c LIKE 'x%' OR d IN (1, 2) OR e = 3") == pytest.approx(
+        0.15 * 0.5 + 0.25 + 0.25 + 0.15)
+    assert guess("a > 1 OR b > 2 OR c > 3") == 1.0  # at most every row
+
+
+def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter_keeps_little(
+        tmp_path):  # fmt: skip
+    """TPC-H q08 at scale 10: ``part`` lists 11.8 MiB, over the 10 MiB threshold, but one
+    ``p_type`` of 150 keeps 111 KiB; it is broadcast into the ``lineitem`` scan, not hashed
+    with it."""
+    import pyarrow as pa
+
+    from jobmanager.planner import Catalog
+    from tests.jobmanager.planner.conftest import write_table
+
+    catalog = Catalog.from_tables({
+        "lines": write_table(tmp_path / "lines", pa.table({"p": [i % 500 for i in range(20000)],
+                                                           "v": list(range(20000))})),
+        "parts": write_table(tmp_path / "parts", pa.table({"p": list(range(500)),
+                                                           "t": [f"t{i % 150}" for i in range(500)]})),
+    })  # fmt: skip
+    listed = catalog.table("parts").listed_bytes(["p", "t"])
+    query = "SELECT SUM(l.v) AS s FROM lines l, parts p WHERE l.p = p.p AND {}"
+    threshold = {"table.optimizer.join.broadcast-threshold": listed // 5}
+    filtered = plan(catalog, query.format("p.t = 't7'"), threshold)  # guessed to keep 0.15
+    assert edges(filtered)[("scan parts p", "scan lines l")] == "broadcast"
+    kept_more = plan(catalog, query.format("p.t <> ''"), threshold)  # guessed to keep 0.25
+    assert ("scan parts p", "scan lines l") not in edges(kept_more)
