@@ -69,6 +69,16 @@ def test_the_noop_job_is_n_by_n_all_to_all_blocking():
     assert target.operator.fn(table) is table
 
 
+def test_tpch_takes_an_empty_answer_without_columns_as_equal_to_an_empty_one_with_them():
+    """q11 at scale 10 has no rows: Spark then writes no part file, which reads back as a
+    table of no columns."""
+    check = load("tpch")._check
+    empty = pa.table({"ps_partkey": pa.array([], pa.int64())})
+    assert check("q11", pa.table({}), empty, False, "DuckDB's answer")
+    assert check("q11", empty, pa.table({}), False, "PySpark's")
+    assert not check("q11", pa.table({}), pa.table({"ps_partkey": [1]}), False, "DuckDB's answer")
+
+
 def _last_line_json(capsys) -> dict:
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
@@ -130,6 +140,28 @@ def test_tpch_benchmark_runs_q3_deciding_its_joins_at_run_time_or_not_at_a_tiny_
     assert q03["spark_work_seconds"] + q03["own_seconds"] == pytest.approx(q03["tidal_seconds"],
                                                                           abs=0.002)  # fmt: skip
     assert summary["own_share"] == pytest.approx(q03["own_share"], abs=0.001)
+
+
+@pytest.mark.runtime
+@pytest.mark.spark
+def test_tpch_benchmark_keeps_tidal_s_figures_when_pyspark_fails_a_query(
+        tpch_dbgen, tmp_path, ray_cluster, shared_session, capsys):  # fmt: skip
+    """As PySpark alone failed q04 at scale 10 (out of memory): Tidal's run is measured and
+    checked against DuckDB's answer, the query is listed as failed, with PySpark's words."""
+    tpch = load("tpch")
+
+    def out_of_memory(*_):
+        raise tpch.QueryFailed("PySpark failed: SparkOutOfMemoryError: unable to acquire memory")
+
+    tpch.run_spark = out_of_memory
+    summary = tpch.main(["--scale", "0.01", "--data", str(tpch_dbgen), "--warmups", "0",
+                         "--repeats", "1", "--queries", "6", *ONE_TASKMANAGER,
+                         *WARM_TASKMANAGER, "--dir", str(tmp_path)])  # fmt: skip
+    q06 = summary["queries"]["q06"]
+    assert q06["tidal_seconds"] > 0 and q06["spark_seconds"] is None and q06["ratio"] is None
+    assert q06["same_result"] is True  # Tidal's result against DuckDB's answer
+    assert summary["failed"] == {"q06": q06["error"]} and "SparkOutOfMemoryError" in q06["error"]
+    assert "q06: PySpark failed" in capsys.readouterr().out
 
 
 @pytest.mark.runtime
