@@ -129,12 +129,15 @@ def whole_file_parallelism(splits: Sequence[FileSplit], parallelism: int,
                            slots: int | None) -> int:  # fmt: skip
     """``parallelism``, or where its subtasks would read shares of files Spark could read whole
     (``spark_reads_files``), the most subtasks down to half as many,
-    in whole waves of ``slots``, whose subtasks read whole files evenly; ``parallelism`` if
-    none does."""
+    in whole waves of ``slots`` or one file each (a last wave not quite full costs less than
+    reading through Arrow), whose subtasks read whole files evenly; ``parallelism`` if none
+    does."""
     if not spark_reads_files(splits) or _whole(assign_splits(splits, parallelism)):
         return parallelism
-    for fewer in range(min(parallelism, len(_by_file(splits))), (parallelism + 1) // 2 - 1, -1):
-        if in_whole_waves(fewer, slots) == fewer and whole_files_fit(splits, fewer):
+    files = len(_by_file(splits))
+    for fewer in range(min(parallelism, files), (parallelism + 1) // 2 - 1, -1):
+        whole_waves = in_whole_waves(fewer, slots) == fewer or fewer == files
+        if whole_waves and whole_files_fit(splits, fewer):
             return fewer
     return parallelism
 

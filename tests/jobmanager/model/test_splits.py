@@ -213,12 +213,14 @@ def test_files_spark_reads_go_whole_only_where_that_stays_near_an_even_share(spl
         assert max(loads) - min(loads) <= max(s.length for s in splits)  # by split, as before
 
 
-def test_39_files_for_40_tasks_on_2_slots_become_22_tasks_of_whole_files():
+def test_39_files_for_40_tasks_on_2_slots_become_39_tasks_of_one_file_each():
     """TPC-H lineitem at scale 10: 39 files read by 40 tasks of 16 MiB would share files, each
     share read through Arrow and written again for Spark."""
     splits = _parquet_splits([[8, 8]] * 38 + [[6]])
-    assert not whole_files_fit(splits, 40) and whole_file_parallelism(splits, 40, 2) == 22
-    owners = [{s.path for s in part} for part in assign_splits(splits, 22)]
+    assert not whole_files_fit(splits, 40) and whole_file_parallelism(splits, 40, 2) == 39
+    assert whole_file_parallelism(splits, 72, 2) == 39  # q08's scan: one file a task
+    assert whole_file_parallelism(splits, 80, 2) == 80  # under half: shares of files it is
+    owners = [{s.path for s in part} for part in assign_splits(splits, 39)]
     assert sum(len(paths) for paths in owners) == 39  # every file read whole by one task
     assert whole_file_parallelism(splits, 40, None) == 39  # no slots to fill: one file a task
 
@@ -241,4 +243,6 @@ def test_fewer_tasks_for_whole_files_are_never_under_half_and_always_whole(split
     fewer = whole_file_parallelism(splits, parallelism, slots)
     assert fewer == parallelism or (parallelism + 1) // 2 <= fewer < parallelism
     if fewer < parallelism:
-        assert whole_files_fit(splits, fewer) and in_whole_waves(fewer, slots) == fewer
+        files = len({s.path for s in splits})
+        assert whole_files_fit(splits, fewer)
+        assert in_whole_waves(fewer, slots) == fewer or fewer == files
