@@ -407,7 +407,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     if len(by_strategy_mean) > 1:
         print("geometric mean by join strategy: " + ", ".join(
             f"{strategy} {value:.3f}" for strategy, value in by_strategy_mean.items()), flush=True)
-    slowest = sorted(ratios, key=lambda name: -(ratios[name] or 0))[:SLOWEST_SHOWN]
+    slowest = sorted((n for n in ratios if ratios[n] is not None),
+                     key=lambda name: -ratios[name])[:SLOWEST_SHOWN]  # fmt: skip
     if mean is not None:
         print(f"geometric mean of the ratios {mean:.3f} (target {TARGET_RATIO}); slowest "
               f"against PySpark: {', '.join(f'{n} {ratios[n]:.2f}' for n in slowest)}",
