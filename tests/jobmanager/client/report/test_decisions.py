@@ -123,27 +123,27 @@ def tpch(tmp_path_factory):
 
 
 def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_run_time(tpch):
-    """Q3 with a 100 KiB threshold: customer (8.7 KiB listed) is broadcast into the orders scan
-    by the planner; lineitem with orders is marked, and the run time, seeing 1 MiB written on
-    each side, keeps it shuffled."""
+    """Q3 with a 50 KiB threshold: customer (8.7 KiB listed, 1.3 KiB once its one-segment filter
+    is guessed to keep 0.15) is broadcast into the orders scan by the planner; lineitem with
+    orders is marked, and the run time, seeing 1 MiB written on each side, keeps it shuffled."""
     from examples.tpch_dbgen import queries
     from jobmanager.planner import plan_sql
 
     logging.disable(logging.INFO)
-    config = {"table.optimizer.join.broadcast-threshold": "100 kb"}
+    config = {"table.optimizer.join.broadcast-threshold": "50 kb"}
     planned = plan_sql(queries()[3], tpch, ParquetSink("/tmp/tidal-explain-q3"), Configuration(config))
     submitted, records, _ = record(planned.graph, config, byte_model=sized({}))
     lines = block(explain_lines(facts_from_log(planned.graph, submitted, records, "q3")), "joins")
     logging.disable(logging.NOTSET)
     assert lines == [
         ("  j2 inner join in scan orders: broadcast, the right side sent whole to every task; "
-        "planned from the listing, threshold 100.0 KiB"),
-        ("    left  (its own rows): 138.1 KiB listed > threshold; chained (computed in the join's "
+        "planned from the listing, threshold 50.0 KiB"),
+        ("    left  (its own rows): 69.1 KiB listed > threshold; chained (computed in the join's "
         "task, never written)"),
-        ("    right scan customer: 8.7 KiB listed <= threshold; broadcast (whole to every task), "
+        ("    right scan customer: 1.3 KiB listed <= threshold; broadcast (whole to every task), "
         "1.0 MiB written"),
         ("  j1 inner join in join l_orderkey: shuffled, built on the left side; decided at run "
-        "time once 'scan lineitem' and 'scan orders' finished, threshold 100.0 KiB"),
+        "time once 'scan lineitem' and 'scan orders' finished, threshold 50.0 KiB"),
         "    left  scan lineitem: 1.0 MiB written > threshold; shuffled (by hash subpartition)",
         "    right scan orders: 1.0 MiB written > threshold; shuffled (by hash subpartition)",
     ]
