@@ -1,8 +1,9 @@
 """What was decided of each join and each global sort of a job, for ``tidal explain`` and the
 report: the facts behind "why did this join broadcast?" and "why did this sort task get that?".
 
-A join is decided in one of two places. The planner settles it from the listing (a side listed
-under the threshold broadcast, or both sides hashed) and says so on the vertex that runs it
+A join is decided in one of two places. The planner settles it from the listing (a side whose
+listed bytes, times the share of rows its filters are guessed to keep, are under the threshold
+broadcast, or both sides hashed) and says so on the vertex that runs it
 (``PlannedJoin`` on its ``SqlOperator``), or it marks it (``JoinInput``) and the JobManager
 decides it once both sides are written, from their real bytes (``JoinDecision``, in the log's
 ``VertexParallelismDecided``). Each join here says which, on which bytes against which
@@ -42,7 +43,7 @@ _MOVED = {JoinDecision.SUBPARTITIONS: "shuffled", JoinDecision.LOCAL: "read loca
 @dataclass(frozen=True, slots=True)
 class JoinSideFacts:
     """One side of a join: the vertex writing it ("" when the join's own task computes it),
-    the bytes its decision held against the threshold (listed when planned, written when
+    the bytes its decision held against the threshold (estimated when planned, written when
     decided at run time; -1: unknown, or not written yet when decided), the bytes its edge
     carried (-1: no edge, or nothing written yet) and how it reached the join's tasks."""
 

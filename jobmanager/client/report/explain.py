@@ -89,7 +89,7 @@ def join_lines(join: JoinFacts) -> list[str]:
 def side_words(side: JoinSideFacts, join: JoinFacts) -> str:
     """``left scan a: 2.0 MiB written <= threshold, broadcast (whole to every task)``."""
     source = side.producer or "(its own rows)"
-    measured = "written" if join.when == "run time" else "listed"
+    measured = "written" if join.when == "run time" else "estimated"
     if side.bytes < 0:
         held = "not written yet when decided" if join.when == "run time" else "size not known"
     else:

@@ -138,9 +138,9 @@ def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_
     assert lines == [
         ("  j2 inner join in scan orders: broadcast, the right side sent whole to every task; "
         "planned from the listing, threshold 50.0 KiB"),
-        ("    left  (its own rows): 69.1 KiB listed > threshold; chained (computed in the join's "
+        ("    left  (its own rows): 69.1 KiB estimated > threshold; chained (computed in the join's "
         "task, never written)"),
-        ("    right scan customer: 1.3 KiB listed <= threshold; broadcast (whole to every task), "
+        ("    right scan customer: 1.3 KiB estimated <= threshold; broadcast (whole to every task), "
         "1.0 MiB written"),
         ("  j1 inner join in join l_orderkey: shuffled, built on the left side; decided at run "
         "time once 'scan lineitem' and 'scan orders' finished, threshold 50.0 KiB"),
