@@ -1,6 +1,7 @@
 """A task's inputs: one table per source it reads, then one per input gate, in that order.
 
-Sources read the splits this subtask is assigned (the same balanced assignment on every run).
+Sources read the splits this subtask is assigned (the same balanced assignment on every run);
+a ``BroadcastSource`` is read whole by every subtask.
 An input gate reads, for every slice of its deployment and every partition in the slice's
 partition range, the slice's subpartition range, through :class:`shuffle.InputGate`: straight
 from the file when the partition is on this node, through ``fetch_chunk`` when it is not.
@@ -42,6 +43,7 @@ from jobmanager.messages.deployment import (
     decode_shuffle_descriptors,
 )
 from jobmanager.model import storage
+from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.sources import FileSource
 from jobmanager.model.splits import FileSplit, assign_splits
 from shuffle import (
@@ -118,13 +120,17 @@ def read_inputs(
     for index, source in enumerate(sources):
         cancel.check(f"before reading {source!r}")
         with clock.phase("read_input"):
-            splits = _splits(source, index, tdd, blobs, memo)
-            files = whole_parquet_files(source, tdd, splits) if files_for_spark else None
+            whole = isinstance(source, BroadcastSource)
+            source = source.source if whole else source
+            splits = _splits(source, index, tdd, blobs, memo, whole)
+            mine = (splits if whole else assign_splits(splits, tdd.parallelism)[tdd.subtask]
+                    ) if splits else []  # fmt: skip
+            files = whole_parquet_files(source, splits, mine) if files_for_spark else None
             if files is not None:
                 tables.append(files[0])
                 bytes_read += files[1]
                 continue
-            table, size = read_source(source, tdd, splits)
+            table, size = read_source(source, tdd, splits, mine)
         tables.append(table)
         bytes_read += size
     for gate in tdd.inputs:
@@ -148,30 +154,31 @@ def read_inputs(
 
 
 def _splits(source: object, index: int, tdd: TaskDeploymentDescriptor, blobs: BlobCache,
-            memo: Memo) -> list | None:  # fmt: skip
+            memo: Memo, broadcast: bool = False) -> list | None:  # fmt: skip
     """The source's splits: those the JobManager listed, when it shipped them, else listed
-    here (once per TaskManager)."""
+    here (once per TaskManager). The vertex's dynamic filters are not a broadcast source's."""
     if not isinstance(source, FileSource):
         return None
     key = tdd.source_splits[index] if index < len(tdd.source_splits) else ""
     if key:
         return memo.get(("listed", key), lambda: list(decode(blobs.get(BlobKey(key)))))
+    filters = () if broadcast else tdd.source_filters
     return memo.get(
-        ("splits", source, tdd.split_target_bytes, tdd.source_filters),
-        lambda: source.splits(tdd.split_target_bytes, tdd.source_filters),
+        ("splits", source, tdd.split_target_bytes, filters),
+        lambda: source.splits(tdd.split_target_bytes, filters),
     )
 
 
 def whole_parquet_files(
-    source: object, tdd: TaskDeploymentDescriptor, splits: list | None
+    source: object, splits: list | None, mine: list
 ) -> tuple[ParquetFiles, int] | None:
-    """This subtask's share of a Parquet source as whole files, if that is what it is (and the
-    source adds no partition columns, which Spark would type differently); else None."""
+    """``mine``, this subtask's share of a Parquet source's ``splits``, as whole files, if that
+    is what it is (and the source adds no partition columns, which Spark would type
+    differently); else None."""
     if not isinstance(source, FileSource) or source.partitioning or not splits:
         return None
     if any(split.format != "parquet" or not storage.is_local(split.path) for split in splits):
         return None  # Spark reads local files itself; anything else comes through Arrow
-    mine = assign_splits(splits, tdd.parallelism)[tdd.subtask]
     if not mine:
         return None
     groups_of: dict[str, set[int]] = {}
@@ -202,10 +209,11 @@ def parquet_schema_key(footer) -> Hashable:
 
 
 def read_source(
-    source: object, tdd: TaskDeploymentDescriptor, splits: list | None = None
+    source: object, tdd: TaskDeploymentDescriptor, splits: list | None = None,
+    mine: list | None = None,
 ) -> tuple[pa.Table, int]:
-    """This subtask's share of ``source``, and the bytes of its splits (enumerated here unless
-    given)."""
+    """``mine``, this subtask's share of ``source``'s ``splits`` (both found here unless
+    given), and their bytes."""
     if not isinstance(source, FileSource):
         raise TypeError(
             f"vertex {tdd.vertex!r}: source {source!r} is not a FileSource; a TaskManager "
@@ -213,7 +221,8 @@ def read_source(
         )
     if splits is None:
         splits = source.splits(tdd.split_target_bytes, tdd.source_filters)
-    mine = assign_splits(splits, tdd.parallelism)[tdd.subtask] if splits else []
+    if mine is None:
+        mine = assign_splits(splits, tdd.parallelism)[tdd.subtask] if splits else []
     if not mine:
         return (_schema_of(source, splits[0]) if splits else pa.table({})), 0
     return source.read(mine), sum(split.length for split in mine)

@@ -316,6 +316,11 @@ OPTIONS: dict[str, Option] = {
                "side's listed bytes (the compressed columns it reads) are at most this; -1 "
                "never does. (Flink: 1 MB of its own estimate; Tidal: Spark's 10 MB, of bytes "
                "as Spark's estimate counts them.)"),
+        Option("table.optimizer.join.read-whole-threshold", _memory_or_off, 1 << 20,
+               "A join's side sent whole to every task of the other side, when it reads one "
+               "table (filtered and projected only) of at most this many listed bytes and the "
+               "other side's tasks read a table too, is read by each of those tasks in its own "
+               "Spark query, as Spark's own plan reads it, not by a task of its own; -1 never."),
         Option("table.optimizer.adaptive-broadcast-join.strategy",
                _choice("AUTO", "RUNTIME_ONLY", "NONE", aliases={"runtime-only": "RUNTIME_ONLY"}),
                "AUTO",

@@ -42,6 +42,7 @@ from jobmanager.planner.translate import Translator
 __all__ = ["BROADCAST_THRESHOLD", "SKEW_STRATEGY", "Catalog", "PlannedQuery", "plan_sql"]
 
 BROADCAST_THRESHOLD = "table.optimizer.join.broadcast-threshold"
+READ_WHOLE_THRESHOLD = "table.optimizer.join.read-whole-threshold"
 # none, auto or forced: forced plans a hash exchange after a shuffled join where an operator
 # in the join's stage would rely on its hashing, so that the join's skew may still be cut
 SKEW_STRATEGY = "execution.batch.adaptive.skewed-join-optimization.strategy"
@@ -96,7 +97,7 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
     node = prune_columns(reorder_joins(node, threshold))
     result = cut_into_stages(node, static_threshold(threshold, strategy), ids,
-                             config[SKEW_STRATEGY])  # fmt: skip
+                             config[SKEW_STRATEGY], config[READ_WHOLE_THRESHOLD])  # fmt: skip
     mark_joins(result, strategy)
     tree = result.tree
     named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))

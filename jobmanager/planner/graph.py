@@ -1,6 +1,6 @@
 """Stages become the job graph Tidal runs: a vertex per stage, running its SQL, reading its
 tables through ``FileSource``s narrowed to the columns it reads and the hive partitions its
-filter allows, joined by the stages' edges, the sink last. A range edge's sort keys carry
+filter allows (a tiny table a join reads whole in every task as a ``BroadcastSource``), joined by the stages' edges, the sink last. A range edge's sort keys carry
 their columns' types, so ``tidal explain`` can show the sort's bounds as values.
 """
 
@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.model.partition_filter import PARTITION_TYPES
@@ -56,7 +57,8 @@ def job_graph(result: Stage, sink: ParquetSink, name: str) -> JobGraph:
             tuple(f"in{i}" for i in range(len(stage.inputs)))  # fmt: skip
         sql = stage_sql(stage)
         operator = SqlOperator(sql, views, stage.origin, with_hints(joins.get(id(stage), ()), sql))
-        sources = [source_of(scan) for scan in stage.sources]
+        sources = [BroadcastSource(source_of(scan)) if index in stage.whole else source_of(scan)
+                   for index, scan in enumerate(stage.sources)]  # fmt: skip
         vertices[id(stage)] = graph.add_vertex(_unique(stage, names), stage.parallelism,
                                                operator=operator, sources=sources)  # fmt: skip
         for edge in stage.inputs:

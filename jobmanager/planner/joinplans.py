@@ -70,7 +70,8 @@ def _planned(stage: Stage, node: Join, memo: dict) -> PlannedJoin:
     listed = {side: _listed(stage, child, memo) for side, child in
               (("left", node.left), ("right", node.right))}  # fmt: skip
     hint = stage.hints.get(id(node), "")
-    broadcast = [side for side, e in edges.items() if e is not None and e.partitioner.is_broadcast]
+    broadcast = [side for side, child in (("left", node.left), ("right", node.right))
+                 if _sent_whole(stage, child, edges[side])]
     marks = [e.join for e in edges.values() if e is not None and e.join is not None]
     if broadcast:
         strategy, side, join = PlannedJoin.BROADCAST, broadcast[0], ""
@@ -80,6 +81,15 @@ def _planned(stage: Stage, node: Join, memo: dict) -> PlannedJoin:
         strategy, side, join = PlannedJoin.SHUFFLED, hint, ""
     return PlannedJoin(join, node.kind, strategy, side, views["left"], views["right"],
                        listed["left"], listed["right"])  # fmt: skip
+
+
+def _sent_whole(stage: Stage, child: Node, edge) -> bool:
+    """Whether the side comes through a broadcast edge or is a table every task reads whole."""
+    if edge is not None:
+        return edge.partitioner.is_broadcast
+    while not isinstance(child, Source) and len(child.children) == 1:
+        child = child.children[0]
+    return isinstance(child, Source) and int(child.view[len("s"):]) in stage.whole
 
 
 def _edge(stage: Stage, child: Node):

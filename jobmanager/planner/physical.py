@@ -26,7 +26,10 @@ anti: the left; right: the right; full: none), unless something after the join i
 stage relies on its partitioning (``graph`` clears them: strategy ``auto``, FLIP-475's skip);
 under ``forced`` nothing after such a join relies on it, as its rows count as spread anyhow,
 so an aggregate, a window or a join on its keys gets a hash exchange (a stage) of its own.
-A join without equality keys broadcasts its smaller side.
+A join without equality keys broadcasts its smaller side. A broadcast side that only reads a
+table (filtered and projected) listed at most ``table.optimizer.join.read-whole-threshold`` is
+no stage of its own when the other side's stage reads a table: that stage's tasks read it whole
+(``jobmanager.model.broadcast_source``).
 The listing is an estimate: ``joinmarks`` marks each shuffled join's two edges so the
 JobManager may still broadcast a side its real bytes show small (FLIP-470), and under
 ``table.optimizer.adaptive-broadcast-join.strategy`` RUNTIME_ONLY the planner is given no
@@ -92,20 +95,25 @@ class _Open:
     shared: bool = False
 
 
-def cut_into_stages(root: Node, threshold: int, ids: IdAllocator, skew: str = "auto") -> Stage:
+def cut_into_stages(root: Node, threshold: int, ids: IdAllocator, skew: str = "auto",
+                    read_whole: int = -1) -> Stage:  # fmt: skip
     """The stages of ``root``; returns the last one (the query's result). ``skew``: the
     skewed join strategy (none, auto, forced); forced leaves a join hashed in its own stage,
     since a cut skewed key spreads the join's output over tasks, and the operators after it
-    that would use that hashing exchange the rows again."""
-    cutter = _Cutter(parent_counts(root), threshold, ids, final_sort(root), skew == "forced")
+    that would use that hashing exchange the rows again. ``read_whole``: the most listed bytes
+    of a broadcast side that the other side's tasks read themselves (-1: none)."""
+    cutter = _Cutter(parent_counts(root), threshold, ids, final_sort(root), skew == "forced",
+                     read_whole)  # fmt: skip
     opened = cutter.cont(cutter.build(root))
     return cutter.close(opened)
 
 
 class _Cutter:
     def __init__(self, parents: dict[int, int], threshold: int, ids: IdAllocator,
-                 final_sort: int | None = None, forced_skew: bool = False) -> None:  # fmt: skip
+                 final_sort: int | None = None, forced_skew: bool = False,
+                 read_whole: int = -1) -> None:  # fmt: skip
         self.parents = parents
+        self.read_whole = read_whole
         self.threshold = threshold
         self.ids = ids
         self.final_sort = final_sort
@@ -205,10 +213,15 @@ class _Cutter:
         return self._hash_join(node, keys)
 
     def _broadcast(self, node: Join, right: bool) -> _Open:
-        """The join in the stage of its big side, the small side sent whole into it."""
+        """The join in the stage of its big side, the small side sent whole into it; or, when
+        that stage reads a table and the small side is a read of a tiny one, read whole by
+        each of its tasks (``_read_whole``)."""
         big, small = (node.left, node.right) if right else (node.right, node.left)
         opened = self.cont(self.build(big))
-        leaf = opened.stage.input(self.exchange(self.build(small), Partitioner.BROADCAST))
+        if node.kind != "single" and opened.stage.sources and self._tiny_read(small):
+            leaf = self._read_whole(small, opened.stage)
+        else:
+            leaf = opened.stage.input(self.exchange(self.build(small), Partitioner.BROADCAST))
         pair = (opened.tree, leaf) if right else (leaf, opened.tree)
         opened.tree = replace(node, left=pair[0], right=pair[1])
         opened.stage.hints[id(opened.tree)] = "right" if right else "left"
@@ -216,6 +229,22 @@ class _Cutter:
         if node.kind in ("full", "right" if right else "left"):
             opened.distribution = ("any",)
         return opened
+
+    def _tiny_read(self, node: Node) -> bool:
+        """Whether ``node`` reads one table, filtered and projected, whose listed bytes (the
+        columns read, before any filter) are at most the read-whole threshold: a stage of its
+        own would cost a Spark query, a partition file and a slot's wait (100-200 ms) for a
+        few rows, where each of, say, 40 tasks reads 1 MiB of Parquet in a few ms."""
+        while isinstance(node, (Filter, Project)) and self.parents.get(id(node), 0) <= 1:
+            node = node.child
+        return (isinstance(node, Scan) and self.parents.get(id(node), 0) <= 1 and
+                node.table.listed_bytes([c for _, c in node.mapping]) <= self.read_whole)
+
+    def _read_whole(self, node: Node, stage: Stage) -> Node:
+        """``node``, a ``_tiny_read``, as a source ``stage``'s every task reads whole."""
+        if isinstance(node, Scan):
+            return stage.source(node, whole=True)
+        return replace(node, child=self._read_whole(node.child, stage))
 
     def _in_one_task(self, node: Join) -> _Open:
         edges = [self.exchange(self.build(side), Partitioner.REBALANCE)

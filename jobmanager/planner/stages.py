@@ -42,7 +42,9 @@ class StageEdge:
 @dataclass(eq=False)
 class Stage:
     """One vertex: ``tree`` over its ``sources`` and ``inputs`` (edges, in order); ``kind``
-    and ``origin`` say what it is and what part of the query it came from."""
+    and ``origin`` say what it is and what part of the query it came from. The sources at
+    the indices in ``whole`` are read whole by every task, a join's small side read where it
+    is joined (``jobmanager.model.broadcast_source``)."""
 
     kind: str
     origin: str
@@ -53,11 +55,14 @@ class Stage:
     relies_on_partitioning: bool = False
     detail: str = ""
     hints: dict[int, str] = field(default_factory=dict)  # id(join) -> the side Spark broadcasts
+    whole: set[int] = field(default_factory=set)
 
     def input(self, edge: StageEdge) -> Input:
         self.inputs.append(edge)
         return Input(edge.producer.tree.columns, "", f"in{len(self.inputs) - 1}")
 
-    def source(self, scan: Scan) -> Source:
+    def source(self, scan: Scan, whole: bool = False) -> Source:
         self.sources.append(scan)
+        if whole:
+            self.whole.add(len(self.sources) - 1)
         return Source(scan.columns, scan.origin, f"s{len(self.sources) - 1}", scan)

@@ -5,7 +5,7 @@ This checks the example jobs' user code, and the planner's graphs, apart from th
 Each vertex runs as the number of subtasks a test gives it, and a subtask gets what its input
 edges would give it: its share of a HASH input by Tidal's own hash, all of a BROADCAST input,
 producer subtask ``i``'s output over FORWARD between equal parallelisms, and a disjoint share
-of anything else (REBALANCE, RESCALE, a source's files). So partial and final aggregates, and local and global top-Ns, really run split, and a
+of anything else (REBALANCE, RESCALE, a source's files), all of a ``BroadcastSource``. So partial and final aggregates, and local and global top-Ns, really run split, and a
 job that only works because everything landed in one task fails here. As in Tidal, what a
 subtask hands on is data (an Arrow table), not a plan. A subtask of a ``SqlOperator`` vertex
 registers its inputs as the operator's views in a new session of its own (``newSession``), so
@@ -19,6 +19,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.jobgraph import JobEdge, JobGraph, PartitionerKind
 from shuffle.hashing import hash_columns
 from jobmanager.model.operators import ParquetSink, SparkFunction, SqlOperator
@@ -36,7 +37,9 @@ def run_in_one_session(graph: JobGraph, session: SparkSession,
         subtasks = []
         for index in range(count):
             own = session.newSession() if isinstance(vertex.operator, SqlOperator) else session
-            inputs = [_share(_read(own, source), index, count, None) for source in vertex.sources]
+            inputs = [_read(own, source.source) if isinstance(source, BroadcastSource)
+                      else _share(_read(own, source), index, count, None)
+                      for source in vertex.sources]  # fmt: skip
             inputs += [_edge_input(own, edge, outputs[edge.source.name], index, count)
                        for edge in vertex.inputs]
             subtasks.append(_run(vertex.name, vertex.operator, inputs, own).toArrow())

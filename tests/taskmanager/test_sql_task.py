@@ -15,6 +15,7 @@ import pytest
 import taskmanager.sql as sql_module
 from jobmanager.core.scheduler.recoverable import non_recoverable_cause
 from jobmanager.messages.events import TaskCanceled, TaskFailed, TaskFinished
+from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import ParquetSink, SqlOperator, arrow, part_file, spark
@@ -95,6 +96,45 @@ def test_a_sql_task_sees_its_source_then_its_input_under_their_view_names(
     phases = dict(finished.metrics.phases)
     assert {"read_input", "spark_input", "spark_plan", "spark_run", "write_output"} <= set(phases)
     assert finished.metrics.spark_jobs >= 1
+
+
+def test_every_subtask_reads_a_broadcast_source_whole_and_spark_reads_its_files(
+        tmp_path, spark_provider, monkeypatch):  # fmt: skip
+    """A join's tiny side read in the big side's tasks (``BroadcastSource``): the two subtasks
+    share ``lines`` (two files) but each reads all of ``names``, both as files Spark reads
+    itself; together they give the whole join."""
+    import taskmanager.spark as spark_module
+
+    rewritten = []
+    real = spark_module._write_parquet
+    monkeypatch.setattr(spark_module, "_write_parquet",
+                        lambda table, path: rewritten.append(path) or real(table, path))
+    data = tmp_path / "data"
+    (data / "lines").mkdir(parents=True)
+    (data / "names").mkdir()
+    pq.write_table(LINES.slice(0, 50), data / "lines" / "part-0.parquet")
+    pq.write_table(LINES.slice(50), data / "lines" / "part-1.parquet")
+    pq.write_table(NAMES, data / "names" / "part-0.parquet")
+    sources = [FileSource(str(data / "lines")),
+               BroadcastSource(FileSource(str(data / "names")))]
+    join = SqlOperator("SELECT /*+ BROADCAST(n) */ s.x, n.name FROM s0 s JOIN s1 n ON s.k = n.k",
+                       ("s0", "s1"))  # fmt: skip
+    blobs = DictBlobs()
+    env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
+    code = blobs.code(join, sources)
+    rows = []
+    for subtask in (0, 1):
+        result = f"join->sink#{subtask}"
+        finished = run_task(tdd("join", code, subtask=subtask, parallelism=2,
+                                outputs=[output(result, 1, "forward")]), env, CancelToken())
+        assert isinstance(finished, TaskFinished), getattr(finished, "error", finished)
+        mine = written(env, result).to_pylist()
+        assert {row["x"] for row in mine} <= set(range(subtask * 50, subtask * 50 + 50))
+        rows += mine
+    names = dict(zip(NAMES["k"].to_pylist(), NAMES["name"].to_pylist()))
+    assert sorted(rows, key=lambda row: row["x"]) == [
+        {"x": row["x"], "name": names[row["k"]]} for row in LINES.to_pylist() if row["k"] in names]
+    assert rewritten == []  # both sources went to Spark as files
 
 
 def test_an_input_with_no_columns_is_still_a_view(tmp_path, spark_provider):

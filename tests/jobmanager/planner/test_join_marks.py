@@ -17,7 +17,7 @@ from jobmanager.planner.joinmarks import STRATEGY, broadcast_strategy
 
 THRESHOLD = "table.optimizer.join.broadcast-threshold"
 HASH_EVERYTHING = {THRESHOLD: -1}
-BROADCAST_EVERYTHING = {THRESHOLD: "1 gb"}
+BROADCAST_EVERYTHING = {THRESHOLD: "1 gb", "table.optimizer.join.read-whole-threshold": -1}
 SINK = ParquetSink("/tmp/tidal-planner-tests-out", overwrite=True)
 
 

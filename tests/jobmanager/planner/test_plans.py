@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import pytest
 
+from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.chaining import decide_chains
 from jobmanager.model.config import Configuration
+from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import ParquetSink, SqlOperator
+from jobmanager.model.sources import FileSource
 from jobmanager.planner import plan_sql
 
 HASH_EVERYTHING = {"table.optimizer.join.broadcast-threshold": -1}
-BROADCAST_EVERYTHING = {"table.optimizer.join.broadcast-threshold": "1 gb"}
+# each broadcast side a vertex of its own, however tiny (its tasks' reading it themselves is
+# tested on its own)
+OWN_VERTICES = {"table.optimizer.join.read-whole-threshold": -1}
+BROADCAST_EVERYTHING = {"table.optimizer.join.broadcast-threshold": "1 gb", **OWN_VERTICES}
 
 
 def plan(catalog, query: str, config=None):
@@ -76,6 +82,31 @@ def test_a_small_side_is_sent_whole_into_the_scan_of_the_big_one(catalog):
                               ("scan facts f", "result"): "forward"}
     sql = sql_of(planned, "scan facts f")
     assert "BROADCAST(" in sql and "INNER JOIN in0" in sql
+
+
+def test_a_tiny_small_side_is_read_whole_by_the_tasks_of_the_scan_it_joins(catalog):
+    """Under ``table.optimizer.join.read-whole-threshold`` (1 MiB) a broadcast side that only
+    reads a table is no vertex of its own: the big side's tasks read it, in their Spark query."""
+    query = "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k = d.k AND d.name <> 'x'"
+    planned = plan(catalog, query, {"table.optimizer.join.broadcast-threshold": "1 gb"})
+    assert edges(planned) == {("scan facts f", "result"): "forward"}
+    scan = planned.graph.vertex("scan facts f")
+    split, whole = scan.sources
+    assert isinstance(split, FileSource) and isinstance(whole, BroadcastSource)
+    assert whole.source.paths[0].endswith("dims") and whole.source.columns == ("k", "name")
+    assert scan.infers_parallelism  # the split source still sizes the vertex
+    sql = sql_of(planned, "scan facts f")
+    assert "FROM s1" in sql and "BROADCAST(" in sql and "'x'" in sql
+    (join,) = scan.operator.joins
+    assert join.strategy == PlannedJoin.BROADCAST and join.side == "right"
+    listed = catalog.table("dims").listed_bytes(["k", "name"])
+    over = plan(catalog, query, {"table.optimizer.join.broadcast-threshold": "1 gb",
+                                 "table.optimizer.join.read-whole-threshold": listed - 1})
+    assert edges(over)[("scan dims d", "scan facts f")] == "broadcast"
+    aggregated = plan(catalog, "SELECT f.s, d.n FROM facts f JOIN (SELECT k, COUNT(*) AS n "
+                               "FROM dims GROUP BY k) d ON f.k = d.k",
+                      {"table.optimizer.join.broadcast-threshold": "1 gb"})  # fmt: skip
+    assert "broadcast" in edges(aggregated).values()  # not a plain read: a stage of its own
 
 
 @pytest.mark.parametrize("kind, splittable", [
@@ -236,7 +267,7 @@ def test_a_small_side_joins_the_large_input_it_filters_before_that_crosses_an_ex
     assert small < catalog.table("orders").listed_bytes(["k", "c"]) // 4
     planned = plan(catalog, "SELECT l.v FROM lines l, orders o, customers c "
                             "WHERE l.k = o.k AND o.c = c.c AND c.seg = 'x'",
-                   {"table.optimizer.join.broadcast-threshold": small})  # fmt: skip
+                   {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES})  # fmt: skip
     assert edges(planned)[("scan customers c", "scan orders o")] == "broadcast"
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert sorted(e.source.name for e in join.inputs) == ["scan lines l", "scan orders o"]
@@ -320,7 +351,7 @@ def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter
     })  # fmt: skip
     listed = catalog.table("parts").listed_bytes(["p", "t"])
     query = "SELECT SUM(l.v) AS s FROM lines l, parts p WHERE l.p = p.p AND {}"
-    threshold = {"table.optimizer.join.broadcast-threshold": listed // 5}
+    threshold = {"table.optimizer.join.broadcast-threshold": listed // 5, **OWN_VERTICES}
     filtered = plan(catalog, query.format("p.t = 't7'"), threshold)  # guessed to keep 0.15
     assert edges(filtered)[("scan parts p", "scan lines l")] == "broadcast"
     kept_more = plan(catalog, query.format("p.t <> ''"), threshold)  # guessed to keep 0.25
