@@ -65,7 +65,7 @@ def with_hints(joins: tuple[PlannedJoin, ...], sql: str) -> tuple[PlannedJoin, .
 def _planned(stage: Stage, node: Join, memo: dict) -> PlannedJoin:
     """``node``'s join, its id left empty unless it is marked."""
     edges = {side: _edge(stage, child) for side, child in (("left", node.left), ("right", node.right))}
-    views = {side: child.view if isinstance(child, Input) else ""
+    views = {side: child.view if isinstance(child, Input) else _whole_view(stage, child)
              for side, child in (("left", node.left), ("right", node.right))}  # fmt: skip
     listed = {side: _listed(stage, child, memo) for side, child in
               (("left", node.left), ("right", node.right))}  # fmt: skip
@@ -87,9 +87,15 @@ def _sent_whole(stage: Stage, child: Node, edge) -> bool:
     """Whether the side comes through a broadcast edge or is a table every task reads whole."""
     if edge is not None:
         return edge.partitioner.is_broadcast
+    return bool(_whole_view(stage, child))
+
+
+def _whole_view(stage: Stage, child: Node) -> str:
+    """The view of the source the side reads, when every task reads that source whole."""
     while not isinstance(child, Source) and len(child.children) == 1:
         child = child.children[0]
-    return isinstance(child, Source) and int(child.view[len("s"):]) in stage.whole
+    whole = isinstance(child, Source) and int(child.view[len("s"):]) in stage.whole
+    return child.view if whole else ""
 
 
 def _edge(stage: Stage, child: Node):

@@ -19,6 +19,7 @@ range's task was given.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from jobmanager.core.executiongraph.inputs import WholeInputInfo
 from jobmanager.messages.joins import JoinDecision
+from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.chaining import ChainedOperator
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import SqlOperator
@@ -144,10 +146,11 @@ def _join(vertex, join: str, plan: PlannedJoin | None, edges: dict, decision, co
             bytes_ = decision.left_bytes if name == "left" else decision.right_bytes
         else:
             bytes_ = plan.listed(name) if plan is not None else -1
+        read_whole = _read_whole(vertex, plan, name) if edge is None else ""
         sides.append(JoinSideFacts(
-            name, edge.source.name if edge is not None else "", bytes_,
+            name, edge.source.name if edge is not None else read_whole, bytes_,
             written.get(id(edge), -1) if edge is not None else -1,
-            _moved(edge, name, decision, chain_of, runs)))  # fmt: skip
+            "read whole" if read_whole else _moved(edge, name, decision, chain_of, runs)))  # fmt: skip
     return JoinFacts(join, kind, runs, strategy, side, when, threshold, after, *sides, note=note)
 
 
@@ -165,6 +168,18 @@ def _moved(edge, side: str, decision: JoinDecision | None, chain_of: dict, runs:
     if edge.partitioner is not None and edge.partitioner.keys:
         return "shuffled"
     return str(edge.partitioner or "rescale")
+
+
+def _read_whole(vertex, plan: PlannedJoin | None, side: str) -> str:
+    """``table t (read by every task)`` for a side the vertex's tasks read whole themselves
+    (a ``BroadcastSource``), else ""."""
+    view = plan.view(side) if plan is not None else ""
+    if not view.startswith("s"):
+        return ""
+    source = vertex.sources[int(view[len("s"):])]
+    if not isinstance(source, BroadcastSource):
+        return ""
+    return f"table {os.path.basename(source.source.paths[0].rstrip('/'))} (read by every task)"
 
 
 def _side_edge(vertex, plan: PlannedJoin | None, marks: dict, side: str):

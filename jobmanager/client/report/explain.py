@@ -60,7 +60,8 @@ def explain_lines(facts: JobFacts) -> list[str]:
 _KIND = {"left": "left outer", "right": "right outer", "full": "full outer"}
 _MOVED = {"shuffled": "shuffled (by hash subpartition)", "broadcast": "broadcast (whole to every task)",
           "read locally": "read locally (whole outputs of consecutive producers)",
-          "chained": "chained (computed in the join's task, never written)"}  # fmt: skip
+          "chained": "chained (computed in the join's task, never written)",
+          "read whole": "read whole in each task's Spark query, never written"}  # fmt: skip
 
 
 def join_lines(join: JoinFacts) -> list[str]:

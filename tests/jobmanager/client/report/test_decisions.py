@@ -124,7 +124,8 @@ def tpch(tmp_path_factory):
 
 def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_run_time(tpch):
     """Q3 with a 50 KiB threshold: customer (8.7 KiB listed, 1.3 KiB once its one-segment filter
-    is guessed to keep 0.15) is broadcast into the orders scan by the planner; lineitem with
+    is guessed to keep 0.15) is broadcast into the orders scan by the planner, read by its
+    tasks themselves (under the 1 MiB read-whole threshold); lineitem with
     orders is marked, and the run time, seeing 1 MiB written on each side, keeps it shuffled."""
     from examples.tpch_dbgen import queries
     from jobmanager.planner import plan_sql
@@ -140,8 +141,8 @@ def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_
         "planned from the listing, threshold 50.0 KiB"),
         ("    left  (its own rows): 69.1 KiB estimated > threshold; chained (computed in the join's "
         "task, never written)"),
-        ("    right scan customer: 1.3 KiB estimated <= threshold; broadcast (whole to every task), "
-        "1.0 MiB written"),
+        ("    right table customer (read by every task): 1.3 KiB estimated <= threshold; read "
+         "whole in each task's Spark query, never written"),
         ("  j1 inner join in join l_orderkey: shuffled, built on the left side; decided at run "
         "time once 'scan lineitem' and 'scan orders' finished, threshold 50.0 KiB"),
         "    left  scan lineitem: 1.0 MiB written > threshold; shuffled (by hash subpartition)",
