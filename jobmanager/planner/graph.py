@@ -1,7 +1,8 @@
 """Stages become the job graph Tidal runs: a vertex per stage, running its SQL, reading its
 tables through ``FileSource``s narrowed to the columns it reads and the hive partitions its
-filter allows (a tiny table a join reads whole in every task as a ``BroadcastSource``), joined by the stages' edges, the sink last. A range edge's sort keys carry
-their columns' types, so ``tidal explain`` can show the sort's bounds as values.
+filter allows (a tiny table a join reads whole in every task as a ``BroadcastSource``), joined
+by the stages' edges, the sink last. A range edge's sort keys carry their columns' types, so
+``tidal explain`` can show the sort's bounds as values.
 """
 
 from __future__ import annotations

@@ -147,10 +147,10 @@ def _join(vertex, join: str, plan: PlannedJoin | None, edges: dict, decision, co
         else:
             bytes_ = plan.listed(name) if plan is not None else -1
         read_whole = _read_whole(vertex, plan, name) if edge is None else ""
+        moved = "read whole" if read_whole else _moved(edge, name, decision, chain_of, runs)
         sides.append(JoinSideFacts(
             name, edge.source.name if edge is not None else read_whole, bytes_,
-            written.get(id(edge), -1) if edge is not None else -1,
-            "read whole" if read_whole else _moved(edge, name, decision, chain_of, runs)))  # fmt: skip
+            written.get(id(edge), -1) if edge is not None else -1, moved))  # fmt: skip
     return JoinFacts(join, kind, runs, strategy, side, when, threshold, after, *sides, note=note)
 
 
