@@ -209,20 +209,14 @@ def parquet_schema_key(footer) -> Hashable:
 
 
 def read_source(
-    source: object, tdd: TaskDeploymentDescriptor, splits: list | None = None,
-    mine: list | None = None,
+    source: object, tdd: TaskDeploymentDescriptor, splits: list | None, mine: list
 ) -> tuple[pa.Table, int]:
-    """``mine``, this subtask's share of ``source``'s ``splits`` (both found here unless
-    given), and their bytes."""
+    """``mine``, this subtask's share of ``source``'s ``splits``, and their bytes."""
     if not isinstance(source, FileSource):
         raise TypeError(
             f"vertex {tdd.vertex!r}: source {source!r} is not a FileSource; a TaskManager "
             "reads FileSources only"
         )
-    if splits is None:
-        splits = source.splits(tdd.split_target_bytes, tdd.source_filters)
-    if mine is None:
-        mine = assign_splits(splits, tdd.parallelism)[tdd.subtask] if splits else []
     if not mine:
         return (_schema_of(source, splits[0]) if splits else pa.table({})), 0
     return source.read(mine), sum(split.length for split in mine)
