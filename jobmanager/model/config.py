@@ -213,8 +213,11 @@ OPTIONS: dict[str, Option] = {
                "How often the JobManager checks that each TaskManager is alive."),
         Option("heartbeat.timeout", _positive_duration, 30_000,
                "A TaskManager that does not answer for this long is lost."),
-        Option("resourcemanager.taskmanager-timeout", _positive_duration, 30_000,
-               "An idle TaskManager is kept this long for the next job, then stopped."),
+        Option("resourcemanager.taskmanager-timeout", _positive_duration, 300_000,
+               "An idle TaskManager is kept this long for the next job, then stopped; sooner "
+               "when a job of another shape needs the CPUs it holds. (Flink: 30 s; Tidal: 5 "
+               "min, Ray's autoscaler's idle node timeout, because every TaskManager carries a "
+               "Spark JVM whose start and warm-up cost the next job seconds.)"),
         Option("slot.request.timeout", _positive_duration, 300_000,
                "A TaskManager the cluster cannot start within this time is given up."),
         Option("taskmanager.node-id", str, "",
