@@ -17,16 +17,14 @@ The estimates are the sources' listed bytes (the compressed column chunks of the
 ``jobmanager.planner.catalog``) times the share of rows a scan's filters keep, guessed as
 Flink's planner guesses without statistics (``guess_selectivity``), carried up the plan: a
 join gives the sum of its inputs, a semi or anti join its left input, an aggregate without
-groups a row, a grouped one a share of its input (``aggregation_ratio``, Flink's guess),
-anything else its input. Without the guesses a filtered dimension table looked as big as the
-whole table: at scale 10 TPC-H q08's ``part`` (one ``p_type`` of 150) listed
+groups a row, anything else its input. Without the guess a filtered dimension table looked
+as big as the whole table: at scale 10 TPC-H q08's ``part`` (one ``p_type`` of 150) listed
 11.8 MiB, over the broadcast threshold, and the 1.3 GiB of ``lineitem`` it filters was
 shuffled before the run time could see that ``part`` gave 111 KiB.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -38,7 +36,7 @@ from jobmanager.planner.logical import (
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
-__all__ = ["aggregation_ratio", "equi_keys", "estimate_bytes", "guess_selectivity", "reorder_joins"]
+__all__ = ["equi_keys", "estimate_bytes", "guess_selectivity", "reorder_joins"]
 
 _ROW_BYTES = 64
 
@@ -64,22 +62,12 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
         size = sum(estimate_bytes(c, memo, leaf) for c in node.children)
     elif isinstance(node, Aggregate) and not node.groups:
         size = _ROW_BYTES
-    elif isinstance(node, Aggregate):
-        size = int(estimate_bytes(node.child, memo, leaf) * aggregation_ratio(len(node.groups)))
     elif isinstance(node, Limit) and node.limit is not None:
         size = min(estimate_bytes(node.child, memo, leaf), _ROW_BYTES * max(1, node.limit))
     else:
         size = estimate_bytes(node.children[0], memo, leaf)
     memo[id(node)] = size
     return size
-
-
-def aggregation_ratio(groups: int) -> float:
-    """The share of its input's rows a grouped aggregate is guessed to give, as Flink's planner
-    guesses it without the keys' distinct counts (``FlinkRelMdUtil.
-    getAggregationRatioIfNdvUnavailable``): ``1 - exp(-0.1 * groups)``, 0.095 for one key,
-    0.18 for two."""
-    return 1.0 - math.exp(-0.1 * groups)
 
 
 def guess_selectivity(filters: Sequence[exp.Expression]) -> float:

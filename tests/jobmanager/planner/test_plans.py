@@ -356,29 +356,3 @@ def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter
     assert edges(filtered)[("scan parts p", "scan lines l")] == "broadcast"
     kept_more = plan(catalog, query.format("p.t <> ''"), threshold)  # guessed to keep 0.25
     assert ("scan parts p", "scan lines l") not in edges(kept_more)
-
-
-def test_a_grouped_aggregate_is_guessed_smaller_than_its_input_as_flink_guesses_it(tmp_path):
-    """TPC-H q02's shape: the cheapest cost per part (an aggregate of ``partsupp``) joins a
-    second scan of ``partsupp``. Guessed as big as its input, the aggregate was the side to
-    stream and the whole second scan was broadcast into its tasks; guessed as Flink guesses
-    it (a tenth for one key), the aggregate is the small side, broadcast into the scan."""
-    import pyarrow as pa
-
-    from jobmanager.planner import Catalog
-    from jobmanager.planner.joins import aggregation_ratio
-    from tests.jobmanager.planner.conftest import write_table
-
-    assert aggregation_ratio(1) == pytest.approx(0.095, abs=1e-3)
-    assert aggregation_ratio(2) == pytest.approx(0.181, abs=1e-3)
-    catalog = Catalog.from_tables({
-        "ps": write_table(tmp_path / "ps", pa.table({"k": [i % 5000 for i in range(40000)],
-                                                     "c": [i % 997 for i in range(40000)]})),
-    })  # fmt: skip
-    threshold = {"table.optimizer.join.broadcast-threshold":
-                 catalog.table("ps").listed_bytes(["k", "c"]) // 5, **OWN_VERTICES}  # fmt: skip
-    planned = plan(catalog, "SELECT p.k, p.c FROM ps p, (SELECT k AS kk, MIN(c) AS m FROM ps "
-                            "GROUP BY k) a WHERE p.k = a.kk AND p.c = a.m", threshold)  # fmt: skip
-    found = edges(planned)
-    assert found.get(("aggregate k_2", "scan ps p")) == "broadcast", planned.explain()
-    assert ("scan ps p", "aggregate k_2") not in found
