@@ -28,8 +28,8 @@ under ``forced`` nothing after such a join relies on it, as its rows count as sp
 so an aggregate, a window or a join on its keys gets a hash exchange (a stage) of its own.
 A join without equality keys broadcasts its smaller side. A broadcast side that only reads a
 table (filtered and projected) listed at most ``table.optimizer.join.read-whole-threshold`` is
-no stage of its own when the other side's stage reads a table: that stage's tasks read it whole
-(``jobmanager.model.broadcast_source``).
+no stage of its own: the other side's stage's tasks read it whole, where that stage reads a
+table or may (``_reads_tables``; ``jobmanager.model.broadcast_source``).
 The listing is an estimate: ``joinmarks`` marks each shuffled join's two edges so the
 JobManager may still broadcast a side its real bytes show small (FLIP-470), and under
 ``table.optimizer.adaptive-broadcast-join.strategy`` RUNTIME_ONLY the planner is given no
@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from jobmanager.model.jobgraph import Partitioner
+from jobmanager.model.jobgraph import Partitioner, PartitionerKind
 from jobmanager.planner.aggregates import split_aggregate
 from jobmanager.planner.distribution import (
     cast,
@@ -106,6 +106,18 @@ def cut_into_stages(root: Node, threshold: int, ids: IdAllocator, skew: str = "a
                      read_whole)  # fmt: skip
     opened = cutter.cont(cutter.build(root))
     return cutter.close(opened)
+
+
+def _reads_tables(stage: Stage) -> bool:
+    """Whether ``stage``'s tasks may read a tiny table themselves: a stage that reads a table
+    may; one that reads none (TPC-H q02's outer join, after an aggregate) where it costs none
+    of the choices made later: no FORWARD input, which chains it to its producer only if it
+    reads no table, and not the two hashed sides of a join, which the run time may turn into
+    a broadcast or chain into a side's scan only in a vertex that reads no table."""
+    if stage.sources:
+        return True
+    kinds = [edge.partitioner.kind for edge in stage.inputs]
+    return PartitionerKind.FORWARD not in kinds and kinds.count(PartitionerKind.HASH) != 2
 
 
 class _Cutter:
@@ -214,11 +226,11 @@ class _Cutter:
 
     def _broadcast(self, node: Join, right: bool) -> _Open:
         """The join in the stage of its big side, the small side sent whole into it; or, when
-        that stage reads a table and the small side is a read of a tiny one, read whole by
-        each of its tasks (``_read_whole``)."""
+        the small side is a read of a tiny table, read whole by each of that stage's tasks
+        (``_read_whole``) where it may (``_reads_tables``)."""
         big, small = (node.left, node.right) if right else (node.right, node.left)
         opened = self.cont(self.build(big))
-        if node.kind != "single" and opened.stage.sources and self._tiny_read(small):
+        if node.kind != "single" and _reads_tables(opened.stage) and self._tiny_read(small):
             leaf = self._read_whole(small, opened.stage)
         else:
             leaf = opened.stage.input(self.exchange(self.build(small), Partitioner.BROADCAST))

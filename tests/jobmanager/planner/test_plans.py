@@ -109,6 +109,31 @@ def test_a_tiny_small_side_is_read_whole_by_the_tasks_of_the_scan_it_joins(catal
     assert "broadcast" in edges(aggregated).values()  # not a plain read: a stage of its own
 
 
+def test_a_tiny_table_is_read_whole_after_an_exchange_but_not_into_a_join_the_run_time_may_turn(
+        catalog):  # fmt: skip
+    """TPC-H q02's outer join runs in the stage of an aggregate, which reads no table: its tiny
+    tables are read whole there too. A shuffled join's stage (two hashed sides) keeps them as
+    vertices: the run time may broadcast one of its sides, or chain it into a side's scan,
+    only in a vertex that reads no table."""
+    config = {"table.optimizer.join.broadcast-threshold": "1 gb"}
+    planned = plan(catalog, "SELECT a.k, a.t, d.name FROM (SELECT k, SUM(v) AS t FROM facts "
+                            "GROUP BY k) a JOIN dims d ON a.k = d.k", config)  # fmt: skip
+    assert "scan dims d" not in {v.name for v in planned.graph.vertices}, planned.explain()
+    (stage,) = [v for v in planned.graph.vertices if any(
+        isinstance(s, BroadcastSource) for s in v.sources)]  # fmt: skip
+    assert stage.name.startswith("aggregate") and len(stage.sources) == 1
+    assert [str(e.partitioner) for e in stage.inputs] == ["hash(k)"]
+    assert "FROM s0" in sql_of(planned, stage.name)
+
+    facts = catalog.table("facts").listed_bytes(["k", "s"])
+    hashed = plan(catalog, "SELECT f.s, g.s AS t, d.name FROM facts f JOIN facts g ON f.k = g.k "
+                           "JOIN dims d ON d.k = f.g + g.g",
+                  {"table.optimizer.join.broadcast-threshold": facts - 1})  # fmt: skip
+    join = next(v for v in hashed.graph.vertices if v.name.startswith("join"))
+    assert edges(hashed).get(("scan dims d", join.name)) == "broadcast", hashed.explain()
+    assert not join.sources
+
+
 @pytest.mark.parametrize("kind, splittable", [
     ("JOIN", {"scan facts f": True, "scan dims d": True}),
     ("LEFT JOIN", {"scan facts f": True, "scan dims d": False}),
