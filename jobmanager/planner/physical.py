@@ -29,7 +29,7 @@ so an aggregate, a window or a join on its keys gets a hash exchange (a stage) o
 A join without equality keys broadcasts its smaller side. A broadcast side that only reads a
 table (filtered and projected) listed at most ``table.optimizer.join.read-whole-threshold`` is
 no stage of its own: the other side's stage's tasks read it whole, where that stage reads a
-table or may (``_reads_tables``; ``jobmanager.model.broadcast_source``).
+table or may (``whole_reads``).
 The listing is an estimate: ``joinmarks`` marks each shuffled join's two edges so the
 JobManager may still broadcast a side its real bytes show small (FLIP-470), and under
 ``table.optimizer.adaptive-broadcast-join.strategy`` RUNTIME_ONLY the planner is given no
@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from jobmanager.model.jobgraph import Partitioner, PartitionerKind
+from jobmanager.model.jobgraph import Partitioner
 from jobmanager.planner.aggregates import split_aggregate
 from jobmanager.planner.distribution import (
     cast,
@@ -74,6 +74,7 @@ from jobmanager.planner.logical import (
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 from jobmanager.planner.stages import Input, Source, Stage, StageEdge
+from jobmanager.planner.whole_reads import may_read_whole, read_whole, tiny_read
 
 __all__ = ["Input", "Source", "Stage", "StageEdge", "cut_into_stages"]
 
@@ -106,18 +107,6 @@ def cut_into_stages(root: Node, threshold: int, ids: IdAllocator, skew: str = "a
                      read_whole)  # fmt: skip
     opened = cutter.cont(cutter.build(root))
     return cutter.close(opened)
-
-
-def _reads_tables(stage: Stage) -> bool:
-    """Whether ``stage``'s tasks may read a tiny table themselves: a stage that reads a table
-    may; one that reads none (TPC-H q02's outer join, after an aggregate) where it costs none
-    of the choices made later: no FORWARD input, which chains it to its producer only if it
-    reads no table, and not the two hashed sides of a join, which the run time may turn into
-    a broadcast or chain into a side's scan only in a vertex that reads no table."""
-    if stage.sources:
-        return True
-    kinds = [edge.partitioner.kind for edge in stage.inputs]
-    return PartitionerKind.FORWARD not in kinds and kinds.count(PartitionerKind.HASH) != 2
 
 
 class _Cutter:
@@ -227,11 +216,12 @@ class _Cutter:
     def _broadcast(self, node: Join, right: bool) -> _Open:
         """The join in the stage of its big side, the small side sent whole into it; or, when
         the small side is a read of a tiny table, read whole by each of that stage's tasks
-        (``_read_whole``) where it may (``_reads_tables``)."""
+        where it may (``whole_reads``)."""
         big, small = (node.left, node.right) if right else (node.right, node.left)
         opened = self.cont(self.build(big))
-        if node.kind != "single" and _reads_tables(opened.stage) and self._tiny_read(small):
-            leaf = self._read_whole(small, opened.stage)
+        if node.kind != "single" and may_read_whole(opened.stage) and \
+                tiny_read(small, self.parents, self.read_whole):  # fmt: skip
+            leaf = read_whole(small, opened.stage)
         else:
             leaf = opened.stage.input(self.exchange(self.build(small), Partitioner.BROADCAST))
         pair = (opened.tree, leaf) if right else (leaf, opened.tree)
@@ -241,22 +231,6 @@ class _Cutter:
         if node.kind in ("full", "right" if right else "left"):
             opened.distribution = ("any",)
         return opened
-
-    def _tiny_read(self, node: Node) -> bool:
-        """Whether ``node`` reads one table, filtered and projected, whose listed bytes (the
-        columns read, before any filter) are at most the read-whole threshold: a stage of its
-        own would cost a Spark query, a partition file and a slot's wait (100-200 ms) for a
-        few rows, where each of, say, 40 tasks reads 1 MiB of Parquet in a few ms."""
-        while isinstance(node, (Filter, Project)) and self.parents.get(id(node), 0) <= 1:
-            node = node.child
-        return (isinstance(node, Scan) and self.parents.get(id(node), 0) <= 1 and
-                node.table.listed_bytes([c for _, c in node.mapping]) <= self.read_whole)
-
-    def _read_whole(self, node: Node, stage: Stage) -> Node:
-        """``node``, a ``_tiny_read``, as a source ``stage``'s every task reads whole."""
-        if isinstance(node, Scan):
-            return stage.source(node, whole=True)
-        return replace(node, child=self._read_whole(node.child, stage))
 
     def _in_one_task(self, node: Join) -> _Open:
         edges = [self.exchange(self.build(side), Partitioner.REBALANCE)
