@@ -67,6 +67,11 @@ _TEMPLATES = {
     "cte twice": "WITH k AS (SELECT a, SUM(b) AS t FROM t1 GROUP BY a) "
                  "SELECT x.a, x.t, y.t AS u FROM k x JOIN k y ON x.a = y.a + 1",
     "top n": "SELECT a, b, c, s FROM t1 ORDER BY a DESC, b, c, s LIMIT {limit}",
+    "filtered groups": "SELECT g.a, g.s, g.t, g.n, t2.d FROM (SELECT a, s, SUM(c) AS t, "
+                       "COUNT(*) AS n FROM t1 GROUP BY a, s) g JOIN t2 ON g.a = t2.a "
+                       "AND g.s = t2.e WHERE t2.d > 0",
+    "filtered groups semi": "SELECT a, t FROM (SELECT a, SUM(c) AS t FROM t1 GROUP BY a "
+                            "HAVING COUNT(*) > 1) g WHERE g.a IN (SELECT a FROM t2 WHERE d > 0)",
 }  # fmt: skip
 
 

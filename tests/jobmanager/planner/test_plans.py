@@ -381,3 +381,45 @@ def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter
     assert edges(filtered)[("scan parts p", "scan lines l")] == "broadcast"
     kept_more = plan(catalog, query.format("p.t <> ''"), threshold)  # guessed to keep 0.25
     assert ("scan parts p", "scan lines l") not in edges(kept_more)
+
+
+GROUPS = ("SELECT a.k, a.t FROM (SELECT k, SUM(v) AS t FROM facts GROUP BY k) a "
+          "JOIN dims d ON a.k = d.k")
+
+
+def test_an_aggregate_joined_on_its_keys_with_a_small_filtered_side_reads_only_its_groups(
+        catalog):  # fmt: skip
+    """TPC-H q20: the filtered side, broadcast to the join anyway, is broadcast into the scan
+    the aggregate reads too, one vertex for both, so only the groups the join keeps are summed
+    and exchanged."""
+    planned = plan(catalog, GROUPS + " WHERE d.name = 'n3'", BROADCAST_EVERYTHING)
+    got = edges(planned)
+    assert got[("scan dims d", "scan facts")] == "broadcast", planned.explain()
+    assert got[("scan dims d", "aggregate k")] == "broadcast"
+    assert [v.name for v in planned.graph.vertices].count("scan dims d") == 1
+    assert "LEFT SEMI JOIN in0" in sql_of(planned, "scan facts")
+
+
+@pytest.mark.parametrize("query, config", [
+    (GROUPS, BROADCAST_EVERYTHING),  # an unfiltered side keeps every group
+    (GROUPS.replace("JOIN", "LEFT JOIN") + " AND d.name = 'n3'", BROADCAST_EVERYTHING),
+    (GROUPS + " WHERE d.name = 'n3'", HASH_EVERYTHING),  # too big to broadcast
+    ("WITH a AS (SELECT k, SUM(v) AS t FROM facts GROUP BY k) SELECT a.k, a.t, b.t AS u "
+     "FROM a JOIN dims d ON a.k = d.k JOIN a b ON b.k = a.k WHERE d.name = 'n3'",
+     BROADCAST_EVERYTHING),  # read twice: both readers must see every group
+])  # fmt: skip
+def test_an_aggregate_reads_every_group_where_a_filter_would_not_pay_or_not_hold(
+        catalog, query, config):  # fmt: skip
+    planned = plan(catalog, query, config)
+    assert "SEMI JOIN" not in all_sql(planned), planned.explain()
+
+
+def test_the_filtered_input_of_a_join_that_gives_the_keys_filters_the_groups(catalog):
+    """TPC-H q17: the aggregate's keys come from a join of a big scan with a small filtered
+    one; the small one alone filters the groups (its keys are a superset of the join's)."""
+    planned = plan(catalog, "SELECT SUM(f.v) AS t FROM facts f JOIN dims d ON f.k = d.k "
+                            "WHERE d.name = 'n3' AND f.v < (SELECT 0.2 * AVG(g.v) FROM facts g "
+                            "WHERE g.k = d.k)", BROADCAST_EVERYTHING)  # fmt: skip
+    got = edges(planned)
+    assert got[("scan dims d", "scan facts g")] == "broadcast", planned.explain()
+    assert "LEFT SEMI JOIN in0" in sql_of(planned, "scan facts g")
