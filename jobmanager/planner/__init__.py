@@ -98,9 +98,9 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     node = prune_columns(push_filters(relation.node), trim=False)
     threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
     static = static_threshold(threshold, strategy)
-    node = filter_groups(prune_columns(reorder_joins(node, threshold)), static)
-    result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY],
-                             config[READ_WHOLE_THRESHOLD])  # fmt: skip
+    read_whole = config[READ_WHOLE_THRESHOLD]
+    node = filter_groups(prune_columns(reorder_joins(node, threshold)), static, read_whole)
+    result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY], read_whole)
     mark_joins(result, strategy)
     tree = result.tree
     named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))

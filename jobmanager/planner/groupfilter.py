@@ -1,22 +1,28 @@
-"""A grouped aggregate joined on its group keys with a small, filtered input aggregates only
-the groups that join can keep: that input's keys filter the aggregate's input first, as a semi
-join where it is read.
+"""What a join will drop is dropped where its input is read: a small filtered input of the
+join, semi-joined on the join's keys into the reading of the other side, so fewer rows are
+aggregated and fewer cross an exchange.
 
-TPC-H q20 sums a year of ``lineitem`` by part and supplier, then keeps the groups of the few
-``partsupp`` rows whose part is named 'forest%'. Without the filter every group is summed and
-exchanged (at scale 1, 900,000 groups for some 2,000 kept); with it, the ``partsupp`` side,
-broadcast to the join anyway, is broadcast into the ``lineitem`` scan too and the aggregate sees
-only the rows it keeps. The rewrite is exact: the filter reads only group keys, so it keeps or
-drops whole groups, and it drops only groups that an inner or semi join on those equalities
-drops (a NULL key matches nothing in either).
+- A grouped aggregate joined on its group keys aggregates only the groups the join keeps.
+  TPC-H q20 sums a year of ``lineitem`` by part and supplier, then keeps the groups of the few
+  ``partsupp`` rows whose part is named 'forest%': without the filter every group is summed
+  and exchanged (at scale 1, 900,000 groups for some 2,000 kept); with it, the ``partsupp``
+  side, broadcast to the join anyway, is broadcast into the ``lineitem`` scan too. Exact: the
+  filter reads only group keys, so it keeps or drops whole groups, and only groups an inner or
+  semi join on those equalities drops (a NULL key matches nothing in either).
+- A table broadcast to a join is filtered in its own scan by a smaller filtered input that the
+  join meets it with (TPC-H q02: the outer ``partsupp``, broadcast whole, filtered by the
+  parts of size 15; q10: the returned ``lineitem`` rows by the quarter's orders). Exact for an
+  inner or semi join: a row whose key the filter lacks would meet no row of it.
 
-The filter is the join's input or, where that is too big, the input of its inner joins that
-gives the keys (TPC-H q17: ``lineitem`` joined with a filtered ``part`` gives the part keys,
-``part``'s alone are a superset of them). It is used only where it pays by the planner's
-estimates and changes nothing else: it is small enough to broadcast, it reads a filtered table
-(an unfiltered one keeps every group), it is smaller than what the aggregate reads, and nothing
-between the join and the aggregate has another consumer (a view read twice gives both readers
-the same rows). The filter becomes one stage with two consumers, not two reads.
+The filter is the join's other input or, where that is too big, the input of its inner joins
+that gives the keys, whose values are a superset of the join's (TPC-H q17: ``lineitem``
+joined with a filtered ``part`` gives the part keys, ``part``'s alone are a superset). It is
+used only where it pays by the planner's estimates and changes nothing else: it is small enough
+to broadcast, it reads a filtered table (an unfiltered one keeps every row), it is smaller than
+what it filters, a filtered table is broadcast (a tiny one, read whole by the join's tasks,
+stays so), and nothing between the join and what is filtered has another consumer (a view read
+twice gives both readers the same rows). The filter becomes one stage with two consumers, not
+two reads.
 """
 
 from __future__ import annotations
@@ -34,21 +40,25 @@ from jobmanager.planner.pushdown import parent_counts
 
 __all__ = ["filter_groups"]
 
+Pair = tuple[exp.Expression, exp.Expression]  # (a key on the filtered side, the filter's)
+
 _KINDS = ("inner", "semi")
 
 
-def filter_groups(root: Node, threshold: int) -> Node:
-    """``root`` with each aggregate that qualifies filtered by its join's other input;
-    ``threshold``: the planner's broadcast threshold (-1: no broadcasts planned, no rewrite)."""
+def filter_groups(root: Node, threshold: int, read_whole: int = -1) -> Node:
+    """``root`` with each aggregate and broadcast table that qualifies filtered by an input of
+    its join; ``threshold``: the planner's broadcast threshold (-1: no broadcasts planned, no
+    rewrite); ``read_whole``: the most listed bytes of a table its joins' tasks read whole."""
     if threshold < 0:
         return root
-    return _GroupFilter(parent_counts(root), threshold).rebuild(root)
+    return _GroupFilter(parent_counts(root), threshold, read_whole).rebuild(root)
 
 
 class _GroupFilter:
-    def __init__(self, parents: dict[int, int], threshold: int) -> None:
+    def __init__(self, parents: dict[int, int], threshold: int, read_whole: int) -> None:
         self.parents = parents
         self.threshold = threshold
+        self.read_whole = read_whole
         self.done: dict[int, Node] = {}
         self.sizes: dict[int, int] = {}
 
@@ -74,44 +84,48 @@ class _GroupFilter:
         return result
 
     def _filtered(self, join: Join, side: Node, other: Node, side_is_left: bool) -> Node | None:
-        """``side`` with its aggregate's input semi-joined with ``other``, or None."""
-        chain, aggregate, renamed = self._down_to_aggregate(side)
-        if aggregate is None:
+        """``side`` with its aggregate's input, or the table it reads, semi-joined with a
+        filter from ``other``; None where none pays."""
+        chain, target, renamed = self._down_to_target(side)
+        if isinstance(target, Aggregate) and target.groups:
+            keyed, read = dict(target.groups), target.child
+        elif isinstance(target, Scan) and not side_is_left and \
+                self.read_whole < self._size(target) <= self.threshold:  # fmt: skip
+            keyed, read = {i: col(i) for i in target.ids}, target
+        else:
             return None
         keys, _ = equi_keys(join.condition, set(join.left.ids), set(join.right.ids))
-        groups = dict(aggregate.groups)
-        pairs = []
+        pairs: list[Pair] = []
         for left, right in keys:
             mine, theirs = (left, right) if side_is_left else (right, left)
-            group = renamed.get(mine.name) if isinstance(mine, exp.Column) else None
-            if group in groups:
-                pairs.append((groups[group], theirs))
-        found = self._keys_source(other, [theirs for _, theirs in pairs], aggregate)
+            key = renamed.get(mine.name) if isinstance(mine, exp.Column) else None
+            if key in keyed:
+                pairs.append((keyed[key], theirs))
+        found = self._keys_source(other, pairs, read)
         if found is None:
             return None
-        source, names = found
+        source, pairs, names = found
         mapping = {top: col(name) for top, name in names.items()}
-        condition = conjoin(exp.EQ(this=paren(group.copy()),
+        condition = conjoin(exp.EQ(this=paren(mine.copy()),
                                    expression=paren(substitute(theirs, mapping)))
-                            for group, theirs in pairs)  # fmt: skip
-        child = aggregate.child
-        semi = Join(child.columns, join.origin, child, source, "semi", condition)
-        result: Node = replace(aggregate, child=semi)
+                            for mine, theirs in pairs)  # fmt: skip
+        result: Node = Join(read.columns, join.origin, read, source, "semi", condition)
+        if isinstance(target, Aggregate):
+            result = replace(target, child=result)
         for node in reversed(chain):
             result = replace(node, child=result)
         return result
 
-    def _down_to_aggregate(self, side: Node
-                           ) -> tuple[list[Node], Aggregate | None, dict[str, str]]:  # fmt: skip
-        """The projections and filters over ``side``'s grouped aggregate, the aggregate, and
-        each of ``side``'s column ids that is a column passed down to it, by the id it has
-        there; no aggregate where there is none or a node on the way has another consumer."""
+    def _down_to_target(self, side: Node) -> tuple[list[Node], Node | None, dict[str, str]]:
+        """The projections and filters over ``side``'s aggregate or scan, that node, and each
+        of ``side``'s column ids that is a column passed down to it, by the id it has there;
+        no node where a node on the way has another consumer."""
         chain: list[Node] = []
         renamed = {column_id: column_id for column_id in side.ids}
         node = side
         while self.parents.get(id(node), 0) <= 1:
-            if isinstance(node, Aggregate):
-                return chain, (node if node.groups else None), renamed
+            if isinstance(node, (Aggregate, Scan)):
+                return chain, node, renamed
             if isinstance(node, Project):
                 passed = {i: e.name for i, e in node.exprs if isinstance(e, exp.Column)}
                 renamed = {top: passed[i] for top, i in renamed.items() if i in passed}
@@ -121,36 +135,41 @@ class _GroupFilter:
             node = node.child
         return chain, None, renamed
 
-    def _keys_source(self, other: Node, keys: list[exp.Expression], aggregate: Aggregate
-                     ) -> tuple[Node, dict[str, str]] | None:  # fmt: skip
-        """The first node down ``other`` that gives every column the keys read and pays as a
-        filter, with each of those columns' ids there: ``other`` itself, or the input of its
-        inner joins (the kept side of its semi joins) that gives the keys, whose values are a
-        superset of ``other``'s (TPC-H q17: ``lineitem`` joined with the filtered ``part``
-        gives the part keys, ``part`` alone pays)."""
-        names = {i: i for key in keys for i in references(key)}
-        node: Node | None = other
-        while node is not None and names:
-            if self._pays(aggregate, node):
-                return node, names
-            wanted = set(names.values())
-            if isinstance(node, Filter):
-                node = node.child
-            elif isinstance(node, Project):
-                passed = {i: e.name for i, e in node.exprs if isinstance(e, exp.Column)}
-                if not wanted <= set(passed):
-                    return None
-                names = {top: passed[i] for top, i in names.items()}
-                node = node.child
-            elif isinstance(node, Join) and node.kind in ("inner", "cross", "semi"):
-                sides = (node.left,) if node.kind == "semi" else (node.left, node.right)
-                node = next((s for s in sides if wanted <= set(s.ids)), None)
-            else:
-                node = None
+    def _keys_source(self, node: Node, pairs: list[Pair], read: Node,
+                     names: dict[str, str] | None = None
+                     ) -> tuple[Node, list[Pair], dict[str, str]] | None:  # fmt: skip
+        """The first node down ``node`` that gives the columns of some of the keys and pays
+        as a filter, those keys, and the ids their columns have there: ``node`` itself, or
+        an input of its inner joins (the kept side of its semi joins) that gives keys, whose
+        values are a superset of ``node``'s (TPC-H q17: ``lineitem`` joined with the
+        filtered ``part`` gives the part keys, ``part`` alone pays)."""
+        if names is None:
+            names = {i: i for _, theirs in pairs for i in references(theirs)}
+        ids = set(node.ids)
+        pairs = [p for p in pairs if {names[i] for i in references(p[1])} <= ids]
+        if not pairs:
+            return None
+        if self._pays(read, node):
+            return node, pairs, names
+        if isinstance(node, Filter):
+            return self._keys_source(node.child, pairs, read, names)
+        if isinstance(node, Project):
+            passed = {i: e.name for i, e in node.exprs if isinstance(e, exp.Column)}
+            names = {top: passed[i] for top, i in names.items() if i in passed}
+            pairs = [p for p in pairs if references(p[1]) <= set(names)]
+            return self._keys_source(node.child, pairs, read, names)
+        if isinstance(node, Join) and node.kind in ("inner", "cross", "semi"):
+            sides = (node.left,) if node.kind == "semi" else (node.left, node.right)
+            for side in sides:
+                found = self._keys_source(side, pairs, read, names)
+                if found is not None:
+                    return found
         return None
 
-    def _pays(self, aggregate: Aggregate, source: Node) -> bool:
-        size = estimate_bytes(source, self.sizes)
+    def _pays(self, read: Node, source: Node) -> bool:
+        size = self._size(source)
         filtered = any(isinstance(n, Scan) and n.filters for n in nodes_of(source))
-        return filtered and size <= self.threshold and \
-            size < estimate_bytes(aggregate.child, self.sizes)  # fmt: skip
+        return filtered and size <= self.threshold and size < self._size(read)
+
+    def _size(self, node: Node) -> int:
+        return estimate_bytes(node, self.sizes)

@@ -423,3 +423,16 @@ def test_the_filtered_input_of_a_join_that_gives_the_keys_filters_the_groups(cat
     got = edges(planned)
     assert got[("scan dims d", "scan facts g")] == "broadcast", planned.explain()
     assert "LEFT SEMI JOIN in0" in sql_of(planned, "scan facts g")
+
+
+def test_a_broadcast_table_is_filtered_where_it_is_read_by_a_smaller_filtered_side(catalog):
+    """TPC-H q02 and q10: a side broadcast into the join's stage is first semi-joined with a
+    smaller filtered input that the same join meets on its key, so fewer of its rows cross
+    the exchange; a side small enough to be read whole by the join's tasks stays so."""
+    query = ("SELECT f.s, o.w FROM facts f JOIN dims d ON f.k = d.k JOIN others o "
+             "ON o.k = d.k WHERE d.name = 'n3'")  # fmt: skip
+    planned = plan(catalog, query, BROADCAST_EVERYTHING)
+    assert edges(planned)[("scan dims d", "scan others o")] == "broadcast", planned.explain()
+    assert "LEFT SEMI JOIN in0" in sql_of(planned, "scan others o")
+    whole = plan(catalog, query, {"table.optimizer.join.broadcast-threshold": "1 gb"})
+    assert "SEMI JOIN" not in all_sql(whole), whole.explain()
