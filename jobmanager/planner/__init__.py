@@ -9,8 +9,8 @@ The steps, each a module: ``parse`` (sqlglot reads Spark's dialect and qualifies
 against the tables' schemas, read from their files in the client), ``translate`` (the tree
 becomes a logical plan; subqueries become semi, anti, single and left joins), ``pushdown``,
 ``prune`` and ``joins`` (filters go down to the scans, only the columns read are read, inner
-joins are ordered along their keys), ``groupfilter`` (a grouped aggregate joined on its keys
-with a small filtered input reads only the groups it can keep), ``physical`` (the plan is cut into ``stages`` at its
+joins are ordered along their keys), ``joinfilters`` (a small filtered input of a join filters
+the other side where it is read), ``physical`` (the plan is cut into ``stages`` at its
 exchanges), ``joinmarks`` (the shuffled joins the JobManager may still broadcast at run time),
 ``sqlgen`` (each stage's SQL) and ``graph`` (the job graph). The planner imports
 nothing of Tidal's runtime: it builds the job model, which the runtime then runs like any
@@ -27,7 +27,7 @@ from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.graph import job_graph
-from jobmanager.planner.groupfilter import filter_groups
+from jobmanager.planner.joinfilters import filter_by_join_keys
 from jobmanager.planner.joinmarks import (
     broadcast_strategy,
     mark_joins,
@@ -99,7 +99,7 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
     static = static_threshold(threshold, strategy)
     read_whole = config[READ_WHOLE_THRESHOLD]
-    node = filter_groups(prune_columns(reorder_joins(node, threshold)), static, read_whole)
+    node = filter_by_join_keys(prune_columns(reorder_joins(node, threshold)), static, read_whole)
     result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY], read_whole)
     mark_joins(result, strategy)
     tree = result.tree

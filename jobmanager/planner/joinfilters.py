@@ -38,23 +38,23 @@ from jobmanager.planner.logical import (
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
-__all__ = ["filter_groups"]
+__all__ = ["filter_by_join_keys"]
 
 Pair = tuple[exp.Expression, exp.Expression]  # (a key on the filtered side, the filter's)
 
 _KINDS = ("inner", "semi")
 
 
-def filter_groups(root: Node, threshold: int, read_whole: int = -1) -> Node:
+def filter_by_join_keys(root: Node, threshold: int, read_whole: int = -1) -> Node:
     """``root`` with each aggregate and broadcast table that qualifies filtered by an input of
     its join; ``threshold``: the planner's broadcast threshold (-1: no broadcasts planned, no
     rewrite); ``read_whole``: the most listed bytes of a table its joins' tasks read whole."""
     if threshold < 0:
         return root
-    return _GroupFilter(parent_counts(root), threshold, read_whole).rebuild(root)
+    return _JoinKeyFilter(parent_counts(root), threshold, read_whole).rebuild(root)
 
 
-class _GroupFilter:
+class _JoinKeyFilter:
     def __init__(self, parents: dict[int, int], threshold: int, read_whole: int) -> None:
         self.parents = parents
         self.threshold = threshold
