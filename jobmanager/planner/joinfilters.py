@@ -33,8 +33,8 @@ from sqlglot import exp
 
 from jobmanager.planner.joins import equi_keys, estimate_bytes
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Node, Project, Scan, SetOp, col, conjoin, nodes_of, paren,
-    references, substitute,
+    Aggregate, Filter, Join, Node, Project, Scan, col, conjoin, nodes_of, paren, references,
+    substitute, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
@@ -65,21 +65,13 @@ class _JoinKeyFilter:
     def rebuild(self, node: Node) -> Node:
         if id(node) in self.done:
             return self.done[id(node)]
-        if isinstance(node, Join):
-            left, right = node.left, node.right
-            if node.kind in _KINDS:
-                filtered = self._filtered(node, left, right, True)
-                if filtered is not None:
-                    left = filtered
-                else:
-                    right = self._filtered(node, right, left, False) or right
-            result = replace(node, left=self.rebuild(left), right=self.rebuild(right))
-        elif isinstance(node, SetOp):
-            result = replace(node, inputs=tuple(self.rebuild(c) for c in node.inputs))
-        elif node.children:
-            result = replace(node, child=self.rebuild(node.children[0]))
-        else:
-            result = node
+        children = node.children
+        if isinstance(node, Join) and node.kind in _KINDS:
+            left, right = children
+            filtered = self._filtered(node, left, right, True)
+            children = (filtered, right) if filtered is not None else \
+                (left, self._filtered(node, right, left, False) or right)  # fmt: skip
+        result = with_children(node, [self.rebuild(c) for c in children])
         self.done[id(node)] = result
         return result
 

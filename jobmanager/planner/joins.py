@@ -32,7 +32,7 @@ from sqlglot import exp
 
 from jobmanager.planner.logical import (
     Aggregate, Join, Limit, Node, OneRow, Scan, SetOp, Values, conjoin, conjuncts, nodes_of,
-    references,
+    references, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
@@ -142,14 +142,8 @@ class _Reorderer:
             result = self._ordered([self.rebuild(leaf) for leaf in left + right], conditions)
         elif isinstance(node, Join) and node.kind in ("semi", "anti"):
             result = self._semi_or_anti(node)
-        elif isinstance(node, SetOp):
-            result = replace(node, inputs=tuple(self.rebuild(c) for c in node.inputs))
-        elif isinstance(node, Join):
-            result = replace(node, left=self.rebuild(node.left), right=self.rebuild(node.right))
-        elif node.children:
-            result = replace(node, child=self.rebuild(node.children[0]))
         else:
-            result = node
+            result = with_children(node, [self.rebuild(c) for c in node.children])
         self.done[id(node)] = result
         return result
 

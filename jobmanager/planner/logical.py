@@ -14,8 +14,8 @@ scalar subquery), appended to every left row, NULL when it has none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, Sequence
 
 from sqlglot import exp
 
@@ -25,7 +25,7 @@ from jobmanager.planner.types import UNKNOWN, SqlType
 __all__ = [
     "Aggregate", "Column", "Filter", "IdAllocator", "Join", "Limit", "Node", "OneRow", "Project",
     "Scan", "SetOp", "Sort", "Values", "Window", "col", "conjoin", "conjuncts", "nodes_of",
-    "paren", "references", "substitute",
+    "paren", "references", "substitute", "with_children",
 ]  # fmt: skip
 
 Column = tuple[str, SqlType]
@@ -243,6 +243,15 @@ class SetOp(Node):
     @property
     def children(self) -> tuple[Node, ...]:
         return self.inputs
+
+
+def with_children(node: Node, children: Sequence[Node]) -> Node:
+    """``node`` over ``children`` in place of its own, in the order ``children`` gives them."""
+    if isinstance(node, SetOp):
+        return replace(node, inputs=tuple(children))
+    if isinstance(node, Join):
+        return replace(node, left=children[0], right=children[1])
+    return replace(node, child=children[0]) if children else node
 
 
 def nodes_of(root: Node) -> Iterator[Node]:
