@@ -10,8 +10,10 @@ equality on columns that repeat on both sides (by their files' statistics) conne
 nothing else does, or each row would meet thousands (TPC-H Q5's nation keys). An input too
 large to broadcast is first joined with the small inputs only it connects to, so they filter
 it where it is read, before it crosses an exchange. A semi or anti join whose condition reads
-one input of such a tree is moved onto that input first, as Spark pushes them (TPC-H Q21: both
-lineitem subqueries filter ``l1`` before it meets ``orders``).
+one input of such a tree is moved onto that input, as Spark pushes them, but over the small
+inputs broadcast into its scan where one of them filters: TPC-H Q21's ``l1`` meets the one
+nation's suppliers and the finished orders in its scan, and only those rows, a 25th, are
+hashed for the two lineitem subqueries.
 
 The estimates are the sources' listed bytes (the compressed column chunks of the columns read,
 ``jobmanager.planner.catalog``) times the share of rows a scan's filters keep, guessed as
@@ -161,28 +163,56 @@ class _Reorderer:
             return replace(node, left=left, right=right)
         leaves, conditions = self._flatten(left)
         outer = references(node.condition) - set(right.ids) if node.condition is not None else set()
-        for index, leaf in enumerate(leaves):
+        for leaf in leaves:
             if outer and outer <= set(leaf.ids):
-                pushed = Join(leaf.columns, node.origin, leaf, right, node.kind, node.condition)
-                leaves[index] = pushed
-                return self._ordered(leaves, conditions)
+                def semi(kept: Node) -> Node:
+                    return Join(kept.columns, node.origin, kept, right, node.kind, node.condition)
+
+                return self._ordered(leaves, conditions, {id(leaf): semi})
         return replace(node, left=left, right=right)
 
     def _size(self, node: Node) -> int:
         return estimate_bytes(node, self.sizes)
 
-    def _ordered(self, leaves: list[Node], conditions: list[exp.Expression]) -> Node:
+    def _ordered(self, leaves: list[Node], conditions: list[exp.Expression],
+                 semis: dict[int, Callable[[Node], Node]] | None = None) -> Node:
+        """``semis``: by a leaf's identity, the semi or anti join that filters it."""
+        semis = semis or {}
         remaining = list(leaves)
         first = max(remaining, key=lambda leaf: (self._size(leaf), -remaining.index(leaf)))
         remaining.remove(first)
         current, unused = first, list(conditions)
+        spine: list[Join] = []
         while remaining:
             pick = self._next(current, remaining, unused)
             remaining.remove(pick)
             if not self._small(pick):
-                pick, unused = self._with_own_small_sides(pick, current, remaining, unused)
+                own, unused = self._with_own_small_sides(pick, current, remaining, unused)
+                pick = self._semi_placed(pick, own, semis.get(id(pick)))
+            elif id(pick) in semis:
+                pick = semis[id(pick)](pick)
             current, unused = self._joined(current, pick, unused)
-        return current
+            spine.append(current)
+        return self._semi_placed(first, spine, semis.get(id(first)))
+
+    def _semi_placed(self, leaf: Node, spine: list[Join], semi: Callable[[Node], Node] | None
+                     ) -> Node:  # fmt: skip
+        """The joins of ``spine``, left-deep over ``leaf``, with ``semi`` (a semi or anti
+        join reading ``leaf``'s columns) over ``leaf`` joined with the small inputs joined to
+        it first (the broadcasts into its scan) where one of them is filtered, else over
+        ``leaf`` itself: TPC-H Q21's ``l1`` meets the one nation's suppliers in its scan,
+        then is hashed for its subqueries."""
+        if semi is None:
+            return spine[-1] if spine else leaf
+        prefix = 0
+        while prefix < len(spine) and self._small(spine[prefix].right):
+            prefix += 1
+        if not any(_filtered(join.right) for join in spine[:prefix]):
+            prefix = 0
+        node = semi(spine[prefix - 1] if prefix else leaf)
+        for join in spine[prefix:]:
+            node = replace(join, left=node)
+        return node
 
     def _next(self, current: Node, remaining: list[Node], unused: list[exp.Expression]) -> Node:
         """The smallest input an equality connects to ``current`` without repeating keys on
@@ -194,20 +224,23 @@ class _Reorderer:
 
     def _with_own_small_sides(self, big: Node, current: Node, remaining: list[Node],
                               unused: list[exp.Expression]
-                              ) -> tuple[Node, list[exp.Expression]]:  # fmt: skip
+                              ) -> tuple[list[Join], list[exp.Expression]]:  # fmt: skip
         """``big`` joined first with the small inputs only it connects to (not what is joined
-        so far): they filter it where it is read, before it crosses an exchange (TPC-H Q3: the
-        segment's customers into the orders scan, then orders meet lineitem)."""
+        so far), each join in turn: they filter it where it is read, before it crosses an
+        exchange (TPC-H Q3: the segment's customers into the orders scan, then orders meet
+        lineitem)."""
+        spine: list[Join] = []
         while True:
             own = [leaf for leaf in remaining if self._small(leaf) and
                    _connects(big, leaf, unused) and not _connects(current, leaf, unused)
                    and not _many_to_many(big, leaf, unused)]
             if not own:
-                return big, unused
+                return spine, unused
             leaf = min(own, key=lambda candidate: (self._size(candidate),
                                                    remaining.index(candidate)))
             remaining.remove(leaf)
             big, unused = self._joined(big, leaf, unused)
+            spine.append(big)
 
     def _small(self, node: Node) -> bool:
         return 0 <= self.threshold and self._size(node) <= self.threshold
@@ -222,6 +255,10 @@ class _Reorderer:
         joined = Join(left.columns + right.columns, _origin(left, right, condition), left, right,
                       "inner" if condition is not None else "cross", condition)  # fmt: skip
         return joined, rest
+
+
+def _filtered(node: Node) -> bool:
+    return any(isinstance(n, Scan) and n.filters for n in nodes_of(node))
 
 
 def _connects(joined: Node, leaf: Node, conditions: list[exp.Expression]) -> bool:

@@ -75,6 +75,10 @@ _TEMPLATES = {
                             "HAVING COUNT(*) > 1) g WHERE g.a IN (SELECT a FROM t2 WHERE d > 0)",
     "filtered read": "SELECT x.a, x.b, z.d, z.e FROM t1 x JOIN t2 y ON x.a = y.a JOIN t2 z "
                      "ON z.a = y.a AND z.e = y.e WHERE y.d > 0",
+    **{f"filtered {kind}": f"SELECT x.a, x.b, x.c, x.s, y.d FROM t1 x JOIN t2 y ON x.a = y.a "
+                           f"WHERE y.d > 0 AND {test} (SELECT 1 FROM t1 z WHERE z.a = x.a "
+                           "AND z.b <> x.b)" for kind, test in (("semi", "EXISTS"),
+                                                                ("anti", "NOT EXISTS"))},
 }  # fmt: skip
 
 

@@ -436,3 +436,23 @@ def test_a_broadcast_table_is_filtered_where_it_is_read_by_a_smaller_filtered_si
     assert "LEFT SEMI JOIN in0" in sql_of(planned, "scan others o")
     whole = plan(catalog, query, {"table.optimizer.join.broadcast-threshold": "1 gb"})
     assert "SEMI JOIN" not in all_sql(whole), whole.explain()
+
+
+@pytest.mark.parametrize("filtered", [True, False])
+def test_a_semi_join_filters_what_its_small_filtered_joins_kept_in_the_scan(catalog, filtered):
+    """TPC-H q21: the subquery's semi join sits over the scan's broadcast joins where one of
+    them filters (the one nation's suppliers), so only their rows are hashed for it; where
+    none filters, it sits on the scan and the broadcast joins follow it."""
+    condition = " AND d.name = 'n3'" if filtered else ""
+    small = catalog.table("dims").listed_bytes(["k", "name"])
+    planned = plan(catalog, "SELECT f.s, d.name FROM facts f, dims d WHERE f.k = d.k"
+                            f"{condition} AND EXISTS (SELECT * FROM facts f2 "
+                            "WHERE f2.g = f.g AND f2.s <> f.s)",
+                   {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES})
+    join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
+    assert sorted(e.source.name for e in join.inputs) == \
+        (["scan facts f", "scan facts f2"] if filtered else
+         ["scan dims d", "scan facts f", "scan facts f2"]), planned.explain()  # fmt: skip
+    assert ("INNER JOIN" in sql_of(planned, "scan facts f")) is filtered
+    assert ("INNER JOIN" in join.operator.sql) is not filtered
+
