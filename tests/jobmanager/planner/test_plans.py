@@ -456,3 +456,37 @@ def test_a_semi_join_filters_what_its_small_filtered_joins_kept_in_the_scan(cata
     assert ("INNER JOIN" in sql_of(planned, "scan facts f")) is filtered
     assert ("INNER JOIN" in join.operator.sql) is not filtered
 
+
+def test_a_scan_meets_the_small_inputs_that_filter_it_before_those_that_only_look_up(tmp_path):
+    """TPC-H q08 and q21: ``lineitem`` meets the one type's parts before every supplier (the
+    smaller input, unfiltered), and the suppliers before the finished orders when they are
+    the way to the one nation."""
+    import pyarrow as pa
+
+    from jobmanager.planner import Catalog
+    from tests.jobmanager.planner.conftest import write_table
+
+    def table(table_name, **columns):
+        return write_table(tmp_path / table_name, pa.table(columns))
+
+    catalog = Catalog.from_tables({
+        "lines": table("lines", p=[i % 4000 for i in range(8000)], s=[i % 50 for i in range(8000)],
+                       o=[i % 2000 for i in range(8000)], v=list(range(8000))),
+        "parts": table("parts", p=list(range(4000)), kind=[f"t{i % 9}" for i in range(4000)]),
+        "orders": table("orders", o=list(range(2000)), status=["F", "O"] * 1000),
+        "supp": table("supp", s=list(range(50)), n=[i % 5 for i in range(50)]),
+        "nation": table("nation", n=list(range(5)), name=[f"n{i}" for i in range(5)]),
+    })  # fmt: skip
+
+    assert catalog.table("supp").listed_bytes(["s"]) < \
+        catalog.table("parts").listed_bytes(["p", "kind"]) * 0.15  # as the planner guesses
+
+    def joined(query: str) -> list[str]:
+        planned = plan(catalog, query, BROADCAST_EVERYTHING)
+        return [e.source.name for e in planned.graph.vertex("scan lines l").inputs]
+
+    assert joined("SELECT SUM(l.v) AS t FROM lines l, supp s, parts p WHERE l.s = s.s "
+                  "AND l.p = p.p AND p.kind = 't3'") == ["scan parts p", "scan supp s"]
+    assert joined("SELECT SUM(l.v) AS t FROM lines l, orders o, supp s, nation n "
+                  "WHERE l.o = o.o AND o.status = 'F' AND l.s = s.s AND s.n = n.n "
+                  "AND n.name = 'n1'") == ["scan supp s", "scan nation n", "scan orders o"]
