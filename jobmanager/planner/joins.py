@@ -38,7 +38,7 @@ from jobmanager.planner.logical import (
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
-__all__ = ["equi_keys", "estimate_bytes", "guess_selectivity", "reorder_joins"]
+__all__ = ["equi_keys", "estimate_bytes", "guess_selectivity", "reorder_joins", "repeats"]
 
 _ROW_BYTES = 64
 
@@ -285,10 +285,10 @@ def _many_to_many(joined: Node, leaf: Node, conditions: list[exp.Expression]) ->
     show repeat on both sides (TPC-H Q5's ``c_nationkey = s_nationkey``: 25 values for 150,000
     customers and 10,000 suppliers): joined alone on them, each row would meet thousands."""
     keys, _ = equi_keys(conjoin(conditions), set(joined.ids), set(leaf.ids))
-    return bool(keys) and all(_repeats(joined, a) and _repeats(leaf, b) for a, b in keys)
+    return bool(keys) and all(repeats(joined, a) and repeats(leaf, b) for a, b in keys)
 
 
-def _repeats(node: Node, key: exp.Expression) -> bool:
+def repeats(node: Node, key: exp.Expression) -> bool:
     """Whether ``key``, a column read from a table by a scan under ``node``, has fewer possible
     values (by its files' min and max) than half that table's rows."""
     if not isinstance(key, exp.Column):

@@ -29,7 +29,8 @@ so an aggregate, a window or a join on its keys gets a hash exchange (a stage) o
 A join without equality keys broadcasts its smaller side. A broadcast side that only reads a
 table (filtered and projected) listed at most ``table.optimizer.join.read-whole-threshold`` is
 no stage of its own: the other side's stage's tasks read it whole, where that stage reads a
-table or may (``whole_reads``).
+table or may (``whole_reads``). A semi or anti join's broadcast side whose keys repeat goes as
+its distinct keys (``semi_keys``).
 The listing is an estimate: ``joinmarks`` marks each shuffled join's two edges so the
 JobManager may still broadcast a side its real bytes show small (FLIP-470), and under
 ``table.optimizer.adaptive-broadcast-join.strategy`` RUNTIME_ONLY the planner is given no
@@ -73,6 +74,7 @@ from jobmanager.planner.logical import (
     col,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.semi_keys import distinct_keys
 from jobmanager.planner.stages import Input, Source, Stage, StageEdge
 from jobmanager.planner.whole_reads import may_read_whole, read_whole, tiny_read
 
@@ -223,7 +225,10 @@ class _Cutter:
                 tiny_read(small, self.parents, self.read_whole):  # fmt: skip
             leaf = read_whole(small, opened.stage)
         else:
-            leaf = opened.stage.input(self.exchange(self.build(small), Partitioner.BROADCAST))
+            built = self.build(small)
+            if right and node.kind in ("semi", "anti") and not built.shared:
+                built.tree = distinct_keys(node, built.tree)
+            leaf = opened.stage.input(self.exchange(built, Partitioner.BROADCAST))
         pair = (opened.tree, leaf) if right else (leaf, opened.tree)
         opened.tree = replace(node, left=pair[0], right=pair[1])
         opened.stage.hints[id(opened.tree)] = "right" if right else "left"
