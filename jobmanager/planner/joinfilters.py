@@ -31,9 +31,9 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from jobmanager.planner.joins import equi_keys, estimate_bytes
+from jobmanager.planner.joins import equi_keys, estimate_bytes, reads_filtered
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Node, Project, Scan, col, conjoin, nodes_of, paren, references,
+    Aggregate, Filter, Join, Node, Project, Scan, col, conjoin, paren, references,
     substitute, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
@@ -160,8 +160,7 @@ class _JoinKeyFilter:
 
     def _pays(self, read: Node, source: Node) -> bool:
         size = self._size(source)
-        filtered = any(isinstance(n, Scan) and n.filters for n in nodes_of(source))
-        return filtered and size <= self.threshold and size < self._size(read)
+        return reads_filtered(source) and size <= self.threshold and size < self._size(read)
 
     def _size(self, node: Node) -> int:
         return estimate_bytes(node, self.sizes)

@@ -38,7 +38,10 @@ from jobmanager.planner.logical import (
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 
-__all__ = ["equi_keys", "estimate_bytes", "guess_selectivity", "reorder_joins", "repeats"]
+__all__ = [
+    "equi_keys", "estimate_bytes", "guess_selectivity", "reads_filtered", "reorder_joins",
+    "repeats",
+]
 
 _ROW_BYTES = 64
 
@@ -207,7 +210,7 @@ class _Reorderer:
         prefix = 0
         while prefix < len(spine) and self._small(spine[prefix].right):
             prefix += 1
-        if not any(_filtered(join.right) for join in spine[:prefix]):
+        if not any(reads_filtered(join.right) for join in spine[:prefix]):
             prefix = 0
         node = semi(spine[prefix - 1] if prefix else leaf)
         for join in spine[prefix:]:
@@ -229,8 +232,8 @@ class _Reorderer:
         q21: the suppliers lead to the one nation, so they come before the finished orders)."""
 
         def filters(leaf: Node) -> bool:
-            return _filtered(leaf) or any(
-                other is not leaf and self._small(other) and _filtered(other) and
+            return reads_filtered(leaf) or any(
+                other is not leaf and self._small(other) and reads_filtered(other) and
                 _connects(leaf, other, unused) and not _connects(current, other, unused)
                 for other in remaining)  # fmt: skip
 
@@ -272,7 +275,8 @@ class _Reorderer:
         return joined, rest
 
 
-def _filtered(node: Node) -> bool:
+def reads_filtered(node: Node) -> bool:
+    """Whether a scan under ``node`` has filters: without one, a join with it drops no rows."""
     return any(isinstance(n, Scan) and n.filters for n in nodes_of(node))
 
 
