@@ -13,6 +13,11 @@ aggregated and fewer cross an exchange.
   join meets it with (TPC-H q02: the outer ``partsupp``, broadcast whole, filtered by the
   parts of size 15; q10: the returned ``lineitem`` rows by the quarter's orders). Exact for an
   inner or semi join: a row whose key the filter lacks would meet no row of it.
+- The table a semi join looks up, however big, is filtered in its scan by the small filtered
+  side that keeps its rows (TPC-H q04: a quarter's orders, broadcast into the ``lineitem``
+  scan, so only their late lines are written and looked up, not every late line). Spark
+  cannot broadcast the kept side of a semi join, so without the filter every looked-up row
+  crosses an exchange.
 
 The filter is the join's other input or, where that is too big, the input of its inner joins
 that gives the keys, whose values are a superset of the join's (TPC-H q17: ``lineitem``
@@ -81,8 +86,7 @@ class _JoinKeyFilter:
         chain, target, renamed = self._down_to_target(side)
         if isinstance(target, Aggregate) and target.groups:
             keyed, read = dict(target.groups), target.child
-        elif isinstance(target, Scan) and not side_is_left and \
-                self.read_whole < self._size(target) <= self.threshold:  # fmt: skip
+        elif isinstance(target, Scan) and not side_is_left and self._filterable(join, target):
             keyed, read = {i: col(i) for i in target.ids}, target
         else:
             return None
@@ -107,6 +111,12 @@ class _JoinKeyFilter:
         for node in reversed(chain):
             result = replace(node, child=result)
         return result
+
+    def _filterable(self, join: Join, scan: Scan) -> bool:
+        """Whether the scan a join looks up is worth filtering: not read whole by the join's
+        tasks, and broadcast (an inner join) or a semi join's, however big."""
+        size = self._size(scan)
+        return self.read_whole < size and (join.kind == "semi" or size <= self.threshold)
 
     def _down_to_target(self, side: Node) -> tuple[list[Node], Node | None, dict[str, str]]:
         """The projections and filters over ``side``'s aggregate or scan, that node, and each

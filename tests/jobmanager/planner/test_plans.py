@@ -439,6 +439,21 @@ def test_a_broadcast_table_is_filtered_where_it_is_read_by_a_smaller_filtered_si
 
 
 @pytest.mark.parametrize("filtered", [True, False])
+def test_the_table_a_semi_join_looks_up_is_filtered_in_its_scan_by_the_small_kept_side(
+        catalog, filtered):  # fmt: skip
+    """TPC-H q04: ``lineitem``, far over the threshold, is semi-joined in its scan with the
+    quarter's orders (broadcast into it), so only their lines cross to the join; an unfiltered
+    kept side would keep every row, so the scan stays as it was."""
+    condition = "d.name = 'n3' AND " if filtered else ""
+    small = catalog.table("dims").listed_bytes(["k", "name"])
+    planned = plan(catalog, f"SELECT d.name FROM dims d WHERE {condition}EXISTS "
+                            "(SELECT 1 FROM facts f WHERE f.k = d.k)",
+                   {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES})
+    assert (("scan dims d", "scan facts f") in edges(planned)) is filtered, planned.explain()
+    assert ("LEFT SEMI JOIN in0" in sql_of(planned, "scan facts f")) is filtered
+
+
+@pytest.mark.parametrize("filtered", [True, False])
 def test_a_semi_join_filters_what_its_small_filtered_joins_kept_in_the_scan(catalog, filtered):
     """TPC-H q21: the subquery's semi join sits over the scan's broadcast joins where one of
     them filters (the one nation's suppliers), so only their rows are hashed for it; where
