@@ -40,6 +40,15 @@ class Deploying:
         for size in sorted(set(sizes), reverse=True):
             self.emit(cmd.RequestTaskManagers(sizes.count(size), size))
 
+    def request_ahead(self) -> None:
+        """At the job's start, while its sources are still being sized (a listing of their
+        files away): the first TaskManager, so that its lease and attachment, a few round trips
+        through the ResourceManager, overlap the sizing instead of following it."""
+        if self.status is not JobStatus.RUNNING or self._reconciling:
+            return
+        for size in self.slots.task_managers_ahead():
+            self.emit(cmd.RequestTaskManagers(1, size))
+
     def _preferred_node(self, request: SlotRequest) -> str | None:
         """The node holding most of a task's input bytes, as Flink's preferred locations:
         only inputs of at most a few partitions count (a wide all-to-all input is spread over

@@ -229,6 +229,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.strategy.start_scheduling()
         self.speculation.start()
         self.dispatch()
+        self.request_ahead()
 
     def _on_task_manager_registered(self, event: ev.TaskManagerRegistered) -> None:
         self.task_managers[event.task_manager] = event

@@ -191,6 +191,20 @@ class SlotPool:
         self.requested_slots += sum(sizes)
         return sizes
 
+    def task_managers_ahead(self) -> list[int]:
+        """The first TaskManager, asked for before any slot is: every job needs one, whatever
+        its sources turn out to need. None while one is registered or on its way, or slots are
+        already asked for."""
+        if self.task_managers or self.requested_slots or self.demand:
+            return []
+        size = self.slots_per_task_manager
+        if self.max_slots is not None:
+            size = min(size, self.max_slots)
+        if size <= 0:
+            return []
+        self.requested_slots += size
+        return [size]
+
     def register(self, task_manager: str, slots: int) -> None:
         if task_manager in self.task_managers:
             return

@@ -352,3 +352,27 @@ def test_the_jobs_sources_start_together_largest_first():
         assert not state.graph.job_vertex(name).is_initialized
     lineitem = ev.SourceParallelismInferred("lineitem", 1, "", (), 63 << 20)
     assert answer(lineitem) == ["lineitem", "orders"]  # customer waits for a slot
+
+
+@pytest.mark.parametrize("task_managers_needed", [1, 2])
+def test_the_first_task_manager_is_asked_for_while_the_sources_are_sized(task_managers_needed):
+    """A lease is a few round trips through the ResourceManager: asked for at the start, it
+    overlaps the sources' listings instead of following them. Only the first TaskManager is
+    asked ahead; one more is asked for once the sizes say the job needs it."""
+    from jobmanager.core import commands as cmd
+    from jobmanager.model.config import Configuration
+    from jobmanager.model.sources import FileSource
+
+    g = JobGraph("scan")
+    g.add_vertex("scan", sources=[FileSource("/lineitem")])
+    config = Configuration({"taskmanager.numberOfTaskSlots": 2, "jobmanager.slot-prefetch": 0})
+    state = JobManagerState(g, config, "scan", None, 4)
+    started = state.handle(ev.JobStarted()).commands
+    assert [type(c) for c in started] == [cmd.InferSourceParallelism, cmd.RequestTaskManagers]
+    assert started[1] == cmd.RequestTaskManagers(1, 2)
+    tasks = 2 * task_managers_needed
+    sized = state.handle(ev.SourceParallelismInferred("scan", tasks, "", (), tasks << 20)).commands
+    more = [c for c in sized if type(c) is cmd.RequestTaskManagers]
+    assert more == ([cmd.RequestTaskManagers(1, 2)] if task_managers_needed == 2 else [])
+    deployed = state.handle(ev.TaskManagerRegistered("tm-0", 2)).commands
+    assert [(c.vertex, c.subtask) for c in deployed] == [("scan", 0), ("scan", 1)]
