@@ -33,6 +33,7 @@ import zlib
 
 import fsspec
 import lz4.frame
+from fsspec.implementations.local import LocalFileSystem
 
 from blob import BlobKey, FileSystemBlobStore
 from jobmanager.errors import SnapshotVersionError
@@ -80,7 +81,10 @@ def job_ids(root: str) -> list[str]:
     there; a ``JobStoreError`` naming ``root`` if it cannot be listed."""
     try:
         fs, path = fsspec.core.url_to_fs(root)
-        names = fs.ls(path, detail=False) if fs.exists(path) else []
+        if isinstance(fs, LocalFileSystem):  # fsspec's ls stats each entry: 9 ms for 700 archives
+            names = os.listdir(path) if os.path.isdir(path) else []
+        else:
+            names = fs.ls(path, detail=False) if fs.exists(path) else []
     except Exception as error:
         raise JobStoreError(f"job stores {root}: cannot list them: {type(error).__name__}: "
                             f"{error}") from None  # fmt: skip
