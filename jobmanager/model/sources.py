@@ -49,18 +49,23 @@ _log = structlog.get_logger("tidal.sources")
 _FORMATS = ("parquet", "csv")
 _EXTENSIONS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv"}
 _LISTING_THREADS = 32  # footers read at once while listing
+# What fsspec's listings say of a file's last write: local, S3, Google Cloud Storage, Azure.
+_VERSION_KEYS = ("mtime", "ino", "ETag", "LastModified", "generation", "etag", "last_modified")
 _CSV_KEYS = CSV_PARSE_KEYS | CSV_CONVERT_KEYS | {"column_names"}
 Filters = DynamicFilteringInfo | Iterable[DynamicFilteringInfo] | None
 
 
 @dataclass(frozen=True, slots=True)
 class DataFile:
-    """One data file of a source, with its hive partition values (from its directories)."""
+    """One data file of a source, with its hive partition values (from its directories) and
+    ``version``: what its listing says of its last write (a local file's modification time and
+    inode, an object's ETag), empty where the file system says nothing of it."""
 
     path: str
     size: int
     format: str
     partition_values: PartitionValues
+    version: str = ""
 
 
 # (column, type, operator, values): a hive partition column compared with constants, ``type``
@@ -232,7 +237,7 @@ class FileSource:
             problem = "glob matches nothing" if glob.has_magic(path) else "path does not exist"
             raise SourceError(repr(self), pattern, problem)
         published = _published_files(fs, infos)
-        files = [self._data_file(fs, name, info["size"], base) for name, info in infos.items()
+        files = [self._data_file(fs, name, info, base) for name, info in infos.items()
                  if info.get("type") != "directory"
                  and (name == path or _is_data_path(name, base))
                  and _published(name, published, base)]
@@ -240,13 +245,14 @@ class FileSource:
             raise SourceError(repr(self), pattern, "no data files (hidden files are skipped)")
         return files
 
-    def _data_file(self, fs: Any, path: str, size: int, base: str) -> DataFile:
+    def _data_file(self, fs: Any, path: str, info: dict, base: str) -> DataFile:
         address = path if _is_local(fs) else fs.unstrip_protocol(path)
         directories = posixpath.relpath(posixpath.dirname(path), base).split("/")
         values = tuple((key, unquote(value)) for key, sep, value
                        in (part.partition("=") for part in directories) if sep and key)
-        return DataFile(address, size, self.format or _format_of(path),
-                         values if self.partitioning == "hive" else ())
+        version = " ".join(str(info[key]) for key in _VERSION_KEYS if info.get(key) is not None)
+        return DataFile(address, info["size"], self.format or _format_of(path),
+                        values if self.partitioning == "hive" else (), version)  # fmt: skip
 
     def _check_formats(self, files: list[DataFile]) -> None:
         for file in files:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from jobmanager.planner.types import BIGINT, DATE, INT, STRING, SqlType, from_ar
 __all__ = ["Catalog", "Table", "TableColumn", "TableSpec"]
 
 _FOOTER_THREADS = 32
+_DESCRIBED_FILE_SETS = 256  # tables' footers kept in a client, as their files were listed
 _CSV_SAMPLE_BYTES = 1 << 20
 _SPEC_KEYS = {"path", "format", "partitioning", "csv"}
 
@@ -202,13 +204,13 @@ def describe(spec: TableSpec) -> Table:
                          ) from None  # fmt: skip
     try:
         if files[0].format == "parquet":
-            columns, rows = _parquet_columns(files)
+            columns, rows = _parquet_columns(tuple(files))
         else:
             columns, rows = _csv_columns(files, spec.csv_options), None
     except (OSError, pa.ArrowException) as error:
         raise TableError(f"table {spec.name!r} at {spec.path}: cannot read its files: {error}"
                          ) from None  # fmt: skip
-    columns += _partition_columns(files)
+    columns = [*columns, *_partition_columns(files)]
     seen: dict[str, str] = {}
     for column in columns:
         if seen.setdefault(column.name.lower(), column.name) != column.name:
@@ -217,14 +219,26 @@ def describe(spec: TableSpec) -> Table:
     return Table(spec, files[0].format, tuple(columns), len(files), rows)
 
 
-def _parquet_columns(files: list[DataFile]) -> tuple[list[TableColumn], int]:
+def _parquet_columns(files: tuple[DataFile, ...]) -> tuple[tuple[TableColumn, ...], int]:
+    """The columns and rows the files' footers give; kept for the files as listed (path, size
+    and version), as Spark keeps a registered table's schema and size: the next query over the
+    same files reads no footer again, and a file rewritten is listed with another version."""
+    if not all(file.version for file in files):
+        return _read_parquet_columns(files)
+    return _parquet_columns_of_versions(files)
+
+
+def _read_parquet_columns(files: tuple[DataFile, ...]) -> tuple[tuple[TableColumn, ...], int]:
     def footer(file: DataFile):
         fs, path = fsspec.core.url_to_fs(file.path)
         with fs.open(path, "rb") as handle:
             return pq.read_metadata(handle)
 
-    with ThreadPoolExecutor(min(_FOOTER_THREADS, len(files))) as pool:
-        footers = list(pool.map(footer, files))
+    if len(files) == 1:
+        footers = [footer(files[0])]
+    else:
+        with ThreadPoolExecutor(min(_FOOTER_THREADS, len(files))) as pool:
+            footers = list(pool.map(footer, files))
     types: dict[str, SqlType] = {}
     sizes: dict[str, int] = {}
     bounds: dict[str, tuple | None] = {}
@@ -237,9 +251,15 @@ def _parquet_columns(files: list[DataFile]) -> tuple[list[TableColumn], int]:
                 top = chunk.path_in_schema.split(".")[0]
                 sizes[top] = sizes.get(top, 0) + chunk.total_compressed_size
                 bounds[top] = _widened(bounds.get(top, ()), chunk)
-    columns = [TableColumn(name, kind, sizes.get(name, 0), value_range=_range(bounds.get(name)))
-               for name, kind in types.items()]  # fmt: skip
+    columns = tuple(TableColumn(name, kind, sizes.get(name, 0),
+                                value_range=_range(bounds.get(name)))
+                    for name, kind in types.items())  # fmt: skip
     return columns, sum(metadata.num_rows for metadata in footers)
+
+
+_parquet_columns_of_versions = functools.lru_cache(maxsize=_DESCRIBED_FILE_SETS)(
+    _read_parquet_columns
+)
 
 
 def _widened(bounds: tuple | None, chunk) -> tuple | None:
