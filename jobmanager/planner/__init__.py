@@ -26,6 +26,7 @@ from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.planner.catalog import Catalog
+from jobmanager.planner.eager_aggregates import aggregate_before_joins
 from jobmanager.planner.graph import job_graph
 from jobmanager.planner.joinfilters import filter_by_join_keys
 from jobmanager.planner.joinmarks import (
@@ -99,7 +100,8 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
     static = static_threshold(threshold, strategy)
     read_whole = config[READ_WHOLE_THRESHOLD]
-    node = filter_by_join_keys(prune_columns(reorder_joins(node, threshold)), static, read_whole)
+    node = aggregate_before_joins(reorder_joins(node, threshold), ids)
+    node = filter_by_join_keys(prune_columns(node), static, read_whole)
     result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY], read_whole)
     mark_joins(result, strategy)
     tree = result.tree

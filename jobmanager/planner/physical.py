@@ -257,6 +257,8 @@ class _Cutter:
                 into.tree = replace(node, left=pair[0], right=pair[1])
                 into.stage.hints[id(into.tree)] = self._build_side(node)
                 into.stage.origin = _joined(into.stage.origin, node.origin)
+                into.distribution = _after_join(node.kind, into_is_left, into.distribution,
+                                                tuple(matched))  # fmt: skip
                 return into
         split_left, split_right = _SPLITTABLE.get(node.kind, (False, False))
         edges = [self.exchange(left, Partitioner.hash(*left_keys)),
@@ -398,6 +400,20 @@ class _Cutter:
         stage, leaves = self.fresh(kind, node.origin, edges)
         distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
         return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
+
+
+def _after_join(kind: str, into_is_left: bool, into: tuple, other: tuple[str, ...]) -> tuple:
+    """How a join's rows are spread when one side was hashed into the tasks of the other,
+    ``into`` (hashed on some of its keys), ``other`` the other side's matching keys: every row
+    lies where its preserved side's keys hash to (both sides' for an inner join, whose keys are
+    equal), so by those columns; a row an outer join keeps unmatched has NULLs on the other
+    side, so the other side's keys say nothing of where it is."""
+    if kind == "full":
+        return ("any",)
+    preserved_is_left = kind != "right"
+    if kind == "inner" or preserved_is_left == into_is_left:
+        return into
+    return ("hash", other)
 
 
 def _joined(first: str, second: str) -> str:
