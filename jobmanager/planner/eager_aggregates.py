@@ -61,8 +61,9 @@ def aggregate_before_joins(root: Node, ids: IdAllocator) -> Node:
 
 
 def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | None:
-    """``top`` over its join with the join's right side aggregated first; None where the
-    rule does not apply or does not pay."""
+    """``top`` over its join with the side it counts aggregated by its key first (a left
+    join's right side, either side of an inner join); None where the rule does not apply or
+    does not pay."""
     join, renamed = top.child, {i: i for i in top.child.ids}
     if isinstance(join, Project) and parents.get(id(join), 0) <= 1:
         if not all(isinstance(e, exp.Column) for _, e in join.exprs):
@@ -77,11 +78,11 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
     mapping = {top_id: col(child_id) for top_id, child_id in renamed.items()}
     groups = tuple((i, substitute(e, mapping)) for i, e in top.groups)
     sides = [(join.right, join.left, 1)] + [(join.left, join.right, 0)] * (join.kind == "inner")
-    for right, left, position in sides:  # the side counted, the side kept, its key's place
+    for counted, kept, position in sides:  # position: the counted side's, in the join
         key = keys[0][position].name
-        taken = [_taken(substitute(e, mapping), set(right.ids)) for _, e in top.aggs]
-        if (all(references(e) <= set(left.ids) for _, e in groups)
-                and all(t is not None for t in taken) and _keys_repeat(right, key)):
+        taken = [_taken(substitute(e, mapping), set(counted.ids)) for _, e in top.aggs]
+        if (all(references(e) <= set(kept.ids) for _, e in groups)
+                and all(t is not None for t in taken) and _keys_repeat(counted, key)):
             break
     else:
         return None
@@ -94,14 +95,14 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
             finals.append((agg_id, exp.Coalesce(this=col(total),
                                                 expressions=[exp.Literal.number(0)])))  # fmt: skip
         else:
-            kind = right.type_of(argument)
+            kind = counted.type_of(argument)
             inner_aggs.append((partial, kind, function(this=col(argument))))
             outer_aggs.append((total, kind, function(this=col(partial))))
             finals.append((agg_id, col(total)))
-    counted = Aggregate(((key, right.type_of(key)), *((i, t) for i, t, _ in inner_aggs)),
-                        right.origin, right, ((key, col(key)),),
+    per_key = Aggregate(((key, counted.type_of(key)), *((i, t) for i, t, _ in inner_aggs)),
+                        counted.origin, counted, ((key, col(key)),),
                         tuple((i, e) for i, _, e in inner_aggs))  # fmt: skip
-    pair = (left, counted) if position == 1 else (counted, left)
+    pair = (kept, per_key) if position == 1 else (per_key, kept)
     met = Join(pair[0].columns + pair[1].columns, join.origin, *pair, join.kind, join.condition)
     grouped = Aggregate(tuple((i, top.type_of(i)) for i, _ in groups)
                         + tuple((i, t) for i, t, _ in outer_aggs), top.origin, met, groups,
@@ -110,11 +111,11 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
     return Project(top.columns, top.origin, grouped, exprs)
 
 
-def _taken(call: exp.Expression, right_ids: set[str]) -> tuple[type, str] | None:
-    """(COUNT, MIN or MAX, the right side's column it takes) for a call the rule can split."""
+def _taken(call: exp.Expression, counted_ids: set[str]) -> tuple[type, str] | None:
+    """(COUNT, MIN or MAX, the counted side's column it takes) for a call the rule can split."""
     if type(call) not in _TAKEN or not isinstance(call.this, exp.Column):
         return None  # COUNT(*), COUNT(DISTINCT ...), an expression's extremes
-    if call.this.name not in right_ids:
+    if call.this.name not in counted_ids:
         return None
     return type(call), call.this.name
 
