@@ -23,6 +23,7 @@ from jobmanager.model.sources import FileSource
 from shuffle import IndexRange, PartitionId, read_range
 from taskmanager.cancellation import CancelToken
 from taskmanager.runner import run_task
+from taskmanager.spark import IsolatedSession
 from tests.taskmanager.harness import JOB, DictBlobs, descriptor, environment, gate, output, tdd
 
 pytestmark = pytest.mark.spark
@@ -288,11 +289,49 @@ def test_a_task_session_is_its_own_and_comes_back_clean_for_the_next_task(spark_
             assert second.session.sql("SELECT COUNT(*) AS n FROM in0").first().n == 5
         assert first.session.sql("SELECT COUNT(*) AS n FROM in0").first().n == 3
         assert not spark_provider.session().catalog.tableExists("in0")
+    spark_provider.settle()
     with spark_provider.isolated() as again:
         assert again.session in (first.session, second.session)  # reused, not made anew
         assert not again.session.catalog.tableExists("in0")
         assert again.session.conf.get("spark.sql.shuffle.partitions") == "1"
         assert again.session.conf.get("spark.sql.session.timeZone") == "UTC"
+
+
+def test_a_task_hands_its_session_back_without_waiting_for_its_views_to_be_dropped(
+        spark_provider, monkeypatch):  # fmt: skip
+    """The drops come after the task, on the provider's thread; until they are done the
+    session goes to no other task."""
+    spark_provider.settle()
+    dropping, may_drop = threading.Event(), threading.Event()
+    drop = IsolatedSession.drop_views
+
+    def held_drop(isolated):
+        dropping.set()
+        assert may_drop.wait(60)
+        return drop(isolated)
+
+    monkeypatch.setattr(IsolatedSession, "drop_views", held_drop)
+    handed_back = threading.Event()
+
+    def task():
+        with spark_provider.isolated() as isolated:
+            isolated.register("in0", isolated.session.range(3))
+            held.append(isolated.session)
+        handed_back.set()
+
+    held: list = []
+    worker = threading.Thread(target=task)
+    worker.start()
+    assert handed_back.wait(60), "leaving the session waited for its views to be dropped"
+    assert dropping.wait(60)
+    with spark_provider.isolated() as meanwhile:
+        assert meanwhile.session is not held[0]  # its views are not dropped yet
+    may_drop.set()
+    spark_provider.settle()
+    assert not held[0].catalog.tableExists("in0")
+    with spark_provider.isolated() as after:
+        assert after.session in (held[0], meanwhile.session)
+    worker.join(60)
 
 
 def test_cancelling_a_sql_task_interrupts_its_spark_job(tmp_path, spark_provider):
