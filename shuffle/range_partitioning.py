@@ -7,8 +7,12 @@ encoded (``shuffle.keyorder``). The JobManager picks the consumers' bounds from 
 and sends each consumer the chunks its range overlaps; a chunk straddling a bound is read by
 both consumers, and each keeps only the rows of its own range, so no row is kept twice.
 
-Sorting by the encoded bytes, not by Arrow's own order, keeps the chunks consistent with the
-bounds whatever the column types: the one order everything is cut by is the encoding's.
+The one order everything is cut by is the encoding's, whatever the column types. Arrow's own
+sort gives it, each key's nulls placed first by a marker of their own, for every type but a
+floating-point key holding NaN (Arrow puts NaN beside the nulls; the encoding, as Spark, above
+every number, before nulls or after them): such rows are sorted by their encoded bytes. Only
+the bounds are encoded otherwise, since encoding a key is Python's work a row (55 ms of TPC-H
+q16's final sort, 18 K rows of four keys, against 4 ms).
 """
 
 from __future__ import annotations
@@ -64,12 +68,35 @@ def sort_into_chunks(table: pa.Table, order: tuple[SortKey, ...], max_chunks: in
     rows = table.num_rows
     if rows == 0:
         return SortedChunks(table, 0, ())
-    keys = encode_keys(table, order)
-    indices = pc.sort_indices(keys)
+    indices = _arrow_order(table, order)
+    if indices is None:
+        indices = pc.sort_indices(encode_keys(table, order))
     chunks = min(max_chunks, rows)
     firsts = [(j * rows + chunks - 1) // chunks for j in range(chunks)] + [rows - 1]
-    bounds = tuple(keys[int(indices[i].as_py())].as_py() for i in firsts)
-    return SortedChunks(table.take(indices), chunks, bounds)
+    sampled = table.take(indices.take(pa.array(firsts, pa.int64())))
+    return SortedChunks(table.take(indices), chunks, tuple(encode_keys(sampled, order).to_pylist()))
+
+
+def _arrow_order(table: pa.Table, order: tuple[SortKey, ...]) -> pa.Array | None:
+    """The rows' indices in the encoding's order by Arrow's sort (see the module docstring);
+    None where Arrow's order is not the encoding's (NaN in a floating-point key) or Arrow
+    cannot sort a key's type."""
+    columns, keys = {}, []
+    for position, key in enumerate(order):
+        column = table.column(key.column)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        if pa.types.is_floating(column.type) and pc.any(pc.is_nan(column)).as_py():
+            return None
+        if column.null_count:
+            columns[f"valid{position}"] = pc.is_valid(column)
+            keys.append((f"valid{position}", "ascending" if key.nulls_first else "descending"))
+        columns[f"value{position}"] = column
+        keys.append((f"value{position}", "descending" if key.descending else "ascending"))
+    try:
+        return pc.sort_indices(pa.table(columns), sort_keys=keys)
+    except pa.ArrowNotImplementedError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shuffle.keyorder import SortKey, encode_key
@@ -76,6 +76,22 @@ def test_byte_order_is_duckdbs_order_by(case):
     assert keys.to_pylist() == [encode_key(tuple(row.values()), order) for row in  # one encoding
                                 rows.cast(pa.schema([(f.name, _plain(f.type)) for f in rows.schema]))
                                 .to_pylist()]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(ordered_tables(), st.integers(1, 8))
+@example((pa.table({"k0": [1.0, math.nan, 2.0, None]}), (SortKey("k0", True, False),)), 2)
+def test_sorted_chunks_are_in_the_encodings_order_and_sample_it(case, max_chunks):
+    """Sorted by Arrow where its order is the encoding's, by the encoded bytes where not (a NaN
+    key): either way every row once, in byte order, and the bounds are the keys at each chunk's
+    first row and at the last row."""
+    table, order = case
+    chunks = sort_into_chunks(table, order, max_chunks)
+    keys = encode_keys(chunks.table, order).to_pylist()
+    assert keys == sorted(encode_keys(table, order).to_pylist())
+    rows, count = table.num_rows, min(max_chunks, table.num_rows)
+    firsts = [(j * rows + count - 1) // count for j in range(count)] + [rows - 1]
+    assert chunks.chunks == count and chunks.bounds == tuple(keys[i] for i in firsts)
 
 
 def test_strings_compare_as_utf8_bytes_and_zero_bytes_stay_prefix_free():
