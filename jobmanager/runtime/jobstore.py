@@ -52,6 +52,7 @@ __all__ = [
     "decode_snapshot",
     "encode_snapshot",
     "job_ids",
+    "local_job_ids_oldest_first",
     "store_root",
 ]
 
@@ -89,6 +90,24 @@ def job_ids(root: str) -> list[str]:
         raise JobStoreError(f"job stores {root}: cannot list them: {type(error).__name__}: "
                             f"{error}") from None  # fmt: skip
     return [name.rstrip("/").rsplit("/", 1)[-1] for name in names]
+
+
+def local_job_ids_oldest_first(root: str) -> list[str] | None:
+    """The names of the folders under ``root`` by modification time, oldest first, where
+    ``root`` is a local folder (an archive's is when it was written); None on another file
+    system, whose folders (an object store's prefixes) have no such time."""
+    fs, path = fsspec.core.url_to_fs(root)
+    if not isinstance(fs, LocalFileSystem):
+        return None
+    try:
+        with os.scandir(path) as entries:
+            dated = [(entry.stat().st_mtime_ns, entry.name) for entry in entries]
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise JobStoreError(f"job stores {root}: cannot list them: {type(error).__name__}: "
+                            f"{error}") from None  # fmt: skip
+    return [name for _, name in sorted(dated)]
 
 
 @message

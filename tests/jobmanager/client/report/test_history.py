@@ -2,6 +2,8 @@
 replay needs, reads back to the same facts as its store did, outlives the store, is listed
 newest first, and only the newest ``historyserver.archive.retained-jobs`` are kept."""
 
+import os
+
 import cloudpickle
 import pytest
 
@@ -74,6 +76,33 @@ def test_history_lists_newest_first_and_keeps_only_the_retained_jobs(config):
     assert jobs[0].ended_at - jobs[0].submitted_at == 2.5
     with pytest.raises(UnknownJobError, match="no job 'old' in"):
         find_job("old", config)
+
+
+def test_a_full_local_history_drops_its_oldest_written_archive_reading_only_that_one(
+        config, monkeypatch):  # fmt: skip
+    """By when each archive was written, as Flink's HistoryServer orders them (here against
+    the jobs' submission order), with one status read however many archives there are; a
+    folder that is no archive is left."""
+    history_dir = config["jobmanager.archive.fs.dir"]
+    for n, job_id in enumerate(["first", "second", "third"]):
+        store = stored_job(config["jobstore.dir"], job_id, 1000.0 + 100 * n)
+        archive_job(store, history_dir, -1)
+        store.remove()
+    os.makedirs(os.path.join(history_dir, "stray"))
+    for job_id, written_s in [("stray", 1.0), ("second", 2.0), ("first", 3.0), ("third", 4.0)]:
+        os.utime(os.path.join(history_dir, job_id), (written_s, written_s))
+    reads = []
+    final_status = JobStore.final_status
+
+    def counted(store):
+        reads.append(os.path.basename(store.path))
+        return final_status(store)
+
+    monkeypatch.setattr(JobStore, "final_status", counted)
+    store = stored_job(config["jobstore.dir"], "fourth", 1400.0)
+    archive_job(store, history_dir, 3)
+    assert sorted(os.listdir(history_dir)) == ["first", "fourth", "stray", "third"]
+    assert reads == ["stray", "second"]
 
 
 def test_a_job_with_a_store_and_no_archive_yet_is_listed_as_not_ended(config):
