@@ -83,8 +83,9 @@ def _drop_oldest(root: str, retained: int) -> None:
     """Every job's end comes here: below the limit, one listing and no status read. Above it,
     once a history has filled up, at every job's end: in a local folder the archives go
     oldest first by when each was written, as Flink's HistoryServer orders its archives, and
-    only those dropped are read (reading every archive's status to order them cost 70 ms a job
-    at 1,000 archives); elsewhere they go by their jobs' submission, from every status."""
+    only those dropped are read (reading every archive's status to order them cost 135-200 ms
+    a job at 1,000 archives on a busy machine, against 9-12 ms so); elsewhere they go by their
+    jobs' submission, from every status."""
     names = job_ids(root)
     if len(names) <= retained:
         return

@@ -99,9 +99,14 @@ def local_job_ids_oldest_first(root: str) -> list[str] | None:
     fs, path = fsspec.core.url_to_fs(root)
     if not isinstance(fs, LocalFileSystem):
         return None
+    dated = []
     try:
         with os.scandir(path) as entries:
-            dated = [(entry.stat().st_mtime_ns, entry.name) for entry in entries]
+            for entry in entries:
+                try:
+                    dated.append((entry.stat().st_mtime_ns, entry.name))
+                except FileNotFoundError:  # removed since the listing
+                    continue
     except FileNotFoundError:
         return []
     except OSError as error:
