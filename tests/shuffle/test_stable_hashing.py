@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shuffle import HashPartitioner, hash_array, hash_columns, partition_rows
+from shuffle import HashPartitioner, hash_array, hash_columns, hashing, partition_rows
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -138,6 +138,30 @@ def test_a_long_column_of_few_values_hashes_as_each_value_does(kind):
     by_piece = np.concatenate([hash_array(values.slice(i, 500)) for i in range(0, 10_000, 500)])
     assert hash_array(values).tolist() == by_piece.tolist()
     assert hash_array(pa.array([b"Brand#7"], kind)).tolist() == [hash_array(values)[1]]
+
+
+def test_a_table_longer_than_a_hashing_block_hashes_as_its_short_slices_do():
+    """Millions of rows are hashed a cache-sized block at a time; the blocks' edges (here not on
+    the chunks' edges) change no row's hash, for every key type and a last block part full."""
+    rows = 2 * hashing._ROWS_PER_BLOCK + 12_345
+    numbers = pa.array([i * 7919 if i % 11 else None for i in range(rows)], pa.int64())
+    modes = pa.array([f"MODE{i % 7}" if i % 13 else None for i in range(rows)])  # repeats
+    names = pa.array([f"Customer#{i:09d}" for i in range(rows)])  # unique
+    table = pa.Table.from_arrays(
+        [pa.chunked_array([column.slice(0, 40_001), column.slice(40_001)])
+         for column in (numbers, modes, names)], names=["n", "mode", "name"])  # fmt: skip
+    hashed = hash_columns(table, ["n", "mode", "name"])
+    by_slice = [hash_columns(table.slice(start, 4_000), ["n", "mode", "name"])
+                for start in range(0, rows, 4_000)]  # fmt: skip
+    assert hashed.tolist() == np.concatenate(by_slice).tolist()
+
+
+@pytest.mark.parametrize("count", [1, 2, 128, 256, 1000, 1024, 65536, 65537, 1 << 17])
+def test_a_key_goes_to_its_hash_modulo_the_subpartitions(count):
+    """Counts that are powers of two take the hash's low bits: the same subpartition."""
+    table = pa.table({"key": np.arange(-5_000, 95_000)})
+    ids = HashPartitioner(("key",)).assign(table, count)
+    assert ids.tolist() == (hash_columns(table, ["key"]) % np.uint64(count)).tolist()
 
 
 def test_other_fixed_width_types_hash():
