@@ -30,7 +30,13 @@ _log = structlog.get_logger("tidal.taskmanager.scratch")
 def claim(folder: str | os.PathLike) -> None:
     """Create ``folder`` and name this process its owner."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    for attempt in range(3):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            break
+        except FileNotFoundError:  # a sweep removed its cluster's folder, empty until now
+            if attempt == 2:
+                raise
     (folder / OWNER_FILE).write_text(f"{socket.gethostname()} {os.getpid()}\n")
 
 
