@@ -41,7 +41,6 @@ from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.messages.events import TaskManagerReport
 from jobmanager.model.config import Configuration
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
-from taskmanager import scratch
 from taskmanager.blobs import FetchedBlobs
 from taskmanager.ended import EndedTasks
 from taskmanager.registry import PartitionRegistry
@@ -94,15 +93,12 @@ class TaskManagerActor:
         self.node_id = config[NODE_ID_KEY] or ray.get_runtime_context().get_node_id()
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self.work_dir = work_dir
-        scratch.claim(work_dir)  # its scratch space, from the start: it is where it works
+        os.makedirs(work_dir, exist_ok=True)  # its scratch space, from the start: it is where it works
         self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
         self._job: _JobSession | None = None
         self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)
         self._lock = threading.Lock()
         self._log.info("task manager started", slots=slots, node=self.node_id)
-        base = os.path.dirname(os.path.dirname(work_dir))  # <base>/<cluster>/<task manager>
-        threading.Thread(target=scratch.sweep_abandoned, args=(base,), name="tidal-scratch-sweep",
-                         daemon=True).start()  # fmt: skip
         if start_spark:
             # PySpark's modules are imported here, before the JVM starts on its own thread: a
             # task unpickling code that imports pyspark.sql.functions while that thread imports

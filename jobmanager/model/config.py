@@ -227,9 +227,7 @@ OPTIONS: dict[str, Option] = {
         Option("io.tmp.dirs", str, "",
                "Where TaskManagers keep the job's partition files and their scratch space "
                "(Spark's temporary files; a TaskManager started elsewhere is not reused for "
-               "the job); empty means the system's temporary directory. A TaskManager's "
-               "scratch goes when it stops, or, when its process was killed or its cluster "
-               "ended, when the next TaskManager starts on that machine."),
+               "the job); empty means the system's temporary directory."),
         Option("jobstore.dir", str, "",
                "Where each job's store lives (its event log, snapshots, graph and blobs): a "
                "local directory or any fsspec URL a restarted JobManager can reach. Empty: "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -174,24 +173,14 @@ def test_each_jobs_taskmanager_timeout_and_scratch_directory_take_effect(client,
     """The ResourceManager was started by an earlier job with the default 30 s; this job's
     own 1 s keeps its TaskManagers idle no longer, and its io.tmp.dirs holds their scratch, in
     a folder of this cluster's (another cluster on the machine has TaskManagers of the same
-    names), removed when they are stopped. A folder there of a TaskManager whose process has
-    exited (its cluster ended) is removed by the TaskManagers that start."""
+    names), removed when they are stopped."""
     from jobmanager.runtime.names import resource_manager_handle
 
     scratch = tmp_path / "scratch"
-    ended = scratch / "tidal" / "taskmanagers" / "ended-cluster" / "tidal-tm-0"
-    (ended / ".spark").mkdir(parents=True)
-    exited = subprocess.Popen([sys.executable, "-c", "pass"])
-    exited.wait()
-    (ended / ".owner").write_text(f"{socket.gethostname()} {exited.pid}\n")
     config = {**FAST, "resourcemanager.taskmanager-timeout": "1 s", "io.tmp.dirs": str(scratch)}
     handle = client.submit(sum_job(str(tmp_path / "out"), sources=1), config=config)
     assert handle.wait(timeout=120).status == "FINISHED"
     ran_on = set(handle.status().task_managers)
-    deadline = time.monotonic() + 30
-    while ended.parent.exists():
-        assert time.monotonic() < deadline, f"{ended} not swept"
-        time.sleep(0.2)
     scratches = list((scratch / "tidal" / "taskmanagers").glob("*/tidal-tm-*"))
     assert ran_on and {path.name for path in scratches} == ran_on
     assert len({path.parent for path in scratches}) == 1
