@@ -47,6 +47,7 @@ from jobmanager.runtime.actor import create_job_manager
 from jobmanager.runtime.cleanup import clean_up_job
 from jobmanager.runtime.details import JobDetails, JobSummary, read_details
 from jobmanager.runtime.eventlog import read_events
+from jobmanager.runtime.firstjob import prepare_first_job
 from jobmanager.runtime.jobrecords import forget_job, job_record, job_records
 from jobmanager.runtime.jobstore import JobStore, store_root
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, new_job_id
@@ -71,7 +72,7 @@ class Client:
         done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver,
                        dashboard=dashboard)  # fmt: skip
         if done.startswith("started"):
-            _prepare_first_job()
+            prepare_first_job()
 
     def submit(
         self,
@@ -180,16 +181,6 @@ class Client:
             except TidalError:  # it ended or left between the two questions
                 continue
         return sorted(jobs, key=lambda job: job.submitted_at)
-
-
-def _prepare_first_job() -> None:
-    """Ask the new cluster's ResourceManager for a standby JobManager and a warm TaskManager,
-    without waiting for either."""
-    defaults = Configuration()
-    rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
-                          store_root(defaults))  # fmt: skip
-    rm.prepare_job_manager.remote()
-    rm.prepare_task_manager.remote(defaults.to_bytes())
 
 
 def _settings(config: Mapping[str, Any] | None, config_file: str | None,

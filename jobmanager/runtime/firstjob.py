@@ -1,0 +1,20 @@
+"""What a cluster started by the client prepares for its first job, so that the job finds it up
+or on its way rather than starting it."""
+
+from __future__ import annotations
+
+from jobmanager.model.config import Configuration
+from jobmanager.runtime.jobstore import store_root
+from jobmanager.runtime.resourcemanager import resource_manager
+
+__all__ = ["prepare_first_job"]
+
+
+def prepare_first_job() -> None:
+    """Ask the new cluster's ResourceManager for a standby JobManager and a warm TaskManager,
+    without waiting for either."""
+    defaults = Configuration()
+    rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
+                          store_root(defaults))  # fmt: skip
+    rm.prepare_job_manager.remote()
+    rm.prepare_task_manager.remote(defaults.to_bytes())
