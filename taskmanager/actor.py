@@ -19,10 +19,8 @@ Options read from its ``config`` (a ``Configuration``'s bytes, parsed once here)
 A TaskManager started ahead of any job (``start_spark``: the one the ResourceManager prepares
 when a local cluster starts) starts its Spark JVM at once, on a thread of its own, so that the
 first job's first Spark task finds the JVM up, or starting, rather than starting it (five
-seconds on two cores); given ``jvm`` (a ``taskmanager.jvm_handover.JvmTicket``: the client
-that started the cluster launched one while Ray started), it adopts that JVM instead. One
-started for a job starts its JVM with its first Spark task: a job of Arrow functions alone
-never pays for one.
+seconds on two cores). One started for a job starts its JVM with its first Spark task: a job of
+Arrow functions alone never pays for one.
 """
 
 from __future__ import annotations
@@ -86,7 +84,7 @@ class TaskManagerActor:
     """``slots`` slots and a SparkSession (scratch under ``work_dir``) for one job at a time."""
 
     def __init__(self, task_manager_id: str, slots: int, config: bytes, work_dir: str,
-                 start_spark: bool = False, jvm: bytes | None = None) -> None:  # fmt: skip
+                 start_spark: bool = False) -> None:  # fmt: skip
         configure_logging("INFO")
         config = Configuration.from_bytes(config)
         self.task_manager_id = task_manager_id
@@ -96,9 +94,7 @@ class TaskManagerActor:
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self.work_dir = work_dir
         os.makedirs(work_dir, exist_ok=True)  # its scratch space, from the start: it is where it works
-        ticket = None if jvm is None else decode(jvm)
-        self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config,
-                                           jvm=ticket)  # fmt: skip
+        self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
         self._job: _JobSession | None = None
         self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)
         self._lock = threading.Lock()
@@ -228,7 +224,6 @@ class TaskManagerActor:
             "shuffle_root": str(job.shuffle.root) if job else "",
             "work_dir": self.work_dir,
             "spark_started": self._spark.started,
-            "spark_jvm_adopted": self._spark.adopted_pid,  # the JVM's pid if launched for it
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         }
 

@@ -40,6 +40,7 @@ reported, and only then keeps the session for another task.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -57,15 +58,6 @@ from jobmanager.model.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
 from taskmanager.inputs import ParquetFiles, parquet_schema_key
 from taskmanager.java import find_java
-from taskmanager.jvm_handover import (
-    TASK_SQL_CONF,
-    AdoptedJvm,
-    JvmTicket,
-    adopt,
-    decline,
-    spark_conf,
-    spark_environment,
-)
 from taskmanager.memo import Memo
 from taskmanager.timing import TaskClock
 
@@ -80,6 +72,20 @@ __all__ = [
 ]
 
 DRIVER_MEMORY_KEY = "taskmanager.memory.spark-driver"
+BATCH_COLLECTOR = "-XX:+UseParallelGC"
+TASK_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
+logger.nativecode.level = error
+"""
+
 _log = structlog.get_logger("tidal.taskmanager.spark")
 
 
@@ -92,15 +98,11 @@ class SparkSessionProvider:
         work_dir: str | os.PathLike[str],
         config: Configuration,
         java_options: Sequence[str] | None = None,
-        jvm: JvmTicket | None = None,
     ) -> None:
         """``java_options``: the JVM's own options; None maps the class archive, if any
-        (``taskmanager.class_archive``). ``jvm``: a JVM launched for this process to adopt
-        (see ``taskmanager.jvm_handover``), used if it has this provider's slots and memory."""
+        (``taskmanager.class_archive``)."""
         self.slots = slots
         self.java_options = java_options
-        self._ticket = jvm
-        self._adopted: AdoptedJvm | None = None
         self.work_dir = Path(work_dir)
         self.driver_memory_bytes = config[DRIVER_MEMORY_KEY]
         self._session = None
@@ -112,11 +114,6 @@ class SparkSessionProvider:
     @property
     def started(self) -> bool:
         return self._session is not None
-
-    @property
-    def adopted_pid(self) -> int | None:
-        """The pid of the JVM this process adopted (see ``jvm_handover``), if it did."""
-        return None if self._adopted is None else self._adopted.pid
 
     def session(self):
         with self._lock:
@@ -188,8 +185,6 @@ class SparkSessionProvider:
         again (PySpark keeps talking to the dead process: connection refused)."""
         if self._session is None:
             return False
-        if self._adopted is not None:
-            return self._adopted.exited()
         from pyspark import SparkContext
 
         process = getattr(SparkContext._gateway, "proc", None)
@@ -205,70 +200,44 @@ class SparkSessionProvider:
         if gateway is None:
             return
         gateway.shutdown()
-        if self._adopted is not None:
-            self._adopted.stop()
-            return
         gateway.proc.stdin.close()  # the JVM exits when its stdin closes
         gateway.proc.wait()
 
     def _start(self):
+        java, major = find_java()
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python UDFs: this venv
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode: never leaves host
+        scratch = self.work_dir / "tmp"  # Spark's local dirs default to the JVM's temp dir
+        scratch.mkdir(parents=True, exist_ok=True)
+        log_config = self.work_dir / "log4j2.properties"
+        log_config.write_text(_LOG4J2)
         from pyspark.sql import SparkSession
 
-        from taskmanager import jvm_lookups
+        from taskmanager import class_archive, jvm_lookups
 
-        java, major = find_java()
-        os.environ.update(spark_environment())
-        conf = spark_conf(java, self.slots, self.driver_memory_bytes, self.work_dir,
-                          self.java_options)  # fmt: skip
-        adopted = self._adopt()
-        try:
-            if adopted is not None:
-                _wrap_jvm_context()
-            session = SparkSession.builder.config(map=conf).getOrCreate()
-        except BaseException:
-            if adopted is not None:  # a later start launches a JVM of its own
-                from pyspark import SparkContext
-
-                SparkContext._gateway = SparkContext._jvm = None
-                adopted.stop()
-            raise
-        finally:
-            if adopted is not None:  # read by the gateway's launch alone
-                del os.environ["PYSPARK_GATEWAY_PORT"], os.environ["PYSPARK_GATEWAY_SECRET"]
-        if adopted is not None:
-            self._adopted = adopted
+        options = (class_archive.java_options(java) if self.java_options is None
+                   else list(self.java_options)) + [BATCH_COLLECTOR]  # fmt: skip
+        session = (
+            SparkSession.builder.master(f"local[{self.slots}]")
+            .appName("tidal-taskmanager")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config(map=TASK_SQL_CONF)
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.memory", f"{max(1, self.driver_memory_bytes >> 20)}m")
+            .config(
+                "spark.driver.extraJavaOptions",
+                " ".join(f'"{option}"' for option in [
+                    f"-Dlog4j2.configurationFile=file:{log_config}",
+                    f"-Djava.io.tmpdir={scratch}", *options]),
+            )
+            .getOrCreate()
+        )
         session.sparkContext.setLogLevel("WARN")
         jvm_lookups.install(session)
         _log.info("spark session started", java=java, java_version=major, slots=self.slots,
-                  driver_memory_bytes=self.driver_memory_bytes, adopted=adopted is not None,
-                  java_options=conf["spark.driver.extraJavaOptions"])
+                  driver_memory_bytes=self.driver_memory_bytes, java_options=options)
         return session
-
-    def _adopt(self) -> AdoptedJvm | None:
-        """The JVM launched for this TaskManager (see ``jvm_handover``), if it was given one
-        of its shape that is up; PySpark's gateway then connects to it instead of launching."""
-        ticket, self._ticket = self._ticket, None
-        if ticket is None:
-            return None
-        if (ticket.slots, ticket.driver_memory_bytes) != (self.slots, self.driver_memory_bytes):
-            decline(ticket)
-            return None
-        adopted = adopt(ticket)
-        if adopted is not None:
-            os.environ["PYSPARK_GATEWAY_PORT"] = str(adopted.port)
-            os.environ["PYSPARK_GATEWAY_SECRET"] = adopted.secret
-        return adopted
-
-
-def _wrap_jvm_context() -> None:
-    """Make PySpark's SparkContext around the one the adopted JVM has (made by its launcher,
-    or being made: Spark's ``getOrCreate`` waits for it), rather than have a second made."""
-    from pyspark import SparkContext
-
-    SparkContext._ensure_initialized()  # connects to the adopted JVM's gateway
-    spark = SparkContext._jvm.org.apache.spark
-    made = spark.SparkContext.getOrCreate(spark.SparkConf(True))
-    SparkContext(jsc=spark.api.java.JavaSparkContext(made))
 
 
 def _with_task_conf(session):

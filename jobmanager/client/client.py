@@ -47,7 +47,7 @@ from jobmanager.runtime.actor import create_job_manager
 from jobmanager.runtime.cleanup import clean_up_job
 from jobmanager.runtime.details import JobDetails, JobSummary, read_details
 from jobmanager.runtime.eventlog import read_events
-from jobmanager.runtime.firstjob import FirstJvm, prepare_first_job
+from jobmanager.runtime.firstjob import prepare_first_job
 from jobmanager.runtime.jobrecords import forget_job, job_record, job_records
 from jobmanager.runtime.jobstore import JobStore, store_root
 from jobmanager.runtime.names import NAMESPACE, job_manager_name, new_job_id
@@ -68,13 +68,11 @@ class Client:
         one in this process (``jobmanager.client.connect``), with Ray's dashboard unless
         ``dashboard`` is False. A cluster started here starts, in the background, what its
         first job needs: a standby JobManager and a TaskManager of the default shape with its
-        Spark JVM (launched here as Ray starts: ``jobmanager.runtime.firstjob``), so the job
-        finds them up or on their way rather than starting them."""
-        first_jvm = FirstJvm(num_cpus)
+        Spark JVM, so the job finds them up or on their way rather than starting them."""
         done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver,
-                       dashboard=dashboard, on_start=first_jvm.launch)  # fmt: skip
+                       dashboard=dashboard)  # fmt: skip
         if done.startswith("started"):
-            prepare_first_job(first_jvm.launched)
+            prepare_first_job()
 
     def submit(
         self,

@@ -29,7 +29,6 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 
 import ray
 
@@ -54,11 +53,9 @@ class ClusterConnectionError(TidalError):
 
 
 def connect(address: str | None = None, *, num_cpus: int | None = None,
-            log_to_driver: bool = False, keep_running: bool = False, dashboard: bool = True,
-            on_start: Callable[[], object] | None = None) -> str:  # fmt: skip
-    """Join or start the cluster (see the module docstring); what was done, in words.
-    ``on_start`` is called just before a cluster starts in this process (what can start
-    alongside Ray's own processes: the first TaskManager's Spark JVM)."""
+            log_to_driver: bool = False, keep_running: bool = False,
+            dashboard: bool = True) -> str:  # fmt: skip
+    """Join or start the cluster (see the module docstring); what was done, in words."""
     if ray.is_initialized():
         return "joined"
     options = dict(namespace=NAMESPACE, logging_level=logging.WARNING, log_to_driver=log_to_driver)
@@ -67,8 +64,6 @@ def connect(address: str | None = None, *, num_cpus: int | None = None,
         _set_auth_mode("token")
     if address == "local":
         _set_auth_mode("token")
-        if on_start is not None:
-            on_start()
         _init("local", {**options, "num_cpus": num_cpus, "include_dashboard": dashboard})
         return "started a Ray cluster in this process (it ends with it)"
     if address and address != "auto":
@@ -87,8 +82,6 @@ def connect(address: str | None = None, *, num_cpus: int | None = None,
         started = _start_head(num_cpus, dashboard)
         _init("auto", options)
         return started
-    if on_start is not None:
-        on_start()
     _init(None, {**options, "num_cpus": num_cpus, "include_dashboard": dashboard})
     return "started a Ray cluster in this process (it ends with it)"
 

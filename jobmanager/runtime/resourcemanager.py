@@ -198,12 +198,11 @@ class ResourceManager:
 
     # -- TaskManagers ---------------------------------------------------------------------------
 
-    def prepare_task_manager(self, config: bytes, jvm: bytes | None = None) -> str | None:
+    def prepare_task_manager(self, config: bytes) -> str | None:
         """Start an idle TaskManager of the shape ``config`` gives (its slots no more than the
-        cluster's free CPUs), its Spark JVM starting with it (or adopted: ``jvm``, an encoded
-        ``taskmanager.jvm_handover.JvmTicket``), for the first job to lease warm (a job asks
-        for TaskManagers of this shape unless it needs fewer slots); unless an idle one of that
-        memory is there already or the CPUs are held. Its id, or None."""
+        cluster's free CPUs), its Spark JVM starting with it, for the first job to lease warm (a job asks for TaskManagers of this shape unless it needs fewer slots);
+        unless an idle one of that memory is there already or the CPUs are held. Its id, or
+        None."""
         from taskmanager.actor import shape_of
 
         settings = Configuration.from_bytes(config)
@@ -216,7 +215,7 @@ class ResourceManager:
                                 for tm in self.task_managers.values()):  # fmt: skip
                 return None
             tm_id, tm = self._start_task_manager(_Waiting(Request(-1, "", shape), -1, settings),
-                                                 start_spark=True, jvm=jvm)  # fmt: skip
+                                                 start_spark=True)  # fmt: skip
             tm.job = None
             _log.info("task manager prepared", task_manager=tm_id, slots=slots)
             self._serve()
@@ -273,8 +272,8 @@ class ResourceManager:
         if grants:
             self._changed.notify_all()
 
-    def _start_task_manager(self, waiting: _Waiting, start_spark: bool = False,
-                            jvm: bytes | None = None) -> tuple[str, _TaskManager]:  # fmt: skip
+    def _start_task_manager(self, waiting: _Waiting, start_spark: bool = False
+                            ) -> tuple[str, _TaskManager]:  # fmt: skip
         from taskmanager.actor import TaskManagerActor
 
         slots = waiting.request.shape[0]
@@ -286,7 +285,7 @@ class ResourceManager:
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0,
                      scheduling_strategy="SPREAD")  # fmt: skip
-            .remote(tm_id, slots, waiting.config.to_bytes(), scratch, start_spark, jvm)
+            .remote(tm_id, slots, waiting.config.to_bytes(), scratch, start_spark)
         )
         recovery_timeout_s, idle_timeout_s = _timeouts(waiting.config)
         tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),
