@@ -45,7 +45,11 @@ the start of the cluster or the session apart (about a minute a query, so none b
 Tidal's first job keeps the TaskManager's default Spark JVM (1 GiB), so it finds the TaskManager
 its new cluster prepared while the client planned the query (``Client``);
 ``cold_first_ratio`` is the sum of Tidal's first runs over PySpark's, ``cold_ratio`` the same
-with the starts, and each query's ``cold_ratio`` its own start plus first run.
+with the starts, and each query's ``cold_ratio`` its own start plus first run. On a machine
+whose ``/proc/stat`` tells its busy time, each side's ``cold_{side}_cpu_seconds`` is what its
+start and first run cost the machine's cores, every process counted (Ray's, the JVMs'), and
+``cold_cpu_ratio`` Tidal's sum over PySpark's: both cores are busy through a cold start on two,
+so CPU seconds are what a faster cold start has to save.
 Prints human lines, then one JSON object as the last line. ``--baseline-only`` measures the
 PySpark half alone (its ratios are null).
 
@@ -86,6 +90,7 @@ from benchmarks.tpch_figures import (  # noqa: E402
     _seconds,
     breakdown,
     by_strategy,
+    busy_cpu_seconds,
     cold_summary,
     geometric_mean,
     median_split,
@@ -269,7 +274,8 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
 
 def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
     """The query's first run on each side, each in a new process: ``{side}_start_seconds`` is
-    the cluster's or the session's start, ``{side}_first_seconds`` the query's first run; a
+    the cluster's or the session's start, ``{side}_first_seconds`` the query's first run,
+    ``{side}_cpu_seconds`` the machine's CPU time meanwhile (see ``busy_cpu_seconds``); a
     side that failed is ``cold_{side}_error`` instead, its last line, and the run goes on."""
     name = query_name(number)
     figures: dict[str, float] = {}
@@ -279,8 +285,10 @@ def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
                    "--data", data, "--dir", str(work), "--scale", str(args.scale),
                    *[f"-D{option}" for option in args.options or ()]]  # fmt: skip
         command += ["--no-dashboard"] * args.no_dashboard + ["--tidal-defaults"] * args.tidal_defaults
+        busy = busy_cpu_seconds()
         done = subprocess.run(command, capture_output=True, text=True, timeout=600,
                               env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
+        spent = busy_cpu_seconds()
         if done.returncode != 0:
             error = (done.stderr.strip().splitlines() or ["no output"])[-1][:500]
             print(f"{name}: the cold {side} run failed: {error}", flush=True)
@@ -289,12 +297,17 @@ def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
         start, first = json.loads(done.stdout.strip().splitlines()[-1])
         figures[f"cold_{side}_start_seconds"] = start
         figures[f"cold_{side}_first_seconds"] = first
+        if busy is not None and spent is not None:
+            figures[f"cold_{side}_cpu_seconds"] = round(spent - busy, 1)
     ran = [side for side in sides if f"cold_{side}_error" not in figures]
     if len(ran) == 2:
-        figures["cold_ratio"] = round(sum(v for k, v in figures.items() if "_tidal_" in k)
-                                      / sum(v for k, v in figures.items() if "_spark_" in k), 3)  # fmt: skip
+        tidal, spark = (figures[f"cold_{side}_start_seconds"]
+                        + figures[f"cold_{side}_first_seconds"] for side in sides)  # fmt: skip
+        figures["cold_ratio"] = round(tidal / spark, 3)
     shown = "; ".join(f"{side}: start {figures[f'cold_{side}_start_seconds']:.2f} s, "
                       f"first run {figures[f'cold_{side}_first_seconds']:.2f} s"
+                      + (f", CPU {figures[f'cold_{side}_cpu_seconds']:.1f} s"
+                         if f"cold_{side}_cpu_seconds" in figures else "")
                       for side in ran)  # fmt: skip
     print(f"{name} cold: {shown}", flush=True)
     return figures

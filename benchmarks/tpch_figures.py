@@ -4,11 +4,12 @@ returned for its JSON line (``benchmarks/tpch.py``)."""
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections.abc import Mapping
 
-__all__ = ["breakdown", "by_strategy", "cold_summary", "geometric_mean", "median_split",
-           "print_table", "query_name", "ratio_by_strategy"]
+__all__ = ["breakdown", "busy_cpu_seconds", "by_strategy", "cold_summary", "geometric_mean",
+           "median_split", "print_table", "query_name", "ratio_by_strategy"]
 
 
 def median_split(name: str, splits: list[dict[str, float]]) -> dict[str, float]:
@@ -55,22 +56,44 @@ def breakdown(name: str, result) -> dict[str, int]:
     return totals
 
 
+def busy_cpu_seconds() -> float | None:
+    """The CPU seconds this machine's cores have been busy since it booted (``/proc/stat``:
+    user, nice, system, irq, softirq and steal time); None where there is no such file. Read
+    before and after a cold run on a machine that is the run's alone, the difference is what
+    the run cost every process it started: Ray's, the JVMs', the interpreters'."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def cold_summary(per_query: Mapping[str, dict], numbers: list[int]) -> dict[str, float]:
     """Over the queries run cold on both sides: ``cold_first_ratio``, the sum of Tidal's first
-    runs over PySpark's, and ``cold_ratio``, the same with each side's start added."""
+    runs over PySpark's, ``cold_ratio``, the same with each side's start added, and
+    ``cold_cpu_ratio``, the CPU seconds of the two (start and first run) where measured."""
     cold = [per_query[query_name(n)] for n in numbers
             if "cold_ratio" in per_query[query_name(n)]]  # fmt: skip
     if not cold:
         return {}
-    first = {side: sum(f[f"cold_{side}_first_seconds"] for f in cold) for side in ("tidal", "spark")}
+    sides = ("tidal", "spark")
+    first = {side: sum(f[f"cold_{side}_first_seconds"] for f in cold) for side in sides}
     whole = {side: first[side] + sum(f[f"cold_{side}_start_seconds"] for f in cold)
-             for side in ("tidal", "spark")}  # fmt: skip
+             for side in sides}  # fmt: skip
     figures = {"cold_first_ratio": round(first["tidal"] / first["spark"], 3),
                "cold_ratio": round(whole["tidal"] / whole["spark"], 3)}  # fmt: skip
-    print(f"cold, {len(cold)} queries: first runs {first['tidal']:.1f} s against "
-          f"{first['spark']:.1f} s ({figures['cold_first_ratio']:.2f}), with the starts "
-          f"{whole['tidal']:.1f} s against {whole['spark']:.1f} s ({figures['cold_ratio']:.2f})",
-          flush=True)  # fmt: skip
+    shown = (f"cold, {len(cold)} queries: first runs {first['tidal']:.1f} s against "
+             f"{first['spark']:.1f} s ({figures['cold_first_ratio']:.2f}), with the starts "
+             f"{whole['tidal']:.1f} s against {whole['spark']:.1f} s "
+             f"({figures['cold_ratio']:.2f})")  # fmt: skip
+    if all(f"cold_{side}_cpu_seconds" in f for f in cold for side in sides):
+        cpu = {side: sum(f[f"cold_{side}_cpu_seconds"] for f in cold) for side in sides}
+        figures["cold_cpu_ratio"] = round(cpu["tidal"] / cpu["spark"], 3)
+        shown += (f"; CPU {cpu['tidal']:.0f} s against {cpu['spark']:.0f} s "
+                  f"({figures['cold_cpu_ratio']:.2f})")  # fmt: skip
+    print(shown, flush=True)
     return figures
 
 

@@ -217,6 +217,9 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tpch_dbgen, tmp_pat
     assert summary["ratio"] is None and summary["target_ratio"] == 0.8
     cold = summary["queries"]["q06"]  # its first run in a process and a JVM of its own
     assert cold["cold_spark_start_seconds"] > 0 and cold["cold_spark_first_seconds"] > 0
+    # a JVM's start alone costs seconds of CPU; no more than two cores for the run's length
+    assert 1.0 < cold["cold_spark_cpu_seconds"] <= 2 * (
+        cold["cold_spark_start_seconds"] + cold["cold_spark_first_seconds"]) + 5
     assert list(tmp_path.iterdir()) == []
 
 
