@@ -187,6 +187,11 @@ OPTIONS: dict[str, Option] = {
                "writes for a consumer whose parallelism is not decided yet."),
         Option(_ADAPTIVE + "avg-data-volume-per-task", _positive_memory, 16 << 20,
                "Bytes of input each task should get."),
+        Option(_ADAPTIVE + "source-data-volume-per-task", _positive_memory, None,
+               "Bytes of its files' columns each task of a source should read; unset: "
+               "avg-data-volume-per-task. A task's Spark splits its own scan over its "
+               "TaskManager's cores, so a source task may read as much as one Spark scan "
+               "partition (spark.sql.files.maxPartitionBytes, 128 MiB)."),
         Option(_ADAPTIVE + "default-source-parallelism", _int(1), None,
                "Upper bound of a source's inferred parallelism; unset falls back to "
                "max-parallelism, then parallelism.default."),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from jobmanager.core import commands as cmd
 from jobmanager.core.admission import decide_admission, sources_to_ask
 from jobmanager.core.replay import new_state
+from jobmanager.core.scheduler.adaptive.settings import decider_settings
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
 from jobmanager.model.config import Configuration
@@ -18,6 +19,7 @@ from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers
 from tests.jobmanager.model.files import numbers, write_parquet
 
 VOLUME = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
+SOURCE_VOLUME = "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task"
 
 
 def ident(frame):
@@ -100,6 +102,21 @@ def test_a_source_that_infers_more_tasks_is_not_chained_and_keeps_its_answer(tmp
     assert simulated.cluster.terminated.status == "FINISHED"
     assert not any(type(c) is cmd.InferSourceParallelism for c in commands)
     assert simulated.state.graph.job_vertex("lines").parallelism == 4
+
+
+def test_a_sources_own_volume_per_task_sizes_its_tasks_and_no_other_vertexs(tmp_path):
+    """With ``source-data-volume-per-task`` set, a source's tasks read that much (the four
+    files are one task, chained into the final one) while every other vertex keeps the
+    volume per task; unset, a source is sized as any vertex."""
+    graph = q1_shaped(files(tmp_path, 4))
+    config = Configuration({VOLUME: 1, SOURCE_VOLUME: "1 gb"})
+    asked, submitted = take(graph, config)
+    assert asked["lines"].data_volume_per_task == 1 << 30
+    assert decider_settings(config).data_volume_per_task == 1
+    assert submitted.chains == (("lines", "final", "sink"),)
+    assert [(a.vertex, a.parallelism) for a in submitted.inferred] == [("lines -> final -> sink", 1)]
+    unset, _ = take(graph, Configuration({VOLUME: 1}))
+    assert unset["lines"].data_volume_per_task == 1
 
 
 def test_a_source_whose_inference_fails_decides_nothing_and_fails_the_job_when_due(tmp_path):

@@ -11,7 +11,7 @@ from jobmanager.model.inference import (
     source_upper_bound,
 )
 
-__all__ = ["decider_settings", "source_bound", "source_inference_context"]
+__all__ = ["decider_settings", "source_bound", "source_inference_context", "source_volume"]
 
 _ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
 _SKEW = "execution.batch.adaptive.skewed-join-optimization."
@@ -30,9 +30,16 @@ def decider_settings(config: Configuration) -> DeciderSettings:
 
 def source_inference_context(config: Configuration, vertex_max: int, slots: int | None,
                              filters: tuple[DynamicFilteringInfo, ...] = ()) -> InferenceContext:  # fmt: skip
-    """What a source vertex's sources are told (FLIP-379's context, and the job's slots)."""
-    return InferenceContext(source_bound(config, vertex_max),
-                            config[_ADAPTIVE + "avg-data-volume-per-task"], filters, slots)  # fmt: skip
+    """What a source vertex's sources are told (FLIP-379's context, and the job's slots); the
+    data volume per task is the sources' own where one is set."""
+    return InferenceContext(source_bound(config, vertex_max), source_volume(config),
+                            filters, slots)  # fmt: skip
+
+
+def source_volume(config: Configuration) -> int:
+    if config.is_set(_ADAPTIVE + "source-data-volume-per-task"):
+        return config[_ADAPTIVE + "source-data-volume-per-task"]
+    return config[_ADAPTIVE + "avg-data-volume-per-task"]
 
 
 def source_bound(c: Configuration, vertex_max: int) -> int:
