@@ -108,6 +108,8 @@ TARGET_QUERY_RATIO = 1.2  # every query, warm
 TARGET_OWN_SHARE = 0.15  # Tidal's own part of a job's wall time, geometric mean
 BASELINE_DRIVER_MEMORY = "4g"
 DRIVER_MEMORY = "taskmanager.memory.spark-driver"
+VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
+SOURCE_VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task"
 SLOWEST_SHOWN = 5
 
 
@@ -336,15 +338,17 @@ def cold_run(args, tables: dict[str, str]) -> None:
 
 
 def tidal_config(args) -> dict[str, str]:
-    """Tidal sized as the baseline's adaptive execution sizes its partitions: tasks of about
-    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB); and the TaskManager's Spark
-    JVM given the baseline's driver memory (4 GiB; Tidal's default is Spark's own, 1 GiB).
-    Everything else is Tidal's default (the least parallelism 1, as Flink's). -D overrides any
-    of them. With ``--tidal-defaults``, Tidal runs as a new user's job does: its defaults
-    (16 MiB a task, a Spark JVM of 1 GiB) and the -D options alone."""
+    """Tidal sized as the baseline sizes its partitions: tasks of about
+    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB), and a source's tasks of about
+    ``spark.sql.files.maxPartitionBytes`` (128 MiB), the most one Spark scan partition reads;
+    and the TaskManager's Spark JVM given the baseline's driver memory (4 GiB; Tidal's default
+    is Spark's own, 1 GiB). Everything else is Tidal's default (the least parallelism 1, as
+    Flink's). -D overrides any of them. With ``--tidal-defaults``, Tidal runs as a new user's
+    job does: its defaults (16 MiB a task, sources too, a Spark JVM of 1 GiB) and the -D
+    options alone."""
     if args.tidal_defaults:
         return dict(parse_options(args.options))
-    return {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
+    return {VOLUME_PER_TASK: "64 mb", SOURCE_VOLUME_PER_TASK: "128 mb",
             DRIVER_MEMORY: BASELINE_DRIVER_MEMORY,
             **parse_options(args.options)}  # fmt: skip
 

@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from benchmarks.tpch import spark_session  # noqa: E402
+from benchmarks.tpch import SOURCE_VOLUME_PER_TASK, VOLUME_PER_TASK, spark_session  # noqa: E402
 from examples.compare import first_difference  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q1, q1_final, q1_partial, spark_q1  # noqa: E402
@@ -54,14 +54,14 @@ from jobmanager.model.inference import InferenceContext, infer_vertex_parallelis
 from jobmanager.model.splits import assign_splits  # noqa: E402
 from taskmanager.spark import TASK_SQL_CONF  # noqa: E402
 
-TASK_VOLUME = 64 << 20  # as benchmarks/tpch.py sizes Tidal's tasks
+TASK_VOLUME, SOURCE_VOLUME = 64 << 20, 128 << 20  # as benchmarks/tpch.py sizes Tidal's tasks
 SLOTS = 2  # the baseline's local[2]
 
 
 def source_tasks(data: str, slots: int):
     """The files each lineitem task of Tidal's Q1 reads, and the columns it reads of them."""
     (source,) = q1(data, "unused").vertex("lineitem").sources
-    plan = source.plan(InferenceContext(128, TASK_VOLUME, (), slots))
+    plan = source.plan(InferenceContext(128, SOURCE_VOLUME, (), slots))
     tasks = [sorted({split.path for split in mine})
              for mine in assign_splits(plan.splits, plan.parallelism)]  # fmt: skip
     return [paths for paths in tasks if paths], list(source.columns)
@@ -70,8 +70,7 @@ def source_tasks(data: str, slots: int):
 def chained(data: str, slots: int) -> bool:
     """Whether Tidal runs lineitem and the final aggregate as one task (one query)."""
     graph = q1(data, "unused")
-    config = Configuration({"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task":
-                            TASK_VOLUME})  # fmt: skip
+    config = Configuration({VOLUME_PER_TASK: TASK_VOLUME, SOURCE_VOLUME_PER_TASK: SOURCE_VOLUME})
     answers = [infer_vertex_parallelism(name, graph.vertex(name).sources, context)
                for name, context in sources_to_ask(graph, config, slots).items()]  # fmt: skip
     chains, _ = decide_admission(graph, config, answers)
