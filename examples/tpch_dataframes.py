@@ -17,7 +17,7 @@ column inside ``between``.
 The module is plain PySpark, nothing in it Tidal's: it is how unchanged DataFrame programs are
 shown to give PySpark's answers on Tidal, run there through a PySpark-compatible session that
 writes SQL (sqlframe) -- and checked under PySpark itself against DuckDB's answers to the query
-texts (``tests/examples/test_tpch_dataframes.py``).
+texts (``tests/sql/test_tpch_dataframes.py``).
 
     df = run(spark, {"lineitem": "/data/lineitem", ...}, 1)   # or QUERIES[1](spark, tables)
 """
