@@ -47,6 +47,7 @@ from jobmanager.model.config import Configuration
 from jobmanager.model.join_chains import runnable_vertices
 from jobmanager.model.operators import ParquetSink, ResultSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
+from jobmanager.runtime.actorclass import actor_class
 from jobmanager.runtime.admission import admit
 from jobmanager.runtime.details import JobDetails
 from jobmanager.runtime.ending import JobEnding, release_job
@@ -84,7 +85,7 @@ def create_job_manager(job_id: str, store_root: str, recovery: bool = True):
     the job's store under ``store_root``."""
     retries = -1 if recovery else 0
     return (
-        ray.remote(JobManagerActor)
+        actor_class(JobManagerActor)
         .options(name=job_manager_name(job_id), namespace=NAMESPACE, lifetime="detached",
                  num_cpus=0, max_concurrency=64, max_restarts=retries,
                  max_task_retries=retries, scheduling_strategy=here())  # fmt: skip

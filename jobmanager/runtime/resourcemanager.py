@@ -44,6 +44,7 @@ from jobmanager.logs import configure_logging
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.runtime import jobrecords
+from jobmanager.runtime.actorclass import actor_class
 from jobmanager.runtime.cleanup import clean_up_expired_jobs, clean_up_lost_jobs
 from jobmanager.runtime.details import read_details
 from jobmanager.runtime.jobstore import JobStore
@@ -281,7 +282,7 @@ class ResourceManager:
         self._counter += 1
         scratch = os.path.join(self._scratch(waiting.config), self._cluster_key, tm_id)
         handle = (
-            ray.remote(TaskManagerActor)
+            actor_class(TaskManagerActor)
             .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
                      max_concurrency=slots + 8, max_restarts=0,
                      scheduling_strategy="SPREAD")  # fmt: skip
@@ -450,7 +451,7 @@ def resource_manager(idle_timeout_s: float, store_root: str = ""):
     for the new one rather than failing (a lease asked twice that way is given back with the
     job's others when it ends)."""
     return (
-        ray.remote(ResourceManager)
+        actor_class(ResourceManager)
         .options(name=RESOURCE_MANAGER, namespace=NAMESPACE, lifetime="detached",
                  get_if_exists=True, num_cpus=0, max_concurrency=256, max_restarts=-1,
                  max_task_retries=-1, scheduling_strategy=here())  # fmt: skip

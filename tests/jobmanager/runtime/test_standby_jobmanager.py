@@ -66,3 +66,16 @@ def test_a_jobmanager_runs_one_job_only(client, tmp_path):
     with pytest.raises(ray.exceptions.RayTaskError, match="already runs a job"):
         ray.get(handle.actor.start.remote(b"", {}, 0.0))
     handle.release()
+
+
+def test_every_standby_is_one_class_to_ray_which_a_client_loads_once(client, tmp_path):
+    """``actor_class``: a class made anew per standby would be loaded from the GCS again by the
+    client claiming each one."""
+    classes = set()
+    for run in range(2):
+        assert client.warm_up(timeout=120)
+        handle = client.submit(sum_job(str(tmp_path / f"out-{run}")), config=FAST)
+        classes.add(handle.actor._ray_actor_creation_function_descriptor.function_id)
+        assert handle.wait(timeout=120).status == "FINISHED"
+        handle.release()
+    assert len(classes) == 1
