@@ -43,7 +43,9 @@ class Deploying:
     def request_ahead(self) -> None:
         """At the job's start, while its sources are still being sized (a listing of their
         files away): the first TaskManager, so that its lease and attachment, a few round trips
-        through the ResourceManager, overlap the sizing instead of following it."""
+        through the ResourceManager, overlap the sizing instead of following it. (The shell
+        has asked the ResourceManager for it earlier still, before admitting the job: its
+        ``EarlyLease`` answers this request.)"""
         if self.status is not JobStatus.RUNNING or self._reconciling:
             return
         for size in self.slots.task_managers_ahead():

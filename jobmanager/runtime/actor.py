@@ -50,6 +50,7 @@ from jobmanager.runtime import jobrecords
 from jobmanager.runtime.actorclass import actor_class
 from jobmanager.runtime.admission import admit
 from jobmanager.runtime.details import JobDetails
+from jobmanager.runtime.earlylease import EarlyLease
 from jobmanager.runtime.ending import JobEnding, release_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
 from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
@@ -162,11 +163,31 @@ class JobManagerActor(JobEnding):
             raise RuntimeError(f"the JobManager {self.job_id} already runs a job")
         began = time.time()
         settings = Configuration(config)
+        cluster_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        early = EarlyLease.ask(self.job_id, settings, cluster_cpus)
+        try:
+            job_graph, store, blobs, submitted, events = self._admit(graph, settings, cluster_cpus,
+                                                                     submitted_at)  # fmt: skip
+        except BaseException:
+            release_job(self.job_id)  # the early lease: the job will not run
+            raise
+        self._take(store, submitted, new_state(job_graph, submitted, self.job_id), events, blobs,
+                   early)
+        self.mailbox.put(ev.JobStarted())
+        self._start_loop()
+        self.log.info("job manager ready", job_name=job_graph.name,
+                      since_submit_ms=int((time.time() - submitted_at) * 1000),
+                      init_ms=int((time.time() - began) * 1000))  # fmt: skip
+
+    def _admit(self, graph: bytes, settings: Configuration, cluster_cpus: int,
+               submitted_at: float):  # fmt: skip
+        """Take the job in: its store, its chains and its sources asked (``admit``), its code
+        stored, ``JobSubmitted`` written to its log. Returns the graph, the store, its blobs,
+        that event and the log."""
         job_graph = cloudpickle.loads(graph)
         store = JobStore(self.store_root, self.job_id)
         store.create()
         blobs = store.blobs()
-        cluster_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         chains, inferred = admit(job_graph, settings, cluster_cpus, blobs, self.job_id)
         code_keys = tuple((v.name, blobs.put(serialize_vertex_code(v)).digest)
                           for v in runnable_vertices(chained_graph(job_graph, chains), settings))  # fmt: skip
@@ -188,14 +209,10 @@ class JobManagerActor(JobEnding):
         events.flush()
         jobrecords.record_job(self.job_id, store.url, settings["execution.batch.job-recovery.enabled"],
                               work_directory(settings, self.job_id))  # fmt: skip
-        self._take(store, submitted, new_state(job_graph, submitted, self.job_id), events, blobs)
-        self.mailbox.put(ev.JobStarted())
-        self._start_loop()
-        self.log.info("job manager ready", job_name=job_graph.name,
-                      since_submit_ms=int((time.time() - submitted_at) * 1000),
-                      init_ms=int((time.time() - began) * 1000))  # fmt: skip
+        return job_graph, store, blobs, submitted, events
 
-    def _take(self, store: JobStore, submitted, state, events, blobs) -> None:
+    def _take(self, store: JobStore, submitted, state, events, blobs,
+              early_lease: EarlyLease | None = None) -> None:
         """Hold the job: its store, log, state and an executor for its commands."""
         self.store, self.events, self.blobs = store, events, blobs
         self.config = Configuration(dict(submitted.config))
@@ -209,6 +226,7 @@ class JobManagerActor(JobEnding):
             self.config,
             os.path.join(self.work_dir, "shuffle"),
             ray.get_runtime_context().current_actor,
+            early_lease,
         )
         self.snapshot_at = time.monotonic()
         self.snapshot_events = state.events_applied

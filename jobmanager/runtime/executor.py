@@ -35,6 +35,7 @@ from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
 from jobmanager.runtime.admission import split_keeper
 from jobmanager.runtime.descriptors import ShuffleDescriptorCache
+from jobmanager.runtime.earlylease import EarlyLease
 from jobmanager.runtime.names import resource_manager_handle
 
 __all__ = ["HANDLERS", "CommandExecutor", "now_ms"]
@@ -57,6 +58,7 @@ class CommandExecutor:
         config: Configuration,
         shuffle_root: str,
         job_manager,
+        early_lease: EarlyLease | None = None,
     ) -> None:
         self.job_id = job_id
         self.view = view
@@ -72,6 +74,7 @@ class CommandExecutor:
             config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
         )  # fmt: skip
         self._staged: dict[str, list[cmd.DeployTask]] = {}
+        self._early_lease = early_lease
         self.task_managers: dict[str, object] = {}
         self.registered: set[str] = set()
         self._lock = threading.Lock()
@@ -104,8 +107,15 @@ class CommandExecutor:
                     command.slots_each, "the cluster has no ResourceManager", now_ms()))  # fmt: skip
             return
         for _ in range(command.count):
-            lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_bytes())
+            lease = self._take_early_lease(command.slots_each)
+            if lease is None:
+                lease = rm.lease.remote(self.job_id, command.slots_each, self.config.to_bytes())
             self._when_leased(lease, command.slots_each)
+
+    def _take_early_lease(self, slots: int):
+        """The lease asked for before the job was admitted, if of ``slots`` slots; once."""
+        early, self._early_lease = self._early_lease, None
+        return early.take(self.job_id, slots) if early is not None else None
 
     def _when_leased(self, lease, slots: int) -> None:
         """Lease a TaskManager, attach it to this job, then register it; or say it failed."""

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 from jobmanager.core.executiongraph import ExecutionVertex
 from jobmanager.errors import NoResourceAvailableError
 
-__all__ = ["Slot", "SlotPool", "SlotRequest", "slots_needed"]
+__all__ = ["Slot", "SlotPool", "SlotRequest", "first_task_manager_slots", "slots_needed"]
 
 _PREFERENCE_SCAN = 64  # free slots looked at for one on a preferred TaskManager
 
@@ -63,6 +63,14 @@ def slots_needed(vertices: Sequence[ExecutionVertex]) -> int:
     for v in vertices:
         per_job_vertex[v.name] = per_job_vertex.get(v.name, 0) + 1
     return max(per_job_vertex.values())
+
+
+def first_task_manager_slots(slots_per_task_manager: int, max_slots: int | None) -> int:
+    """The slots of the TaskManager every job asks for first (``SlotPool.task_managers_ahead``,
+    and the shell's early lease): a whole one, within the job's limit; 0 for none."""
+    if max_slots is None:
+        return slots_per_task_manager
+    return min(slots_per_task_manager, max_slots)
 
 
 class SlotPool:
@@ -197,9 +205,7 @@ class SlotPool:
         already asked for."""
         if self.task_managers or self.requested_slots or self.demand:
             return []
-        size = self.slots_per_task_manager
-        if self.max_slots is not None:
-            size = min(size, self.max_slots)
+        size = first_task_manager_slots(self.slots_per_task_manager, self.max_slots)
         if size <= 0:
             return []
         self.requested_slots += size

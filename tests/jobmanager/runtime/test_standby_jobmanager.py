@@ -1,16 +1,21 @@
-"""The standby JobManager: started ahead by the ResourceManager, claimed by the next job."""
+"""The standby JobManager: started ahead by the ResourceManager, claimed by the next job, which
+it starts leasing a TaskManager for as soon as it has it."""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 
+import pyarrow.parquet as pq
 import pytest
 import ray
 
-from jobmanager import Client
+from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import read_details
 from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
+from tests.jobmanager.runtime.failover_jobs import GatedSource, write_data
 from tests.jobmanager.runtime.jobs import FAST, sum_job
 
 pytestmark = pytest.mark.runtime
@@ -65,6 +70,48 @@ def test_a_jobmanager_runs_one_job_only(client, tmp_path):
     assert handle.wait(timeout=120).status == "FINISHED"
     with pytest.raises(ray.exceptions.RayTaskError, match="already runs a job"):
         ray.get(handle.actor.start.remote(b"", {}, 0.0))
+    handle.release()
+
+
+def test_a_jobmanager_leases_its_first_taskmanager_while_it_is_still_taking_the_job(
+        client, tmp_path):  # fmt: skip
+    """The lease goes out before the job's sources are asked (``EarlyLease``): held at the
+    gate in that listing, the JobManager has a TaskManager leased to the job already."""
+    data, gate = str(tmp_path / "data"), tmp_path / "gate"
+    gate.mkdir()
+    sums = write_data(data)
+    g = JobGraph("early-lease")
+    read = g.add_vertex("read", operator=arrow(lambda t: t.select(["key", "value"])),
+                        sources=[GatedSource(data, str(gate))])  # fmt: skip
+    total = g.add_vertex("sum", parallelism=1,
+                         operator=arrow(lambda t: t.group_by("key").aggregate([("value", "sum")])))
+    sink = g.add_vertex("sink", operator=ParquetSink(str(tmp_path / "out")))
+    g.connect(read, total, Partitioner.hash("key"))
+    g.connect(total, sink, Partitioner.FORWARD)
+    assert client.warm_up(timeout=120)
+    handles = []
+    submitting = threading.Thread(target=lambda: handles.append(client.submit(g, config=FAST)))
+    submitting.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not (gate / "inferring").exists():  # the JobManager is asking the source
+            assert time.monotonic() < deadline, "the job's source was never asked"
+            time.sleep(0.02)
+        rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
+        while not ray.get(rm.describe.remote())["leased"]:
+            assert time.monotonic() < deadline, "no TaskManager leased while the job was taken"
+            time.sleep(0.02)
+        leased_to = set(ray.get(rm.describe.remote())["leased"].values())
+        assert submitting.is_alive()  # still taking the job: the submission has not returned
+    finally:
+        (gate / "open").touch()
+        submitting.join(timeout=120)
+    (handle,) = handles
+    assert leased_to == {handle.job_id}
+    result = handle.wait(timeout=120)
+    assert result.status == "FINISHED", result.cause
+    written = pq.read_table(str(tmp_path / "out")).to_pydict()
+    assert dict(zip(written["key"], written["value_sum"])) == sums
     handle.release()
 
 
