@@ -19,8 +19,9 @@ few rows, warm, in a plain session: 244 ms with adaptive execution and a partiti
 logs warnings and worse to stderr only, through a log4j2 file written into the work
 directory, so stdout stays the job's.
 
-A task's inputs reach Spark as Parquet files in a temporary directory: Spark reads them with
-its own reader, never through Python-side row conversion. Spark infers a Parquet schema by
+A task's inputs reach Spark as Parquet files in a temporary directory, a large one as a file
+per core written side by side: Spark reads them with its own reader, never through
+Python-side row conversion. Spark infers a Parquet schema by
 listing and reading a footer and analysing the result, some 40 ms a query; the provider keeps
 each schema Spark inferred, keyed by the Parquet schema it came from, and hands it to the
 reader of the next files with that schema. The function's DataFrame comes back
@@ -318,7 +319,7 @@ def run_spark_query(
     with clock.phase("spark_input"):
         inputs = [
             table if isinstance(table, ParquetFiles)
-            else _write_parquet(table, task_dir / f"input-{index}.parquet")
+            else _write_parquet(table, task_dir / f"input-{index}.parquet", spark.slots)
             for index, table in enumerate(tables)
         ]  # fmt: skip
     context = base.sparkContext
@@ -373,15 +374,39 @@ def _selected(frame, columns: Sequence[str] | None):
     return frame.select(*columns) if columns else frame
 
 
-def _write_parquet(table: pa.Table, path: Path) -> ParquetFiles | None:
+def _write_parquet(table: pa.Table, path: Path, cores: int = 1) -> ParquetFiles | None:
     """Write one input for Spark; None for a table without columns, which Parquet cannot give
     Spark a schema for. Timestamps go as microseconds, the finest unit Spark reads. The file
-    lives only for this task, on this machine: uncompressed and without dictionary encoding, it
-    is written about three times as fast, and Spark reads it as quickly."""
+    lives only for this task, on this machine: uncompressed, without dictionary encoding and
+    without statistics (nothing reads a row group selectively), it is written about four
+    times as fast, and Spark reads it as quickly. An input of more than ``_PIECE_BYTES`` a
+    core is written as up to ``cores`` files side by side (Arrow's writer is one thread a
+    file, and lets go of the GIL), which Spark reads side by side too. 3 M rows of six of
+    lineitem's columns, 248 MiB, medians of 10 alternating runs on two cores: written in 346
+    ms as one file with statistics, 149 ms as two without; then read and aggregated by a
+    two-core session in 854 against 768 ms."""
     if not table.column_names:
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, compression="none", use_dictionary=False,
-                   coerce_timestamps="us", allow_truncated_timestamps=True)  # fmt: skip
-    key = parquet_schema_key(pq.read_metadata(path))
-    return ParquetFiles((str(path),), None, table.num_rows, key)
+    pieces = max(1, min(cores, table.nbytes // _PIECE_BYTES))
+    step = -(-table.num_rows // pieces) if table.num_rows else 0
+    paths = [path] if pieces == 1 else [path.with_name(f"{path.stem}-{i}{path.suffix}")
+                                        for i in range(pieces)]  # fmt: skip
+
+    def write(piece: int) -> None:
+        rows = table if pieces == 1 else table.slice(piece * step, step)
+        pq.write_table(rows, paths[piece], compression="none", use_dictionary=False,
+                       write_statistics=False, coerce_timestamps="us",
+                       allow_truncated_timestamps=True)  # fmt: skip
+
+    if pieces == 1:
+        write(0)
+    else:
+        list(_INPUT_WRITERS.map(write, range(pieces)))
+    key = parquet_schema_key(pq.read_metadata(paths[0]))
+    return ParquetFiles(tuple(map(str, paths)), None, table.num_rows, key)
+
+
+_PIECE_BYTES = 8 << 20  # an input's bytes a core before it is written as more than one file
+_INPUT_WRITERS = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)),
+                                    thread_name_prefix="tidal-spark-input")  # fmt: skip

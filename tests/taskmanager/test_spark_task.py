@@ -195,6 +195,36 @@ def test_spark_reuses_the_schema_it_inferred_only_for_files_of_the_same_parquet_
     assert [r.x for r in spark_provider.read_parquet(unkeyed).collect()] == [2**40]
 
 
+def test_a_large_input_reaches_spark_as_a_file_per_core_written_side_by_side(
+        tmp_path, spark_provider):  # fmt: skip
+    import pyarrow.parquet as pq
+
+    import taskmanager.spark as spark_module
+
+    rows = 2 * spark_module._PIECE_BYTES // 8 + 7  # two int64 columns: four pieces' worth
+    keys = pa.array(range(rows), pa.int64())
+    table = pa.table({"k": keys, "odd": pa.compute.bit_wise_and(keys, 1)})
+    big = spark_module._write_parquet(table, tmp_path / "input-0.parquet", 3)
+    step = -(-rows // 3)
+    assert [pq.read_metadata(p).num_rows for p in big.paths] == [step, step, rows - 2 * step]
+    assert big.num_rows == rows
+    assert pq.read_metadata(big.paths[0]).row_group(0).column(0).statistics is None
+    by_bytes = spark_module._write_parquet(table, tmp_path / "input-3.parquet", 8)
+    assert len(by_bytes.paths) == 4  # no piece smaller than _PIECE_BYTES
+    small = spark_module._write_parquet(table.slice(0, 1000), tmp_path / "input-1.parquet", 4)
+    assert small.paths == (str(tmp_path / "input-1.parquet"),)
+    assert spark_module._write_parquet(table, tmp_path / "input-2.parquet", 1).paths == (
+        str(tmp_path / "input-2.parquet"),)  # one core, one file
+
+    result = spark_module.run_spark_query(
+        lambda frames: frames[0].groupBy("odd").agg({"k": "sum", "*": "count"}).orderBy("odd"),
+        [table], spark=spark_provider, task_dir=tmp_path / "task", job_group="pieces",
+        cancel=CancelToken())  # fmt: skip
+    evens = rows // 2 + rows % 2
+    assert [(row["odd"], row["sum(k)"], row["count(1)"]) for row in result.to_pylist()] == [
+        (0, (evens - 1) * evens, evens), (1, (rows - evens) ** 2, rows - evens)]
+
+
 def test_spark_reads_only_a_sources_columns_in_their_order_with_no_select(tmp_path, spark_provider):
     import pyarrow.parquet as pq
 
@@ -232,7 +262,7 @@ def test_a_chain_headed_by_a_pyspark_function_hands_spark_its_sources_files(
     written = []
     real = spark_module._write_parquet
     monkeypatch.setattr(spark_module, "_write_parquet",
-                        lambda table, path: written.append(path) or real(table, path))  # fmt: skip
+                        lambda table, path, *a: written.append(path) or real(table, path, *a))  # fmt: skip
     chain = ChainedOperator(("orders", "big"), (
         spark(lambda frame: frame.where("amount > 30")),
         spark(lambda frame: frame.select("order", "amount")),

@@ -74,7 +74,7 @@ def test_a_sql_task_sees_its_source_then_its_input_under_their_view_names(
     rewritten = []
     real = spark_module._write_parquet
     monkeypatch.setattr(spark_module, "_write_parquet",
-                        lambda table, path: rewritten.append(path) or real(table, path))
+                        lambda table, path, *a: rewritten.append(path) or real(table, path, *a))
     blobs = DictBlobs()
     env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
     names_gate = produced(env, blobs, "names", names, "names->join")
@@ -109,7 +109,7 @@ def test_every_subtask_reads_a_broadcast_source_whole_and_spark_reads_its_files(
     rewritten = []
     real = spark_module._write_parquet
     monkeypatch.setattr(spark_module, "_write_parquet",
-                        lambda table, path: rewritten.append(path) or real(table, path))
+                        lambda table, path, *a: rewritten.append(path) or real(table, path, *a))
     data = tmp_path / "data"
     (data / "lines").mkdir(parents=True)
     (data / "names").mkdir()
