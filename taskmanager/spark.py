@@ -20,13 +20,13 @@ logs warnings and worse to stderr only, through a log4j2 file written into the w
 directory, so stdout stays the job's.
 
 A task's inputs reach Spark as Parquet files in a temporary directory, a large one as a file
-per core written side by side: Spark reads them with its own reader, never through
-Python-side row conversion. Spark infers a Parquet schema by
-listing and reading a footer and analysing the result, some 40 ms a query; the provider keeps
-each schema Spark inferred, keyed by the Parquet schema it came from, and hands it to the
-reader of the next files with that schema. The function's DataFrame comes back
-with ``DataFrame.toArrow()``. Each task runs its Spark jobs in its own job group, so cancelling
-the task interrupts its running Spark job (``interruptOnCancel``) and no other task's.
+per core written side by side: Spark reads them with its own reader, never through Python-side
+row conversion. Spark infers a Parquet schema by listing and reading a footer and analysing the
+result, some 40 ms a query; the provider keeps each schema Spark inferred, keyed by the Parquet
+schema it came from, and hands it to the reader of the next files with that schema. The
+function's DataFrame comes back with ``DataFrame.toArrow()``. Each task runs its Spark jobs in
+its own job group, so cancelling the task interrupts its running Spark job
+(``interruptOnCancel``) and no other task's.
 
 A piece of a planned query (``taskmanager.sql``) names its inputs as temporary views, and two
 slots share the JVM, so each such task borrows a session of its own (``isolated``: Spark's
@@ -378,7 +378,7 @@ def _write_parquet(table: pa.Table, path: Path, cores: int = 1) -> ParquetFiles 
     """Write one input for Spark; None for a table without columns, which Parquet cannot give
     Spark a schema for. Timestamps go as microseconds, the finest unit Spark reads. The file
     lives only for this task, on this machine: uncompressed, without dictionary encoding and
-    without statistics (nothing reads a row group selectively), it is written about four
+    without statistics (nothing reads a row group selectively), it is written more than three
     times as fast, and Spark reads it as quickly. An input of more than ``_PIECE_BYTES`` a
     core is written as up to ``cores`` files side by side (Arrow's writer is one thread a
     file, and lets go of the GIL), which Spark reads side by side too. 3 M rows of six of
