@@ -32,6 +32,7 @@ from jobmanager.messages.events import (
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink, arrow, part_file
 from jobmanager.model.sources import FileSource
+from jobmanager.runtime.names import resource_manager_handle
 from shuffle import IndexRange, PartitionId, ShuffleDescriptor
 from shuffle.paths import partition_path
 from taskmanager.actor import TaskManagerActor
@@ -66,7 +67,16 @@ class StandInJobManager:
 
 @pytest.fixture
 def local_ray(ray_cluster):
-    """The tests' one local Ray cluster (``tests/conftest.py``): no second one to start."""
+    """The tests' one local Ray cluster (``tests/conftest.py``): no second one to start. The
+    TaskManagers here are started directly, not leased from the ResourceManager, so the idle
+    ones it keeps from earlier tests (for minutes, holding the cluster's CPUs) are stopped
+    first: otherwise Ray holds these back until they time out (two minutes in one run)."""
+    try:
+        manager = resource_manager_handle()
+    except ValueError:  # no job has run on the cluster yet
+        return ray_cluster
+    for tm_id in ray.get(manager.describe.remote())["idle"]:
+        ray.get(manager.forget.remote(tm_id))
     return ray_cluster
 
 
