@@ -46,7 +46,6 @@ from taskmanager.ended import EndedTasks
 from taskmanager.registry import PartitionRegistry
 from taskmanager.remote import RayChunkFetcher
 from taskmanager.reports import ReportBatcher
-from taskmanager.runner import TaskEnvironment, run_task
 from taskmanager.slots import TaskSlots
 from taskmanager.spark import SparkSessionProvider
 
@@ -106,6 +105,10 @@ class TaskManagerActor:
             import pyspark.sql.functions  # noqa: F401
 
             threading.Thread(target=self._start_spark, name="tidal-spark-start", daemon=True).start()
+        # the task runtime (a tenth of a second of imports, SQL's parser among them) loads
+        # after the JVM's start, not before it; and the ResourceManager and JobManagers, which
+        # need this class but run no task, never load it
+        import taskmanager.runner  # noqa: F401
 
     def _start_spark(self) -> None:
         """Start the JVM now; a failure is only logged: the first Spark task starts it again
@@ -145,6 +148,8 @@ class TaskManagerActor:
             def report(event) -> None:
                 ended.record(event)
                 batcher(event)
+
+            from taskmanager.runner import TaskEnvironment, run_task
 
             environment = TaskEnvironment(
                 task_manager_id=self.task_manager_id,
