@@ -17,12 +17,15 @@ hashed for the two lineitem subqueries.
 
 The estimates are the sources' listed bytes (the compressed column chunks of the columns read,
 ``jobmanager.planner.catalog``) times the share of rows a scan's filters keep, guessed as
-Flink's planner guesses without statistics (``guess_selectivity``), carried up the plan: a
-join gives the sum of its inputs, a semi or anti join its left input, an aggregate without
-groups a row, anything else its input. Without the guess a filtered dimension table looked
-as big as the whole table: at scale 10 TPC-H q08's ``part`` (one ``p_type`` of 150) listed
-11.8 MiB, over the broadcast threshold, and the 1.3 GiB of ``lineitem`` it filters was
-shuffled before the run time could see that ``part`` gave 111 KiB.
+Flink's planner guesses without statistics (``guess_selectivity``), carried up the plan: a join
+gives the sum of its inputs, a semi join a tenth of its left input where a filter drops rows of
+its other side (Calcite's guess for any semi join; against an unfiltered input, such as TPC-H
+q21's EXISTS over all of ``lineitem``, it keeps nearly every row), an anti join or any other
+semi join its left input, an aggregate without groups a row, anything else its input. Without
+the guess a filtered dimension table looked as big as the whole table: at scale 10 TPC-H q08's
+``part`` (one ``p_type`` of 150) listed 11.8 MiB, over the broadcast threshold, and the 1.3 GiB
+of ``lineitem`` it filters was shuffled before the run time could see that ``part`` gave 111
+KiB.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Join, Limit, Node, OneRow, Scan, SetOp, Values, conjoin, conjuncts, nodes_of,
+    Aggregate, Filter, Join, Limit, Node, OneRow, Scan, SetOp, Values, conjoin, conjuncts, nodes_of,
     references, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
@@ -44,6 +47,7 @@ __all__ = [
 ]
 
 _ROW_BYTES = 64
+_SEMI_JOIN_SELECTIVITY = 0.1  # Calcite's RelMdUtil.getSemiJoinRowCount, with RexUtil's guess
 
 
 def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
@@ -61,6 +65,8 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
                    guess_selectivity(node.filters))  # fmt: skip
     elif isinstance(node, (OneRow, Values)):
         size = _ROW_BYTES * max(1, len(getattr(node, "rows", ())))
+    elif isinstance(node, Join) and node.kind == "semi" and drops_rows(node.right):
+        size = int(estimate_bytes(node.left, memo, leaf) * _SEMI_JOIN_SELECTIVITY)
     elif isinstance(node, Join) and node.kind in ("semi", "anti", "single"):
         size = estimate_bytes(node.left, memo, leaf)
     elif isinstance(node, (Join, SetOp)):
@@ -273,6 +279,13 @@ class _Reorderer:
         joined = Join(left.columns + right.columns, _origin(left, right, condition), left, right,
                       "inner" if condition is not None else "cross", condition)  # fmt: skip
         return joined, rest
+
+
+def drops_rows(node: Node) -> bool:
+    """Whether a filter under ``node`` (a scan's, or one over an aggregate: a HAVING) keeps
+    only some of its rows."""
+    return any(isinstance(n, Filter) or (isinstance(n, Scan) and n.filters)
+               for n in nodes_of(node))  # fmt: skip
 
 
 def reads_filtered(node: Node) -> bool:

@@ -109,13 +109,20 @@ def test_every_join_decided_at_run_time_can_be_built_on_either_side_in_its_task(
     assert swapped > 40
 
 
-def test_the_join_after_q18s_semi_join_stays_a_stage_the_run_time_may_broadcast(tpch):
-    """q18's orders, semi-joined in the tasks of the lines aggregated by order, keep few rows:
-    the join with every line after it is a stage of its own whose inputs are marked, so the
-    JobManager may send those few orders whole and read the lines in slices, not hash both."""
-    scale_1 = {"table.optimizer.join.broadcast-threshold": 100_000,  # the defaults / 100
-               "table.optimizer.join.read-whole-threshold": 10_000}  # fmt: skip
-    planned = plan(tpch, queries()[18], scale_1)
+@pytest.mark.parametrize("threshold, into", [(100_000, "scan"), (10_000, "join")])
+def test_q18s_few_orders_meet_every_line_where_read_or_in_a_join_the_run_time_may_broadcast(
+        tpch, threshold, into):  # fmt: skip
+    """q18's orders, semi-joined with the lines aggregated by order under a HAVING, are
+    guessed a tenth of their rows: under the broadcast threshold (scale 1's defaults / 100)
+    they go whole into the scan of every line, so the lines are never hashed for the join;
+    over it the join is a stage of its own whose inputs are marked, so the JobManager may
+    still send those few orders whole and read the lines in slices, not hash both."""
+    config = {"table.optimizer.join.broadcast-threshold": threshold,
+              "table.optimizer.join.read-whole-threshold": 10_000}  # fmt: skip
+    planned = plan(tpch, queries()[18], config)
     lines = next(v for v in planned.graph.vertices if v.name == "scan lineitem #2")
+    if into == "scan":
+        assert [str(e.partitioner) for e in lines.inputs] == ["broadcast"], planned.explain()
+        return
     (edge,) = [e for e in planned.graph.edges if e.source is lines]
     assert edge.join is not None and edge.target.name.startswith("join"), planned.explain()
