@@ -29,8 +29,8 @@ so an aggregate, a window or a join on its keys gets a hash exchange (a stage) o
 A join without equality keys broadcasts its smaller side. A broadcast side that only reads a
 table (filtered and projected) listed at most ``table.optimizer.join.read-whole-threshold`` is
 no stage of its own: the other side's stage's tasks read it whole, where that stage reads a
-table or may (``whole_reads``). A semi or anti join's broadcast side whose keys repeat goes as
-its distinct keys (``semi_keys``).
+table or may (``whole_reads``). A semi or anti join's right side whose keys repeat goes as its
+distinct keys, broadcast or hashed (``semi_keys``).
 The listing is an estimate: ``joinmarks`` marks each shuffled join's two edges so the
 JobManager may still broadcast a side its real bytes show small (FLIP-470), and under
 ``table.optimizer.adaptive-broadcast-join.strategy`` RUNTIME_ONLY the planner is given no
@@ -245,6 +245,8 @@ class _Cutter:
 
     def _hash_join(self, node: Join, keys: list[tuple[exp.Expression, exp.Expression]]) -> _Open:
         left, right = self.build(node.left), self.build(node.right)
+        if node.kind in ("semi", "anti") and not right.shared:
+            right.tree = distinct_keys(node, right.tree)
         left, left_keys, right, right_keys = self._keyed(left, right, keys)
         for into, other, into_keys, other_keys, into_is_left in (
                 (left, right, left_keys, right_keys, True),

@@ -1,9 +1,11 @@
-"""The broadcast side of a semi or anti join sent as its distinct keys.
+"""The right side of a semi or anti join sent as its distinct keys.
 
-A semi or anti join asks only whether the other side has a row with the key: its broadcast
-side, reduced to the key columns once each per task of its stage, gives every task of the join
-the same answer from a smaller table. Per task, not overall: a key two tasks both hold comes
-twice, which changes nothing, and the stage needs no exchange of its own.
+A semi or anti join asks only whether the other side has a row with the key: its right side,
+reduced to the key columns once each per task of its stage, gives every task of the join the
+same answer from a smaller table, whether it is broadcast or hashed on the keys. Per task, not
+overall: a key two tasks both hold comes twice, which changes nothing, and the stage needs no
+exchange of its own. TPC-H q22 at scale 10: the NOT EXISTS over 15 million orders, hashed, is
+a million customer keys written and built on, not 15 million rows.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ __all__ = ["distinct_keys"]
 
 
 def distinct_keys(join: Join, tree: Node) -> Node:
-    """``tree``, the broadcast side of a semi or anti join on equalities alone, as its key
+    """``tree``, the right side of a semi or anti join on equalities alone, as its key
     columns once each per task, where every key repeats by the files' statistics: only
     whether a key is there matters, and each of the other side's tasks builds its table from
     the distinct keys (TPC-H q22: a million and a half orders, a hundred thousand customers)."""

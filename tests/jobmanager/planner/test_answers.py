@@ -184,11 +184,15 @@ def test_csv_and_hive_partitioned_tables_give_duckdbs_answer(tmp_path, spark_ses
     assert sql_difference(got, expected, ordered=True) is None
 
 
-def test_semi_and_anti_joins_that_broadcast_distinct_keys_give_duckdbs_answer(tmp_path,
-                                                                             spark_session,
-                                                                             duck):  # fmt: skip
-    """TPC-H q22's NOT EXISTS: a broadcast side whose keys repeat is sent as each task's
-    distinct keys; the subtasks of the producer each send theirs, so a key comes twice."""
+@pytest.mark.parametrize("config", [
+    _OWN_VERTICES,  # the right sides broadcast
+    Configuration({"table.optimizer.join.broadcast-threshold": -1}),  # both sides hashed
+], ids=["broadcast", "hashed"])  # fmt: skip
+def test_semi_and_anti_joins_on_distinct_keys_give_duckdbs_answer(tmp_path, spark_session,
+                                                                  duck, config):  # fmt: skip
+    """TPC-H q22's NOT EXISTS: a right side whose keys repeat is sent, broadcast or hashed, as
+    each task's distinct keys; the subtasks of the producer each send theirs, so a key comes
+    twice."""
     from examples.compare import sql_difference
     from tests.examples.one_session import run_in_one_session
 
@@ -198,7 +202,7 @@ def test_semi_and_anti_joins_that_broadcast_distinct_keys_give_duckdbs_answer(tm
     query = ("SELECT a, b, s FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.a = t1.a) "
              "AND NOT EXISTS (SELECT 1 FROM t2 x WHERE x.d = t1.b)")
     planned = plan_sql(query, Catalog.from_tables(paths), ParquetSink(str(tmp_path / "out")),
-                       _OWN_VERTICES)  # fmt: skip
+                       config)  # fmt: skip
     distinct = [v.name for v in planned.graph.vertices if v.name.startswith("scan t2")
                 and "GROUP BY" in v.operator.sql]  # fmt: skip
     assert len(distinct) == 2, planned.explain()
