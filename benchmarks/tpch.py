@@ -110,6 +110,7 @@ BASELINE_DRIVER_MEMORY = "4g"
 DRIVER_MEMORY = "taskmanager.memory.spark-driver"
 VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
 SOURCE_VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task"
+MIN_VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.min-data-volume-per-task"
 SLOWEST_SHOWN = 5
 
 
@@ -339,7 +340,10 @@ def cold_run(args, tables: dict[str, str]) -> None:
 
 def tidal_config(args) -> dict[str, str]:
     """Tidal sized as the baseline sizes its partitions: tasks of about
-    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB), and a source's tasks of about
+    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB), but spread over the slots
+    where fewer would leave a core idle, as AQE's ``parallelismFirst`` does, down to Tidal's
+    own volume per task (16 MiB, not Spark's 1 MiB: a Tidal task is a Spark query of its own,
+    100 to 200 ms before any row); a source's tasks of about
     ``spark.sql.files.maxPartitionBytes`` (128 MiB), the most one Spark scan partition reads;
     and the TaskManager's Spark JVM given the baseline's driver memory (4 GiB; Tidal's default
     is Spark's own, 1 GiB). Everything else is Tidal's default (the least parallelism 1, as
@@ -349,7 +353,7 @@ def tidal_config(args) -> dict[str, str]:
     if args.tidal_defaults:
         return dict(parse_options(args.options))
     return {VOLUME_PER_TASK: "64 mb", SOURCE_VOLUME_PER_TASK: "128 mb",
-            DRIVER_MEMORY: BASELINE_DRIVER_MEMORY,
+            MIN_VOLUME_PER_TASK: "16 mb", DRIVER_MEMORY: BASELINE_DRIVER_MEMORY,
             **parse_options(args.options)}  # fmt: skip
 
 

@@ -187,6 +187,12 @@ OPTIONS: dict[str, Option] = {
                "writes for a consumer whose parallelism is not decided yet."),
         Option(_ADAPTIVE + "avg-data-volume-per-task", _positive_memory, 16 << 20,
                "Bytes of input each task should get."),
+        Option(_ADAPTIVE + "min-data-volume-per-task", _positive_memory, None,
+               "Spread a vertex over the job's slots: where its input fills fewer tasks "
+               "than the job's slots at avg-data-volume-per-task, its tasks get "
+               "input / slots bytes each, but at least this many (Spark's "
+               "spark.sql.adaptive.coalescePartitions.parallelismFirst with minPartitionSize, "
+               "1 MiB). Unset: every task gets avg-data-volume-per-task, as in Flink."),
         Option(_ADAPTIVE + "source-data-volume-per-task", _positive_memory, None,
                "Bytes of its files' columns each task of a source should read; unset: "
                "avg-data-volume-per-task. A task's Spark splits its own scan over its "

@@ -1,20 +1,23 @@
 """Deciding a vertex's parallelism and the input ranges of its subtasks, from plain numbers.
 
-The formula is Flink's: a user-set parallelism is kept; otherwise
-``ceil(non-broadcast bytes / avg-data-volume-per-task)`` clamped to ``[min, max]`` (the vertex's
-max parallelism narrows both), with zero bytes giving the minimum. Broadcast bytes do not count.
-All-to-all inputs are then split into ranges balanced by bytes: greedy packing under the volume
-per task, with the limit bisected up when it would make more ranges than the formula's
-parallelism (pairs of subpartitions just above the limit would otherwise nearly double the
-count: 1 GiB in 128 subpartitions gave 115 tasks, not 64) and down to reach min-parallelism;
-this may settle on fewer tasks when subpartitions are lumpy. Pointwise inputs fix the
-parallelism and are balanced into exactly that many consumers; a broadcast input is read whole
-by every consumer. Every step leaves a note in the decision's explanation.
+The formula is Flink's: a user-set parallelism is kept; otherwise ``ceil(non-broadcast bytes /
+avg-data-volume-per-task)`` clamped to ``[min, max]`` (the vertex's max parallelism narrows
+both), with zero bytes giving the minimum. Broadcast bytes do not count. Where
+``min-data-volume-per-task`` is set, a vertex whose bytes fill fewer tasks than the job's slots
+gets smaller tasks (``spread_over_slots``). All-to-all inputs are then split into ranges
+balanced by bytes: greedy packing under the volume per task, with the limit bisected up when it
+would make more ranges than the formula's parallelism (pairs of subpartitions just above the
+limit would otherwise nearly double the count: 1 GiB in 128 subpartitions gave 115 tasks, not
+64) and down to reach min-parallelism; this may settle on fewer tasks when subpartitions are
+lumpy. Pointwise inputs fix the parallelism and are balanced into exactly that many consumers; a
+broadcast input is read whole by every consumer. Every step leaves a note in the decision's
+explanation.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from jobmanager.core.executiongraph.inputs import BroadcastInputInfo
 from jobmanager.core.scheduler.adaptive.alltoall import balance_all_to_all
@@ -26,7 +29,10 @@ from jobmanager.core.scheduler.adaptive.decision import (
 from jobmanager.core.scheduler.adaptive.pointwise import balance_pointwise
 from jobmanager.messages.events import Explanation
 
-__all__ = ["decide_parallelism", "decide_vertex", "describe_bytes", "starting_parallelism"]
+__all__ = [
+    "decide_parallelism", "decide_vertex", "describe_bytes", "spread_over_slots",
+    "starting_parallelism",
+]
 
 
 def describe_bytes(n: int) -> str:
@@ -63,6 +69,21 @@ def decide_parallelism(
     return parallelism, low, high, raw, clamps
 
 
+def spread_over_slots(settings: DeciderSettings, input_bytes: int) -> DeciderSettings:
+    """``settings`` with the volume per task lowered to ``input_bytes / slots``, but not under
+    ``min_data_volume_per_task``, where ``input_bytes`` would fill fewer tasks than the job's
+    slots (both set), where that gives it more tasks: as Spark coalesces a shuffle's partitions
+    (``parallelismFirst``), so a vertex of 32 MiB does not run as one task on one of two cores
+    at 64 MiB a task. Applying it twice gives the same settings."""
+    least, slots = settings.min_data_volume_per_task, settings.slots
+    if least is None or not slots or input_bytes <= 0:
+        return settings
+    volume = max(least, min(settings.data_volume_per_task, -(-input_bytes // slots)))
+    if -(-input_bytes // volume) <= -(-input_bytes // settings.data_volume_per_task):
+        return settings  # no more tasks for it
+    return replace(settings, data_volume_per_task=volume)
+
+
 def decide_vertex(
     inputs: list[InputStats],
     user_parallelism: int | None,
@@ -75,6 +96,8 @@ def decide_vertex(
     parallelism, low, raw, clamps, text = starting_parallelism(
         input_bytes, bool(non_broadcast), user_parallelism, vertex_max_parallelism, settings
     )
+    if user_parallelism is None:
+        settings = spread_over_slots(settings, input_bytes)  # the ranges' limit, as the formula's
     if broadcast_bytes:
         text.append(f"{describe_bytes(broadcast_bytes)} broadcast, not counted")
     pointwise = [i for i in non_broadcast if i.pointwise]
@@ -113,14 +136,19 @@ def starting_parallelism(
     if user_parallelism is not None:
         fixed = f"parallelism {user_parallelism} is fixed"
         return user_parallelism, user_parallelism, 0.0, [], [fixed]
+    spread = spread_over_slots(settings, input_bytes) if has_non_broadcast_input else settings
     parallelism, low, high, raw, clamps = decide_parallelism(
-        input_bytes, has_non_broadcast_input, vertex_max_parallelism, settings
+        input_bytes, has_non_broadcast_input, vertex_max_parallelism, spread
     )
-    volume = settings.data_volume_per_task
+    volume = spread.data_volume_per_task
     note = (
         f"{describe_bytes(input_bytes)} of input / {describe_bytes(volume)} per task "
         f"= {raw:.2f} -> {parallelism} within [{low}, {high}]"
     )
+    if spread is not settings:
+        note += (f" (tasks of {describe_bytes(volume)}, not "
+                 f"{describe_bytes(settings.data_volume_per_task)}, to spread over the job's "
+                 f"{settings.slots} slots)")  # fmt: skip
     return parallelism, low, raw, clamps, [note]
 
 

@@ -66,12 +66,18 @@ class InputStats:
 
 @dataclass(frozen=True)
 class DeciderSettings:
+    """``min_data_volume_per_task`` and ``slots``: where both are set, a vertex whose bytes
+    fill fewer tasks than the job's slots gets smaller tasks, down to that volume each, so it
+    runs on every slot (``spread_over_slots``)."""
+
     min_parallelism: int = 1
     max_parallelism: int = 128
     data_volume_per_task: int = 16 << 20
     skewed_factor: float = 4.0
     skewed_threshold: int = 256 << 20
     split_skew: bool = True
+    min_data_volume_per_task: int | None = None
+    slots: int | None = None
 
 
 @dataclass(frozen=True)

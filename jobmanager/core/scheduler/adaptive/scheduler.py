@@ -57,7 +57,7 @@ class AdaptiveBatchScheduler:
         self.graph = graph
         self.slots = slots  # the most the job can hold at once: a hint for sources
         self.config = config
-        self.settings = decider_settings(config)
+        self.settings = decider_settings(config, slots)
         self.emit = emit
         self.groups = compute_forward_groups(graph)
         self.pending: dict[str, str] = {}

@@ -17,7 +17,8 @@ _ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
 _SKEW = "execution.batch.adaptive.skewed-join-optimization."
 
 
-def decider_settings(config: Configuration) -> DeciderSettings:
+def decider_settings(config: Configuration, slots: int | None = None) -> DeciderSettings:
+    """``slots``: the most slots the job can hold at once, from its submission."""
     return DeciderSettings(
         min_parallelism=config[_ADAPTIVE + "min-parallelism"],
         max_parallelism=config[_ADAPTIVE + "max-parallelism"],
@@ -25,6 +26,8 @@ def decider_settings(config: Configuration) -> DeciderSettings:
         skewed_factor=config[_SKEW + "skewed-factor"],
         skewed_threshold=config[_SKEW + "skewed-threshold"],
         split_skew=config[_SKEW + "strategy"] != "none",  # forced differs in the planner only
+        min_data_volume_per_task=config[_ADAPTIVE + "min-data-volume-per-task"],
+        slots=slots,
     )
 
 

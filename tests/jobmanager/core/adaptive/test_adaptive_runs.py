@@ -61,6 +61,20 @@ def test_parallelism_follows_the_data_day_by_day(daily_bytes, expected):
     run.check_invariants()
 
 
+def test_a_vertex_under_the_slots_worth_of_tasks_is_spread_over_the_jobs_slots():
+    """With ``min-data-volume-per-task`` set, 32 MiB at 64 MiB a task runs as two tasks on the
+    job's two slots (Spark's parallelismFirst), and a replay rebuilds the same graph."""
+    spread_config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
+                     "execution.batch.adaptive.auto-parallelism.min-data-volume-per-task": "1 mb",
+                     "slotmanager.number-of-slots.max": 2}  # fmt: skip
+    run = Run(daily_job(), config=spread_config, byte_model=spread(32 * MiB // 10))
+    assert run.go().status == "FINISHED"
+    assert run.state.graph.job_vertex("agg").parallelism == 2
+    assert "to spread over the job's 2 slots" in run.state.growth.explanations["agg"].text
+    assert run.check_replay().graph.job_vertex("agg").parallelism == 2
+    run.check_invariants()
+
+
 def test_a_replay_applies_recorded_decisions_instead_of_deciding_again():
     run = Run(daily_job(), byte_model=spread(GiB // 10))
     run.go()

@@ -1,11 +1,17 @@
 """The decider from tables of numbers: exact parallelisms and exact ranges."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobmanager.core.scheduler.adaptive.decider import decide_parallelism, decide_vertex
+from jobmanager.core.scheduler.adaptive.decider import (
+    decide_parallelism,
+    decide_vertex,
+    spread_over_slots,
+)
 from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats
 from jobmanager.core.scheduler.adaptive.packing import (
     Items,
@@ -254,3 +260,45 @@ def test_exact_count_ranges_give_exactly_the_count_or_none(sizes, count):
     if ranges is not None:
         assert len(ranges) == count
         assert [i for r in ranges for i in r] == list(range(len(sizes)))
+
+
+SPREAD = DeciderSettings(data_volume_per_task=64 * MiB, min_data_volume_per_task=MiB, slots=2)
+
+
+@pytest.mark.parametrize("settings, total, expected", [
+    (SPREAD, 32 * MiB, 2),  # TPC-H q13's 32.7 MiB at scale 10: both slots, not one
+    (SPREAD, MiB, 1),  # under two tasks of the least volume: one
+    (SPREAD, 3 * MiB, 2),
+    (SPREAD, 200 * MiB, 4),  # fills the slots at 64 MiB a task anyway: the formula's
+    (replace(SPREAD, min_data_volume_per_task=None), 32 * MiB, 1),  # unset: Flink's formula
+    (replace(SPREAD, slots=None), 32 * MiB, 1),  # no slot limit: nothing to spread over
+])  # fmt: skip
+def test_a_vertex_that_fills_fewer_tasks_than_the_slots_gets_smaller_tasks(settings, total,
+                                                                           expected):  # fmt: skip
+    sub = [total // 16] * 16
+    d = decide_vertex([InputStats.all_to_all("a->b", sub, 4)], None, 128, settings)
+    assert d.parallelism == expected
+    spread = expected == 2 and total > MiB
+    assert ("to spread over the job's 2 slots" in d.explanation.text) is spread
+    ranges = subpartition_ranges(d.input_infos["a->b"], d.parallelism)
+    assert ranges[0][0] == 0 and ranges[-1][1] == 15  # every subpartition read, once
+    assert all(a[1] + 1 == b[0] for a, b in zip(ranges, ranges[1:]))
+
+
+def test_a_user_set_parallelism_is_not_spread():
+    d = decide_vertex([InputStats.all_to_all("a->b", [MiB] * 16, 4)], 1, 128, SPREAD)
+    assert d.parallelism == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 1 << 34), st.integers(1, 64), st.integers(1, 1 << 28),
+       st.integers(1, 1 << 27))  # fmt: skip
+def test_spreading_is_idempotent_and_never_past_the_slots_or_under_the_least_volume(
+        total, slots, volume, least):  # fmt: skip
+    s = DeciderSettings(data_volume_per_task=volume, min_data_volume_per_task=least, slots=slots)
+    once = spread_over_slots(s, total)
+    assert spread_over_slots(once, total) == once
+    assert once.data_volume_per_task <= volume
+    if once.data_volume_per_task < volume:
+        assert once.data_volume_per_task >= least
+        assert -(-total // once.data_volume_per_task) <= slots
