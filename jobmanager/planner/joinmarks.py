@@ -36,7 +36,7 @@ from jobmanager.errors import ConfigurationError
 from jobmanager.model.jobgraph import PartitionerKind
 from jobmanager.model.joins import JoinInput
 from jobmanager.planner.graph import stages_in_order
-from jobmanager.planner.logical import Join, Node
+from jobmanager.planner.logical import Join, Node, Project
 from jobmanager.planner.physical import Input, Stage, StageEdge
 
 __all__ = ["AUTO", "NONE", "RUNTIME_ONLY", "STRATEGY", "broadcast_strategy", "mark_joins",
@@ -120,9 +120,13 @@ def _sides(stage: Stage, node: Node) -> tuple[StageEdge, StageEdge] | None:
     """The edges of ``node``'s two sides when it is a join of two hashed inputs of the stage."""
     if not isinstance(node, Join) or node.kind not in _KINDS:
         return None
-    if not (isinstance(node.left, Input) and isinstance(node.right, Input)):
+    right = node.right
+    if isinstance(right, Join) and isinstance(right.right, Project) and \
+            right.right.child is node.left:  # fmt: skip
+        right = right.left  # cut to the left side's keys in the task: exact however split
+    if not (isinstance(node.left, Input) and isinstance(right, Input)):
         return None
-    edges = (_edge(stage, node.left), _edge(stage, node.right))
+    edges = (_edge(stage, node.left), _edge(stage, right))
     if all(e.partitioner.kind is PartitionerKind.HASH for e in edges):
         return edges
     return None

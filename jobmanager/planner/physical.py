@@ -74,7 +74,7 @@ from jobmanager.planner.logical import (
     col,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
-from jobmanager.planner.semi_keys import distinct_keys
+from jobmanager.planner.semi_keys import distinct_keys, kept_keys_only
 from jobmanager.planner.stages import Input, Source, Stage, StageEdge
 from jobmanager.planner.whole_reads import may_read_whole, read_whole, tiny_read
 
@@ -256,7 +256,8 @@ class _Cutter:
                 into.stage.relies_on_partitioning = True
                 leaf = into.stage.input(self.exchange(other, Partitioner.hash(*matched)))
                 pair = (into.tree, leaf) if into_is_left else (leaf, into.tree)
-                into.tree = replace(node, left=pair[0], right=pair[1])
+                right_tree = _kept_keys_only(into.stage, node, *pair)
+                into.tree = replace(node, left=pair[0], right=right_tree)
                 into.stage.hints[id(into.tree)] = self._build_side(node)
                 into.stage.origin = _joined(into.stage.origin, node.origin)
                 into.distribution = _after_join(node.kind, into_is_left, into.distribution,
@@ -272,7 +273,8 @@ class _Cutter:
             node.kind, ("hash", tuple(left_keys)))
         if self.forced_skew and (split_left or split_right):
             distribution = ("any",)  # a cut key's rows leave the join in several tasks
-        tree = replace(node, left=left_leaf, right=right_leaf)
+        right_tree = _kept_keys_only(stage, node, left_leaf, right_leaf)
+        tree = replace(node, left=left_leaf, right=right_tree)
         stage.hints[id(tree)] = self._build_side(node)
         return _Open(stage, tree, distribution)
 
@@ -425,3 +427,12 @@ def _after_join(kind: str, into_is_left: bool, into: tuple, other: tuple[str, ..
 def _joined(first: str, second: str) -> str:
     return f"{first}; {second}" if first else second
 
+
+def _kept_keys_only(stage: Stage, join: Join, left: Node, right: Node) -> Node:
+    """``right`` as the join's tasks build it: cut to ``left``'s keys where that pays
+    (``semi_keys.kept_keys_only``), the keys broadcast within the task."""
+    cut = kept_keys_only(join, left, right)
+    if cut is None:
+        return right
+    stage.hints[id(cut)] = "right"
+    return cut
