@@ -13,11 +13,14 @@ aggregated and fewer cross an exchange.
   join meets it with (TPC-H q02: the outer ``partsupp``, broadcast whole, filtered by the
   parts of size 15; q10: the returned ``lineitem`` rows by the quarter's orders). Exact for an
   inner or semi join: a row whose key the filter lacks would meet no row of it.
-- The table a semi join looks up, however big, is filtered in its scan by the small filtered
-  side that keeps its rows (TPC-H q04: a quarter's orders, broadcast into the ``lineitem``
-  scan, so only their late lines are written and looked up, not every late line). Spark
-  cannot broadcast the kept side of a semi join, so without the filter every looked-up row
-  crosses an exchange.
+- The table a semi or anti join looks up, however big, is filtered in its scan by the small
+  filtered side that keeps its rows (TPC-H q04: a quarter's orders, broadcast into the
+  ``lineitem`` scan, so only their late lines are written and looked up, not every late line;
+  q22: the customers of seven country codes into the ``orders`` scan of its NOT EXISTS).
+  Spark cannot broadcast the kept side of a semi join, so without the filter every looked-up
+  row crosses an exchange. Exact for an anti join too: a looked-up row whose key no kept row
+  has would meet none. Not for NOT IN, whose NULLs keep every row out: its condition is no
+  equality, so it has no keys to filter by.
 
 The filter is the join's other input or, where that is too big, the input of its inner joins
 that gives the keys, whose values are a superset of the join's (TPC-H q17: ``lineitem``
@@ -71,9 +74,9 @@ class _JoinKeyFilter:
         if id(node) in self.done:
             return self.done[id(node)]
         children = node.children
-        if isinstance(node, Join) and node.kind in _KINDS:
+        if isinstance(node, Join) and node.kind in _KINDS + ("anti",):
             left, right = children
-            filtered = self._filtered(node, left, right, True)
+            filtered = self._filtered(node, left, right, True) if node.kind in _KINDS else None
             children = (filtered, right) if filtered is not None else \
                 (left, self._filtered(node, right, left, False) or right)  # fmt: skip
         result = with_children(node, [self.rebuild(c) for c in children])
@@ -116,7 +119,8 @@ class _JoinKeyFilter:
         """Whether the scan a join looks up is worth filtering: not read whole by the join's
         tasks, and broadcast (an inner join) or a semi join's, however big."""
         size = self._size(scan)
-        return self.read_whole < size and (join.kind == "semi" or size <= self.threshold)
+        return self.read_whole < size and (join.kind in ("semi", "anti") or
+                                           size <= self.threshold)
 
     def _down_to_target(self, side: Node) -> tuple[list[Node], Node | None, dict[str, str]]:
         """The projections and filters over ``side``'s aggregate or scan, that node, and each
@@ -160,8 +164,8 @@ class _JoinKeyFilter:
             names = {top: passed[i] for top, i in names.items() if i in passed}
             pairs = [p for p in pairs if references(p[1]) <= set(names)]
             return self._keys_source(node.child, pairs, read, names)
-        if isinstance(node, Join) and node.kind in ("inner", "cross", "semi"):
-            sides = (node.left,) if node.kind == "semi" else (node.left, node.right)
+        if isinstance(node, Join) and node.kind in ("inner", "cross", "semi", "anti", "single"):
+            sides = (node.left, node.right) if node.kind in ("inner", "cross") else (node.left,)
             for side in sides:
                 found = self._keys_source(side, pairs, read, names)
                 if found is not None:

@@ -66,19 +66,31 @@ def test_a_broadcast_table_is_filtered_where_it_is_read_by_a_smaller_filtered_si
     assert "SEMI JOIN" not in all_sql(whole), whole.explain()
 
 
+@pytest.mark.parametrize("test", ["EXISTS", "NOT EXISTS"])
 @pytest.mark.parametrize("filtered", [True, False])
 def test_the_table_a_semi_join_looks_up_is_filtered_in_its_scan_by_the_small_kept_side(
-        catalog, filtered):  # fmt: skip
-    """TPC-H q04: ``lineitem``, far over the threshold, is semi-joined in its scan with the
-    quarter's orders (broadcast into it), so only their lines cross to the join; an unfiltered
-    kept side would keep every row, so the scan stays as it was."""
+        catalog, filtered, test):  # fmt: skip
+    """TPC-H q04 (EXISTS) and q22 (NOT EXISTS): ``lineitem``, far over the threshold, is
+    semi-joined in its scan with the quarter's orders (broadcast into it), so only their lines
+    cross to the join; an unfiltered kept side would keep every row, so the scan stays as it
+    was. A row the scan drops has a key no kept row has: it would meet none, semi or anti."""
     condition = "d.name = 'n3' AND " if filtered else ""
     small = catalog.table("dims").listed_bytes(["k", "name"])
-    planned = plan(catalog, f"SELECT d.name FROM dims d WHERE {condition}EXISTS "
+    planned = plan(catalog, f"SELECT d.name FROM dims d WHERE {condition}{test} "
                             "(SELECT 1 FROM facts f WHERE f.k = d.k)",
                    {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES})
     assert (("scan dims d", "scan facts f") in edges(planned)) is filtered, planned.explain()
     assert ("LEFT SEMI JOIN in0" in sql_of(planned, "scan facts f")) is filtered
+
+
+def test_not_in_keeps_every_row_of_the_table_it_looks_up(catalog):
+    """NOT IN is null-aware: a NULL anywhere in the looked-up column keeps every row out, so
+    the scan must not drop the rows whose key the kept side lacks (a NULL among them)."""
+    small = catalog.table("dims").listed_bytes(["k", "name"])
+    planned = plan(catalog, "SELECT d.name FROM dims d WHERE d.name = 'n3' AND d.k NOT IN "
+                            "(SELECT f.k FROM facts f)",
+                   {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES})
+    assert "SEMI JOIN" not in sql_of(planned, "scan facts f"), planned.explain()
 
 
 def test_a_side_kept_by_a_semi_join_is_guessed_a_tenth_of_its_rows(catalog):
