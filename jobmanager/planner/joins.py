@@ -284,8 +284,7 @@ class _Reorderer:
 def drops_rows(node: Node) -> bool:
     """Whether a filter under ``node`` (a scan's, or one over an aggregate: a HAVING) keeps
     only some of its rows."""
-    return any(isinstance(n, Filter) or (isinstance(n, Scan) and n.filters)
-               for n in nodes_of(node))  # fmt: skip
+    return reads_filtered(node) or any(isinstance(n, Filter) for n in nodes_of(node))
 
 
 def reads_filtered(node: Node) -> bool:
