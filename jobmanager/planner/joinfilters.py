@@ -117,7 +117,7 @@ class _JoinKeyFilter:
 
     def _filterable(self, join: Join, scan: Scan) -> bool:
         """Whether the scan a join looks up is worth filtering: not read whole by the join's
-        tasks, and broadcast (an inner join) or a semi join's, however big."""
+        tasks, and broadcast (an inner join) or a semi or anti join's, however big."""
         size = self._size(scan)
         return self.read_whole < size and (join.kind in ("semi", "anti") or
                                            size <= self.threshold)

@@ -429,8 +429,8 @@ def _joined(first: str, second: str) -> str:
 
 
 def _kept_keys_only(stage: Stage, join: Join, left: Node, right: Node) -> Node:
-    """``right`` as the join's tasks build it: cut to ``left``'s keys where that pays
-    (``semi_keys.kept_keys_only``), the keys broadcast within the task."""
+    """``right`` as the join's tasks build it: cut to ``left``'s keys where the join compares
+    more than its keys (``semi_keys.kept_keys_only``), the keys broadcast within the task."""
     cut = kept_keys_only(join, left, right)
     if cut is None:
         return right
