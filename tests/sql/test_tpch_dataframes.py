@@ -21,7 +21,7 @@ from tests.sql.test_tpch_sql import CONFIG
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "tpch_dataframes.py"
+PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "tpch_dataframes" / "__init__.py"
 
 
 @pytest.fixture(scope="module")
