@@ -9,8 +9,8 @@ the plans really cross their exchanges."""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
+import importlib
+import sys
 
 import pytest
 
@@ -21,25 +21,50 @@ from tests.sql.test_tpch_sql import CONFIG
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "tpch_dataframes" / "__init__.py"
+PACKAGE = "examples.tpch_dataframes"
+
+
+def _imported_afresh(package: str):
+    """``package`` and its modules imported again, under whatever ``pyspark`` is bound now: the
+    import above cached them with the real PySpark, so they are set aside, and put back after."""
+    cached = {name: module for name, module in sys.modules.items()
+              if name == package or name.startswith(package + ".")}  # fmt: skip
+    parent, _, child = package.rpartition(".")
+    for name in cached:
+        del sys.modules[name]
+    try:
+        return importlib.import_module(package)
+    finally:
+        for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+            del sys.modules[name]
+        sys.modules.update(cached)
+        setattr(sys.modules[parent], child, cached[package])
 
 
 @pytest.fixture(scope="module")
 def on_tidal(ray_cluster):
-    """The program's queries with ``pyspark`` bound to Tidal, and a Tidal session."""
+    """The program's package with ``pyspark`` bound to Tidal, and a Tidal session."""
     from jobmanager.client.dataframe.binding import bound_to_tidal
 
     with bound_to_tidal(CONFIG):
-        program = runpy.run_path(str(PROGRAM))
+        program = _imported_afresh(PACKAGE)
         from pyspark.sql import SparkSession
 
         session = SparkSession.builder.getOrCreate()
-    yield program["QUERIES"], session
+    yield program, session
     session.stop()
 
 
 def test_there_is_one_program_per_query():
     assert sorted(QUERIES) == sorted(queries()) == list(range(1, 23))
+
+
+def test_every_module_of_the_program_runs_on_tidal_where_bound(on_tidal):
+    """A module left with the real PySpark would build Spark's columns into Tidal's queries."""
+    program, _ = on_tidal
+    modules = [program.columns, program.queries_1_to_11, program.queries_12_to_22]
+    assert {module.F.__name__ for module in modules} == {"jobmanager.client.dataframe.functions"}
+    assert QUERIES[1].__globals__["F"].__name__ == "pyspark.sql.functions"
 
 
 @pytest.mark.parametrize("number", range(1, 23), ids=lambda number: f"q{number:02d}")
@@ -50,7 +75,7 @@ def test_the_dataframe_program_answers_on_tidal_as_on_pyspark(number, on_tidal, 
     on_pyspark = QUERIES[number](spark_session, tpch_dbgen_tables).toArrow()
     assert on_pyspark.num_rows > 0  # the parameters select something at this scale
     assert sql_difference(on_pyspark, duckdb_answer(tpch_dbgen_data, text), ordered) is None
-    tidal_queries, session = on_tidal
-    answer = tidal_queries[number](session, tpch_dbgen_tables).toArrow()
+    program, session = on_tidal
+    answer = program.QUERIES[number](session, tpch_dbgen_tables).toArrow()
     assert answer.column_names == on_pyspark.column_names
     assert sql_difference(answer, on_pyspark, ordered) is None
