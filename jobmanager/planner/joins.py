@@ -40,10 +40,10 @@ from jobmanager.planner.logical import (
     references, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.selectivity import guess_selectivity
 
 __all__ = [
-    "equi_keys", "estimate_bytes", "guess_selectivity", "reads_filtered", "reorder_joins",
-    "repeats",
+    "equi_keys", "estimate_bytes", "reads_filtered", "reorder_joins", "repeats",
 ]
 
 _ROW_BYTES = 64
@@ -79,33 +79,6 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
         size = estimate_bytes(node.children[0], memo, leaf)
     memo[id(node)] = size
     return size
-
-
-def guess_selectivity(filters: Sequence[exp.Expression]) -> float:
-    """The share of rows ``filters`` (conjuncts) keep, as Calcite guesses it without statistics
-    (``RelMdUtil.guessSelectivity``, which Flink's planner uses): 0.15 for an equality, 0.5
-    for a comparison, 0.9 for IS NOT NULL, 0.25 for anything else (LIKE, IN, a function);
-    conjuncts multiply, the branches of an OR add up to at most 1."""
-    share = 1.0
-    for condition in filters:
-        share *= _guess(condition)
-    return share
-
-
-def _guess(condition: exp.Expression) -> float:
-    if isinstance(condition, exp.Paren):
-        return _guess(condition.this)
-    if isinstance(condition, exp.And):
-        return _guess(condition.left) * _guess(condition.right)
-    if isinstance(condition, exp.Or):
-        return min(1.0, _guess(condition.left) + _guess(condition.right))
-    if isinstance(condition, exp.EQ):
-        return 0.15
-    if isinstance(condition, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
-        return 0.5
-    if isinstance(condition, exp.Not) and isinstance(condition.this, exp.Is):
-        return 0.9
-    return 0.25
 
 
 Pairs = list[tuple[exp.Expression, exp.Expression]]
