@@ -57,14 +57,19 @@ class TableSpec:
 @dataclass(frozen=True, slots=True)
 class TableColumn:
     """``name`` as the files spell it; ``listed_bytes``: its compressed bytes on disk;
-    ``value_range``: for an integer or date column whose files keep min and max statistics,
-    how many values lie between them (a bound on its distinct values)."""
+    ``bounds``: for an integer or date column whose files keep min and max statistics, the
+    least and the greatest value (a date as its day number, ``date.toordinal``)."""
 
     name: str
     type: SqlType
     listed_bytes: int
     partition: bool = False
-    value_range: int | None = None
+    bounds: tuple[int, int] | None = None
+
+    @property
+    def value_range(self) -> int | None:
+        """How many values lie between the bounds: a bound on the column's distinct values."""
+        return None if self.bounds is None else self.bounds[1] - self.bounds[0] + 1
 
 
 @dataclass(frozen=True)
@@ -252,7 +257,7 @@ def _read_parquet_columns(files: tuple[DataFile, ...]) -> tuple[tuple[TableColum
                 sizes[top] = sizes.get(top, 0) + chunk.total_compressed_size
                 bounds[top] = _widened(bounds.get(top, ()), chunk)
     columns = tuple(TableColumn(name, kind, sizes.get(name, 0),
-                                value_range=_range(bounds.get(name)))
+                                bounds=_as_integers(bounds.get(name)))
                     for name, kind in types.items())  # fmt: skip
     return columns, sum(metadata.num_rows for metadata in footers)
 
@@ -274,13 +279,12 @@ def _widened(bounds: tuple | None, chunk) -> tuple | None:
     return (low, high) if not bounds else (min(bounds[0], low), max(bounds[1], high))
 
 
-def _range(bounds: tuple | None) -> int | None:
+def _as_integers(bounds: tuple | None) -> tuple[int, int] | None:
     if not bounds:
         return None
-    low, high = bounds
-    if isinstance(low, datetime.date):
-        return (high - low).days + 1
-    return high - low + 1
+    if isinstance(bounds[0], datetime.date):
+        return bounds[0].toordinal(), bounds[1].toordinal()
+    return bounds
 
 
 def _csv_columns(files: list[DataFile], options: Mapping[str, Any]) -> list[TableColumn]:

@@ -13,6 +13,12 @@ aggregated and fewer cross an exchange.
   join meets it with (TPC-H q02: the outer ``partsupp``, broadcast whole, filtered by the
   parts of size 15; q10: the returned ``lineitem`` rows by the quarter's orders). Exact for an
   inner or semi join: a row whose key the filter lacks would meet no row of it.
+- A table too big to broadcast, hashed to its join, is filtered in its scan by a small input on
+  the other side whose own filters keep at most a tenth of its table's rows, so the table's
+  rows are expected to shrink as much before they cross the exchange (TPC-H q10 at scale 10:
+  the returned ``lineitem`` rows, 1.3 GiB, by the keys of a quarter's ``orders``, a 27th of
+  them by the range of ``o_orderdate``). Exact for an inner join, as above. Spark's runtime
+  filters (``InjectRuntimeFilter``) cut such a side with a filter's keys too.
 - The table a semi or anti join looks up, however big, is filtered in its scan by the small
   filtered side that keeps its rows (TPC-H q04: a quarter's orders, broadcast into the
   ``lineitem`` scan, so only their late lines are written and looked up, not every late line;
@@ -27,8 +33,8 @@ that gives the keys, whose values are a superset of the join's (TPC-H q17: ``lin
 joined with a filtered ``part`` gives the part keys, ``part``'s alone are a superset). It is
 used only where it pays by the planner's estimates and changes nothing else: it is small enough
 to broadcast, it reads a filtered table (an unfiltered one keeps every row), it is smaller than
-what it filters, a filtered table is broadcast (a tiny one, read whole by the join's tasks,
-stays so), and nothing between the join and what is filtered has another consumer (a view read
+what it filters, a filtered table is broadcast or the filter selective (a tiny table, read
+whole by the join's tasks, stays so), and nothing between the join and what is filtered has another consumer (a view read
 twice gives both readers the same rows). The filter becomes one stage with two consumers, not
 two reads.
 """
@@ -45,12 +51,14 @@ from jobmanager.planner.logical import (
     substitute, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.selectivity import kept_share
 
 __all__ = ["filter_by_join_keys"]
 
 Pair = tuple[exp.Expression, exp.Expression]  # (a key on the filtered side, the filter's)
 
 _KINDS = ("inner", "semi")
+_SELECTIVE = 0.1  # the most of its table's rows a hashed scan's filter keeps (as a semi join)
 
 
 def filter_by_join_keys(root: Node, threshold: int, read_whole: int = -1) -> Node:
@@ -89,7 +97,7 @@ class _JoinKeyFilter:
         chain, target, renamed = self._down_to_target(side)
         if isinstance(target, Aggregate) and target.groups:
             keyed, read = dict(target.groups), target.child
-        elif isinstance(target, Scan) and not side_is_left and self._filterable(join, target):
+        elif isinstance(target, Scan) and not side_is_left and self.read_whole < self._size(target):
             keyed, read = {i: col(i) for i in target.ids}, target
         else:
             return None
@@ -101,7 +109,7 @@ class _JoinKeyFilter:
             if key in keyed:
                 pairs.append((keyed[key], theirs))
         found = self._keys_source(other, pairs, read)
-        if found is None:
+        if found is None or read is target and not self._filterable(join, target, found[0]):
             return None
         source, pairs, names = found
         mapping = {top: col(name) for top, name in names.items()}
@@ -115,12 +123,12 @@ class _JoinKeyFilter:
             result = replace(node, child=result)
         return result
 
-    def _filterable(self, join: Join, scan: Scan) -> bool:
-        """Whether the scan a join looks up is worth filtering: not read whole by the join's
-        tasks, and broadcast (an inner join) or a semi or anti join's, however big."""
-        size = self._size(scan)
-        return self.read_whole < size and (join.kind in ("semi", "anti") or
-                                           size <= self.threshold)
+    def _filterable(self, join: Join, scan: Scan, source: Node) -> bool:
+        """Whether the scan a join looks up is worth filtering by ``source``: a semi or anti
+        join's, however big; a broadcast one; or, hashed, where ``source`` keeps at most
+        ``_SELECTIVE`` of its table's rows, so the scan's are expected to shrink as much."""
+        return (join.kind in ("semi", "anti") or self._size(scan) <= self.threshold
+                or kept_share(source) <= _SELECTIVE)
 
     def _down_to_target(self, side: Node) -> tuple[list[Node], Node | None, dict[str, str]]:
         """The projections and filters over ``side``'s aggregate or scan, that node, and each

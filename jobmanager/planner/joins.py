@@ -16,8 +16,9 @@ nation's suppliers and the finished orders in its scan, and only those rows, a 2
 hashed for the two lineitem subqueries.
 
 The estimates are the sources' listed bytes (the compressed column chunks of the columns read,
-``jobmanager.planner.catalog``) times the share of rows a scan's filters keep, guessed as
-Flink's planner guesses without statistics (``guess_selectivity``), carried up the plan: a join
+``jobmanager.planner.catalog``) times the share of rows a scan's filters keep
+(``jobmanager.planner.selectivity``: a range of a column from its files' min and max, else
+guessed as Flink's planner guesses without statistics), carried up the plan: a join
 gives the sum of its inputs, a semi join a tenth of its left input where a filter drops rows of
 its other side (Calcite's guess for any semi join; against an unfiltered input, such as TPC-H
 q21's EXISTS over all of ``lineitem``, it keeps nearly every row), an anti join or any other
@@ -40,7 +41,7 @@ from jobmanager.planner.logical import (
     references, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
-from jobmanager.planner.selectivity import guess_selectivity
+from jobmanager.planner.selectivity import scan_selectivity
 
 __all__ = [
     "equi_keys", "estimate_bytes", "reads_filtered", "reorder_joins", "repeats",
@@ -62,7 +63,7 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
         size = known
     elif isinstance(node, Scan):
         size = int(node.table.listed_bytes([c for _, c in node.mapping]) *
-                   guess_selectivity(node.filters))  # fmt: skip
+                   scan_selectivity(node))  # fmt: skip
     elif isinstance(node, (OneRow, Values)):
         size = _ROW_BYTES * max(1, len(getattr(node, "rows", ())))
     elif isinstance(node, Join) and node.kind == "semi" and drops_rows(node.right):

@@ -139,7 +139,7 @@ def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_
     assert lines == [
         ("  j2 inner join in scan orders: broadcast, the right side sent whole to every task; "
         "planned from the listing, threshold 50.0 KiB"),
-        ("    left  (its own rows): 69.1 KiB estimated > threshold; chained (computed in the join's "
+        ("    left  (its own rows): 67.1 KiB estimated > threshold; chained (computed in the join's "
         "task, never written)"),
         ("    right table customer (read by every task): 1.3 KiB estimated <= threshold; read "
          "whole in each task's Spark query, never written"),
