@@ -34,9 +34,9 @@ joined with a filtered ``part`` gives the part keys, ``part``'s alone are a supe
 used only where it pays by the planner's estimates and changes nothing else: it is small enough
 to broadcast, it reads a filtered table (an unfiltered one keeps every row), it is smaller than
 what it filters, a filtered table is broadcast or the filter selective (a tiny table, read
-whole by the join's tasks, stays so), and nothing between the join and what is filtered has another consumer (a view read
-twice gives both readers the same rows). The filter becomes one stage with two consumers, not
-two reads.
+whole by the join's tasks, stays so), and nothing between the join and what is filtered has
+another consumer (a view read twice gives both readers the same rows). The filter becomes one
+stage with two consumers, not two reads.
 """
 
 from __future__ import annotations
