@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
-from jobmanager.planner.logical import Filter, Node, Project, Scan
+from jobmanager.planner.logical import Filter, Node, Project, Scan, conjuncts
 
 __all__ = ["guess_selectivity", "kept_share", "scan_selectivity"]
 
@@ -59,7 +59,7 @@ def guess_selectivity(filters: Sequence[exp.Expression], bounds: Bounds | None =
     bounds = bounds or {}
     share = 1.0
     allowed: dict[str, tuple[float, float]] = {}
-    for condition in (c for f in filters for c in _conjuncts(f)):
+    for condition in (c for f in filters for c in conjuncts(f)):
         found = _allowed(condition, bounds)
         if found is None:
             share *= _guess(condition, bounds)
@@ -70,14 +70,6 @@ def guess_selectivity(filters: Sequence[exp.Expression], bounds: Bounds | None =
     for name, interval in allowed.items():
         share *= _share(bounds[name], interval)
     return share
-
-
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
-    if isinstance(condition, exp.Paren):
-        return _conjuncts(condition.this)
-    if isinstance(condition, exp.And):
-        return _conjuncts(condition.left) + _conjuncts(condition.right)
-    return [condition]
 
 
 def _guess(condition: exp.Expression, bounds: Bounds) -> float:
