@@ -6,19 +6,23 @@ after a hash edge, a join or an aggregate on them). An aggregate, a window or a 
 keys include a stage's hash columns needs no exchange of its own; a join key pair whose types
 hash differently (a decimal of another scale, an integer against a double) is cast to one type
 first on both sides, since equal values must land in the same task. The query's final ORDER
-BY is cut by key ranges (a range edge) when its keys are columns of the rows it sorts.
+BY is cut by key ranges (a range edge) when its keys are columns of the rows it sorts; by an
+aggregate's input's ranges when they are some of its group keys.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
-from jobmanager.model.jobgraph import SortKey
+from jobmanager.model.jobgraph import Partitioner, PartitionerKind, SortKey
 from jobmanager.planner.logical import Aggregate, Node, Project, Sort
+from jobmanager.planner.stages import Stage
 from jobmanager.planner.types import SqlType, wider
 
 __all__ = ["cast", "co_partitioned", "final_sort", "group_ids", "hash_type", "range_keys",
-           "satisfied", "through_projection"]
+           "satisfied", "sorts_where_grouped", "through_projection"]
 
 
 def through_projection(distribution: tuple, node: Project) -> tuple:
@@ -91,3 +95,24 @@ def range_keys(node: Sort, columns: list[str]) -> tuple[SortKey, ...] | None:
         keys.append(SortKey(key.name, bool(ordered.args.get("desc")),
                             bool(ordered.args.get("nulls_first"))))  # fmt: skip
     return tuple(keys)
+
+
+def sorts_where_grouped(stage: Stage, distribution: tuple, keys: tuple[SortKey, ...]) -> bool:
+    """Whether the final ORDER BY can sort in the aggregate's stage below it, and if so make
+    that stage's one input a range edge on those keys instead of a hash edge: when the keys
+    are all among the group keys, the rows of a group agree on them, so cutting by their
+    ranges keeps each group in one task as hashing did, and each task's groups, sorted, are
+    one range of the result. The aggregate's tasks then write the result themselves, one
+    vertex and its tasks fewer (TPC-H's q1, q4, q7, q8, q9, q12, q22)."""
+    if stage.kind != "aggregate" or stage.sources or len(stage.inputs) != 1 or \
+            distribution[0] != "hash":  # fmt: skip
+        return False
+    edge = stage.inputs[0]
+    if edge.partitioner.kind is not PartitionerKind.HASH or \
+            len(edge.partitioner.keys) != len(distribution[1]):  # fmt: skip
+        return False
+    by_output = dict(zip(distribution[1], edge.partitioner.keys))
+    if any(key.column not in by_output for key in keys):
+        return False
+    edge.partitioner = Partitioner.range(*(replace(k, column=by_output[k.column]) for k in keys))
+    return True

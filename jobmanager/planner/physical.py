@@ -7,8 +7,9 @@ the stage of the other side, or a scalar subquery's row into the stage that read
 (parallelism 1) takes a global aggregate and the final step of a top-N. The query's final
 ORDER BY (without LIMIT) goes through a range edge into a sort stage whose parallelism the
 JobManager decides from the bytes, each task sorting one key range, so the result's part files
-read in name order give the global order (``jobmanager.core.scheduler.adaptive.ranges``); an
-ORDER BY anything reads after (a subquery's) keeps to one task, as its order must survive. No
+read in name order give the global order (``jobmanager.core.scheduler.adaptive.ranges``), or,
+ordered by some of an aggregate's group keys, into the aggregate's stage itself; an ORDER BY
+anything reads after (a subquery's) keeps to one task, as its order must survive. No
 exchange goes where the rows already sit right: a join on the keys the stage is hashed on
 joins there, an aggregate by keys the stage is hashed on (or in one task) aggregates there.
 
@@ -52,6 +53,7 @@ from jobmanager.planner.distribution import (
     group_ids,
     hash_type,
     range_keys,
+    sorts_where_grouped,
     satisfied,
     through_projection,
 )  # fmt: skip
@@ -378,6 +380,11 @@ class _Cutter:
             return opened
         if id(node) == self.final_sort:
             keys = range_keys(node, opened.tree.ids)
+            if keys is not None and not opened.shared and \
+                    sorts_where_grouped(opened.stage, opened.distribution, keys):  # fmt: skip
+                opened.tree = replace(node, child=opened.tree)
+                opened.stage.origin = _joined(opened.stage.origin, node.origin)
+                return _Open(opened.stage, opened.tree, ("any",))
             if keys is not None:
                 stage, (leaf,) = self.fresh("sort", node.origin,
                                             [self.exchange(opened, Partitioner.range(*keys))])

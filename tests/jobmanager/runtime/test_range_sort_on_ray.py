@@ -1,7 +1,8 @@
 """A global ORDER BY cut into key ranges on a real local Ray cluster with real PySpark, through
 ``Client.sql``: over about ten tasks' worth of data it runs as several sort tasks whose input
 bytes are within 2x of each other, and the result, read in its part files' order, is DuckDB's
-answer, ties and nulls included, ascending and descending, on two keys."""
+answer, ties and nulls included, ascending and descending, on two keys. Ordered by its group
+keys, an aggregate sorts in its own tasks, each aggregating one key range of its groups."""
 
 from __future__ import annotations
 
@@ -60,7 +61,6 @@ def client(ray_cluster):
     return Client()
 
 
-
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_a_global_order_by_runs_as_balanced_sort_tasks_with_duckdbs_answer(client, tables, name):
     query = QUERIES[name]
@@ -75,5 +75,28 @@ def test_a_global_order_by_runs_as_balanced_sort_tasks_with_duckdbs_answer(clien
     assert decided.parallelism >= 4 and len(decided.range_bounds) == decided.parallelism - 1
     assert len(read) == decided.parallelism and max(read) <= 2 * min(read), (read, decided.explanation)
     difference = sql_difference(result.to_arrow(), duckdb_answer_over(tables, query), ordered=True)
+    assert difference is None, difference
+    handle.release()
+
+
+GROUPED = ("SELECT a, b, COUNT(*) AS n, SUM(c) AS total FROM t GROUP BY b, a "
+           "ORDER BY a DESC NULLS LAST, b ASC NULLS FIRST")  # fmt: skip
+
+
+def test_an_aggregate_ordered_by_its_group_keys_sorts_its_key_ranges_with_duckdbs_answer(
+        client, tables):  # fmt: skip
+    """No sort vertex: the partial aggregates are cut by the ORDER BY's ranges, so a group
+    (which agrees on them) is whole in one task, and the aggregate's tasks, each sorting its
+    groups, write the result in order; over several tasks, DuckDB's answer, nulls included."""
+    handle = client.sql(GROUPED, tables=tables, config=CONFIG)
+    result = handle.wait(timeout=300)
+    assert result.succeeded, result.cause
+    records = handle.events()
+    (decided,) = [e for e in records if type(e) is ev.VertexParallelismDecided and e.range_bounds]
+    assert decided.vertex.startswith("aggregate") and decided.parallelism >= 2
+    assert not [e for e in records if type(e) is ev.VertexParallelismDecided
+                and e.vertex.startswith("sort")]  # fmt: skip
+    expected = duckdb_answer_over(tables, GROUPED)
+    difference = sql_difference(result.to_arrow(), expected, ordered=True)
     assert difference is None, difference
     handle.release()
