@@ -7,7 +7,7 @@ keys include a stage's hash columns needs no exchange of its own; a join key pai
 hash differently (a decimal of another scale, an integer against a double) is cast to one type
 first on both sides, since equal values must land in the same task. The query's final ORDER
 BY is cut by key ranges (a range edge) when its keys are columns of the rows it sorts; by an
-aggregate's input's ranges when they are some of its group keys.
+aggregate's input's ranges when they are its group keys.
 """
 
 from __future__ import annotations
@@ -100,10 +100,12 @@ def range_keys(node: Sort, columns: list[str]) -> tuple[SortKey, ...] | None:
 def sorts_where_grouped(stage: Stage, distribution: tuple, keys: tuple[SortKey, ...]) -> bool:
     """Whether the final ORDER BY can sort in the aggregate's stage below it, and if so make
     that stage's one input a range edge on those keys instead of a hash edge: when the keys
-    are all among the group keys, the rows of a group agree on them, so cutting by their
-    ranges keeps each group in one task as hashing did, and each task's groups, sorted, are
-    one range of the result. The aggregate's tasks then write the result themselves, one
-    vertex and its tasks fewer (TPC-H's q1, q4, q7, q8, q9, q12, q22)."""
+    are the group keys (in any order and direction), the rows of a group agree on them, so
+    cutting by their ranges keeps each group in one task as hashing did, a bound may fall
+    between any two groups as a hash may, and each task's groups, sorted, are one range of the
+    result. The aggregate's tasks then write the result themselves, one vertex and its tasks
+    fewer (TPC-H's q1, q4, q7, q8, q9, q12, q22). Ordered by only some of the group keys, the
+    groups agreeing on those would all go to one task, however many: not done."""
     if stage.kind != "aggregate" or stage.sources or len(stage.inputs) != 1 or \
             distribution[0] != "hash":  # fmt: skip
         return False
@@ -112,7 +114,7 @@ def sorts_where_grouped(stage: Stage, distribution: tuple, keys: tuple[SortKey, 
             len(edge.partitioner.keys) != len(distribution[1]):  # fmt: skip
         return False
     by_output = dict(zip(distribution[1], edge.partitioner.keys))
-    if any(key.column not in by_output for key in keys):
+    if {key.column for key in keys} != set(by_output):
         return False
     edge.partitioner = Partitioner.range(*(replace(k, column=by_output[k.column]) for k in keys))
     return True

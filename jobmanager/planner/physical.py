@@ -8,7 +8,7 @@ the stage of the other side, or a scalar subquery's row into the stage that read
 ORDER BY (without LIMIT) goes through a range edge into a sort stage whose parallelism the
 JobManager decides from the bytes, each task sorting one key range, so the result's part files
 read in name order give the global order (``jobmanager.core.scheduler.adaptive.ranges``), or,
-ordered by some of an aggregate's group keys, into the aggregate's stage itself; an ORDER BY
+ordered by an aggregate's group keys, into the aggregate's stage itself; an ORDER BY
 anything reads after (a subquery's) keeps to one task, as its order must survive. No
 exchange goes where the rows already sit right: a join on the keys the stage is hashed on
 joins there, an aggregate by keys the stage is hashed on (or in one task) aggregates there.

@@ -44,23 +44,27 @@ def test_top_n_and_an_order_read_by_a_limit_after_it_stay_in_one_task(catalog):
     assert not [e for e in inner.graph.edges if e.partitioner.kind is PartitionerKind.RANGE]
 
 
-def test_an_aggregate_ordered_by_group_keys_takes_its_input_by_their_ranges(catalog):
-    """No sort stage: the partial aggregates are cut by the ORDER BY's keys (some of the group
-    keys, renamed by the SELECT), and the aggregate's tasks sort what they aggregated."""
+def test_an_aggregate_ordered_by_its_group_keys_takes_its_input_by_their_ranges(catalog):
+    """No sort stage: the partial aggregates are cut by the ORDER BY's keys (the group keys,
+    in another order, one renamed by the SELECT), and the aggregate's tasks sort what they
+    aggregated."""
     planned = plan(catalog, "SELECT s AS name, k, COUNT(*) AS c FROM facts GROUP BY k, s "
-                            "ORDER BY name DESC")  # fmt: skip
+                            "ORDER BY name DESC, k")  # fmt: skip
     edge = range_edge(planned)
     assert (edge.source.name, edge.target.name) == ("partial aggregate", "aggregate k, s")
-    assert edge.partitioner.order == (SortKey("s", True, False),)
+    assert edge.partitioner.order == (SortKey("s", True, False), SortKey("k"))
     assert edges(planned)[("aggregate k, s", "result")] == "forward"
     assert "ORDER BY" in sql_of(planned, "aggregate k, s")
     assert not [v for v in planned.graph.vertices if v.name.startswith("sort")]
 
 
-def test_an_order_beyond_the_group_keys_or_on_a_shared_aggregate_sorts_in_a_stage_of_its_own(
+def test_an_order_other_than_the_group_keys_or_on_a_shared_aggregate_sorts_in_its_own_stage(
         catalog):  # fmt: skip
     by_value = plan(catalog, "SELECT k, COUNT(*) AS c FROM facts GROUP BY k ORDER BY k, c")
     assert range_edge(by_value).target.name == "sort"
+    # ranges of k alone would send all of a k's groups, however many, to one task
+    by_some = plan(catalog, "SELECT k, s, COUNT(*) AS c FROM facts GROUP BY k, s ORDER BY k")
+    assert range_edge(by_some).target.name == "sort"
     shared = plan(catalog, "WITH g AS (SELECT k, COUNT(*) AS c FROM facts GROUP BY k) SELECT k, "
                            "c FROM g WHERE c > (SELECT AVG(c) FROM g) ORDER BY k")
     assert range_edge(shared).target.name == "sort"
