@@ -53,8 +53,8 @@ from jobmanager.planner.distribution import (
     group_ids,
     hash_type,
     range_keys,
-    sorts_where_grouped,
     satisfied,
+    sorts_where_grouped,
     through_projection,
 )  # fmt: skip
 from jobmanager.planner.expressions import type_of
