@@ -129,6 +129,31 @@ def spark_session() -> SparkSession:
     return session
 
 
+def fresh_spark_session(session: SparkSession) -> SparkSession:
+    """A new baseline session after a query PySpark failed. Its JVM may have died of it (out of
+    memory: q04 at scale 10), and PySpark cannot stop a session whose JVM is gone (its stop
+    asks the JVM, and raises); nor does it launch a new JVM while it holds the old gateway.
+    So a dead JVM's gateway is dropped, its process reaped, and the session forgotten, and
+    the new session launches a JVM of its own."""
+    from py4j.protocol import Py4JError
+    from pyspark import SparkContext
+    from pyspark.sql.context import SQLContext
+
+    try:
+        session.stop()
+    except (Py4JError, OSError):  # Py4J's words for a lost connection, or the socket's own
+        gateway = SparkContext._gateway
+        if gateway is not None:
+            gateway.close()  # its sockets; the JVM at the other end is gone
+            gateway.proc.stdin.close()
+            gateway.proc.kill()  # a JVM that no longer answers: ended, if not yet
+            gateway.proc.wait()
+        SparkContext._gateway = SparkContext._jvm = SparkContext._active_spark_context = None
+        SparkSession._instantiatedSession = SparkSession._activeSession = None
+        SQLContext._instantiatedContext = None
+    return spark_session()
+
+
 class QueryFailed(Exception):
     """One side could not run a query (out of memory at scale 10, say): the run says so and
     goes on with the next query."""
@@ -411,9 +436,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     try:
         for number in args.queries:
             figures = measure(number, args, data, tables, work, session, client)
-            if "PySpark failed" in figures.get("error", ""):  # its JVM may be gone: a new one
-                session.stop()
-                session = spark_session()
+            if "PySpark failed" in figures.get("error", ""):
+                session = fresh_spark_session(session)
             per_query.setdefault(query_name(number), {}).update(figures)
     finally:
         shutil.rmtree(work, ignore_errors=True)

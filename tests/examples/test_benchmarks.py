@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -168,6 +170,18 @@ def test_tpch_benchmark_keeps_tidal_s_figures_when_pyspark_fails_a_query(
     assert summary["failed"] == {"q06": q06["error"]} and "SparkOutOfMemoryError" in q06["error"]
     assert summary["ratio"] == summary["q01_ratio"] > 0 and summary["slowest"] == ["q01"]
     assert "q06: PySpark failed" in capsys.readouterr().out
+
+
+@pytest.mark.spark
+def test_tpch_baseline_gets_a_new_jvm_when_a_failed_query_killed_its_own():
+    """PySpark alone ran out of memory on q04 at scale 10 and its JVM died; stopping the dead
+    session raised and ended the whole run. In a process of its own (``baseline_restart_probe``)
+    the baseline's JVM is killed by pid, and the next session launches a JVM that answers."""
+    run = subprocess.run([sys.executable, "-m", "tests.examples.baseline_restart_probe"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    figures = json.loads(run.stdout.strip().splitlines()[-1])
+    assert figures["count"] == 3 and figures["new"] != figures["killed"]
 
 
 @pytest.mark.runtime
