@@ -71,8 +71,7 @@ class Client:
         Spark JVM, so the job finds them up or on their way rather than starting them."""
         done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver,
                        dashboard=dashboard)  # fmt: skip
-        if done.startswith("started"):
-            prepare_first_job()
+        self._standby_asked = prepare_first_job() if done.startswith("started") else None
 
     def submit(
         self,
@@ -133,6 +132,7 @@ class Client:
         root = store_root(settings)
         recovery = settings["execution.batch.job-recovery.enabled"]
         rm = resource_manager(settings["resourcemanager.taskmanager-timeout"] / 1000, root)
+        self._after_standby_asked()
         standby = ray.get(rm.claim_job_manager.remote(root)) if recovery else None
         if standby is not None:
             job_id, actor = standby
@@ -143,6 +143,15 @@ class Client:
         if not _started(actor, start):
             raise JobManagerLost(f"the JobManager of job {job_id} died while starting")
         return JobHandle(job_id, actor, output)
+
+    def _after_standby_asked(self) -> None:
+        """Before the first claim, the answer to the standby this client asked for as it
+        started the cluster (given once the standby is starting). The ResourceManager runs
+        calls on threads, in no order Ray promises even from one caller: a claim run first
+        finds no standby, and the job would start a JobManager of its own beside it."""
+        asked, self._standby_asked = self._standby_asked, None
+        if asked is not None:
+            ray.wait([asked], timeout=_STANDBY_ASKED_TIMEOUT_S)
 
     def warm_up(self, timeout: float = 60.0) -> bool:
         """Have a standby JobManager ready for the next job (see ``ResourceManager``): call
@@ -324,6 +333,7 @@ class JobHandle:
 
 
 _RELEASE_TIMEOUT_S = 60.0
+_STANDBY_ASKED_TIMEOUT_S = 30.0  # as long as a claim waits for a standby that is starting
 
 
 def _exit(actor, job_id: str) -> None:

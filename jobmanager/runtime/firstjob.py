@@ -3,6 +3,8 @@ or on its way rather than starting it."""
 
 from __future__ import annotations
 
+import ray
+
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.jobstore import store_root
 from jobmanager.runtime.resourcemanager import resource_manager
@@ -10,11 +12,12 @@ from jobmanager.runtime.resourcemanager import resource_manager
 __all__ = ["prepare_first_job"]
 
 
-def prepare_first_job() -> None:
+def prepare_first_job() -> ray.ObjectRef:
     """Ask the new cluster's ResourceManager for a standby JobManager and a warm TaskManager,
-    without waiting for either."""
+    without waiting for either; the answer to the first, once the standby is starting."""
     defaults = Configuration()
     rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
                           store_root(defaults))  # fmt: skip
-    rm.prepare_job_manager.remote()
+    asked = rm.prepare_job_manager.remote()
     rm.prepare_task_manager.remote(defaults.to_bytes())
+    return asked

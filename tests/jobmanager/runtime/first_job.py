@@ -1,7 +1,9 @@
 """A user's first job on a fresh local cluster, in a process of its own (``python -m
-tests.jobmanager.runtime.first_job DATA OUT``): waits until the cluster's prepared TaskManager
-has its Spark JVM up, then runs a query; prints, as JSON, that TaskManager, the TaskManagers the
-job's tasks ran on, how many the ResourceManager started and the job's status."""
+tests.jobmanager.runtime.first_job DATA OUT [at-once]``): waits until the cluster's prepared
+TaskManager has its Spark JVM up (``at-once``: not at all), then runs a query; prints, as JSON,
+that TaskManager, the TaskManagers the job's tasks ran on, how many the ResourceManager
+started, the JobManagers there were once the query was submitted, the job's id and its
+status."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from jobmanager import Client
 from jobmanager.client.report import find_job, job_facts
 from jobmanager.model.config import Configuration
 from jobmanager.runtime.jobstore import store_root
-from jobmanager.runtime.names import NAMESPACE
+from jobmanager.runtime.names import NAMESPACE, job_manager_name
 from jobmanager.runtime.resourcemanager import resource_manager
 
 DEADLINE_S = 120.0
@@ -29,23 +31,33 @@ def spark_up(rm) -> list[str]:
     return [tm for tm, info in described.items() if info["spark_started"]]
 
 
-def main(data: str, out: str) -> None:
+def job_managers() -> list[str]:
+    """The JobManagers there are, a job's or a standby, by name."""
+    names = (entry["name"] for entry in ray.util.list_named_actors(all_namespaces=True)
+             if entry["namespace"] == NAMESPACE)  # fmt: skip
+    return sorted(name for name in names if name.startswith(job_manager_name("")))
+
+
+def main(data: str, out: str, mode: str = "after-jvm") -> None:
     client = Client(address="local", dashboard=False)
     defaults = Configuration()
     rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
                           store_root(defaults))  # fmt: skip
     deadline = time.monotonic() + DEADLINE_S
-    while not (prepared := spark_up(rm)):
+    prepared = []  # at once: not asked, as asking would wait for the ResourceManager's start
+    while mode != "at-once" and not (prepared := spark_up(rm)):
         if time.monotonic() > deadline:
             raise SystemExit(f"no TaskManager had its JVM up within {DEADLINE_S:.0f} s: "
                              f"{ray.get(rm.describe.remote())}")  # fmt: skip
         time.sleep(0.1)
     handle = client.sql("SELECT k, sum(v) AS s FROM t GROUP BY k", tables={"t": data},
                         output=out, overwrite=True)  # fmt: skip
+    submitted = job_managers()
     result = handle.wait(timeout=120)
     attempts = job_facts(find_job(handle.job_id), handle.job_id).attempts
     print(json.dumps({"prepared": prepared, "ran_on": sorted({a.task_manager for a in attempts}),
                       "created": ray.get(rm.describe.remote())["created"],
+                      "job_managers": submitted, "job": handle.job_id,
                       "status": result.status, "cause": result.cause}))  # fmt: skip
 
 
