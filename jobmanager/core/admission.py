@@ -108,7 +108,8 @@ def decide_admission(job_graph: JobGraph, config: Configuration,
     is due, and the job fails then, with the source's error."""
     inferred = [a for a in answers if isinstance(a, ev.SourceParallelismInferred)]
     chains = decide_chains(job_graph, config[_CHAINING],
-                           frozenset(a.vertex for a in inferred if a.parallelism == 1))  # fmt: skip
+                           frozenset(a.vertex for a in inferred if a.parallelism == 1),
+                           config[_MIN_PARALLELISM])  # fmt: skip
     heads = {chain[0]: chain_name(chain) for chain in chains}
     return chains, tuple(dataclasses.replace(a, vertex=heads.get(a.vertex, a.vertex))
                          for a in inferred)  # fmt: skip

@@ -130,6 +130,10 @@ class JobEdge:
     of an inner join). ``dynamic_filtering`` names a partition column of the target vertex's
     sources: the producer reports which values of it survived, and the target's sources read
     only those partitions. ``join``: the side of a join this edge is (``JoinInput``).
+    ``pre_aggregated``: the producer aggregated what it sends by the keys its consumer groups
+    on (a partial aggregate, the first of Flink's two phases), so it sends at most a row per
+    group of what it read: a producer run as one task has too little for a second consumer
+    task, and the consumer runs in that task (``jobmanager.model.chaining``).
     """
 
     __slots__ = (
@@ -142,6 +146,7 @@ class JobEdge:
         "splittable",
         "dynamic_filtering",
         "join",
+        "pre_aggregated",
     )
 
     def __init__(
@@ -155,6 +160,7 @@ class JobEdge:
         splittable: bool = False,
         dynamic_filtering: str | None = None,
         join: JoinInput | None = None,
+        pre_aggregated: bool = False,
     ) -> None:
         self.id = id
         self.source = source
@@ -165,12 +171,14 @@ class JobEdge:
         self.splittable = splittable
         self.dynamic_filtering = dynamic_filtering
         self.join = join
+        self.pre_aggregated = pre_aggregated
 
     def __setstate__(self, state) -> None:
         """Unpickle, also a graph pickled before an attribute existed (an archived job's graph,
         read back by ``tidal report`` or a JobManager taking the job over): what it lacks
         takes the default."""
         self.splittable, self.dynamic_filtering, self.join = False, None, None
+        self.pre_aggregated = False
         _, slots = state if isinstance(state, tuple) else (None, state)
         for name, value in (slots or {}).items():
             setattr(self, name, value)
@@ -196,6 +204,7 @@ class JobEdge:
             self.splittable,
             self.dynamic_filtering,
             self.join,
+            self.pre_aggregated,
         )
 
     @property
@@ -258,6 +267,7 @@ class JobGraph:
         dynamic_filtering: str | None = None,
         join: JoinInput | None = None,
         edge_id: str | None = None,
+        pre_aggregated: bool = False,
     ) -> JobEdge:
         """Add an edge; its id names both ends, e.g. ``"orders->join"`` (``#2`` for a second one),
         unless ``edge_id`` gives it (an edge carried over into a graph whose vertices changed
@@ -284,7 +294,7 @@ class JobGraph:
                 )
         edge = JobEdge(
             edge_id, source, target, result_type, partitioner, pattern, splittable,
-            dynamic_filtering, join,
+            dynamic_filtering, join, pre_aggregated,
         )
         self._edges[edge_id] = edge
         source.outputs.append(edge)

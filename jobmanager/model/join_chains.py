@@ -152,7 +152,7 @@ def fuse_graph(graph: JobGraph, producer: str, consumer: str) -> JobGraph:
             continue
         result.connect(made[edge.source.name], made[edge.target.name], edge.partitioner,
                        edge.result_type, edge.pattern, edge.splittable, edge.dynamic_filtering,
-                       edge.join, edge_id=edge.id)  # fmt: skip
+                       edge.join, edge_id=edge.id, pre_aggregated=edge.pre_aggregated)  # fmt: skip
     return result
 
 

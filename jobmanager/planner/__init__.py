@@ -73,7 +73,8 @@ class PlannedQuery:
                          f"{fixed if fixed is not None else 'decided at run time'})")
             for edge in vertex.inputs:
                 split = ", splittable" if edge.splittable else ""
-                lines.append(f"  <- {edge.source.name}: {edge.partitioner}{split}"
+                merged = ", pre-aggregated" if edge.pre_aggregated else ""
+                lines.append(f"  <- {edge.source.name}: {edge.partitioner}{split}{merged}"
                              f"{_join_mark(edge.join)}")
             for source in vertex.sources:
                 lines.append(f"  reads {source!r}")

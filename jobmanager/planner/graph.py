@@ -65,7 +65,8 @@ def job_graph(result: Stage, sink: ParquetSink, name: str) -> JobGraph:
         for edge in stage.inputs:
             splittable = edge.splittable and not stage.relies_on_partitioning
             graph.connect(vertices[id(edge.producer)], vertices[id(stage)], _typed(edge),
-                          splittable=splittable, join=edge.join)  # fmt: skip
+                          splittable=splittable, join=edge.join,
+                          pre_aggregated=edge.pre_aggregated)  # fmt: skip
     last = graph.add_vertex("result", operator=sink)
     graph.connect(vertices[id(result)], last, Partitioner.FORWARD)
     return graph

@@ -1,17 +1,19 @@
 """The logical plan cut into stages at its exchanges: each stage becomes one vertex.
 
 An exchange goes where rows must meet that are not in one task yet: a hash edge on the keys at
-each shuffled join, each aggregation (after its partial half, chained into the producer's
-task) and each window's PARTITION BY; a broadcast edge sends a join's small side whole into
-the stage of the other side, or a scalar subquery's row into the stage that reads it; one task
-(parallelism 1) takes a global aggregate and the final step of a top-N. The query's final
-ORDER BY (without LIMIT) goes through a range edge into a sort stage whose parallelism the
-JobManager decides from the bytes, each task sorting one key range, so the result's part files
-read in name order give the global order (``jobmanager.core.scheduler.adaptive.ranges``), or,
-ordered by an aggregate's group keys, into the aggregate's stage itself; an ORDER BY
-anything reads after (a subquery's) keeps to one task, as its order must survive. No
-exchange goes where the rows already sit right: a join on the keys the stage is hashed on
-joins there, an aggregate by keys the stage is hashed on (or in one task) aggregates there.
+each shuffled join, each aggregation (after its partial half, chained into the producer's task;
+the edge marked pre-aggregated, so where that task is one, the final half runs in it too,
+``jobmanager.model.chaining``) and each window's PARTITION BY; a broadcast edge sends a join's
+small side whole into the stage of the other side, or a scalar subquery's row into the stage
+that reads it; one task (parallelism 1) takes a global aggregate and the final step of a top-N.
+The query's final ORDER BY (without LIMIT) goes through a range edge into a sort stage whose
+parallelism the JobManager decides from the bytes, each task sorting one key range, so the
+result's part files read in name order give the global order
+(``jobmanager.core.scheduler.adaptive.ranges``), or, ordered by an aggregate's group keys, into
+the aggregate's stage itself; an ORDER BY anything reads after (a subquery's) keeps to one
+task, as its order must survive. No exchange goes where the rows already sit right: a join on
+the keys the stage is hashed on joins there, an aggregate by keys the stage is hashed on (or in
+one task) aggregates there.
 
 Every other boundary between pieces is a FORWARD edge (a partial aggregate, a top-N per task,
 the sink), so chaining runs each piece in its producer's task as one Spark query
@@ -344,7 +346,8 @@ class _Cutter:
             partial.tree = Aggregate(split.columns, node.origin, leaf, split.groups, split.states)
             partitioner = Partitioner.REBALANCE if single else Partitioner.hash(*split.keys)
             final, (leaf,) = self.fresh("aggregate", node.origin,
-                                        [StageEdge(partial, partitioner)], 1 if single else None)
+                                        [StageEdge(partial, partitioner, pre_aggregated=True)],
+                                        1 if single else None)  # fmt: skip
             tree = split.final(leaf)
         else:
             opened, keys = self._with_columns(opened, [e for _, e in node.groups])

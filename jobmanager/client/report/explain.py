@@ -136,8 +136,9 @@ def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
     lines = [(f"{v.name} [{v.kind}]: parallelism {v.parallelism}, {origin_words(v)} "
               f"(vertex max {v.max_parallelism})")]  # fmt: skip
     if v.kind.split(", ")[-1].startswith("chain:"):
-        lines.append("  chained: its vertices run as one task, joined by FORWARD edges or by edges "
-                     "between two one-task vertices (pipeline.operator-chaining.enabled)")  # fmt: skip
+        lines.append("  chained: its vertices run as one task, joined by FORWARD edges, by edges "
+                     "between two one-task vertices, or by a pre-aggregated edge out of one "
+                     "task (pipeline.operator-chaining.enabled)")  # fmt: skip
     if v.origin == "decided":
         broadcast = (f", {size(v.broadcast_bytes)} broadcast left out" if v.broadcast_bytes
                      else ", nothing broadcast")  # fmt: skip

@@ -1,6 +1,7 @@
 """``Client.sql`` end to end with the real planner, on a real local Ray cluster with real
 PySpark: the result comes back under the query's column names, or goes to ``output``; a query
-the planner refuses raises before any job is submitted; explain shows each vertex's SQL."""
+the planner refuses raises before any job is submitted; explain shows each vertex's SQL;
+a small table's GROUP BY runs its final aggregate in its scan's one task."""
 
 from __future__ import annotations
 
@@ -46,6 +47,9 @@ def test_a_query_result_comes_back_under_the_querys_column_names(client, tables)
     expected = sorted(expected_aggregate().items())
     assert list(zip(table.column(0).to_pylist(), table.column(1).to_pylist())) == expected
     assert "from the query: " in handle.explain()
+    chain = result.vertices["aggregate l_key"].chain  # a small table: its scan is one task,
+    assert chain == "scan lines -> partial aggregate -> aggregate l_key", chain  # and both halves
+    assert {v.tasks for v in result.vertices.values()} == {1}
     handle.release()
 
 

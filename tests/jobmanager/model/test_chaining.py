@@ -233,3 +233,65 @@ def test_a_source_whose_forward_chain_feeds_one_task_is_asked_and_chained_whole(
     g.connect(g.vertex("partial"), g.add_vertex("other", operator=spark(ident)),
               Partitioner.REBALANCE)  # a second consumer: no chain past the partial
     assert one_task_candidates(g) == ()
+
+
+def pre_aggregated(**final) -> JobGraph:
+    """A planned GROUP BY's shape: a scan, its partial aggregate through a FORWARD edge, a
+    pre-aggregated hash edge into the final aggregate (its parallelism unset), a sink."""
+    g = JobGraph("grouped")
+    scan = g.add_vertex("scan", operator=spark(ident), sources=[FileSource("/d")])
+    partial = g.add_vertex("partial", operator=spark(ident))
+    final_ = g.add_vertex("final", operator=spark(ident), **final)
+    sink = g.add_vertex("sink", operator=ParquetSink("/out"))
+    g.connect(scan, partial, Partitioner.FORWARD)
+    g.connect(partial, final_, Partitioner.hash("k"), pre_aggregated=True)
+    g.connect(final_, sink, Partitioner.FORWARD)
+    return g
+
+
+def test_a_final_aggregate_runs_in_the_task_of_a_one_task_partial_one():
+    """A partial aggregate's rows are at most one per group of what its task read: the scan's
+    sources are asked when the job is taken, and if they infer one task, the final aggregate
+    and the sink after it run in that task, one chain whose parallelism is the sources'."""
+    g = pre_aggregated()
+    assert one_task_candidates(g) == ("scan",)
+    chains = decide_chains(g, one_task={"scan"})
+    assert chains == (("scan", "partial", "final", "sink"),)
+    (vertex,) = chained_graph(g, chains).vertices
+    assert vertex.name == "scan -> partial -> final -> sink"
+    assert vertex.parallelism is None and vertex.sources == (FileSource("/d"),)
+    assert decide_chains(g) == (("scan", "partial"), ("final", "sink"))  # scan not one task
+
+
+def test_a_final_aggregate_is_decided_from_its_bytes_when_more_is_asked_or_set():
+    """More than one task asked for (a least parallelism above 1), a parallelism the user set,
+    a second consumer of the partial aggregate or an edge not pre-aggregated: no chain over
+    the exchange, and the final aggregate's own decision stands."""
+    apart = (("scan", "partial"), ("final", "sink"))
+    g = pre_aggregated()
+    assert one_task_candidates(g, min_parallelism=2) == ()
+    assert decide_chains(g, one_task={"scan"}, min_parallelism=2) == apart
+    assert one_task_candidates(pre_aggregated(parallelism=3)) == ()
+    assert decide_chains(pre_aggregated(parallelism=3), one_task={"scan"}) == apart
+    plain = one_task_pipeline(Partitioner.hash("k"), final_parallelism=None)
+    assert decide_chains(plain, one_task={"src"}) == (("final", "sink"),)
+    g.connect(g.vertex("partial"), g.add_vertex("other", operator=spark(ident)),
+              Partitioner.hash("k"), pre_aggregated=True)  # fmt: skip
+    assert one_task_candidates(g) == ()
+    assert decide_chains(g, one_task={"scan"}) == apart
+
+
+def test_only_the_pre_aggregated_edge_follows_its_producer_into_one_task():
+    """After the chained final aggregate, a hash edge into a vertex whose parallelism is unset
+    is an ordinary exchange: that vertex is decided from the bytes, not chained."""
+    h = JobGraph("after")
+    scan = h.add_vertex("scan", operator=spark(ident), sources=[FileSource("/d")])
+    partial = h.add_vertex("partial", operator=spark(ident))
+    final_ = h.add_vertex("final", operator=spark(ident))
+    window = h.add_vertex("window", operator=spark(ident))
+    sink = h.add_vertex("sink", operator=ParquetSink("/out"))
+    h.connect(scan, partial, Partitioner.FORWARD)
+    h.connect(partial, final_, Partitioner.hash("k"), pre_aggregated=True)
+    h.connect(final_, window, Partitioner.hash("w"))
+    h.connect(window, sink, Partitioner.FORWARD)
+    assert decide_chains(h, one_task={"scan"}) == (("scan", "partial", "final"), ("window", "sink"))

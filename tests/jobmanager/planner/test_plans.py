@@ -50,6 +50,12 @@ def test_an_aggregate_is_partial_in_the_producers_task_and_final_after_a_hash_ex
     }
     assert decide_chains(planned.graph) == (("scan facts", "partial aggregate"),
                                             ("aggregate g", "result"))
+    (exchange,) = [e for e in planned.graph.edges if e.target.name == "aggregate g"]
+    assert exchange.pre_aggregated  # so a scan of one task takes the final aggregate too:
+    assert decide_chains(planned.graph, one_task={"scan facts"}) == (
+        ("scan facts", "partial aggregate", "aggregate g", "result"),)
+    assert "<- partial aggregate: hash(g), pre-aggregated" in planned.explain()
+    assert not any(e.pre_aggregated for e in planned.graph.edges if e is not exchange)
     assert "GROUP BY" in sql_of(planned, "partial aggregate")
     assert "SUM(`v`)" in sql_of(planned, "partial aggregate")
     final = sql_of(planned, "aggregate g")

@@ -134,6 +134,33 @@ def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(cli
     assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
 
 
+def grouped(data: str, out: str) -> JobGraph:
+    """Q1's shape as the planner makes it: nobody sets the final aggregate's parallelism, and
+    its input is marked pre-aggregated."""
+    g = JobGraph("grouped")
+    lines = g.add_vertex("lines", operator=spark(partial_totals), sources=[FileSource(data)])
+    final = g.add_vertex("final", operator=spark(final_totals))
+    sink = g.add_vertex("sink", operator=ParquetSink(out))
+    g.connect(lines, final, Partitioner.hash("key"), pre_aggregated=True)
+    g.connect(final, sink, Partitioner.FORWARD)
+    return g
+
+
+def test_a_final_aggregate_of_pre_aggregated_rows_runs_in_their_one_task(client, tmp_path):
+    """The source infers one task when the job is taken, and the aggregate reading its
+    pre-aggregated rows runs in that task: one Spark query where, unchained, the aggregate's
+    parallelism is decided from the bytes and it runs as a task and a query of its own."""
+    chained, unchained, result = chained_and_not(client, tmp_path, grouped)
+    assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
+                                                  for k in range(13)]  # fmt: skip
+    task = chained.vertices["lines"]
+    assert task.chain == "lines -> final -> sink" and chained.vertices["final"] is task
+    assert (task.tasks, task.deployments, task.parallelism) == (1, 1, 1)
+    assert " of input / " in unchained.vertices["final"].explanation  # decided from bytes
+    separate = unchained.vertices["lines"].spark_jobs + unchained.vertices["final"].spark_jobs
+    assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
+
+
 def wanted_keys() -> pa.Table:
     return pa.table({"wanted": pa.array([1, 5, 12], pa.int64())})
 
