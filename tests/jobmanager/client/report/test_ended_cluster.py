@@ -39,8 +39,9 @@ def test_a_job_is_explained_reported_and_listed_after_its_cluster_is_gone(tmp_pa
     assert "numbers [arrow]: parallelism 3, set by the user (vertex max 3)" in lines
     assert any(line.startswith("sum -> sink [chain: arrow -> sink]: parallelism 1, decided at run time")
                for line in lines)  # fmt: skip
-    assert ("  chained: its vertices run as one task, joined by FORWARD edges or by edges between "
-            "two one-task vertices (pipeline.operator-chaining.enabled)") in lines
+    assert ("  chained: its vertices run as one task, joined by FORWARD edges, by edges between "
+            "two one-task vertices, or by a pre-aggregated edge out of one task "
+            "(pipeline.operator-chaining.enabled)") in lines
 
     written = run("-m", "jobmanager", "report", job_id, "-o", str(tmp_path / "r.html"), home=tmp_path)
     assert written.returncode == 0, written.stderr
