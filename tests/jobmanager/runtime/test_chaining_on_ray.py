@@ -88,14 +88,21 @@ def final_totals(frame):
                                     F.sum("rows").alias("rows")).orderBy("key")  # fmt: skip
 
 
-def q1_shaped(data: str, out: str) -> JobGraph:
+def q1_shaped(data: str, out: str, pre_aggregated: bool = False) -> JobGraph:
+    """The final aggregate set to one task, or, ``pre_aggregated``, as the planner makes it:
+    its parallelism unset and its input marked pre-aggregated."""
     g = JobGraph("q1-shaped")
     lines = g.add_vertex("lines", operator=spark(partial_totals), sources=[FileSource(data)])
-    final = g.add_vertex("final", parallelism=1, operator=spark(final_totals))
+    final = g.add_vertex("final", parallelism=None if pre_aggregated else 1,
+                         operator=spark(final_totals))  # fmt: skip
     sink = g.add_vertex("sink", operator=ParquetSink(out))
-    g.connect(lines, final, Partitioner.hash("key"))
+    g.connect(lines, final, Partitioner.hash("key"), pre_aggregated=pre_aggregated)
     g.connect(final, sink, Partitioner.FORWARD)
     return g
+
+
+def grouped(data: str, out: str) -> JobGraph:
+    return q1_shaped(data, out, pre_aggregated=True)
 
 
 def chained_and_not(client, tmp_path, build):
@@ -116,34 +123,29 @@ def chained_and_not(client, tmp_path, build):
     return chained, unchained, result
 
 
-def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(client, tmp_path):
-    """The source's three files hold far less than a task's volume: it infers one task when
-    the job is taken, so its hash edge into the one-task aggregate chains, and the partial and
-    final aggregates are one Spark query; unchained, they are two tasks and two queries."""
-    chained, unchained, result = chained_and_not(client, tmp_path, q1_shaped)
+def one_chained_query(chained, unchained, result):
+    """The chained run's one task of ``lines -> final -> sink``, after checking its rows and
+    that it ran fewer Spark jobs than the unchained run's two vertices."""
     assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
                                                   for k in range(13)]  # fmt: skip
     task = chained.vertices["lines"]
     assert task.chain == "lines -> final -> sink" and chained.vertices["final"] is task
     assert (task.tasks, task.deployments, task.parallelism) == (1, 1, 1)
+    separate = unchained.vertices["lines"].spark_jobs + unchained.vertices["final"].spark_jobs
+    assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
+    return task
+
+
+def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(client, tmp_path):
+    """The source's three files hold far less than a task's volume: it infers one task when
+    the job is taken, so its hash edge into the one-task aggregate chains, and the partial and
+    final aggregates are one Spark query; unchained, they are two tasks and two queries."""
+    chained, unchained, result = chained_and_not(client, tmp_path, q1_shaped)
+    task = one_chained_query(chained, unchained, result)
+    assert unchained.vertices["lines"].tasks == 1 and unchained.vertices["lines"].chain == ""
     assert task.explanation.startswith("set by the user on final: 1; its sources, asked when the "
                                        "job was taken, inferred one task, so it runs chained: ")
     assert "3 files" in task.explanation, task.explanation
-    separate = unchained.vertices["lines"].spark_jobs + unchained.vertices["final"].spark_jobs
-    assert unchained.vertices["lines"].tasks == 1 and unchained.vertices["lines"].chain == ""
-    assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
-
-
-def grouped(data: str, out: str) -> JobGraph:
-    """Q1's shape as the planner makes it: nobody sets the final aggregate's parallelism, and
-    its input is marked pre-aggregated."""
-    g = JobGraph("grouped")
-    lines = g.add_vertex("lines", operator=spark(partial_totals), sources=[FileSource(data)])
-    final = g.add_vertex("final", operator=spark(final_totals))
-    sink = g.add_vertex("sink", operator=ParquetSink(out))
-    g.connect(lines, final, Partitioner.hash("key"), pre_aggregated=True)
-    g.connect(final, sink, Partitioner.FORWARD)
-    return g
 
 
 def test_a_final_aggregate_of_pre_aggregated_rows_runs_in_their_one_task(client, tmp_path):
@@ -151,14 +153,8 @@ def test_a_final_aggregate_of_pre_aggregated_rows_runs_in_their_one_task(client,
     pre-aggregated rows runs in that task: one Spark query where, unchained, the aggregate's
     parallelism is decided from the bytes and it runs as a task and a query of its own."""
     chained, unchained, result = chained_and_not(client, tmp_path, grouped)
-    assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
-                                                  for k in range(13)]  # fmt: skip
-    task = chained.vertices["lines"]
-    assert task.chain == "lines -> final -> sink" and chained.vertices["final"] is task
-    assert (task.tasks, task.deployments, task.parallelism) == (1, 1, 1)
+    one_chained_query(chained, unchained, result)
     assert " of input / " in unchained.vertices["final"].explanation  # decided from bytes
-    separate = unchained.vertices["lines"].spark_jobs + unchained.vertices["final"].spark_jobs
-    assert 0 < task.spark_jobs < separate, (task.spark_jobs, separate)
 
 
 def wanted_keys() -> pa.Table:
