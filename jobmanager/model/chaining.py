@@ -19,13 +19,14 @@ vertex with sources whose inputs are all broadcast counts as a source vertex her
 least parallelism is 1: broadcast bytes are not counted, so its inputs ask for that least
 parallelism and its sources decide (a broadcast join on the scan's side, then the final
 aggregate, is one Spark query). And a consumer whose parallelism nobody set runs in its
-producer's one task when what it reads was pre-aggregated (``JobEdge.pre_aggregated``: a
-partial aggregate's rows, at most one per group of what that task read): a planned query's
-final aggregate then runs with its scan and partial aggregate in one Spark query, as Spark
-alone runs both phases, not as a second task whose Spark query plans, compiles and reads a
-few rows (TPC-H Q1's first run on a fresh cluster 0.5 s shorter, 11.26 against 11.78 s, medians
-of six alternating runs). Its parallelism is then not decided from its bytes; with a least
-parallelism above 1 (``execution.batch.adaptive.auto-parallelism.min-parallelism``) it is.
+producer's one task when what it reads was pre-aggregated (``JobEdge.pre_aggregated``: an
+aggregate's rows, at most one per group of what that task read): a planned query's final
+aggregate then runs with its scan and partial aggregate in one Spark query, as Spark alone
+runs both phases, and so does an ORDER BY's sort of its groups, each not a task of its own
+whose Spark query plans, compiles and reads a few rows (TPC-H Q1's first run on a fresh
+cluster 0.5 s shorter, 11.26 against 11.78 s, medians of six alternating runs). Its
+parallelism is then not decided from its bytes; with a least parallelism above 1
+(``execution.batch.adaptive.auto-parallelism.min-parallelism``) it is.
 
 The JobManager decides the chains when it takes the job and records them in the job's first
 event (``JobSubmitted.chains``, with the inferences they rest on in ``JobSubmitted.inferred``),

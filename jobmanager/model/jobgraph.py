@@ -130,10 +130,11 @@ class JobEdge:
     of an inner join). ``dynamic_filtering`` names a partition column of the target vertex's
     sources: the producer reports which values of it survived, and the target's sources read
     only those partitions. ``join``: the side of a join this edge is (``JoinInput``).
-    ``pre_aggregated``: the producer aggregated what it sends by the keys its consumer groups
-    on (a partial aggregate, the first of Flink's two phases), so it sends at most a row per
-    group of what it read: a producer run as one task has too little for a second consumer
-    task, and the consumer runs in that task (``jobmanager.model.chaining``).
+    ``pre_aggregated``: the producer aggregated what it sends, so it sends at most a row per
+    group of what it read (a partial aggregate, the first of Flink's two phases, to its final
+    one; or a final aggregate to the sort of its groups): a producer run as one task has too
+    little for a second consumer task, and the consumer runs in that task
+    (``jobmanager.model.chaining``).
     """
 
     __slots__ = (

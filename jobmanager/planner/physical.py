@@ -9,7 +9,9 @@ that reads it; one task (parallelism 1) takes a global aggregate and the final s
 The query's final ORDER BY (without LIMIT) goes through a range edge into a sort stage whose
 parallelism the JobManager decides from the bytes, each task sorting one key range, so the
 result's part files read in name order give the global order
-(``jobmanager.core.scheduler.adaptive.ranges``), or, ordered by an aggregate's group keys, into
+(``jobmanager.core.scheduler.adaptive.ranges``); that edge too is marked pre-aggregated when
+it leaves an aggregate's stage, so a sort of a one-task aggregate's groups runs in its task;
+or, ordered by an aggregate's group keys, into
 the aggregate's stage itself; an ORDER BY anything reads after (a subquery's) keeps to one
 task, as its order must survive. No exchange goes where the rows already sit right: a join on
 the keys the stage is hashed on joins there, an aggregate by keys the stage is hashed on (or in
@@ -389,8 +391,9 @@ class _Cutter:
                 opened.stage.origin = _joined(opened.stage.origin, node.origin)
                 return _Open(opened.stage, opened.tree, ("any",))
             if keys is not None:
-                stage, (leaf,) = self.fresh("sort", node.origin,
-                                            [self.exchange(opened, Partitioner.range(*keys))])
+                edge = self.exchange(opened, Partitioner.range(*keys))
+                edge.pre_aggregated = _aggregates_what_it_reads(opened.tree)
+                stage, (leaf,) = self.fresh("sort", node.origin, [edge])
                 return _Open(stage, replace(node, child=leaf), ("any",))
         edge_from = opened
         if node.limit is not None:
@@ -414,6 +417,20 @@ class _Cutter:
         stage, leaves = self.fresh(kind, node.origin, edges)
         distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
         return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
+
+
+def _aggregates_what_it_reads(tree: Node) -> bool:
+    """Whether a stage's rows are its aggregate's, over what its one input sent (filtered,
+    projected or windowed, none of which adds rows): at most a row per group of what the stage
+    read, so an edge out of it may be marked pre-aggregated as the partial aggregate's is."""
+    while isinstance(tree, (Project, Filter)):
+        tree = tree.child
+    if not isinstance(tree, Aggregate):
+        return False
+    tree = tree.child
+    while isinstance(tree, (Project, Filter, Window)):
+        tree = tree.child
+    return isinstance(tree, Input)
 
 
 def _after_join(kind: str, into_is_left: bool, into: tuple, other: tuple[str, ...]) -> tuple:

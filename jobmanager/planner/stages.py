@@ -37,7 +37,7 @@ class StageEdge:
     partitioner: Partitioner
     splittable: bool = False
     join: JoinInput | None = None  # set by joinmarks.mark_joins
-    pre_aggregated: bool = False  # a partial aggregate's rows (JobEdge.pre_aggregated)
+    pre_aggregated: bool = False  # an aggregate's rows (JobEdge.pre_aggregated)
 
 
 @dataclass(eq=False)

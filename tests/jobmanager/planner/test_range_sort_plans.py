@@ -3,8 +3,9 @@ the JobManager decides, or, ordered by an aggregate's group keys, the aggregate'
 by ranges; an ORDER BY with LIMIT, or one whose order something reads after, stays in one
 task."""
 
+from jobmanager.model.chaining import decide_chains
 from jobmanager.model.jobgraph import PartitionerKind, SortKey
-from tests.jobmanager.planner.test_plans import edges, plan, sql_of
+from tests.jobmanager.planner.test_plans import HASH_EVERYTHING, edges, plan, sql_of
 
 
 def range_edge(planned):
@@ -35,6 +36,24 @@ def test_an_aggregate_ordered_by_its_result_ranges_after_the_aggregation(catalog
     planned = plan(catalog, "SELECT k, COUNT(*) AS c FROM facts GROUP BY k ORDER BY c DESC, k")
     edge = range_edge(planned)
     assert edge.source.name == "aggregate k" and len(edge.partitioner.order) == 2
+    # the aggregate's groups, at most a row each of what it read: a scan of one task takes
+    # the final aggregate and the sort after it too
+    assert edge.pre_aggregated and "pre-aggregated" in planned.explain().split("\nsort")[1]
+    assert decide_chains(planned.graph, one_task={"scan facts"}) == (
+        ("scan facts", "partial aggregate", "aggregate k", "sort", "result"),)
+    assert decide_chains(planned.graph) == (("scan facts", "partial aggregate"),
+                                            ("sort", "result"))  # fmt: skip
+
+
+def test_a_sort_of_rows_no_aggregate_bounds_is_decided_from_its_bytes(catalog):
+    """Rows straight from a scan, or an aggregate over a join in the join's stage (a join may
+    make more rows than its inputs sent): the sort's parallelism is decided from its bytes."""
+    scanned = plan(catalog, "SELECT k, s FROM facts ORDER BY s")
+    assert not range_edge(scanned).pre_aggregated
+    joined = plan(catalog, "SELECT f.k, COUNT(*) AS c FROM facts f JOIN dims d ON f.k = d.k "
+                           "GROUP BY f.k ORDER BY c", HASH_EVERYTHING)  # fmt: skip
+    edge = range_edge(joined)
+    assert edge.source.name.startswith("join") and not edge.pre_aggregated
 
 
 def test_top_n_and_an_order_read_by_a_limit_after_it_stay_in_one_task(catalog):
