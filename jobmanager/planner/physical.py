@@ -9,12 +9,12 @@ that reads it; one task (parallelism 1) takes a global aggregate and the final s
 The query's final ORDER BY (without LIMIT) goes through a range edge into a sort stage whose
 parallelism the JobManager decides from the bytes, each task sorting one key range, so the
 result's part files read in name order give the global order
-(``jobmanager.core.scheduler.adaptive.ranges``; an edge out of an aggregate's stage is marked
-pre-aggregated, so the sort of a one-task aggregate's groups runs in that task), or, ordered by
-an aggregate's group keys, into the aggregate's stage itself; an ORDER BY anything reads after
-(a subquery's) keeps to one task, as its order must survive. No exchange goes where the rows
-already sit right: a join on the keys the stage is hashed on joins there, an aggregate by keys
-the stage is hashed on (or in one task) aggregates there.
+(``jobmanager.core.scheduler.adaptive.ranges``; that edge, out of an aggregate's stage, is
+marked pre-aggregated, so the sort of a one-task aggregate's groups runs in that task), or,
+ordered by an aggregate's group keys, into the aggregate's stage itself; an ORDER BY anything
+reads after (a subquery's) keeps to one task, as its order must survive. No exchange goes where
+the rows already sit right: a join on the keys the stage is hashed on joins there, an aggregate
+by keys the stage is hashed on (or in one task) aggregates there.
 
 Every other boundary between pieces is a FORWARD edge (a partial aggregate, a top-N per task,
 the sink), so chaining runs each piece in its producer's task as one Spark query
