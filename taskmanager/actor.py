@@ -97,6 +97,7 @@ class TaskManagerActor:
         self._job: _JobSession | None = None
         self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)
         self._lock = threading.Lock()
+        self._spark_start: threading.Thread | None = None
         self._log.info("task manager started", slots=slots, node=self.node_id)
         if start_spark:
             # PySpark's modules are imported here, before the JVM starts on its own thread: a
@@ -104,7 +105,9 @@ class TaskManagerActor:
             # pyspark.sql would find a module half initialised (a circular-import ImportError)
             import pyspark.sql.functions  # noqa: F401
 
-            threading.Thread(target=self._start_spark, name="tidal-spark-start", daemon=True).start()
+            self._spark_start = threading.Thread(target=self._start_spark, name="tidal-spark-start",
+                                                 daemon=True)  # fmt: skip
+            self._spark_start.start()
         # the task runtime (a tenth of a second of imports, SQL's parser among them) loads
         # after the JVM's start, not before it; and the ResourceManager and JobManagers, which
         # need this class but run no task, never load it
@@ -118,6 +121,13 @@ class TaskManagerActor:
         except Exception as error:
             self._log.warning("spark session not started ahead of the first task",
                               error=f"{type(error).__name__}: {error}")  # fmt: skip
+
+    def spark_ready(self, timeout_s: float) -> bool:
+        """Whether its Spark JVM is up, once the start begun ahead of any job has ended or
+        ``timeout_s`` has passed; one started without that start says at once."""
+        if self._spark_start is not None:
+            self._spark_start.join(timeout_s)
+        return self._spark.started
 
     # -- jobs ---------------------------------------------------------------------------------
 

@@ -71,7 +71,8 @@ class Client:
         Spark JVM, so the job finds them up or on their way rather than starting them."""
         done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver,
                        dashboard=dashboard)  # fmt: skip
-        self._standby_asked = prepare_first_job() if done.startswith("started") else None
+        self._standby_asked, self._prepared_task_manager = (
+            prepare_first_job() if done.startswith("started") else (None, None))
 
     def submit(
         self,
@@ -154,12 +155,37 @@ class Client:
             ray.wait([asked], timeout=_STANDBY_ASKED_TIMEOUT_S)
 
     def warm_up(self, timeout: float = 60.0) -> bool:
-        """Have a standby JobManager ready for the next job (see ``ResourceManager``): call
-        it ahead of a submission whose latency matters. False if none became ready in time."""
+        """Have a standby JobManager ready for the next job (see ``ResourceManager``) and, on a
+        cluster this client started, the TaskManager it prepared with its Spark JVM up: call it
+        ahead of a submission whose latency matters, as a SparkSession is started before its
+        first query. False if either was not ready in time."""
+        deadline = time.monotonic() + timeout
         defaults = Configuration()
         rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
                               store_root(defaults))  # fmt: skip
-        return ray.get(rm.has_job_manager.remote(timeout))
+        standby = ray.get(rm.has_job_manager.remote(timeout))
+        return self._prepared_spark_ready(deadline) and standby
+
+    def _prepared_spark_ready(self, deadline: float) -> bool:
+        """Whether the TaskManager prepared as this client started the cluster has its Spark
+        JVM up, waiting until ``deadline`` for it; True once it was, or if there is none (not
+        started, or gone: stopped for the CPUs a job needed)."""
+        if self._prepared_task_manager is None:
+            return True
+        try:
+            left = max(0.0, deadline - time.monotonic())
+            task_manager = ray.get(self._prepared_task_manager, timeout=left + _ACTOR_CALL_S)
+            if task_manager is not None:
+                handle = ray.get_actor(task_manager, namespace=NAMESPACE)
+                left = max(0.0, deadline - time.monotonic())
+                if not ray.get(handle.spark_ready.remote(left), timeout=left + _ACTOR_CALL_S):
+                    return False
+        except ray.exceptions.GetTimeoutError:
+            return False
+        except (ValueError, ray.exceptions.RayActorError):
+            pass  # gone: nothing to wait for
+        self._prepared_task_manager = None
+        return True
 
     def job(self, job_id: str) -> JobHandle:
         """The job ``job_id``, running or ended (an ended one until jobstore.expiration-time)."""
@@ -334,6 +360,7 @@ class JobHandle:
 
 _RELEASE_TIMEOUT_S = 60.0
 _STANDBY_ASKED_TIMEOUT_S = 30.0  # as long as a claim waits for a standby that is starting
+_ACTOR_CALL_S = 10.0  # a call's own way there and back, beyond what it was asked to wait
 
 
 def _exit(actor, job_id: str) -> None:

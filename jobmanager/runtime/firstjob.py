@@ -12,12 +12,11 @@ from jobmanager.runtime.resourcemanager import resource_manager
 __all__ = ["prepare_first_job"]
 
 
-def prepare_first_job() -> ray.ObjectRef:
+def prepare_first_job() -> tuple[ray.ObjectRef, ray.ObjectRef]:
     """Ask the new cluster's ResourceManager for a standby JobManager and a warm TaskManager,
-    without waiting for either; the answer to the first, once the standby is starting."""
+    without waiting for either; the answers: the first once the standby is starting, the second
+    the TaskManager's id (None if none was started) once its process is asked for."""
     defaults = Configuration()
     rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
                           store_root(defaults))  # fmt: skip
-    asked = rm.prepare_job_manager.remote()
-    rm.prepare_task_manager.remote(defaults.to_bytes())
-    return asked
+    return rm.prepare_job_manager.remote(), rm.prepare_task_manager.remote(defaults.to_bytes())

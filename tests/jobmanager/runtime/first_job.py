@@ -1,15 +1,14 @@
 """A user's first job on a fresh local cluster, in a process of its own (``python -m
-tests.jobmanager.runtime.first_job DATA OUT [at-once]``): waits until the cluster's prepared
-TaskManager has its Spark JVM up (``at-once``: not at all), then runs a query; prints, as JSON,
-that TaskManager, the TaskManagers the job's tasks ran on, how many the ResourceManager
-started, the JobManagers there were once the query was submitted, the job's id and its
-status."""
+tests.jobmanager.runtime.first_job DATA OUT [at-once]``): warms the client up
+(``Client.warm_up``; ``at-once``: not at all), then runs a query; prints, as JSON, the
+TaskManagers whose Spark JVM was up once warmed up, those the job's tasks ran on, how many the
+ResourceManager started, the JobManagers there were once the query was submitted, the job's id
+and its status."""
 
 from __future__ import annotations
 
 import json
 import sys
-import time
 
 import ray
 
@@ -38,18 +37,17 @@ def job_managers() -> list[str]:
     return sorted(name for name in names if name.startswith(job_manager_name("")))
 
 
-def main(data: str, out: str, mode: str = "after-jvm") -> None:
+def main(data: str, out: str, mode: str = "warmed-up") -> None:
     client = Client(address="local", dashboard=False)
     defaults = Configuration()
     rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
                           store_root(defaults))  # fmt: skip
-    deadline = time.monotonic() + DEADLINE_S
     prepared = []  # at once: not asked, as asking would wait for the ResourceManager's start
-    while mode != "at-once" and not (prepared := spark_up(rm)):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"no TaskManager had its JVM up within {DEADLINE_S:.0f} s: "
+    if mode != "at-once":
+        if not client.warm_up(timeout=DEADLINE_S):
+            raise SystemExit(f"not warmed up within {DEADLINE_S:.0f} s: "
                              f"{ray.get(rm.describe.remote())}")  # fmt: skip
-        time.sleep(0.1)
+        prepared = spark_up(rm)
     handle = client.sql("SELECT k, sum(v) AS s FROM t GROUP BY k", tables={"t": data},
                         output=out, overwrite=True)  # fmt: skip
     submitted = job_managers()

@@ -37,9 +37,11 @@ def first_job(tmp_path, *mode: str) -> dict:
     return facts
 
 
-def test_the_first_jobs_task_manager_has_its_jvm_up_before_the_job_arrives(tmp_path):
+def test_a_warmed_up_client_has_the_first_jobs_task_manager_jvm_up(tmp_path):
+    """``Client.warm_up`` returns once the prepared TaskManager's JVM is up, as a
+    SparkSession's start returns once its JVM is: the job finds it up, not starting."""
     facts = first_job(tmp_path)
-    assert len(facts["prepared"]) == 1  # its JVM was up before the job was submitted
+    assert len(facts["prepared"]) == 1  # its JVM was up once warm_up returned
     assert facts["ran_on"] == facts["prepared"] and facts["created"] == 1
 
 
