@@ -39,11 +39,12 @@ the same alternation, ``ratio`` is the first one's, ``ratio_by_strategy`` has ea
 geometric mean, and each query lists the joins the JobManager decided at run time (the
 decisions in its event log) and each strategy's seconds.
 ``--cold-queries`` adds, before the warm runs, a cold figure for the queries it names: the first
-run on a fresh local Ray cluster (the job a user runs first: TaskManagers and their JVMs start
-inside it) against the first run in a fresh PySpark session, each in a process of its own, with
-the start of the cluster or the session apart (about a minute a query, so none by default);
-Tidal's first job keeps the TaskManager's default Spark JVM (1 GiB), so it finds the TaskManager
-its new cluster prepared while the client planned the query (``Client``);
+run on a fresh local Ray cluster against the first run in a fresh PySpark session, each in a
+process of its own, with the start of the cluster or the session apart (about a minute a query,
+so none by default). Each start ends where its side can take a query without starting a JVM:
+PySpark's with its session, Tidal's with ``Client.warm_up`` (a standby JobManager, and the
+TaskManager the new cluster prepared with its Spark JVM up). Tidal's first job keeps that
+TaskManager's default Spark JVM (1 GiB), so it runs on it;
 ``cold_first_ratio`` is the sum of Tidal's first runs over PySpark's, ``cold_ratio`` the same
 with the starts, and each query's ``cold_ratio`` its own start plus first run. On a machine
 whose ``/proc/stat`` tells its busy time, each side's ``cold_{side}_cpu_seconds`` is what its
@@ -355,6 +356,8 @@ def cold_run(args, tables: dict[str, str]) -> None:
         from jobmanager import Client
 
         client = Client(address="local", dashboard=not args.no_dashboard)
+        if not client.warm_up():
+            raise SystemExit("the new cluster's JobManager or TaskManager did not start in time")
         start = time.perf_counter() - started
         config = tidal_config(args)
         if DRIVER_MEMORY not in parse_options(args.options):  # the prepared TaskManager's JVM
