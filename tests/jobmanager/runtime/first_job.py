@@ -2,8 +2,8 @@
 tests.jobmanager.runtime.first_job DATA OUT [at-once]``): warms the client up
 (``Client.warm_up``; ``at-once``: not at all), then runs a query; prints, as JSON, the
 TaskManagers whose Spark JVM was up once warmed up, those the job's tasks ran on, how many the
-ResourceManager started, the JobManagers there were once the query was submitted, the job's id
-and its status."""
+ResourceManager started, the JobManagers there were once the query was submitted, whether the
+cluster's node runs a dashboard process, the job's id and its status."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import json
 import sys
 
 import ray
+from ray._private import ray_constants
 
 from jobmanager import Client
 from jobmanager.client.report import find_job, job_facts
@@ -39,6 +40,8 @@ def job_managers() -> list[str]:
 
 def main(data: str, out: str, mode: str = "warmed-up") -> None:
     client = Client(address="local", dashboard=False)
+    node = ray._private.worker._global_node
+    dashboard_process = ray_constants.PROCESS_TYPE_DASHBOARD in node.all_processes
     defaults = Configuration()
     rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
                           store_root(defaults))  # fmt: skip
@@ -55,7 +58,8 @@ def main(data: str, out: str, mode: str = "warmed-up") -> None:
     attempts = job_facts(find_job(handle.job_id), handle.job_id).attempts
     print(json.dumps({"prepared": prepared, "ran_on": sorted({a.task_manager for a in attempts}),
                       "created": ray.get(rm.describe.remote())["created"],
-                      "job_managers": submitted, "job": handle.job_id,
+                      "job_managers": submitted, "dashboard_process": dashboard_process,
+                      "job": handle.job_id,
                       "status": result.status, "cause": result.cause}))  # fmt: skip
 
 

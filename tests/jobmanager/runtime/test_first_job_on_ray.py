@@ -41,6 +41,7 @@ def test_a_warmed_up_client_has_the_first_jobs_task_manager_jvm_up(tmp_path):
     """``Client.warm_up`` returns once the prepared TaskManager's JVM is up, as a
     SparkSession's start returns once its JVM is: the job finds it up, not starting."""
     facts = first_job(tmp_path)
+    assert not facts["dashboard_process"]  # dashboard=False: Ray would start one all the same
     assert len(facts["prepared"]) == 1  # its JVM was up once warm_up returned
     assert facts["ran_on"] == facts["prepared"] and facts["created"] == 1
 
