@@ -50,9 +50,12 @@ def without_idle_waits(dashboard: bool) -> Iterator[None]:
     def get_node_once_registered(gcs_address, node_id):
         try:
             client, wanted = GcsClient(address=gcs_address), NodeID.from_hex(node_id)
-            wait_until(lambda: wanted in client.get_all_node_info(timeout=5), _REGISTRATION_S)
-        except Exception:  # noqa: BLE001 - Ray's own call below reports what is wrong
-            pass
+            registered = wait_until(lambda: wanted in client.get_all_node_info(timeout=5),
+                                    _REGISTRATION_S)  # fmt: skip
+        except Exception:  # noqa: BLE001 - Ray's own call below finds out, and says what
+            registered = None
+        if registered is False:  # as Ray's own call says it, without waiting as long again
+            raise RuntimeError(f"the raylet did not register within {_REGISTRATION_S:.0f} s")
         return own_get_node(gcs_address, node_id)
 
     def no_dashboard_process(self, **_):
