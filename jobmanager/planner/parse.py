@@ -31,7 +31,7 @@ from jobmanager.errors import (
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.scope import position
 
-__all__ = ["SPARK_NAME", "parse", "qualified"]
+__all__ = ["SPARK_NAME", "parse", "projection_name", "qualified"]
 
 SPARK_NAME = "tidal_spark_name"  # meta key: the name Spark gives an unaliased projection
 _UNRESOLVED = re.compile(r"Column '(?P<name>[^']+)' could not be resolved")
@@ -81,6 +81,15 @@ def qualified(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                        validate_qualify_columns=True, identify=False)  # fmt: skip
     except OptimizeError as error:
         raise _column_error(str(error), tree, schema) from None
+
+
+def projection_name(projection: exp.Expression) -> str:
+    """The name Spark gives a SELECT list item: its alias, its column's name, or its text."""
+    inner = projection.this if isinstance(projection, exp.Alias) else projection
+    if isinstance(projection, exp.Alias) and projection.alias.startswith("_col_") and \
+            SPARK_NAME in inner.meta:  # fmt: skip
+        return inner.meta[SPARK_NAME]
+    return projection.alias_or_name
 
 
 def _check_tables(tree: exp.Expression, catalog: Catalog) -> None:

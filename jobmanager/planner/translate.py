@@ -21,7 +21,7 @@ from jobmanager.planner.logical import (
     Aggregate, Filter, IdAllocator, Limit, Node, OneRow, Project, Sort, col,
     conjoin, conjuncts, references, substitute,
 )  # fmt: skip
-from jobmanager.planner.parse import SPARK_NAME
+from jobmanager.planner.parse import projection_name
 from jobmanager.planner.relations import Relation, Relations
 from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.subqueries import (
@@ -66,7 +66,7 @@ class Translator:
         where = select.args.get("where")
         if where is not None:
             node = self._where(node, where.this, scope, correlation)
-        names = [_name(p) for p in select.expressions]
+        names = [projection_name(p) for p in select.expressions]
         pending: list[Pending] = []
         hook = self._scalar_hook(pending)
         bound = [scope.bind(_unaliased(p), hook).expression for p in select.expressions]
@@ -302,14 +302,6 @@ def _distinct(select: exp.Select, node: Node, hides_order_keys: bool) -> Node:
                        *position(select))  # fmt: skip
     return Aggregate(node.columns, "SELECT DISTINCT", node, tuple((i, col(i)) for i in node.ids),
                      ())  # fmt: skip
-
-
-def _name(projection: exp.Expression) -> str:
-    inner = projection.this if isinstance(projection, exp.Alias) else projection
-    if isinstance(projection, exp.Alias) and projection.alias.startswith("_col_") and \
-            SPARK_NAME in inner.meta:  # fmt: skip
-        return inner.meta[SPARK_NAME]
-    return projection.alias_or_name
 
 
 def _unaliased(projection: exp.Expression) -> exp.Expression:
