@@ -37,6 +37,8 @@ tree against the classes.
     │   ├── SqlTypeError            ... an expression Spark's analysis would refuse
     │   ├── UnsupportedSqlError     ... a construct the planner does not support yet
     │   └── TableError              ... a table whose files cannot describe it (no data files)
+    ├── PlannerBug                  the planner failed on a query it should take: a bug in
+    │                               Tidal, not the user's mistake; names the part of the query
     ├── SourceError                 a source's files cannot be listed or read; names the path
     │                               [jobmanager.model.splits]
     ├── SinkError                   a sink's target exists, or its output cannot be committed
@@ -101,6 +103,7 @@ __all__ = [
     "NoResultError",
     "NonRecoverableError",
     "OutputTypeError",
+    "PlannerBug",
     "ResultTooLargeError",
     "SnapshotVersionError",
     "SqlError",
@@ -201,6 +204,10 @@ class UnsupportedSqlError(SqlError):
 
 
 class TableError(SqlError):
+    pass
+
+
+class PlannerBug(TidalError):
     pass
 
 

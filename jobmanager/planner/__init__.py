@@ -19,8 +19,11 @@ hand-built job, sizing each vertex from the bytes its inputs produce.
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from jobmanager.errors import PlannerBug, SqlError, TidalError
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.joins import JoinInput
@@ -49,6 +52,7 @@ READ_WHOLE_THRESHOLD = "table.optimizer.join.read-whole-threshold"
 # none, auto or forced: forced plans a hash exchange after a shuffled join where an operator
 # in the join's stage would rely on its hashing, so that the join's skew may still be cut
 SKEW_STRATEGY = "execution.batch.adaptive.skewed-join-optimization.strategy"
+_QUOTED = re.compile(r"'([^']+)'")
 
 
 @dataclass(frozen=True)
@@ -96,21 +100,50 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
     config = config or Configuration()
     tree = qualified(parse(query), catalog)
     ids = IdAllocator()
-    relation = Translator(catalog, ids).query(tree)
-    node = prune_columns(push_filters(relation.node), trim=False)
-    threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
-    static = static_threshold(threshold, strategy)
-    read_whole = config[READ_WHOLE_THRESHOLD]
-    node = aggregate_before_joins(reorder_joins(node, threshold), ids)
-    node = filter_by_join_keys(prune_columns(node), static, read_whole)
-    result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY], read_whole)
-    mark_joins(result, strategy)
-    tree = result.tree
-    named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
-    result.tree = Project(named, "SELECT", tree, tuple((n, col(i)) for n, i in
-                                                       zip(relation.names, tree.ids)))
-    graph = job_graph(result, sink, name or "sql")
+    with _planning("translating", query):
+        relation = Translator(catalog, ids, query).query(tree)
+    with _planning("optimizing", query):
+        node = prune_columns(push_filters(relation.node), trim=False)
+        threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
+        static = static_threshold(threshold, strategy)
+        read_whole = config[READ_WHOLE_THRESHOLD]
+        node = aggregate_before_joins(reorder_joins(node, threshold), ids)
+        node = filter_by_join_keys(prune_columns(node), static, read_whole)
+    with _planning("cutting into stages", query):
+        result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY], read_whole)
+        mark_joins(result, strategy)
+        tree = result.tree
+        named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
+        result.tree = Project(named, "SELECT", tree, tuple((n, col(i)) for n, i in
+                                                           zip(relation.names, tree.ids)))
+        graph = job_graph(result, sink, name or "sql")
     return PlannedQuery(graph, relation.names, tuple(str(kind) for _, kind in named))
+
+
+@contextmanager
+def _planning(step: str, query: str):
+    """A failure of the planner's own while ``step`` raises ``PlannerBug``: a valid query
+    must never read as the user's mistake, nor show a name the planner made up. The user's
+    errors (``SqlError`` naming what they wrote) pass through."""
+    try:
+        yield
+    except SqlError as error:
+        named = _QUOTED.findall(str(error))
+        if not named or named[0].lower() in query.lower():
+            raise
+        raise PlannerBug(_bug(step, query)) from error
+    except TidalError:
+        raise
+    except Exception as error:
+        raise PlannerBug(_bug(step, query)) from error
+
+
+def _bug(step: str, query: str) -> str:
+    text = " ".join(query.split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return (f"bug in Tidal: its planner failed while {step} the query {text!r}; the query "
+            "is not at fault. Please report it with the query (the cause below is the "
+            "planner's own)")
 
 
 def _join_mark(join: JoinInput | None) -> str:

@@ -37,8 +37,8 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Limit, Node, OneRow, Scan, SetOp, Values, conjoin, conjuncts, nodes_of,
-    references, with_children,
+    Aggregate, Filter, Join, Limit, Node, OneRow, Scan, SetOp, Values, WholeQuery, conjoin,
+    conjuncts, nodes_of, references, with_children,
 )  # fmt: skip
 from jobmanager.planner.pushdown import parent_counts
 from jobmanager.planner.selectivity import scan_selectivity
@@ -70,7 +70,7 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
         size = int(estimate_bytes(node.left, memo, leaf) * _SEMI_JOIN_SELECTIVITY)
     elif isinstance(node, Join) and node.kind in ("semi", "anti", "single"):
         size = estimate_bytes(node.left, memo, leaf)
-    elif isinstance(node, (Join, SetOp)):
+    elif isinstance(node, (Join, SetOp, WholeQuery)):
         size = sum(estimate_bytes(c, memo, leaf) for c in node.children)
     elif isinstance(node, Aggregate) and not node.groups:
         size = _ROW_BYTES

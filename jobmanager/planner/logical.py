@@ -24,7 +24,7 @@ from jobmanager.planner.types import UNKNOWN, SqlType
 
 __all__ = [
     "Aggregate", "Column", "Filter", "IdAllocator", "Join", "Limit", "Node", "OneRow", "Project",
-    "Scan", "SetOp", "Sort", "Values", "Window", "col", "conjoin", "conjuncts", "nodes_of",
+    "Scan", "SetOp", "Sort", "Values", "WholeQuery", "Window", "col", "conjoin", "conjuncts", "nodes_of",
     "paren", "references", "substitute", "with_children",
 ]  # fmt: skip
 
@@ -245,9 +245,27 @@ class SetOp(Node):
         return self.inputs
 
 
+@dataclass(frozen=True, eq=False)
+class WholeQuery(Node):
+    """A part of the query the planner does not cut, run whole by Spark in one task:
+    ``query`` (a sqlglot tree in Spark's dialect) names its ``inputs`` as the tables
+    ``placeholders`` (each input's columns under ``names``); ``reason``: why it runs whole, for
+    explain."""
+
+    query: exp.Expression | None = None
+    inputs: tuple[Node, ...] = ()
+    placeholders: tuple[str, ...] = ()
+    names: tuple[tuple[str, ...], ...] = ()
+    reason: str = ""
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return self.inputs
+
+
 def with_children(node: Node, children: Sequence[Node]) -> Node:
     """``node`` over ``children`` in place of its own, in the order ``children`` gives them."""
-    if isinstance(node, SetOp):
+    if isinstance(node, (SetOp, WholeQuery)):
         return replace(node, inputs=tuple(children))
     if isinstance(node, Join):
         return replace(node, left=children[0], right=children[1])

@@ -75,6 +75,7 @@ from jobmanager.planner.logical import (
     SetOp,
     Sort,
     Values,
+    WholeQuery,
     Window,
     col,
 )  # fmt: skip
@@ -193,6 +194,8 @@ class _Cutter:
             return self._ordered(node)
         if isinstance(node, SetOp):
             return self._set_operation(node)
+        if isinstance(node, WholeQuery):
+            return self._whole(node)
         raise TypeError(f"no stage for {type(node).__name__}")
 
     def _size(self, node: Node) -> int:
@@ -416,6 +419,19 @@ class _Cutter:
         stage, leaves = self.fresh(kind, node.origin, edges)
         distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
         return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
+
+
+    def _whole(self, node: WholeQuery) -> _Open:
+        """One task running the query whole: it reads each table itself, whole, and every
+        other input through an edge that brings all its rows into that task."""
+        stage = Stage("whole", node.origin, parallelism=1)
+        leaves = []
+        for child in node.inputs:
+            if isinstance(child, Scan) and self.parents.get(id(child), 0) <= 1:
+                leaves.append(stage.source(child, whole=True))
+            else:
+                leaves.append(stage.input(self.exchange(self.build(child), Partitioner.REBALANCE)))
+        return _Open(stage, replace(node, inputs=tuple(leaves)), ("single",))
 
 
 def _aggregates_what_it_reads(tree: Node) -> bool:

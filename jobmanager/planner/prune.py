@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values, Window,
-    col, nodes_of, references, substitute,
+    Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values, WholeQuery,
+    Window, col, nodes_of, references, substitute,
 )  # fmt: skip
 
 __all__ = ["prune_columns"]
@@ -92,7 +92,7 @@ def _asks_set_op(node: SetOp, wanted: set[str]) -> list[tuple[Node, set[str]]]:
 
 _ASKS = {Filter: _asks_filter, Project: _asks_project, Join: _asks_join,
          Aggregate: _asks_aggregate, Window: _asks_window, Sort: _asks_sort, Limit: _asks_limit,
-         SetOp: _asks_set_op}  # fmt: skip
+         SetOp: _asks_set_op, WholeQuery: _asks_set_op}  # fmt: skip
 
 
 def _rebuild(node: Node, wanted: set[str], rebuilt: dict[int, Node]) -> Node:
@@ -158,7 +158,7 @@ def _rebuild_set_op(node: SetOp, wanted: set[str], child) -> Node:
 _REBUILDS = {Scan: _rebuild_scan, OneRow: _rebuild_leaf, Values: _rebuild_leaf,
              Filter: _rebuild_passing, Sort: _rebuild_passing, Limit: _rebuild_passing,
              Project: _rebuild_project, Join: _rebuild_join, Aggregate: _rebuild_aggregate,
-             Window: _rebuild_window, SetOp: _rebuild_set_op}  # fmt: skip
+             Window: _rebuild_window, SetOp: _rebuild_set_op, WholeQuery: _rebuild_set_op}  # fmt: skip
 
 
 def _merged(node: Project) -> Project:

@@ -120,6 +120,28 @@ class Relations:
         names = [c.name for c in described.columns]
         return Scan(columns, f"FROM {origin}", described, alias, mapping), names
 
+    def read(self, table: exp.Table) -> tuple[Node, list[str]]:
+        """What a reference to ``table`` reads: its CTE's translation, else the catalogue's
+        table; and its columns' names as the qualified query names them."""
+        cte = self._cte(table.name)
+        if cte is None:
+            return self._scan(table)
+        node, _ = self._cte_reference(cte, table)
+        query = cte.definition.this
+        while not isinstance(query, exp.Select):
+            query = query.this
+        return node, [p.alias_or_name for p in query.expressions]
+
+    def schema(self, query: exp.Expression) -> dict[str, dict[str, str]]:
+        """The catalogue's tables ``query`` names, as sqlglot's schema: column to type."""
+        schema = {}
+        for table in query.find_all(exp.Table):
+            if self.catalog.has(table.name) and self._cte(table.name) is None:
+                schema[table.name.lower()] = {c.name.lower(): str(c.type) for c in
+                                              self.catalog.table(table.name).columns
+                                              if c.type.is_known}  # fmt: skip
+        return schema
+
     def _cte(self, name: str) -> _Cte | None:
         for level in reversed(self._ctes):
             if name.lower() in level:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, Window, col,
-    substitute,
+    Aggregate, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, WholeQuery,
+    Window, col, substitute,
 )  # fmt: skip
 from jobmanager.planner.physical import Input, Source, Stage
 
@@ -62,6 +62,8 @@ class _Renderer:
             return self._ordered(node)
         if isinstance(node, SetOp):
             return self._set_operation(node)
+        if isinstance(node, WholeQuery):
+            return self._whole(node)
         raise TypeError(f"no SQL for {type(node).__name__}")
 
     def _source(self, node: Source) -> exp.Select:
@@ -183,6 +185,27 @@ class _Renderer:
         for part in parts[1:]:
             combined = operation(this=combined, expression=part, distinct=node.distinct)
         return self._wrapped(combined, node.ids)
+
+    def _whole(self, node: WholeQuery) -> exp.Select:
+        """The query's own text, each input read where it names it, under the names it
+        uses; its columns renamed to the plan's ids by position."""
+        reads = {}
+        for placeholder, child, names in zip(node.placeholders, node.inputs, node.names):
+            renamed = exp.Select(expressions=[_as(col(i), n) for i, n in zip(child.ids, names)])
+            renamed.set("from_", exp.From(this=self._relation(child)))
+            reads[placeholder] = renamed
+
+        def read(found: exp.Expression) -> exp.Expression:
+            if isinstance(found, exp.Table) and found.name in reads:
+                return exp.Subquery(this=reads[found.name].copy(),
+                                    alias=found.args.get("alias").copy())
+            return found
+
+        query = node.query.copy().transform(read, copy=False)
+        self.aliases += 1
+        alias = exp.TableAlias(this=exp.to_identifier(f"t{self.aliases}"),
+                               columns=[exp.to_identifier(i, quoted=True) for i in node.ids])
+        return _projection_of(node.ids, exp.Subquery(this=query, alias=alias))
 
     def _relation(self, node: Node) -> exp.Expression:
         """``node`` as something a FROM or JOIN reads, under an alias of its own."""

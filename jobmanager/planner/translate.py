@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from jobmanager.errors import SqlError, UnsupportedSqlError
+import re
+
+from jobmanager.errors import SqlError, TidalError, UnsupportedSqlError
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
 from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
@@ -24,6 +26,7 @@ from jobmanager.planner.logical import (
 from jobmanager.planner.parse import projection_name
 from jobmanager.planner.relations import Relation, Relations
 from jobmanager.planner.scope import Scope, position
+from jobmanager.planner.whole_query import reads_enclosing, whole_query
 from jobmanager.planner.subqueries import (
     Correlation, Pending, attach, require_equalities, semi_or_anti,
 )  # fmt: skip
@@ -31,30 +34,61 @@ from jobmanager.planner.subqueries import (
 __all__ = ["Relation", "Translator"]
 
 _SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
+_QUOTED = re.compile(r"'([^']+)'")
 
 
 class Translator:
-    def __init__(self, catalog: Catalog, ids: IdAllocator | None = None) -> None:
+    """``text``: the user's query, to tell their names from the planner's in an error."""
+
+    def __init__(self, catalog: Catalog, ids: IdAllocator | None = None, text: str = "") -> None:
         self.catalog = catalog
         self.ids = ids or IdAllocator()
+        self.text = text.lower()
         self.relations = Relations(catalog, self.ids, self.query)
 
     def query(self, query: exp.Expression, outer: Scope | None = None,
               correlation: Correlation | None = None) -> Relation:  # fmt: skip
-        self.relations.enter(query)
+        """``query`` planned; a query the planner cannot cut that reads nothing of the queries
+        around it runs whole (``whole_query``), so only an error Spark would raise remains."""
+        entered = False
         try:
-            if isinstance(query, exp.Select):
-                return self._select(query, outer, correlation)
-            if isinstance(query, exp.Subquery):
-                return self._ordered(query, self.query(query.this, outer, correlation))
-            if type(query) in _SET_OPERATIONS:
-                if correlation is not None and _reads_outer(query, outer):
-                    raise UnsupportedSqlError("a correlated set operation", *position(query))
-                return self._ordered(query, self.relations.set_operation(query, outer))
-            raise UnsupportedSqlError(f"{query.key.upper()} is not supported here",
-                                      *position(query))  # fmt: skip
+            self.relations.enter(query)
+            entered = True
+            return self._query(query, outer, correlation)
+        except Exception as error:  # noqa: BLE001 - any failure to cut it, told apart below
+            reason = self._uncut(error)
+            if reason is None or reads_enclosing(query):
+                raise
+            return whole_query(query, reason, self.relations, self.ids)
         finally:
-            self.relations.leave()
+            if entered:
+                self.relations.leave()
+
+    def _uncut(self, error: Exception) -> str | None:
+        """Why a query that failed to translate should run whole, or None when the error is
+        the query's own (Spark would refuse it too) or not the planner's to handle."""
+        if isinstance(error, UnsupportedSqlError):
+            return str(error)
+        if isinstance(error, SqlError):
+            named = _QUOTED.findall(str(error))
+            return f"the planner lost a column it made ({error})" if named and \
+                named[0].lower() not in self.text else None  # fmt: skip
+        if isinstance(error, TidalError):
+            return None
+        return f"the planner failed on it ({type(error).__name__}: {error}); a bug in Tidal"
+
+    def _query(self, query: exp.Expression, outer: Scope | None,
+               correlation: Correlation | None) -> Relation:  # fmt: skip
+        if isinstance(query, exp.Select):
+            return self._select(query, outer, correlation)
+        if isinstance(query, exp.Subquery):
+            return self._ordered(query, self.query(query.this, outer, correlation))
+        if type(query) in _SET_OPERATIONS:
+            if correlation is not None and _reads_outer(query, outer):
+                raise UnsupportedSqlError("a correlated set operation", *position(query))
+            return self._ordered(query, self.relations.set_operation(query, outer))
+        raise UnsupportedSqlError(f"{query.key.upper()} is not supported here",
+                                  *position(query))  # fmt: skip
 
     # -- SELECT ---------------------------------------------------------------------------------
 

@@ -24,7 +24,17 @@ from jobmanager.model.jobgraph import JobEdge, JobGraph, PartitionerKind
 from shuffle.hashing import hash_columns
 from jobmanager.model.operators import ParquetSink, SparkFunction, SqlOperator
 
-__all__ = ["run_in_one_session"]
+__all__ = ["run_in_one_session", "subtask_counts"]
+
+
+def subtask_counts(graph: JobGraph) -> dict[str, int]:
+    """Two subtasks a vertex, as the scheduler would give a vertex it sizes, but the one
+    task of a vertex set to one and its forward group's (FORWARD keeps the parallelism)."""
+    counts: dict[str, int] = {}
+    for vertex in graph.topological_order():
+        forward = [e.source.name for e in vertex.inputs if e.is_forward]
+        counts[vertex.name] = vertex.parallelism or (counts[forward[0]] if forward else 2)
+    return counts
 
 
 def run_in_one_session(graph: JobGraph, session: SparkSession,

@@ -19,7 +19,9 @@ from jobmanager.errors import (
     UnsupportedSqlError,
 )
 from tests.jobmanager.runtime.jobs import FAST
-from tests.jobmanager.runtime.sql_jobs import expected_aggregate, expected_join, write_tables
+from tests.jobmanager.runtime.sql_jobs import (
+    expected_aggregate, expected_join, lines_table, write_tables,
+)  # fmt: skip
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
@@ -55,6 +57,21 @@ def test_a_query_result_comes_back_under_the_querys_column_names(client, tables)
     handle.release()
 
 
+def test_a_query_part_the_planner_does_not_cut_runs_whole_over_the_tables(client, tables):
+    """A recursive CTE (which the planner does not cut) runs as Spark SQL in one task that
+    reads the table itself; explain names it and says why."""
+    handle = client.sql("WITH RECURSIVE r(n) AS (SELECT min(l_key) FROM lines UNION ALL "
+                        "SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r ORDER BY n",
+                        tables=tables, config=CONFIG)  # fmt: skip
+    result = handle.wait(timeout=240)
+    assert result.succeeded, result.cause
+    low = min(lines_table().column("l_key").to_pylist())
+    assert result.to_arrow().column(0).to_pylist() == list(range(low, 4))
+    assert "run whole by Spark: line 1" in handle.explain()
+    assert "recursive CTEs are not supported" in handle.explain()
+    handle.release()
+
+
 def test_a_join_written_to_output_says_where_it_went(client, tables, tmp_path):
     out = str(tmp_path / "joined")
     handle = client.sql("SELECT n_name, SUM(l_value) AS total FROM lines JOIN names "
@@ -76,7 +93,7 @@ def test_a_join_written_to_output_says_where_it_went(client, tables, tmp_path):
     ("SELECT no_such_column FROM lines", UnknownColumnError, "unknown column 'no_such_column'"),
     ("SELECT l_key FROM lines JOIN lines AS again ON lines.l_key = again.l_key",
      UnknownColumnError, "ambiguous column 'l_key'"),
-    ("SELECT l_key FROM lines GROUP BY CUBE(l_key)", UnsupportedSqlError, "ROLLUP, CUBE"),
+    ("INSERT INTO lines SELECT * FROM lines", UnsupportedSqlError, "only queries run here"),
     ("SELECT l_key FROM lines WHERE l_value", SqlTypeError, "not a boolean"),
     ("SELECT * FROM empty", TableError, "no data files"),
 ])  # fmt: skip

@@ -110,13 +110,13 @@ def test_a_planned_query_gives_duckdbs_answer(template, rows_1, rows_2, data, tm
                                               spark_session, duck):  # fmt: skip
     query = data.draw(filled(template), label="query")
     from examples.compare import query_is_ordered, sql_difference
-    from tests.examples.one_session import run_in_one_session
+    from tests.examples.one_session import run_in_one_session, subtask_counts
 
     root = tmp_path_factory.mktemp("answers")
     paths = {"t1": _write(root / "t1", rows_1, _T1), "t2": _write(root / "t2", rows_2, _T2)}
     planned = plan_sql(query, Catalog.from_tables(paths), ParquetSink(str(root / "out")),
                        _OWN_VERTICES if template == _TEMPLATES["filtered read"] else None)
-    got = run_in_one_session(planned.graph, spark_session, _subtasks(planned.graph))
+    got = run_in_one_session(planned.graph, spark_session, subtask_counts(planned.graph))
     difference = sql_difference(got, _duckdb_answer(duck, paths, query), query_is_ordered(query))
     assert difference is None, f"{query}\n{difference}\n{planned.explain()}"
 
@@ -127,16 +127,6 @@ _OWN_VERTICES = Configuration({"table.optimizer.join.read-whole-threshold": -1})
 _T1 = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("c", pa.decimal128(10, 2)),
                  ("s", pa.string())])  # fmt: skip
 _T2 = pa.schema([("a", pa.int32()), ("d", pa.int32()), ("e", pa.string())])
-
-
-def _subtasks(graph) -> dict[str, int]:
-    """Two subtasks a vertex, as the scheduler would give a vertex it sizes, but the one
-    task of a vertex set to one and its forward group's (FORWARD keeps the parallelism)."""
-    counts: dict[str, int] = {}
-    for vertex in graph.topological_order():
-        forward = [e.source.name for e in vertex.inputs if e.is_forward]
-        counts[vertex.name] = vertex.parallelism or (counts[forward[0]] if forward else 2)
-    return counts
 
 
 def _write(directory, rows, schema: pa.Schema) -> str:
@@ -158,7 +148,7 @@ def test_csv_and_hive_partitioned_tables_give_duckdbs_answer(tmp_path, spark_ses
     """A CSV table typed from its first block, and a hive-partitioned Parquet table whose
     partition column is read as a date, pruned by the query's filter."""
     from examples.compare import sql_difference
-    from tests.examples.one_session import run_in_one_session
+    from tests.examples.one_session import run_in_one_session, subtask_counts
 
     (tmp_path / "people").mkdir()
     (tmp_path / "people" / "part-0.csv").write_text(
@@ -174,7 +164,7 @@ def test_csv_and_hive_partitioned_tables_give_duckdbs_answer(tmp_path, spark_ses
     planned = plan_sql(query, Catalog.from_tables(tables), ParquetSink(str(tmp_path / "out")))
     scan = next(v for v in planned.graph.vertices if v.sources and "visits" in v.name)
     assert scan.sources[0].partition_filter == (("day", "date", ">=", ("2024-01-02",)),)
-    got = run_in_one_session(planned.graph, spark_session, _subtasks(planned.graph))
+    got = run_in_one_session(planned.graph, spark_session, subtask_counts(planned.graph))
     duck.execute(f"CREATE OR REPLACE VIEW people AS SELECT * FROM "
                  f"read_csv('{tmp_path}/people/*.csv', header = true)")
     duck.execute(f"CREATE OR REPLACE VIEW visits AS SELECT * FROM "
@@ -194,7 +184,7 @@ def test_semi_and_anti_joins_on_distinct_keys_give_duckdbs_answer(tmp_path, spar
     each task's distinct keys; the subtasks of the producer each send theirs, so a key comes
     twice."""
     from examples.compare import sql_difference
-    from tests.examples.one_session import run_in_one_session
+    from tests.examples.one_session import run_in_one_session, subtask_counts
 
     rows_1 = [(i % 6, i % 5, None, f"s{i}") for i in range(12)]
     rows_2 = [(i % 3, i % 4 + 2, "e") for i in range(40)]
@@ -206,7 +196,7 @@ def test_semi_and_anti_joins_on_distinct_keys_give_duckdbs_answer(tmp_path, spar
     distinct = [v.name for v in planned.graph.vertices if v.name.startswith("scan t2")
                 and "GROUP BY" in v.operator.sql]  # fmt: skip
     assert len(distinct) == 2, planned.explain()
-    got = run_in_one_session(planned.graph, spark_session, _subtasks(planned.graph))
+    got = run_in_one_session(planned.graph, spark_session, subtask_counts(planned.graph))
     assert sql_difference(got, _duckdb_answer(duck, paths, query), ordered=False) is None
 
 
@@ -217,7 +207,7 @@ def test_a_looked_up_side_cut_to_the_kept_sides_keys_in_the_task_gives_duckdbs_a
     whose keys that side holds, the NOT EXISTS taking them from below the EXISTS. NULL keys on
     both sides, and keys only one side has."""
     from examples.compare import sql_difference
-    from tests.examples.one_session import run_in_one_session
+    from tests.examples.one_session import run_in_one_session, subtask_counts
 
     rows_1 = [(i % 9 if i % 7 else None, i % 4, None, f"s{i}") for i in range(30)]
     rows_2 = [(i % 13 if i % 5 else None, i % 3, "e") for i in range(200)]
@@ -229,7 +219,7 @@ def test_a_looked_up_side_cut_to_the_kept_sides_keys_in_the_task_gives_duckdbs_a
                        Configuration({"table.optimizer.join.broadcast-threshold": -1}))
     (join,) = [v for v in planned.graph.vertices if v.name.startswith("join")]
     assert join.operator.sql.count("LEFT SEMI JOIN") == 3, planned.explain()  # EXISTS, 2 cuts
-    got = run_in_one_session(planned.graph, spark_session, _subtasks(planned.graph))
+    got = run_in_one_session(planned.graph, spark_session, subtask_counts(planned.graph))
     assert sql_difference(got, _duckdb_answer(duck, paths, query), ordered=False) is None
 
 
@@ -240,7 +230,7 @@ def test_a_looked_up_table_filtered_by_the_kept_sides_keys_gives_duckdbs_answer(
     with the keys of the filtered side it keeps rows of; a key in both sides' NULLs or in
     neither keeps nothing, and a kept row whose key the scan drops meets nothing either way."""
     from examples.compare import sql_difference
-    from tests.examples.one_session import run_in_one_session
+    from tests.examples.one_session import run_in_one_session, subtask_counts
 
     rows_1 = [(i % 7 if i % 5 else None, i % 4, None, f"s{i % 3}") for i in range(14)]
     rows_2 = [(i % 9 if i % 6 else None, i % 5, "e") for i in range(3000)]
@@ -253,7 +243,7 @@ def test_a_looked_up_table_filtered_by_the_kept_sides_keys_gives_duckdbs_answer(
                                       "table.optimizer.join.read-whole-threshold": -1}))
     scan = next(v for v in planned.graph.vertices if v.name.startswith("scan t2"))
     assert "LEFT SEMI JOIN" in scan.operator.sql, planned.explain()
-    got = run_in_one_session(planned.graph, spark_session, _subtasks(planned.graph))
+    got = run_in_one_session(planned.graph, spark_session, subtask_counts(planned.graph))
     assert sql_difference(got, _duckdb_answer(duck, paths, query), ordered=False) is None
 
 
@@ -265,7 +255,7 @@ def test_a_hashed_scan_filtered_by_a_selective_small_side_gives_duckdbs_answer(
     20th of its table's rows (``d`` spans 0-99 in the files), so fewer of its rows cross; a
     filter keeping half of them leaves the scan as it was. NULL keys on every side."""
     from examples.compare import sql_difference
-    from tests.examples.one_session import run_in_one_session
+    from tests.examples.one_session import run_in_one_session, subtask_counts
 
     rows_1 = [(i % 40 if i % 11 else None, i % 4, None, f"word {i}") for i in range(3000)]
     rows_2 = [(i % 40 if i % 7 else None, i, "e") for i in range(100)]
@@ -280,7 +270,7 @@ def test_a_hashed_scan_filtered_by_a_selective_small_side_gives_duckdbs_answer(
                                       "table.optimizer.join.read-whole-threshold": -1}))
     scans = [v.operator.sql for v in planned.graph.vertices if v.name.startswith("scan t1")]
     assert any("LEFT SEMI JOIN" in sql for sql in scans) is filtered, planned.explain()
-    got = run_in_one_session(planned.graph, spark_session, _subtasks(planned.graph))
+    got = run_in_one_session(planned.graph, spark_session, subtask_counts(planned.graph))
     assert sql_difference(got, _duckdb_answer(duck, paths, query), ordered=False) is None
 
 

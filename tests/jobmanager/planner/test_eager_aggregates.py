@@ -11,7 +11,7 @@ from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink
 from jobmanager.planner import Catalog, plan_sql
 from tests.jobmanager.planner.test_answers import (  # noqa: F401 (duck: a fixture)
-    _duckdb_answer, _subtasks, _write, duck,
+    _duckdb_answer, _write, duck,
 )
 
 _CUSTOMERS = pa.schema([("k", pa.int32()), ("region", pa.string())])
@@ -101,10 +101,10 @@ def test_a_count_the_rule_cannot_split_or_that_would_not_pay_stays_after_the_joi
 def test_counted_before_the_join_the_answer_is_duckdbs(tables, query, broadcast_threshold,
                                                        spark_session, duck):  # fmt: skip
     from examples.compare import query_is_ordered, sql_difference
-    from tests.examples.one_session import run_in_one_session
+    from tests.examples.one_session import run_in_one_session, subtask_counts
 
     plan = planned(tables, query, broadcast_threshold)
-    got = run_in_one_session(plan.graph, spark_session, _subtasks(plan.graph))
+    got = run_in_one_session(plan.graph, spark_session, subtask_counts(plan.graph))
     difference = sql_difference(got, _duckdb_answer(duck, tables, query), query_is_ordered(query))
     assert difference is None, f"{difference}\n{plan.explain()}"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jobmanager.errors import (
+    PlannerBug,
     SqlError,
     SqlSyntaxError,
     SqlTypeError,
@@ -57,18 +58,54 @@ def test_an_ambiguous_column_names_the_tables_that_have_it(catalog):
         in str(error)
 
 
-@pytest.mark.parametrize("query, construct", [
-    ("SELECT g, SUM(v) FROM facts GROUP BY ROLLUP(g)", "ROLLUP, CUBE and GROUPING SETS"),
-    ("SELECT s FROM facts WHERE k = 1 OR EXISTS (SELECT 1 FROM dims WHERE dims.k = facts.k)",
-     "EXISTS and IN subqueries are supported only as conditions of WHERE joined by AND"),
-    ("SELECT x FROM facts f, LATERAL (SELECT 1 AS x)", "LATERAL in FROM"),
-    ("WITH RECURSIVE r AS (SELECT 1 AS n) SELECT n FROM r", "recursive CTEs"),
-    ("INSERT INTO facts SELECT * FROM facts", "only queries run here, not INSERT"),
+@pytest.mark.parametrize("query, reason", [
+    ("SELECT x FROM facts f, LATERAL (SELECT f.k + 1 AS x)", "LATERAL in FROM"),
+    ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
+     "SELECT n FROM r", "recursive CTEs"),
 ])  # fmt: skip
-def test_a_construct_not_supported_yet_is_named(catalog, query, construct):
-    error = refused(catalog, query)
+def test_what_the_planner_does_not_cut_runs_whole_and_explain_says_why(catalog, query, reason):
+    planned = plan_sql(query, catalog, ParquetSink("/tmp/tidal-planner-errors-out"))
+    (whole,) = [v for v in planned.graph.vertices if v.name.startswith("whole")]
+    assert whole.parallelism == 1
+    assert "run whole by Spark" in planned.explain() and reason in planned.explain()
+
+
+def test_a_planner_failure_reads_as_a_bug_in_tidal_without_its_made_up_names(catalog,
+                                                                             monkeypatch):
+    """A failure inside the planner (here planted in its column pruning) is the planner's:
+    it says so, names the query it was planning, and shows none of its own column ids."""
+    import jobmanager.planner as planner
+
+    def broken(node, trim=True):
+        raise KeyError("_c3")
+
+    monkeypatch.setattr(planner, "prune_columns", broken)
+    query = "SELECT g, sum(v) AS total FROM facts GROUP BY g"
+    with pytest.raises(PlannerBug) as caught:
+        plan_sql(query, catalog, ParquetSink("/tmp/tidal-planner-errors-out"))
+    message = str(caught.value)
+    assert message.startswith("bug in Tidal: its planner failed while optimizing the query")
+    assert query in message and "_c3" not in message
+    assert not isinstance(caught.value, SqlError)
+
+
+def test_a_column_the_planner_lost_is_its_bug_not_an_unknown_column(catalog, monkeypatch):
+    """An unknown-column error naming a column the user never wrote is the planner's."""
+    import jobmanager.planner as planner
+
+    def lost(*args, **kwargs):
+        raise UnknownColumnError("unknown column '_col_3'; did you mean 'g'?")
+
+    monkeypatch.setattr(planner, "cut_into_stages", lost)
+    with pytest.raises(PlannerBug, match="while cutting into stages") as caught:
+        plan_sql("SELECT g FROM facts", catalog, ParquetSink("/tmp/tidal-planner-errors-out"))
+    assert "_col_3" not in str(caught.value)
+
+
+def test_a_statement_that_is_no_query_is_refused(catalog):
+    error = refused(catalog, "INSERT INTO facts SELECT * FROM facts")
     assert isinstance(error, UnsupportedSqlError)
-    assert construct in str(error)
+    assert "only queries run here, not INSERT" in str(error)
 
 
 def test_a_table_with_no_data_files_names_its_path(tmp_path):
