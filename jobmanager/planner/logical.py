@@ -23,7 +23,7 @@ from jobmanager.planner.catalog import Table
 from jobmanager.planner.types import UNKNOWN, SqlType
 
 __all__ = [
-    "Aggregate", "Column", "Filter", "IdAllocator", "Join", "Limit", "Node", "OneRow", "Project",
+    "Aggregate", "Column", "Expand", "Filter", "IdAllocator", "Join", "Limit", "Node", "OneRow", "Project",
     "Scan", "SetOp", "Sort", "Values", "WholeQuery", "Window", "col", "conjoin", "conjuncts", "nodes_of",
     "paren", "references", "substitute", "with_children",
 ]  # fmt: skip
@@ -186,6 +186,24 @@ class Aggregate(Node):
     child: Node
     groups: tuple[tuple[str, exp.Expression], ...]
     aggs: tuple[tuple[str, exp.Expression], ...]
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class Expand(Node):
+    """Each row of ``child`` once per grouping set: its own columns, then ``keys`` (ids with
+    their expressions over the child), NULL where the set lacks them, then the grouping id
+    ``gid`` (bit ``n - 1 - i`` set where the set lacks key ``i``, as Spark numbers them) and,
+    where two sets are the same, the set's position ``pos`` to keep their groups apart."""
+
+    child: Node
+    keys: tuple[tuple[str, exp.Expression], ...]
+    sets: tuple[tuple[int, ...], ...]
+    gid: str
+    pos: str | None = None
 
     @property
     def children(self) -> tuple[Node, ...]:

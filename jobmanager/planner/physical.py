@@ -64,6 +64,7 @@ from jobmanager.planner.expressions import type_of
 from jobmanager.planner.joins import equi_keys, estimate_bytes
 from jobmanager.planner.logical import (
     Aggregate,
+    Expand,
     Filter,
     IdAllocator,
     Join,
@@ -174,7 +175,7 @@ class _Cutter:
         if isinstance(node, (OneRow, Values)):
             stage = Stage("values", node.origin, parallelism=1)
             return _Open(stage, node, ("single",))
-        if isinstance(node, Filter):
+        if isinstance(node, (Filter, Expand)):
             opened = self.cont(self.build(node.child))
             opened.tree = replace(node, child=opened.tree)
             return opened

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values, WholeQuery,
-    Window, col, nodes_of, references, substitute,
+    Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values,
+    WholeQuery, Window, col, nodes_of, references, substitute,
 )  # fmt: skip
 
 __all__ = ["prune_columns"]
@@ -90,9 +90,13 @@ def _asks_set_op(node: SetOp, wanted: set[str]) -> list[tuple[Node, set[str]]]:
     return [(child, set(child.ids)) for child in node.inputs]
 
 
+def _asks_expand(node: Expand, wanted: set[str]) -> list[tuple[Node, set[str]]]:
+    return [(node.child, (wanted & set(node.child.ids)) | _uses(k for _, k in node.keys))]
+
+
 _ASKS = {Filter: _asks_filter, Project: _asks_project, Join: _asks_join,
          Aggregate: _asks_aggregate, Window: _asks_window, Sort: _asks_sort, Limit: _asks_limit,
-         SetOp: _asks_set_op, WholeQuery: _asks_set_op}  # fmt: skip
+         SetOp: _asks_set_op, WholeQuery: _asks_set_op, Expand: _asks_expand}  # fmt: skip
 
 
 def _rebuild(node: Node, wanted: set[str], rebuilt: dict[int, Node]) -> Node:
@@ -155,10 +159,19 @@ def _rebuild_set_op(node: SetOp, wanted: set[str], child) -> Node:
     return replace(node, inputs=tuple(child(c) for c in node.inputs))
 
 
+def _rebuild_expand(node: Expand, wanted: set[str], child) -> Node:
+    """The child's columns asked for, then every key, the id and the position: the sets'
+    aggregate groups by all of them."""
+    inner = child(node.child)
+    added = node.columns[len(node.child.columns):]
+    return replace(node, columns=inner.columns + added, child=inner)
+
+
 _REBUILDS = {Scan: _rebuild_scan, OneRow: _rebuild_leaf, Values: _rebuild_leaf,
              Filter: _rebuild_passing, Sort: _rebuild_passing, Limit: _rebuild_passing,
              Project: _rebuild_project, Join: _rebuild_join, Aggregate: _rebuild_aggregate,
-             Window: _rebuild_window, SetOp: _rebuild_set_op, WholeQuery: _rebuild_set_op}  # fmt: skip
+             Window: _rebuild_window, SetOp: _rebuild_set_op, WholeQuery: _rebuild_set_op,
+             Expand: _rebuild_expand}  # fmt: skip
 
 
 def _merged(node: Project) -> Project:

@@ -22,8 +22,8 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Limit, Node, Project, Scan, SetOp, Sort, WholeQuery, Window, col,
-    conjoin,
+    Aggregate, Expand, Filter, Join, Limit, Node, Project, Scan, SetOp, Sort, WholeQuery, Window,
+    col, conjoin,
     conjuncts, nodes_of, references, substitute,
 )  # fmt: skip
 
@@ -118,6 +118,11 @@ class _Pusher:
         return _on_top(replace(node, inputs=tuple(self.push(c, []) for c in node.inputs)),
                        predicates)
 
+    def _expand(self, node: Expand, predicates: list[exp.Expression]) -> Node:
+        """A filter stays above the sets' rows (it may read a nulled key); the child is
+        planned as any."""
+        return _on_top(replace(node, child=self.push(node.child, [])), predicates)
+
     def _join(self, node: Join, predicates: list[exp.Expression]) -> Node:
         left_ids, right_ids = set(node.left.ids), set(node.right.ids)
         kind = _strengthened(node.kind, predicates, left_ids, right_ids)
@@ -138,7 +143,7 @@ class _Pusher:
 _REBUILDS = {Filter: _Pusher._filter, Scan: _Pusher._scan, Project: _Pusher._project,
              Join: _Pusher._join, Aggregate: _Pusher._aggregate, Window: _Pusher._window,
              SetOp: _Pusher._set_op, Sort: _Pusher._sorted, Limit: _Pusher._sorted,
-             WholeQuery: _Pusher._whole}  # fmt: skip
+             WholeQuery: _Pusher._whole, Expand: _Pusher._expand}  # fmt: skip
 
 # the join kinds whose rows of a side survive as they are, so a filter of that side may go below
 _WHERE_TO_LEFT = ("inner", "cross", "left", "semi", "anti", "single")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, WholeQuery,
+    Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, WholeQuery,
     Window, col, substitute,
 )  # fmt: skip
 from jobmanager.planner.physical import Input, Source, Stage
@@ -50,6 +50,8 @@ class _Renderer:
             return self._values(node)
         if isinstance(node, Filter):
             return self._filter(node)
+        if isinstance(node, Expand):
+            return self._expand(node)
         if isinstance(node, Project):
             return self._project(node)
         if isinstance(node, Join):
@@ -111,6 +113,35 @@ class _Renderer:
         select = self._wrapped(child, node.child.ids)
         select.set("expressions", [_as(e.copy(), i) for i, e in node.exprs])
         return select
+
+    def _expand(self, node: Expand) -> exp.Select:
+        """The child's columns, then one row per set from ``inline`` over an array of
+        structs: the set's keys (a typed NULL for each it lacks), its id and position."""
+        child = self.select(node.child)
+        if _simple(child):
+            definitions = _definitions(child)
+        else:
+            child, definitions = self._wrapped(child, node.child.ids), {}
+        kinds = dict(node.columns)
+        rows = []
+        for index, present in enumerate(node.sets):
+            fields = []
+            for position, (key_id, key) in enumerate(node.keys):
+                value = substitute(key, definitions) if position in present else _null(
+                    kinds[key_id])
+                fields.append((key_id, value))
+            absent = sum(1 << (len(node.keys) - 1 - p) for p in range(len(node.keys))
+                         if p not in present)  # fmt: skip
+            fields.append((node.gid, exp.Cast(this=exp.Literal.number(absent),
+                                              to=exp.DataType.build("BIGINT"))))
+            if node.pos:
+                fields.append((node.pos, exp.Literal.number(index)))
+            rows.append(exp.Struct(expressions=[
+                exp.PropertyEQ(this=exp.to_identifier(i, quoted=True), expression=v)
+                for i, v in fields]))  # fmt: skip
+        kept = [_as(definitions.get(i, col(i)).copy(), i) for i in node.child.ids]
+        child.set("expressions", kept + [exp.Inline(this=exp.Array(expressions=rows))])
+        return child
 
     def _aggregate(self, node: Aggregate) -> exp.Select:
         child = self.select(node.child)
@@ -269,4 +300,12 @@ def _simple(select: exp.Expression) -> bool:
     if any(select.args.get(k) for k in ("group", "having", "order", "limit", "offset",
                                           "distinct")):
         return False
-    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery) for e in select.expressions)
+    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Inline)
+                   for e in select.expressions)  # fmt: skip
+
+
+def _null(kind) -> exp.Expression:
+    """A NULL of ``kind``, so every set's struct has the same field types."""
+    if not kind.is_known:
+        return exp.Null()
+    return exp.Cast(this=exp.Null(), to=exp.DataType.build(str(kind), dialect="spark"))

@@ -19,6 +19,7 @@ from jobmanager.errors import SqlError, TidalError, UnsupportedSqlError
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
 from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
+from jobmanager.planner.grouping_sets import expand, grouping_sets, over_sets
 from jobmanager.planner.logical import (
     Aggregate, Filter, IdAllocator, Limit, Node, OneRow, Project, Sort, col,
     conjoin, conjuncts, references, substitute,
@@ -106,12 +107,19 @@ class Translator:
         bound = [scope.bind(_unaliased(p), hook).expression for p in select.expressions]
         having = select.args.get("having")
         extras = [scope.bind(having.this, hook).expression] if having else []
-        groups, aggregating = self._grouping(select, scope, correlation, bound + extras)
-        order_bound = self._order_keys(_order_items(select), scope, names, bound)
+        groups, aggregating, sets = self._grouping(select, scope, correlation, bound + extras)
+        order_bound = self._order_keys(_order_items(select), scope, names, bound,
+                                       [p.alias_or_name for p in select.expressions])
         pre_order = [e for e, is_output in order_bound if not is_output]
         if aggregating:
+            selected = bound + extras + pre_order
+            if sets is not None:
+                node = expand(node, groups, sets, self.ids, _origin_group(select))
+                selected = [over_sets(e, node) for e in selected]
+                groups = [col(i) for i, _ in node.keys] + [col(node.gid)] + \
+                    ([col(node.pos)] if node.pos else [])  # fmt: skip
             node, rewritten = _checked(lambda: aggregated(
-                node, groups, bound + extras + pre_order, self.ids, _origin_group(select)), select)
+                node, groups, selected, self.ids, _origin_group(select)), select)
             bound, extras, pre_order = _split(rewritten, len(bound), len(extras))
             if correlation is not None and correlation.group_keys and correlation.conjuncts:
                 correlation.keys = [(gid, outer) for (gid, _), (_, outer)
@@ -126,24 +134,27 @@ class Translator:
         return self._project(select, node, names, bound, order_bound, pre_order, correlation)
 
     def _grouping(self, select: exp.Select, scope: Scope, correlation: Correlation | None,
-                  selected: list) -> tuple[list, bool]:  # fmt: skip
-        """The GROUP BY keys bound, and whether the SELECT aggregates at all; a correlated
-        scalar subquery groups by the inner side of its correlation instead."""
+                  selected: list) -> tuple[list, bool, list | None]:  # fmt: skip
+        """The GROUP BY keys bound, whether the SELECT aggregates at all, and its grouping
+        sets (None without ROLLUP, CUBE or GROUPING SETS); a correlated scalar subquery groups
+        by the inner side of its correlation instead."""
         group = select.args.get("group") or exp.Group()
-        if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
-                isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions):
-            raise UnsupportedSqlError("ROLLUP, CUBE and GROUPING SETS are not supported yet",
-                                      *position(group))  # fmt: skip
-        groups = [scope.bind(g).expression for g in group.expressions]
-        aggregating = bool(groups) or bool(aggregate_calls(selected))
+        found = grouping_sets(group)
+        keys, sets = found if found is not None else (group.expressions, None)
+        groups = [scope.bind(g).expression for g in keys]
+        aggregating = bool(groups) or bool(aggregate_calls(selected)) or sets is not None
         if correlation is None or not correlation.conjuncts:
-            return groups, aggregating
+            return groups, aggregating, sets
+        if sets is not None:
+            raise UnsupportedSqlError("a correlated subquery with grouping sets",
+                                      *position(group))  # fmt: skip
         if correlation.group_keys:
-            return self._correlation_groups(correlation, scope, groups, select.args.get("where"))
+            return (*self._correlation_groups(correlation, scope, groups,
+                                              select.args.get("where")), None)  # fmt: skip
         if aggregating:
             raise UnsupportedSqlError("a correlated EXISTS or IN subquery that aggregates is "
                                       "not supported yet", *position(select))  # fmt: skip
-        return groups, aggregating
+        return groups, aggregating, None
 
     def _project(self, select, node, names, bound, order_bound, pre_order, correlation):
         exprs = self._named(names, bound)
@@ -187,10 +198,14 @@ class Translator:
             hidden.append(match)
         return hidden
 
-    def _order_keys(self, items, scope: Scope, names, bound) -> list[tuple[exp.Expression, bool]]:
+    def _order_keys(self, items, scope: Scope, names, bound, qualified_names=()
+                    ) -> list[tuple[exp.Expression, bool]]:  # fmt: skip
         """Each ORDER BY key bound: (the key over the projection's ids, True) when it names a
-        projection; else (the key over the columns before the projection, False)."""
+        projection (by its name, or by the name qualification gave it); else (the key over
+        the columns before the projection, False)."""
         aliases = {name.lower(): f"__out{i}" for i, name in enumerate(names)}
+        aliases.update({alias.lower(): f"__out{i}" for i, alias in enumerate(qualified_names)
+                        if alias.startswith("_col_")})  # ORDER BY 4 qualified to its alias
         result = []
         for ordered in items:
             key = ordered.this

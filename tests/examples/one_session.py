@@ -29,11 +29,15 @@ __all__ = ["run_in_one_session", "subtask_counts"]
 
 def subtask_counts(graph: JobGraph) -> dict[str, int]:
     """Two subtasks a vertex, as the scheduler would give a vertex it sizes, but the one
-    task of a vertex set to one and its forward group's (FORWARD keeps the parallelism)."""
+    task of a vertex set to one and its forward group's (FORWARD keeps the parallelism), and
+    of a sort behind a range edge (this runner shares a range edge's rows out as any other,
+    not by key range, so only one task keeps their order)."""
     counts: dict[str, int] = {}
     for vertex in graph.topological_order():
         forward = [e.source.name for e in vertex.inputs if e.is_forward]
-        counts[vertex.name] = vertex.parallelism or (counts[forward[0]] if forward else 2)
+        ranged = any(e.partitioner.is_range for e in vertex.inputs)
+        counts[vertex.name] = vertex.parallelism or (counts[forward[0]] if forward else
+                                                     1 if ranged else 2)  # fmt: skip
     return counts
 
 

@@ -67,8 +67,9 @@ def write_tables(directory: Path) -> dict[str, str]:
     return paths
 
 
-def differences(queries: list[str], paths: dict[str, str], spark) -> list[str]:
-    """Each query whose planned answer is not PySpark's, with what differs."""
+def differences(queries: list[str], paths: dict[str, str], spark, cut: bool = True) -> list[str]:
+    """Each query whose planned answer is not PySpark's, with what differs; ``cut``: also
+    each the planner ran whole (``WholeQuery``) rather than cut into its own operators."""
     from tests.examples.one_session import run_in_one_session, subtask_counts
 
     catalog = Catalog.from_tables(paths)
@@ -78,6 +79,9 @@ def differences(queries: list[str], paths: dict[str, str], spark) -> list[str]:
     for query in queries:
         expected = spark.sql(query).toArrow()
         planned = plan_sql(query, catalog, ParquetSink("/unused"))
+        whole = [v.operator.origin for v in planned.graph.vertices if v.name.startswith("whole")]
+        if cut and whole:
+            found.append(f"{query}\n  ran whole: {whole[0]}")
         got = run_in_one_session(planned.graph, spark, subtask_counts(planned.graph))
         difference = sql_difference(got, expected, ordered=query_is_ordered(query))
         if difference is not None:

@@ -78,4 +78,4 @@ CORRELATION = [
 def test_each_family_gives_pysparks_answer(family, paths, spark_session):
     queries = {"grouping sets": GROUPING_SETS, "subqueries": SUBQUERIES,
                "correlation": CORRELATION}[family]  # fmt: skip
-    assert differences(queries, paths, spark_session) == []
+    assert differences(queries, paths, spark_session, cut=family == "grouping sets") == []
