@@ -24,7 +24,7 @@ from jobmanager.planner.types import UNKNOWN, SqlType
 
 __all__ = [
     "Aggregate", "Column", "Expand", "Filter", "IdAllocator", "Join", "Limit", "Node", "OneRow", "Project",
-    "Scan", "SetOp", "Sort", "Values", "WholeQuery", "Window", "col", "conjoin", "conjuncts", "nodes_of",
+    "Scan", "SetOp", "Sort", "SubqueryColumn", "Values", "WholeQuery", "Window", "col", "conjoin", "conjuncts", "nodes_of",
     "paren", "references", "substitute", "with_children",
 ]  # fmt: skip
 
@@ -281,8 +281,33 @@ class WholeQuery(Node):
         return self.inputs
 
 
+@dataclass(frozen=True, eq=False)
+class SubqueryColumn(Node):
+    """``child``'s columns and ``column_id``: a subquery expression (EXISTS, IN or a scalar
+    subquery, with any correlation) that Spark evaluates for each row in the task, as its own
+    plan does (an existence join, a decorrelation). ``expression`` reads the child's columns
+    as ``OUTER.id`` and its ``inputs``, whole, as the tables ``placeholders`` (each input's
+    columns under ``names``)."""
+
+    child: Node | None = None
+    column_id: str = ""
+    expression: exp.Expression | None = None
+    inputs: tuple[Node, ...] = ()
+    placeholders: tuple[str, ...] = ()
+    names: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child, *self.inputs)
+
+
+OUTER = "tidal_outer"  # the alias a SubqueryColumn's expression reads its row's columns under
+
+
 def with_children(node: Node, children: Sequence[Node]) -> Node:
     """``node`` over ``children`` in place of its own, in the order ``children`` gives them."""
+    if isinstance(node, SubqueryColumn):
+        return replace(node, child=children[0], inputs=tuple(children[1:]))
     if isinstance(node, (SetOp, WholeQuery)):
         return replace(node, inputs=tuple(children))
     if isinstance(node, Join):

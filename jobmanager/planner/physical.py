@@ -76,6 +76,7 @@ from jobmanager.planner.logical import (
     SetOp,
     Sort,
     Values,
+    SubqueryColumn,
     WholeQuery,
     Window,
     col,
@@ -197,6 +198,8 @@ class _Cutter:
             return self._set_operation(node)
         if isinstance(node, WholeQuery):
             return self._whole(node)
+        if isinstance(node, SubqueryColumn):
+            return self._subquery_column(node)
         raise TypeError(f"no stage for {type(node).__name__}")
 
     def _size(self, node: Node) -> int:
@@ -421,6 +424,16 @@ class _Cutter:
         distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
         return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
 
+
+    def _subquery_column(self, node: SubqueryColumn) -> _Open:
+        """The subquery evaluated in the stage of the rows it is evaluated for, its tables
+        sent whole into each task."""
+        opened = self.cont(self.build(node.child))
+        leaves = tuple(opened.stage.input(self.exchange(self.build(i), Partitioner.BROADCAST))
+                       for i in node.inputs)  # fmt: skip
+        opened.tree = replace(node, child=opened.tree, inputs=leaves)
+        opened.stage.origin = _joined(opened.stage.origin, node.origin)
+        return opened
 
     def _whole(self, node: WholeQuery) -> _Open:
         """One task running the query whole: it reads each table itself, whole, and every

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sqlglot import exp
+
 from jobmanager.planner.logical import (
-    Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort, Values,
-    WholeQuery, Window, col, nodes_of, references, substitute,
+    OUTER, Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort,
+    SubqueryColumn, Values, WholeQuery, Window, col, nodes_of, references, substitute,
 )  # fmt: skip
 
 __all__ = ["prune_columns"]
@@ -94,9 +96,22 @@ def _asks_expand(node: Expand, wanted: set[str]) -> list[tuple[Node, set[str]]]:
     return [(node.child, (wanted & set(node.child.ids)) | _uses(k for _, k in node.keys))]
 
 
+def _asks_subquery_column(node: SubqueryColumn, wanted: set[str]
+                          ) -> list[tuple[Node, set[str]]]:  # fmt: skip
+    """The child's columns read, and of each input the columns the subquery names (by name:
+    its text is qualified, ``*`` expanded)."""
+    read = {c.name for c in node.expression.find_all(exp.Column) if c.table == OUTER}
+    named = {c.name.lower() for c in node.expression.find_all(exp.Column) if c.table != OUTER}
+    asked = (wanted | read) & set(node.child.ids)
+    return [(node.child, asked)] + [
+        (i, {c for c, n in zip(i.ids, names) if n.lower() in named} or set(i.ids[:1]))
+        for i, names in zip(node.inputs, node.names)]
+
+
 _ASKS = {Filter: _asks_filter, Project: _asks_project, Join: _asks_join,
          Aggregate: _asks_aggregate, Window: _asks_window, Sort: _asks_sort, Limit: _asks_limit,
-         SetOp: _asks_set_op, WholeQuery: _asks_set_op, Expand: _asks_expand}  # fmt: skip
+         SetOp: _asks_set_op, WholeQuery: _asks_set_op, Expand: _asks_expand,
+         SubqueryColumn: _asks_subquery_column}  # fmt: skip
 
 
 def _rebuild(node: Node, wanted: set[str], rebuilt: dict[int, Node]) -> Node:
@@ -167,11 +182,20 @@ def _rebuild_expand(node: Expand, wanted: set[str], child) -> Node:
     return replace(node, columns=inner.columns + added, child=inner)
 
 
+def _rebuild_subquery_column(node: SubqueryColumn, wanted: set[str], child) -> Node:
+    inner = child(node.child)
+    inputs = tuple(child(i) for i in node.inputs)
+    names = tuple(tuple(dict(zip(old.ids, n))[c] for c in new.ids)
+                  for old, new, n in zip(node.inputs, inputs, node.names))  # fmt: skip
+    return replace(node, columns=inner.columns + node.columns[-1:], child=inner, inputs=inputs,
+                   names=names)
+
+
 _REBUILDS = {Scan: _rebuild_scan, OneRow: _rebuild_leaf, Values: _rebuild_leaf,
              Filter: _rebuild_passing, Sort: _rebuild_passing, Limit: _rebuild_passing,
              Project: _rebuild_project, Join: _rebuild_join, Aggregate: _rebuild_aggregate,
              Window: _rebuild_window, SetOp: _rebuild_set_op, WholeQuery: _rebuild_set_op,
-             Expand: _rebuild_expand}  # fmt: skip
+             Expand: _rebuild_expand, SubqueryColumn: _rebuild_subquery_column}  # fmt: skip
 
 
 def _merged(node: Project) -> Project:

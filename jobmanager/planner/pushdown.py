@@ -22,9 +22,8 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Expand, Filter, Join, Limit, Node, Project, Scan, SetOp, Sort, WholeQuery, Window,
-    col, conjoin,
-    conjuncts, nodes_of, references, substitute,
+    Aggregate, Expand, Filter, Join, Limit, Node, Project, Scan, SetOp, Sort, SubqueryColumn,
+    WholeQuery, Window, col, conjoin, conjuncts, nodes_of, references, substitute,
 )  # fmt: skip
 
 __all__ = ["parent_counts", "push_filters"]
@@ -123,6 +122,13 @@ class _Pusher:
         planned as any."""
         return _on_top(replace(node, child=self.push(node.child, [])), predicates)
 
+    def _subquery_column(self, node: SubqueryColumn, predicates: list[exp.Expression]) -> Node:
+        """What does not read the subquery's value filters the rows before it is evaluated."""
+        below = [p for p in predicates if node.column_id not in references(p)]
+        above = [p for p in predicates if node.column_id in references(p)]
+        inputs = tuple(self.push(i, []) for i in node.inputs)
+        return _on_top(replace(node, child=self.push(node.child, below), inputs=inputs), above)
+
     def _join(self, node: Join, predicates: list[exp.Expression]) -> Node:
         left_ids, right_ids = set(node.left.ids), set(node.right.ids)
         kind = _strengthened(node.kind, predicates, left_ids, right_ids)
@@ -143,7 +149,8 @@ class _Pusher:
 _REBUILDS = {Filter: _Pusher._filter, Scan: _Pusher._scan, Project: _Pusher._project,
              Join: _Pusher._join, Aggregate: _Pusher._aggregate, Window: _Pusher._window,
              SetOp: _Pusher._set_op, Sort: _Pusher._sorted, Limit: _Pusher._sorted,
-             WholeQuery: _Pusher._whole, Expand: _Pusher._expand}  # fmt: skip
+             WholeQuery: _Pusher._whole, Expand: _Pusher._expand,
+             SubqueryColumn: _Pusher._subquery_column}  # fmt: skip
 
 # the join kinds whose rows of a side survive as they are, so a filter of that side may go below
 _WHERE_TO_LEFT = ("inner", "cross", "left", "semi", "anti", "single")

@@ -15,8 +15,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, WholeQuery,
-    Window, col, substitute,
+    OUTER, Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, WholeQuery,
+    SubqueryColumn, Window, col, substitute,
 )  # fmt: skip
 from jobmanager.planner.physical import Input, Source, Stage
 
@@ -66,6 +66,8 @@ class _Renderer:
             return self._set_operation(node)
         if isinstance(node, WholeQuery):
             return self._whole(node)
+        if isinstance(node, SubqueryColumn):
+            return self._subquery_column(node)
         raise TypeError(f"no SQL for {type(node).__name__}")
 
     def _source(self, node: Source) -> exp.Select:
@@ -217,12 +219,21 @@ class _Renderer:
             combined = operation(this=combined, expression=part, distinct=node.distinct)
         return self._wrapped(combined, node.ids)
 
-    def _whole(self, node: WholeQuery) -> exp.Select:
-        """The query's own text, each input read where it names it, under the names it
-        uses; its columns renamed to the plan's ids by position."""
+    def _subquery_column(self, node: SubqueryColumn) -> exp.Select:
+        """The child's row under ``OUTER``, and the subquery expression over it."""
+        expression = self._reading(node.expression, node.inputs, node.placeholders, node.names)
+        child = exp.Subquery(this=self.select(node.child), alias=exp.TableAlias(
+            this=exp.to_identifier(OUTER)))
+        select = _projection_of(node.child.ids, child)
+        select.expressions.append(_as(expression, node.column_id))
+        return select
+
+    def _reading(self, tree: exp.Expression, inputs, placeholders, names) -> exp.Expression:
+        """``tree`` with each placeholder table replaced by its input, under the names its
+        text uses."""
         reads = {}
-        for placeholder, child, names in zip(node.placeholders, node.inputs, node.names):
-            renamed = exp.Select(expressions=[_as(col(i), n) for i, n in zip(child.ids, names)])
+        for placeholder, child, columns in zip(placeholders, inputs, names):
+            renamed = exp.Select(expressions=[_as(col(i), n) for i, n in zip(child.ids, columns)])
             renamed.set("from_", exp.From(this=self._relation(child)))
             reads[placeholder] = renamed
 
@@ -232,7 +243,12 @@ class _Renderer:
                                     alias=found.args.get("alias").copy())
             return found
 
-        query = node.query.copy().transform(read, copy=False)
+        return tree.copy().transform(read, copy=False)
+
+    def _whole(self, node: WholeQuery) -> exp.Select:
+        """The query's own text, each input read where it names it, under the names it
+        uses; its columns renamed to the plan's ids by position."""
+        query = self._reading(node.query, node.inputs, node.placeholders, node.names)
         self.aliases += 1
         alias = exp.TableAlias(this=exp.to_identifier(f"t{self.aliases}"),
                                columns=[exp.to_identifier(i, quoted=True) for i in node.ids])
@@ -300,7 +316,7 @@ def _simple(select: exp.Expression) -> bool:
     if any(select.args.get(k) for k in ("group", "having", "order", "limit", "offset",
                                           "distinct")):
         return False
-    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Inline)
+    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Inline, exp.Select)
                    for e in select.expressions)  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from jobmanager.errors import SqlError, UnsupportedSqlError
+from jobmanager.planner.in_task import in_task
 from jobmanager.planner.logical import Join, Node, Project, col, conjoin, paren, references
 from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.types import BOOLEAN
@@ -43,10 +44,12 @@ class Correlation:
 
 @dataclass
 class Pending:
-    """A scalar subquery met while binding: its placeholder column and its query."""
+    """A subquery met while binding an expression: its placeholder column and its query (a
+    scalar subquery, or an EXISTS or IN over a query: a ``predicate``)."""
 
     column_id: str
     query: exp.Expression
+    predicate: bool = False
 
 
 def semi_or_anti(translator: Translator, node: Node, conjunct: exp.Expression, scope: Scope
@@ -82,10 +85,19 @@ def semi_or_anti(translator: Translator, node: Node, conjunct: exp.Expression, s
 
 
 def attach(translator: Translator, node: Node, pending: list[Pending], scope: Scope) -> Node:
-    """``node`` with each pending scalar subquery joined on, its value under the placeholder."""
+    """``node`` with each pending subquery's value under its placeholder: a scalar subquery
+    joined on where its correlation allows; else, and for EXISTS and IN inside an expression,
+    evaluated per row in the task (``in_task``)."""
     for item in pending:
+        if item.predicate:
+            node = in_task(node, item.column_id, item.query, scope, translator.relations)
+            continue
         correlation = Correlation(group_keys=True)
-        relation = translator.query(_unwrap(item.query), scope, correlation)
+        try:
+            relation = translator.query(_unwrap(item.query), scope, correlation)
+        except UnsupportedSqlError:
+            node = in_task(node, item.column_id, item.query, scope, translator.relations)
+            continue
         if len(relation.names) != 1:
             raise SqlError(f"a scalar subquery must give one column, this one gives "
                            f"{len(relation.names)}: {_origin(item.query)}",

@@ -286,12 +286,8 @@ class Translator:
 
     def _scalar_hook(self, pending: list[Pending]):
         def hook(subquery: exp.Expression) -> exp.Expression:
-            if not isinstance(subquery, exp.Subquery):
-                raise UnsupportedSqlError("EXISTS and IN subqueries are supported only as "
-                                          "conditions of WHERE joined by AND",
-                                          *position(subquery))  # fmt: skip
             placeholder = self.ids.new("_sq")
-            pending.append(Pending(placeholder, subquery))
+            pending.append(Pending(placeholder, subquery, not isinstance(subquery, exp.Subquery)))
             return col(placeholder)
 
         return hook

@@ -27,7 +27,7 @@ from jobmanager.planner.types import UNKNOWN, SqlType, parse_type
 if TYPE_CHECKING:
     from jobmanager.planner.relations import Relation, Relations
 
-__all__ = ["reads_enclosing", "whole_query"]
+__all__ = ["output_types", "own_aliases", "reads_enclosing", "tables_as_inputs", "whole_query"]
 
 PLACEHOLDER = "__tidal_whole_{}"
 _SURE_TYPES = ("tinyint", "smallint", "int", "bigint", "double", "float", "string", "boolean",
@@ -41,6 +41,22 @@ def whole_query(query: exp.Expression, reason: str, relations: Relations,
     from jobmanager.planner.relations import Relation
 
     tree = query.copy()
+    inputs, placeholders, names = tables_as_inputs(tree, relations)
+    output = output_names(tree)
+    types = output_types(query, relations, len(output))
+    columns = tuple((ids.new(name), kind) for name, kind in zip(output, types))
+    text = _as_written(query)
+    origin = text if len(text) <= _ORIGIN_LENGTH else text[:_ORIGIN_LENGTH - 3] + "..."
+    node = WholeQuery(columns, f"{origin} (run whole by Spark: {reason})", tree, inputs,
+                      placeholders, names, reason)  # fmt: skip
+    return Relation(node, tuple(output))
+
+
+def tables_as_inputs(tree: exp.Expression, relations: Relations
+                     ) -> tuple[tuple, tuple[str, ...], tuple[tuple[str, ...], ...]]:  # fmt: skip
+    """Each table ``tree`` reads (a CTE from outside it, or the catalogue's) replaced in place
+    by a placeholder under the same alias: the inputs (one per table, however often read),
+    their placeholders and their columns' names."""
     inner = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     inputs, placeholders, names, index = [], [], [], {}
     for table in list(tree.find_all(exp.Table)):
@@ -55,14 +71,17 @@ def whole_query(query: exp.Expression, reason: str, relations: Relations,
             placeholders.append(PLACEHOLDER.format(len(placeholders)))
         alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
         table.replace(exp.Table(this=exp.to_identifier(placeholders[index[key]]), alias=alias))
-    output = output_names(tree)
-    types = _types(query, relations, len(output))
-    columns = tuple((ids.new(name), kind) for name, kind in zip(output, types))
-    text = _as_written(query)
-    origin = text if len(text) <= _ORIGIN_LENGTH else text[:_ORIGIN_LENGTH - 3] + "..."
-    node = WholeQuery(columns, f"{origin} (run whole by Spark: {reason})", tree, tuple(inputs),
-                      tuple(placeholders), tuple(names), reason)  # fmt: skip
-    return Relation(node, tuple(output))
+    return tuple(inputs), tuple(placeholders), tuple(names)
+
+
+def own_aliases(query: exp.Expression) -> set[str]:
+    """The names relations inside ``query`` go by (lower case)."""
+    own = {t.alias_or_name.lower() for t in query.find_all(exp.Table)}
+    own |= {s.alias_or_name.lower() for s in query.find_all(exp.Subquery, exp.Values)
+            if s.alias_or_name}  # fmt: skip
+    own |= {u.alias_or_name.lower() for u in query.find_all(exp.Unnest, exp.Lateral)
+            if u.alias_or_name}  # fmt: skip
+    return own
 
 
 def _as_written(query: exp.Expression) -> str:
@@ -86,17 +105,13 @@ def output_names(query: exp.Expression) -> list[str]:
 def reads_enclosing(query: exp.Expression) -> bool:
     """Whether ``query`` reads a column of a query around it: a column qualified by a name no
     relation inside it has (the tree is qualified: every column names its relation)."""
-    own = {t.alias_or_name.lower() for t in query.find_all(exp.Table)}
-    own |= {s.alias_or_name.lower() for s in query.find_all(exp.Subquery, exp.Values)
-            if s.alias_or_name}  # fmt: skip
-    own |= {u.alias_or_name.lower() for u in query.find_all(exp.Unnest, exp.Lateral)
-            if u.alias_or_name}  # fmt: skip
+    own = own_aliases(query)
     lambdas = {p.name.lower() for lam in query.find_all(exp.Lambda) for p in lam.expressions}
     return any(c.table and c.table.lower() not in own and c.name.lower() not in lambdas
                for c in query.find_all(exp.Column))  # fmt: skip
 
 
-def _types(query: exp.Expression, relations: Relations, width: int) -> list[SqlType]:
+def output_types(query: exp.Expression, relations: Relations, width: int) -> list[SqlType]:
     schema = relations.schema(query)
     try:
         annotated = annotate_types(query.copy(), schema=schema, dialect="spark")
