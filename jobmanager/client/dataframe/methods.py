@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import typing as t
 
+from sqlframe.base.dataframe import BaseDataFrame
 from sqlglot import exp
 
 from jobmanager.client.dataframe import statistics
@@ -26,6 +27,15 @@ __all__ = ["SparkMethods"]
 _GENERATED_NAMES = {exp.Posexplode: ("pos", "col"), exp.PosexplodeOuter: ("pos", "col")}
 
 
+def _named_generators(selected: DataFrame) -> DataFrame:
+    for i, column in enumerate(selected.expression.expressions):
+        names = _GENERATED_NAMES.get(type(column))
+        if names:
+            selected.expression.expressions[i] = exp.Aliases(
+                this=column, expressions=[exp.to_identifier(n) for n in names])
+    return selected
+
+
 class SparkMethods:
     """Mixed into Tidal's ``DataFrame`` before sqlframe's ``BaseDataFrame``."""
 
@@ -35,13 +45,10 @@ class SparkMethods:
 
     def select(self, *cols, **kwargs) -> DataFrame:
         """A ``posexplode`` selected without names gives Spark's two, ``pos`` and ``col``."""
-        selected = super().select(*cols, **kwargs)
-        for i, column in enumerate(selected.expression.expressions):
-            names = _GENERATED_NAMES.get(type(column))
-            if names:
-                selected.expression.expressions[i] = exp.Aliases(
-                    this=column, expressions=[exp.to_identifier(n) for n in names])
-        return selected
+        return _named_generators(BaseDataFrame.select(self, *cols, **kwargs))
+
+    select.__wrapped__ = lambda self, *cols, **kwargs: _named_generators(  # sqlframe calls it
+        BaseDataFrame.select.__wrapped__(self, *cols, **kwargs))
 
     def selectExpr(self, *expr: str | list[str]) -> DataFrame:
         from jobmanager.client.dataframe import functions as F
