@@ -23,6 +23,22 @@ from jobmanager.client.dataframe.session import SparkSession
 from jobmanager.client.dataframe.unsupported import UnsupportedCallError
 from jobmanager.client.dataframe.window import Window, WindowSpec
 
+
+def _install_refusals() -> None:
+    from jobmanager.client.dataframe import dataframe, readwriter, session, statistics
+    from jobmanager.client.dataframe.catalog import Catalog
+    from jobmanager.client.dataframe.refusals import install
+
+    install({"DataFrame": DataFrame, "Column": Column, "GroupedData": GroupedData,
+             "DataFrameReader": readwriter.DataFrameReader,
+             "DataFrameWriter": readwriter.DataFrameWriter, "SparkSession": session.SparkSession,
+             "Catalog": Catalog, "DataFrameStatFunctions": statistics.DataFrameStatFunctions,
+             "DataFrameNaFunctions": statistics.DataFrameNaFunctions})  # fmt: skip
+    del dataframe
+
+
+_install_refusals()
+
 __all__ = [
     "ActionFailedError", "Column", "DataFrame", "DataFrameReader", "DataFrameWriter",
     "GroupedData", "Row", "SparkSession", "TidalAnalysisException", "UnsupportedCallError",

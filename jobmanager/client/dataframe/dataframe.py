@@ -12,46 +12,22 @@ import contextlib
 import typing as t
 
 from sqlframe.base.catalog import Column as CatalogColumn
-from sqlframe.base.dataframe import (
-    BaseDataFrame,
-    _BaseDataFrameNaFunctions,
-    _BaseDataFrameStatFunctions,
-)
-from sqlframe.base.group import _BaseGroupedData
-from sqlframe.base.operations import Operation
+from sqlframe.base.dataframe import BaseDataFrame
 from sqlframe.base.table import _BaseTable
 
+from jobmanager.client.dataframe.grouping import GroupedData
 from jobmanager.client.dataframe.jobs import TidalAnalysisException
+from jobmanager.client.dataframe.methods import SparkMethods
 from jobmanager.client.dataframe.naming import unresolved_column
 from jobmanager.client.dataframe.rows import show_string
+from jobmanager.client.dataframe.statistics import DataFrameNaFunctions, DataFrameStatFunctions
 from jobmanager.client.dataframe.unsupported import unsupported, where
 
-__all__ = ["DataFrame", "GroupedData", "Table"]
-
-
-class DataFrameNaFunctions(_BaseDataFrameNaFunctions["DataFrame"]):
-    pass
-
-
-class DataFrameStatFunctions(_BaseDataFrameStatFunctions["DataFrame"]):
-    pass
-
-
-class GroupedData(_BaseGroupedData["DataFrame"]):
-    def applyInPandas(self, func, schema):
-        raise unsupported("GroupedData.applyInPandas", "it runs Python per group", "udf")
-
-    def apply(self, udf):
-        raise unsupported("GroupedData.apply", "it runs Python per group", "udf")
-
-    def applyInArrow(self, func, schema):
-        raise unsupported("GroupedData.applyInArrow", "it runs Python per group", "udf")
-
-    def cogroup(self, other):
-        raise unsupported("GroupedData.cogroup", "it runs Python per group", "udf")
+__all__ = ["DataFrame", "DataFrameNaFunctions", "DataFrameStatFunctions", "GroupedData", "Table"]
 
 
 class DataFrame(
+    SparkMethods,
     BaseDataFrame["SparkSession", "DataFrameWriter", DataFrameNaFunctions,
                   DataFrameStatFunctions, GroupedData]  # fmt: skip
 ):
@@ -116,20 +92,6 @@ class DataFrame(
             rows = self._convert_leaf_to_cte().limit(n + 1).collect()
         names = list(self.columns)
         print(show_string(names, [tuple(r) for r in rows[:n]], len(rows) > n, truncate), end="")
-
-    def fillna(self, value, subset=None) -> DataFrame:
-        """sqlframe marks a fill as a ``FROM`` step, so a ``where`` after it would share its
-        SELECT and read the columns before the fill; it is a projection, and what follows
-        reads its result."""
-        filled = super().fillna(value, subset)
-        filled.last_op = Operation.SELECT
-        return filled
-
-    def replace(self, to_replace, value=None, subset=None) -> DataFrame:
-        """A projection too, for the same reason as ``fillna``."""
-        replaced = super().replace(to_replace, value, subset)
-        replaced.last_op = Operation.SELECT
-        return replaced
 
     def cache(self) -> DataFrame:
         return self

@@ -43,13 +43,16 @@ def _spark_named(name: str, function):
     return named
 
 
+_AS_THEY_ARE = {"expr", "col", "column", "lit"}  # named by what they hold, not by the call
+
+
 def _named_all() -> None:
     import inspect
 
     from sqlframe.base import functions as base
 
     for name, value in vars(base).items():
-        if (inspect.isfunction(value) and not name.startswith("_")
+        if (inspect.isfunction(value) and not name.startswith("_") and name not in _AS_THEY_ARE
                 and value.__module__ == base.__name__):  # fmt: skip
             globals()[name] = _spark_named(name, value)
 

@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
-__all__ = ["auto_alias", "spark_name", "unresolved_column"]
+__all__ = ["auto_alias", "display_name", "spark_name", "unresolved_column"]
 
 _PRETTY = {"mean": "avg", "countDistinct": "count", "count_distinct": "count",
            "sumDistinct": "sum", "sum_distinct": "sum", "std": "stddev", "stddev_samp": "stddev",
@@ -38,6 +38,14 @@ def spark_name(expression: exp.Expression, function: str) -> str:
     if function in _DISTINCT:
         text = f"DISTINCT {text}"
     return f"{pretty}({text})"
+
+
+def display_name(expression: exp.Expression) -> str:
+    """The name Spark shows for a selected ``expression``: its alias, else its SQL as Spark
+    prints it."""
+    if isinstance(expression, exp.Alias):
+        return expression.alias
+    return _text(expression)
 
 
 def _arguments(expression: exp.Expression) -> list[exp.Expression]:
@@ -93,5 +101,11 @@ def unresolved_column(expression: exp.Expression, schema) -> str | None:
                 quote_identifiers=False, identify=False)  # fmt: skip
     except OptimizeError as error:
         found = _UNRESOLVED.search(str(error))
-        return found.group(1) if found else None
+        if found is None or found.group(1) in _lambda_parameters(expression):
+            return None  # sqlglot does not see a lambda's parameters (transform(a, x -> x))
+        return found.group(1)
     return None
+
+
+def _lambda_parameters(expression: exp.Expression) -> set[str]:
+    return {p.name for lam in expression.find_all(exp.Lambda) for p in lam.expressions}
