@@ -201,7 +201,10 @@ def set_operation(g) -> exp.Query:
     result: exp.Query = branch()
     for _ in range(rng.randint(1, 2)):
         operator = rng.choice([exp.union, exp.intersect, exp.except_])
-        result = operator(result, branch(), distinct=rng.random() < 0.5)
+        if isinstance(result, exp.SetOperation):  # in parentheses: sqlglot writes none, and
+            result = exp.Subquery(this=result)  # INTERSECT binds tighter than UNION
+        operands = [result, branch()] if rng.random() < 0.7 else [branch(), result]
+        result = operator(*operands, distinct=rng.random() < 0.5)
     return result
 
 

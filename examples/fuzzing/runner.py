@@ -81,6 +81,7 @@ class TidalSide:
         self.config = dict(config)
         self.settings = _settings(self.config, None, ())
         self._session = None
+        self.tasks = 0  # the tasks of the jobs run so far (a chained task's members once)
 
     def plan(self, case: FuzzCase):
         """The case's ``(PlannedQuery, QueryOutput)``; raises what the planner raises."""
@@ -122,7 +123,9 @@ class TidalSide:
                 if not result.status.is_terminal:
                     handle.cancel("the fuzzer's time limit")
                     return f"no end within {JOB_TIMEOUT_S:.0f} s ({result.status})"
-                return f"job {result.status}: {result.cause}"
+                return f"job {result.status}: {_first_line(result.cause)}"
+            self.tasks += sum(report.tasks for report in {id(r): r for r in
+                                                          result.vertices.values()}.values())  # fmt: skip
             return [replace(result, output=where).to_arrow() for _, where in plans]
         except Exception as error:  # noqa: BLE001
             return f"{type(error).__name__}: {error}"
