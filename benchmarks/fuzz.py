@@ -116,8 +116,8 @@ def fuzz(args, families, session, client) -> dict[str, object]:
             if outcome.verdict not in (DIFFERENT, REFUSED):
                 continue
             why = f" ({outcome.why})" if outcome.why else ""
-            print(f"\n{outcome.case.name} [{outcome.case.family}] {outcome.verdict}{why}: "
-                  f"{outcome.detail}", flush=True)  # fmt: skip
+            print(f"\n{outcome.case.name} [{outcome.case.family}, {outcome.variant}] "
+                  f"{outcome.verdict}{why}: {outcome.detail}", flush=True)  # fmt: skip
             if args.shrink_checks and not outcome.case.is_program:
                 print(f"  shrunk: {run.shrunk(outcome, args.shrink_checks)}", flush=True)
             else:

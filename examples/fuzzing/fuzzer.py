@@ -29,19 +29,32 @@ from examples.fuzzing.runner import (
     PySparkSide,
     TidalSide,
     Timings,
-    _alone,
-    _verdict,
+    alone,
     run_cases,
+    verdict,
 )
 from examples.fuzzing.shrink import shrink
 
-__all__ = ["CONFIG", "FuzzRun", "Summary", "draw_cases"]
+__all__ = ["CONFIG", "VARIANTS", "FuzzRun", "Summary", "draw_cases"]
 
 CONFIG = {
     "taskmanager.numberOfTaskSlots": 2,
     "slotmanager.number-of-slots.max": 2,  # one TaskManager, one Spark JVM, on two cores
     "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "4 kb",
     "restart-strategy.type": "none",  # a wrong plan fails at once, with its cause
+}
+# Each a way to plan and run the same query; a run's cases take them in turn. With tables this
+# small every join is broadcast as planned (``listed``), so the other two keep Tidal from it:
+# ``shuffled`` hashes both sides of every join (and cuts skew where it may), ``runtime``
+# decides each join from the bytes its sides wrote. Each names every option any of them sets.
+_JOIN_OPTIONS = ("table.optimizer.join.broadcast-threshold",
+                 "table.optimizer.join.read-whole-threshold",
+                 "table.optimizer.adaptive-broadcast-join.strategy",
+                 "execution.batch.adaptive.skewed-join-optimization.strategy")  # fmt: skip
+VARIANTS = {
+    "listed": dict(zip(_JOIN_OPTIONS, ("10 mb", "1 mb", "AUTO", "auto"))),
+    "shuffled": dict(zip(_JOIN_OPTIONS, ("-1", "-1", "NONE", "forced"))),
+    "runtime": dict(zip(_JOIN_OPTIONS, ("-1", "-1", "RUNTIME_ONLY", "auto"))),
 }
 PROGRAM_SHARE = 0.2  # of a run's cases, when both SQL and DataFrame families are on
 
@@ -93,20 +106,24 @@ class FuzzRun:
     def __init__(self, session, client, tables: dict[str, str], config: dict | None = None,
                  batch_size: int = 20) -> None:  # fmt: skip
         self.pyspark = PySparkSide(session, tables)
-        self.tidal = TidalSide(client, tables, {**CONFIG, **(config or {})})
+        self.tidal = TidalSide(client, tables, {**CONFIG, **(config or {})}, VARIANTS)
         self.batch_size = batch_size
 
-    def run(self, cases: list[FuzzCase], progress=None) -> tuple[list[Outcome], Summary]:
-        outcomes, timings = run_cases(cases, self.pyspark, self.tidal, self.batch_size, progress)
+    def run(self, cases: list[FuzzCase], progress=None, variants: list[str] | None = None
+            ) -> tuple[list[Outcome], Summary]:  # fmt: skip
+        """The cases' outcomes, each under its variant in ``variants`` or else the variants
+        in turn, and the run's summary."""
+        outcomes, timings = run_cases(cases, self.pyspark, self.tidal, self.batch_size, progress,
+                                      variants)  # fmt: skip
         return outcomes, Summary.of(outcomes, timings)
 
-    def check(self, case: FuzzCase) -> Outcome:
-        """One case, alone: its outcome."""
+    def check(self, case: FuzzCase, variant: str) -> Outcome:
+        """One case, alone, under ``variant``: its outcome."""
         try:
             expected = self.pyspark.answer(case)
         except Exception as error:  # noqa: BLE001
-            return Outcome(case, SKIPPED, str(error).splitlines()[0][:300])
-        return _verdict(case, _alone(self.tidal, case), expected)
+            return Outcome(case, SKIPPED, str(error).splitlines()[0][:300], variant=variant)
+        return verdict(case, alone(self.tidal, case, variant), expected, variant)
 
     def shrunk(self, outcome: Outcome, max_checks: int = 60) -> str:
         """The smallest query found that fails as ``outcome`` did (a program as it is)."""
@@ -115,7 +132,7 @@ class FuzzRun:
         wanted = (outcome.verdict, outcome.why, signature(outcome.detail))
 
         def fails(sql: str, ordered: bool) -> bool:
-            found = self.check(replace(outcome.case, sql=sql, ordered=ordered))
+            found = self.check(replace(outcome.case, sql=sql, ordered=ordered), outcome.variant)
             return (found.verdict, found.why, signature(found.detail)) == wanted
 
         return shrink(outcome.case.sql, fails, max_checks)

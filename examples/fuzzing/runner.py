@@ -34,7 +34,7 @@ from examples.compare import sql_difference
 from examples.fuzzing.batch import combined_graph
 from examples.fuzzing.families import FuzzCase
 
-__all__ = ["Outcome", "PySparkSide", "TidalSide", "run_cases"]
+__all__ = ["Outcome", "PySparkSide", "TidalSide", "alone", "run_cases", "verdict"]
 
 SAME, DIFFERENT, REFUSED, SKIPPED = "same", "different", "refused", "skipped"
 UNSUPPORTED, PLANNER_ERROR, JOB_FAILED = "unsupported", "planner error", "job failed"
@@ -44,12 +44,14 @@ JOB_TIMEOUT_S = 300.0
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """A case's verdict; ``detail`` the difference or the error, ``why`` for a refusal one of
-    ``unsupported``, ``planner error``, ``job failed``."""
+    ``unsupported``, ``planner error``, ``job failed``; ``variant`` the options Tidal ran it
+    with (``TidalSide.variants``)."""
 
     case: FuzzCase
     verdict: str
     detail: str = ""
     why: str = ""
+    variant: str = ""
 
 
 class PySparkSide:
@@ -71,27 +73,42 @@ class PySparkSide:
 
 class TidalSide:
     """Tidal's answers: each case planned in the client (a program through Tidal's DataFrame
-    layer, as ``tidal run`` runs it), the planned jobs run on ``client``'s cluster."""
+    layer, as ``tidal run`` runs it), the planned jobs run on ``client``'s cluster.
 
-    def __init__(self, client, tables: Mapping[str, str], config: Mapping[str, Any]) -> None:
+    ``variants`` name sets of options laid over ``config``, each a way of planning and running
+    the same query (every join broadcast as listed, every join shuffled, joins decided at run
+    time): a case runs under one of them (``variant_of``), so that one run covers them all. A
+    variant names every option any variant sets, so the DataFrame session, whose options
+    persist, is switched whole."""
+
+    def __init__(self, client, tables: Mapping[str, str], config: Mapping[str, Any],
+                 variants: Mapping[str, Mapping[str, Any]] | None = None) -> None:  # fmt: skip
         from jobmanager.client.client import _settings
 
         self.client = client
         self.tables = dict(tables)
-        self.config = dict(config)
-        self.settings = _settings(self.config, None, ())
+        self.variants = {name: {**config, **options}
+                         for name, options in (variants or {"default": {}}).items()}  # fmt: skip
+        self.settings = {name: _settings(options, None, ())
+                         for name, options in self.variants.items()}  # fmt: skip
         self._session = None
         self.tasks = 0  # the tasks of the jobs run so far (a chained task's members once)
 
-    def plan(self, case: FuzzCase):
+    def variant_of(self, index: int) -> str:
+        """The variant the ``index``-th case of a run runs under: each in turn."""
+        names = list(self.variants)
+        return names[index % len(names)]
+
+    def plan(self, case: FuzzCase, variant: str):
         """The case's ``(PlannedQuery, QueryOutput)``; raises what the planner raises."""
         from jobmanager.client.query import plan_query
 
         if not case.is_program:
-            return plan_query(case.sql, self.settings, tables=self.tables)
+            return plan_query(case.sql, self.settings[variant], tables=self.tables)
         from jobmanager.client.dataframe import Window, functions
 
         session = self.dataframe_session()
+        session.runner.configure(self.variants[variant])
         frame = _run_program(case.program, session, functions, Window, self.tables)
         sql = session._query_sql(frame._get_expressions(optimize=False))
         planned, where, _ = session.runner.plan(sql, "toArrow")
@@ -102,19 +119,16 @@ class TidalSide:
             from jobmanager.client.dataframe import SparkSession
 
             self._session = SparkSession.builder.getOrCreate()
-            self._session.runner.configure(self.config)
             self._session.runner._client = self.client
         return self._session
 
-    def run(self, plans: Sequence[tuple]) -> list[pa.Table] | str:
+    def run(self, plans: Sequence[tuple], variant: str) -> list[pa.Table] | str:
         """Run the planned queries as one job: their answers, or why the job failed."""
-        from jobmanager.client.result import QueryOutput  # noqa: F401 - the outputs' type
-
         graphs = [planned.graph for planned, _ in plans]
         graph = graphs[0] if len(graphs) == 1 else combined_graph(graphs)
         output = plans[0][1] if len(plans) == 1 else None
         try:
-            handle = self.client._submit(graph, self.settings, output)
+            handle = self.client._submit(graph, self.settings[variant], output)
         except Exception as error:  # noqa: BLE001 - any refusal of the job is the verdict
             return f"{type(error).__name__}: {error}"
         try:
@@ -151,9 +165,11 @@ class Timings:
 
 
 def run_cases(cases: Sequence[FuzzCase], pyspark: PySparkSide, tidal: TidalSide,
-              batch_size: int = 20, progress: Callable[[str], None] | None = None
-              ) -> tuple[list[Outcome], Timings]:  # fmt: skip
-    """Every case's outcome, in the order given, and the two sides' total seconds."""
+              batch_size: int = 20, progress: Callable[[str], None] | None = None,
+              variants: Sequence[str] | None = None) -> tuple[list[Outcome], Timings]:  # fmt: skip
+    """Every case's outcome, in the order given, and the two sides' total seconds; each case
+    under its variant in ``variants``, else under ``tidal.variant_of`` its index."""
+    variant_of = variants.__getitem__ if variants is not None else tidal.variant_of
     say = progress or (lambda line: None)
     timings = Timings()
     outcomes: dict[int, Outcome] = {}
@@ -168,34 +184,40 @@ def run_cases(cases: Sequence[FuzzCase], pyspark: PySparkSide, tidal: TidalSide,
     planned = {}
     start = time.perf_counter()
     for index in expected:
+        variant = variant_of(index)
         try:
-            planned[index] = tidal.plan(cases[index])
+            planned[index] = tidal.plan(cases[index], variant)
         except Exception as error:  # noqa: BLE001 - every refusal is a verdict
-            outcomes[index] = _refusal(cases[index], error)
+            outcomes[index] = _refusal(cases[index], error, variant)
     timings.tidal_s += time.perf_counter() - start
-    order = list(planned)
-    for first in range(0, len(order), batch_size):
-        chunk = order[first:first + batch_size]
-        start = time.perf_counter()
-        answers = tidal.run([planned[i] for i in chunk])
-        timings.tidal_s += time.perf_counter() - start
-        say(f"batch of {len(chunk)}: {'failed' if isinstance(answers, str) else 'ran'} "
-            f"({time.perf_counter() - start:.1f} s)")  # fmt: skip
-        for position, index in enumerate(chunk):
-            case = cases[index]
-            answer = answers if isinstance(answers, str) else answers[position]
-            if len(chunk) > 1 and (isinstance(answer, str) or _differs(answer, expected[index], case)):
-                answer = _alone(tidal, case)  # tell which query failed; confirm a difference
-            outcomes[index] = _verdict(case, answer, expected[index])
+    for variant in tidal.variants:
+        order = [i for i in planned if variant_of(i) == variant]
+        for first in range(0, len(order), batch_size):
+            chunk = order[first:first + batch_size]
+            start = time.perf_counter()
+            answers = tidal.run([planned[i] for i in chunk], variant)
+            timings.tidal_s += time.perf_counter() - start
+            say(f"{variant} batch of {len(chunk)}: "
+                f"{'failed' if isinstance(answers, str) else 'ran'} "
+                f"({time.perf_counter() - start:.1f} s)")  # fmt: skip
+            for position, index in enumerate(chunk):
+                case = cases[index]
+                answer = answers if isinstance(answers, str) else answers[position]
+                if len(chunk) > 1 and (isinstance(answer, str)
+                                       or _differs(answer, expected[index], case)):  # fmt: skip
+                    answer = alone(tidal, case, variant)  # which failed; a difference confirmed
+                outcomes[index] = verdict(case, answer, expected[index], variant)
     return [outcomes[i] for i in range(len(cases))], timings
 
 
-def _alone(tidal: TidalSide, case: FuzzCase) -> pa.Table | str | Exception:
+def alone(tidal: TidalSide, case: FuzzCase, variant: str) -> pa.Table | str | Exception:
+    """The case's answer from a job of its own (or its planner's error, or why its job
+    failed)."""
     try:
-        plan = tidal.plan(case)  # planned afresh: a result sink is written once
+        plan = tidal.plan(case, variant)  # planned afresh: a result sink is written once
     except Exception as error:  # noqa: BLE001
         return error
-    answers = tidal.run([plan])
+    answers = tidal.run([plan], variant)
     return answers if isinstance(answers, str) else answers[0]
 
 
@@ -203,26 +225,31 @@ def _differs(answer: pa.Table, expected: pa.Table, case: FuzzCase) -> bool:
     return sql_difference(answer, expected, case.ordered) is not None
 
 
-def _verdict(case: FuzzCase, answer, expected: pa.Table) -> Outcome:
+def verdict(case: FuzzCase, answer, expected: pa.Table, variant: str) -> Outcome:
+    """The outcome of Tidal's ``answer`` (a table, an error, or why its job failed) against
+    PySpark's."""
     if isinstance(answer, Exception):
-        return _refusal(case, answer)
+        return _refusal(case, answer, variant)
     if isinstance(answer, str):
-        return Outcome(case, REFUSED, answer, JOB_FAILED)
+        return Outcome(case, REFUSED, answer, JOB_FAILED, variant)
     difference = sql_difference(answer, expected, case.ordered)
-    return Outcome(case, SAME) if difference is None else Outcome(case, DIFFERENT, difference)
+    if difference is None:
+        return Outcome(case, SAME, variant=variant)
+    return Outcome(case, DIFFERENT, difference, variant=variant)
 
 
-def _refusal(case: FuzzCase, error: Exception) -> Outcome:
+def _refusal(case: FuzzCase, error: Exception, variant: str) -> Outcome:
     from jobmanager.errors import SqlError, UnsupportedSqlError
 
     if isinstance(error, UnsupportedSqlError):
-        return Outcome(case, REFUSED, _first_line(error), UNSUPPORTED)
+        return Outcome(case, REFUSED, _first_line(error), UNSUPPORTED, variant)
     if isinstance(error, SqlError):
-        return Outcome(case, REFUSED, f"{type(error).__name__}: {_first_line(error)}", PLANNER_ERROR)
+        return Outcome(case, REFUSED, f"{type(error).__name__}: {_first_line(error)}",
+                       PLANNER_ERROR, variant)  # fmt: skip
     where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     at = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
     return Outcome(case, REFUSED, f"{type(error).__name__}{at}: {_first_line(error)}",
-                   PLANNER_ERROR)  # fmt: skip
+                   PLANNER_ERROR, variant)  # fmt: skip
 
 
 def _first_line(error: BaseException) -> str:
