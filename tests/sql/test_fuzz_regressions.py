@@ -1,0 +1,81 @@
+"""Every wrong answer and crash the fuzzer found (``benchmarks/fuzz.py``), shrunk, kept: each
+query against PySpark's answer over the fuzzer's tables of the seed it was found with.
+
+The queries of a seed run as one batch (``examples.fuzzing.runner``: one Tidal job for all of
+them, each confirmed alone where it fails) in the suite's one SparkSession and on its one Ray
+cluster; each then has its own test, named after what went wrong, so a fix turns its test
+green alone. A query that only names a feature the planner refuses on purpose
+(``UnsupportedSqlError``) is not kept here: ``tests/sql/test_fuzz.py``'s fixed seed covers
+those families.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from examples.compare import query_is_ordered
+from examples.fuzzing.families import FuzzCase
+from examples.fuzzing.fuzzer import VARIANTS
+from examples.fuzzing.shrink import total_order
+from examples.fuzzing.tables import write_tables
+
+@dataclass(frozen=True, slots=True)
+class Regression:
+    """A shrunk query that failed: what failed, the seed of the tables it failed over, the
+    variant of Tidal's options it failed under (``examples.fuzzing.fuzzer.VARIANTS``)."""
+
+    name: str
+    seed: int
+    variant: str
+    family: str
+    sql: str
+
+    def case(self) -> FuzzCase:
+        return FuzzCase(self.name, self.family, (self.family,), sql=self.sql,
+                        ordered=bool(total_order(self.sql)))  # fmt: skip
+
+
+REGRESSIONS = (
+    Regression(
+        "a window ordered by its alias: the stage's SQL sorts by the window call, which Spark "
+        "refuses (UNSUPPORTED_EXPR_FOR_OPERATOR)", 2, "listed", "windows",
+        "SELECT ROW_NUMBER() OVER (ORDER BY c.id ASC NULLS LAST, a.id DESC NULLS FIRST, a.id ASC "
+        "NULLS LAST, c.id ASC NULLS LAST) AS c0 FROM t2 AS a INNER JOIN t2 AS c ON a.s = c.s "
+        "ORDER BY c0 ASC NULLS LAST"),
+)  # fmt: skip
+
+
+def test_each_regression_is_a_determined_spark_query():
+    for regression in REGRESSIONS:
+        assert total_order(regression.sql) is not None, regression.name
+        if query_is_ordered(regression.sql):
+            assert total_order(regression.sql) is True, regression.name
+    assert len({r.name for r in REGRESSIONS}) == len(REGRESSIONS)
+    assert {r.variant for r in REGRESSIONS} <= set(VARIANTS)
+
+
+@pytest.fixture(scope="module")
+def outcomes(ray_cluster, spark_session, tmp_path_factory) -> dict[str, object]:
+    """Each regression's outcome, its seed's queries run as one batch."""
+    from jobmanager import Client
+
+    from examples.fuzzing.fuzzer import FuzzRun
+
+    found = {}
+    for seed in sorted({r.seed for r in REGRESSIONS}):
+        tables = write_tables(tmp_path_factory.mktemp(f"fuzz-tables-{seed}"), seed)
+        run = FuzzRun(spark_session, Client(), tables)
+        chosen = [r for r in REGRESSIONS if r.seed == seed]
+        results, _ = run.run([r.case() for r in chosen], variants=[r.variant for r in chosen])
+        found.update({r.name: outcome for r, outcome in zip(chosen, results)})
+    return found
+
+
+@pytest.mark.runtime
+@pytest.mark.spark
+@pytest.mark.parametrize("regression", REGRESSIONS, ids=lambda r: r.name[:60])
+def test_tidal_answers_the_shrunk_query_as_pyspark_does(regression, outcomes):
+    outcome = outcomes[regression.name]
+    assert outcome.verdict == "same", f"{outcome.verdict} {outcome.why}: {outcome.detail}"
