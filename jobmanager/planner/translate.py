@@ -226,7 +226,7 @@ class Translator:
         if keys:
             ids = node.ids
             keys = [_resolve_output(k, ids) for k in keys]
-            origin = query.args["order"].sql(dialect="spark") + (f" {tail}" if tail else "")
+            origin = _order_as_written(query) + (f" {tail}" if tail else "")
             return Sort(node.columns, origin, node, tuple(keys), limit, offset)
         if limit is not None or offset:
             return Limit(node.columns, tail, node, limit, offset)
@@ -379,6 +379,20 @@ def _integer(clause: exp.Expression | None, what: str) -> int | None:
         raise UnsupportedSqlError(f"{what} must be a non-negative integer, not "
                                   f"{value.sql(dialect='spark')}", *position(clause))  # fmt: skip
     return int(value.this)
+
+
+def _order_as_written(query: exp.Expression) -> str:
+    """The ORDER BY as the user wrote it: a key qualification named ``_col_3`` (an ordinal,
+    or an unaliased projection) by the name Spark gives that projection."""
+    spark_names = {p.alias: projection_name(p) for p in getattr(query, "expressions", [])
+                   if isinstance(p, exp.Alias) and p.alias.startswith("_col_")}  # fmt: skip
+
+    def named(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and not node.table and node.name in spark_names:
+            return exp.column(spark_names[node.name], quoted=True)
+        return node
+
+    return query.args["order"].copy().transform(named, copy=False).sql(dialect="spark")
 
 
 def _origin_group(select: exp.Select) -> str:
