@@ -106,7 +106,8 @@ class _Renderer:
             child.set("expressions", [_as(substitute(e, definitions), i) for i, e in node.exprs])
             return child
         if _renames_only(node) and isinstance(child, exp.Select) and not any(
-                child.args.get(k) for k in ("group", "having", "distinct")):  # fmt: skip
+                child.args.get(k) for k in ("group", "having", "distinct")) and \
+                not _orders_by_window(child):  # fmt: skip
             definitions = _definitions(child)
             child.set("expressions", [_as(definitions[e.name].copy(), i) for i, e in node.exprs])
             if child.args.get("order"):  # its keys may name the aliases renamed away
@@ -300,6 +301,16 @@ def _definitions(select: exp.Select) -> dict[str, exp.Expression]:
         elif isinstance(projection, exp.Column):
             found[projection.name] = projection
     return found
+
+
+def _orders_by_window(select: exp.Select) -> bool:
+    """Whether an ORDER BY key names a window function's alias: folding a renaming onto it
+    would put the function itself in the sort, which Spark refuses."""
+    order = select.args.get("order")
+    if order is None:
+        return False
+    windowed = {a for a, d in _definitions(select).items() if d.find(exp.Window)}
+    return any(c.name in windowed for c in order.find_all(exp.Column))
 
 
 def _renames_only(node: Project) -> bool:

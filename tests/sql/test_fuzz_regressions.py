@@ -44,6 +44,16 @@ REGRESSIONS = (
         "SELECT ROW_NUMBER() OVER (ORDER BY c.id ASC NULLS LAST, a.id DESC NULLS FIRST, a.id ASC "
         "NULLS LAST, c.id ASC NULLS LAST) AS c0 FROM t2 AS a INNER JOIN t2 AS c ON a.s = c.s "
         "ORDER BY c0 ASC NULLS LAST"),
+    Regression(
+        "a row number ordered by its alias after a semi join, joins decided at run time", 3,
+        "runtime", "windows",
+        "SELECT ROW_NUMBER() OVER (ORDER BY a.k ASC, a.id DESC NULLS FIRST) AS c1 FROM t3 AS a "
+        "LEFT SEMI JOIN t1 AS c ON a.d = c.d ORDER BY c1 DESC"),
+    Regression(
+        "a rank ordered by its alias after a right join, joins decided at run time", 3,
+        "runtime", "windows",
+        "SELECT RANK() OVER (ORDER BY a.d ASC NULLS LAST, c.dt ASC) AS c1 FROM t1 AS a RIGHT JOIN "
+        "t1 AS c ON a.s = c.s ORDER BY c1 ASC NULLS LAST"),
 )  # fmt: skip
 
 
