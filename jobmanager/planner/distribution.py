@@ -64,8 +64,16 @@ def group_ids(node: Aggregate, partition: tuple[str, ...]) -> tuple[str, ...]:
 
 def hash_type(a: SqlType, b: SqlType) -> SqlType | None:
     """The type both keys are cast to before hashing, or None when they hash alike as they
-    are (integers of any width, or the same type)."""
-    if a == b or (a.is_integral and b.is_integral) or not (a.is_known and b.is_known):
+    are (integers of any width, or the same type). Where the planner cannot tell one side's
+    type (a function its typer does not know), equal values must still hash alike whatever
+    that type is: both go as a double when the other is a number (equal numbers are equal
+    doubles; unequal ones that meet only share a task), else as the other's type."""
+    if not (a.is_known and b.is_known):
+        known = a if a.is_known else b if b.is_known else None
+        if known is None:
+            return None
+        return SqlType("double") if known.is_numeric else known
+    if a == b or (a.is_integral and b.is_integral):
         return None
     if a.is_decimal and b.is_decimal and a.scale == b.scale:
         return None

@@ -416,12 +416,21 @@ class _Cutter:
         return _Open(stage, replace(node, child=leaf), ("single",))
 
     def _set_operation(self, node: SetOp) -> _Open:
+        """Equal rows meet in one task: hashed on the columns whose values hash alike on
+        every side (any subset of the columns will do), or all in one task if none does."""
         keyed = node.kind != "union" or node.distinct
-        edges = [self.exchange(self.build(child), Partitioner.hash(*child.ids) if keyed
-                               else Partitioner.REBALANCE) for child in node.inputs]  # fmt: skip
+        alike = [i for i in range(len(node.columns)) if _hash_alike(node.inputs, i)]
+        if keyed and not alike:
+            edges = [self.exchange(self.build(c), Partitioner.REBALANCE) for c in node.inputs]
+            stage, leaves = self.fresh(node.kind + ("" if node.distinct else " all"),
+                                       node.origin, edges, 1)  # fmt: skip
+            return _Open(stage, replace(node, inputs=tuple(leaves)), ("single",))
+        edges = [self.exchange(self.build(child), Partitioner.hash(*[child.ids[i] for i in alike])
+                               if keyed else Partitioner.REBALANCE)
+                 for child in node.inputs]  # fmt: skip
         kind = node.kind + ("" if node.distinct else " all")
         stage, leaves = self.fresh(kind, node.origin, edges)
-        distribution = ("hash", tuple(node.ids)) if keyed else ("any",)
+        distribution = ("hash", tuple(node.ids[i] for i in alike)) if keyed else ("any",)
         return _Open(stage, replace(node, inputs=tuple(leaves)), distribution)
 
 
@@ -446,6 +455,14 @@ class _Cutter:
             else:
                 leaves.append(stage.input(self.exchange(self.build(child), Partitioner.REBALANCE)))
         return _Open(stage, replace(node, inputs=tuple(leaves)), ("single",))
+
+
+def _hash_alike(inputs: tuple[Node, ...], index: int) -> bool:
+    """Whether column ``index`` of every input hashes equal values alike: its types known and
+    needing no cast between them (``hash_type``)."""
+    kinds = [child.columns[index][1] for child in inputs]
+    return all(k.is_known for k in kinds) and all(
+        hash_type(kinds[0], k) is None for k in kinds[1:])
 
 
 def _aggregates_what_it_reads(tree: Node) -> bool:
