@@ -7,7 +7,9 @@ and a client, so a test can give it the suite's own and a script a fresh ``Clien
 
 Tidal runs with a tiny data volume per task (``CONFIG``), so that even these small tables are
 read by several tasks and the plans' exchanges really move rows: at Tidal's defaults every
-query would be one chained task, and a planner's cut could never show.
+query would be one chained task, and a planner's cut could never show. For the same reason the
+cases take three variants of the join options in turn (``VARIANTS``): tables this small are
+otherwise always broadcast, and a shuffled join's hashing never runs.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 
 from sqlglot import exp
 
-from examples.fuzzing.expressions import NUMERIC, Expressions, Ref
+from examples.fuzzing.expressions import NUMERIC, Expressions, Ref, comparable
 from examples.fuzzing.families import SQL_FAMILIES, FuzzCase
 from examples.fuzzing.tables import TABLES, TableSpec
 
@@ -133,6 +133,8 @@ class QueryGenerator:
             left_ref = rng.choice([r for r in left if r.name == name])
             right_ref = next(r for r in right if r.name == name)
             parts.append(exp.EQ(this=left_ref.node(), expression=right_ref.node()))
+        if parts and rng.random() < 0.15:  # keys of two types: the exchange must hash alike
+            parts[0] = self.mixed_equality(left, right)
         if not parts or rng.random() < 0.1:
             parts = [self.expressions.atom(left + right)]
         condition = exp.and_(*parts)
@@ -146,6 +148,16 @@ class QueryGenerator:
 
             condition = exp.and_(condition, subquery_condition(self, left + right))
         return condition
+
+    def mixed_equality(self, left: tuple[Ref, ...], right: tuple[Ref, ...]) -> exp.Expression:
+        """An equality of a value of each side of two comparable kinds (an int and a bigint,
+        a decimal and a rounded one, a date and a timestamp), so a hash exchange on it
+        must hash both sides as one type."""
+        rng = self.rng
+        kind = rng.choice(["int", "decimal", "date", "string"])
+        other = rng.choice(comparable(kind))
+        return exp.EQ(this=self.expressions.value(kind, left, 1),
+                      expression=self.expressions.value(other, right, 1))  # fmt: skip
 
     def cross_comparison(self, left: tuple[Ref, ...], right: tuple[Ref, ...]) -> exp.Expression:
         """A non-equality between a column of each side, of comparable kinds."""

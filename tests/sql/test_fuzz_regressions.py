@@ -39,11 +39,26 @@ class Regression:
 
 REGRESSIONS = (
     Regression(
-        "a window ordered by its alias: the stage's SQL sorts by the window call, which Spark "
-        "refuses (UNSUPPORTED_EXPR_FOR_OPERATOR)", 2, "listed", "windows",
+        "an ORDER BY naming an ordered window's alias: the stage's SQL sorts by the window "
+        "call itself, which Spark refuses (UNSUPPORTED_EXPR_FOR_OPERATOR)", 2, "listed",
+        "windows",
         "SELECT ROW_NUMBER() OVER (ORDER BY c.id ASC NULLS LAST, a.id DESC NULLS FIRST, a.id ASC "
         "NULLS LAST, c.id ASC NULLS LAST) AS c0 FROM t2 AS a INNER JOIN t2 AS c ON a.s = c.s "
         "ORDER BY c0 ASC NULLS LAST"),
+    Regression(
+        "the same, the window numbering one table", 5, "listed", "windows",
+        "SELECT ROW_NUMBER() OVER (ORDER BY a.id) AS c0 FROM t5 AS a ORDER BY c0"),
+    Regression(
+        "the same, a rank beside a column, ordered by the column first", 5, "listed", "windows",
+        "SELECT a.id AS c0, RANK() OVER (ORDER BY a.k) AS c1 FROM t5 AS a ORDER BY c0, c1"),
+    Regression(
+        "INTERSECT of decimal(12,2) and decimal(11,0): each side hashed as its own type, so "
+        "282.00 and 282 meet in no task (1 row, expected 2)", 5, "listed", "set_operations",
+        "SELECT a.d AS c0 FROM t1 AS a INTERSECT SELECT ROUND(c.d, 0) AS c0 FROM t1 AS c"),
+    Regression(
+        "a shuffled join of decimal(12,2) with decimal(11,0): the same hashing by each side's "
+        "own type (0 rows, expected 1)", 5, "shuffled", "joins",
+        "SELECT a.id AS c0, c.id AS c1 FROM t1 AS a INNER JOIN t1 AS c ON a.d = ROUND(c.d, 0)"),
     Regression(
         "a row number ordered by its alias after a semi join, joins decided at run time", 3,
         "runtime", "windows",
