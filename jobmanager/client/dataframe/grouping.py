@@ -70,7 +70,7 @@ class GroupedData(_BaseGroupedData["DataFrame"]):
         return self
 
     def _pivoted(self, exprs) -> DataFrame:
-        from jobmanager.client.dataframe import functions as F
+        import jobmanager.client.dataframe.functions as F
 
         values = self.pivot_values if self.pivot_values is not None else self._distinct_values()
         keys = list(self.group_by_cols)

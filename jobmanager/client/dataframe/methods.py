@@ -16,7 +16,7 @@ import typing as t
 from sqlframe.base.dataframe import BaseDataFrame
 from sqlglot import exp
 
-from jobmanager.client.dataframe import statistics
+import jobmanager.client.dataframe.statistics as statistics
 from jobmanager.client.dataframe.unsupported import unsupported
 
 if t.TYPE_CHECKING:
@@ -51,7 +51,7 @@ class SparkMethods:
         BaseDataFrame.select.__wrapped__(self, *cols, **kwargs))
 
     def selectExpr(self, *expr: str | list[str]) -> DataFrame:
-        from jobmanager.client.dataframe import functions as F
+        import jobmanager.client.dataframe.functions as F
 
         from sqlframe.base.column import Column
 
@@ -101,7 +101,7 @@ class SparkMethods:
         return GroupedData(plain._df, plain.group_by_cols, plain.last_op, kind)
 
     def sample(self, withReplacement=None, fraction=None, seed=None) -> DataFrame:
-        from jobmanager.client.dataframe import functions as F
+        import jobmanager.client.dataframe.functions as F
 
         if isinstance(withReplacement, float) and fraction is None:
             withReplacement, fraction = None, withReplacement
@@ -116,7 +116,7 @@ class SparkMethods:
         return self.where(F.rand(seed) < F.lit(float(fraction)))
 
     def sampleBy(self, col, fractions: dict, seed: int | None = None) -> DataFrame:
-        from jobmanager.client.dataframe import functions as F
+        import jobmanager.client.dataframe.functions as F
 
         seed = random.randrange(1 << 31) if seed is None else int(seed)
         chance = F.lit(0.0)
@@ -126,7 +126,7 @@ class SparkMethods:
         return self.where(F.rand(seed) < chance)
 
     def randomSplit(self, weights: list[float], seed: int | None = None) -> list[DataFrame]:
-        from jobmanager.client.dataframe import functions as F
+        import jobmanager.client.dataframe.functions as F
 
         if any(w < 0 for w in weights) or sum(weights) <= 0:
             raise ValueError(f"weights must be non-negative with a positive sum: {weights}")
@@ -187,7 +187,7 @@ class SparkMethods:
         return False
 
     def to(self, schema) -> DataFrame:
-        from jobmanager.client.dataframe import functions as F
+        import jobmanager.client.dataframe.functions as F
 
         return self.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields])
 

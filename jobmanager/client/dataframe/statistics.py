@@ -50,7 +50,7 @@ def _subset(df: DataFrame, subset) -> list[str]:
 
 
 def fill_nulls(df: DataFrame, value, subset=None) -> DataFrame:
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     types = dict(df.dtypes)
     if isinstance(value, dict):
@@ -76,7 +76,7 @@ def fill_nulls(df: DataFrame, value, subset=None) -> DataFrame:
 
 def drop_nulls(df: DataFrame, how: str = "any", thresh: int | None = None,
                subset=None) -> DataFrame:  # fmt: skip
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     names = _subset(df, subset)
     types = dict(df.dtypes)
@@ -94,7 +94,7 @@ def drop_nulls(df: DataFrame, how: str = "any", thresh: int | None = None,
 
 
 def replace_values(df: DataFrame, to_replace, value=None, subset=None) -> DataFrame:
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     if isinstance(to_replace, dict):
         pairs = list(to_replace.items())
@@ -125,7 +125,7 @@ def replace_values(df: DataFrame, to_replace, value=None, subset=None) -> DataFr
 
 def summary(df: DataFrame, *statistics: str) -> DataFrame:
     """Spark's ``summary``: a row a statistic over the numeric and string columns."""
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     statistics = statistics or _DEFAULT_SUMMARY
     kinds = [(n, _kind(k)) for n, k in df.dtypes if _kind(k) in ("number", "string")]
@@ -175,7 +175,7 @@ def _statistic(F, statistic: str, column, kind: str):
 
 
 def approx_quantile(df: DataFrame, col, probabilities, relativeError: float):
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     names = [col] if isinstance(col, str) else list(col)
     accuracy = int(1.0 / relativeError) if relativeError > 0 else 10000
@@ -190,7 +190,7 @@ def _as_number(F, name: str):
 
 
 def correlation(df: DataFrame, col1: str, col2: str, method: str | None = None) -> float:
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     if method not in (None, "pearson"):
         raise unsupported(f"DataFrame.corr(method={method!r})", "Spark computes Pearson's only")
@@ -198,13 +198,13 @@ def correlation(df: DataFrame, col1: str, col2: str, method: str | None = None) 
 
 
 def covariance(df: DataFrame, col1: str, col2: str) -> float:
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     return df.select(F.covar_samp(_as_number(F, col1), _as_number(F, col2))).collect()[0][0]
 
 
 def crosstab(df: DataFrame, col1: str, col2: str) -> DataFrame:
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     def text(name):
         return F.coalesce(F.col(name).cast("string"), F.lit("null"))
@@ -217,7 +217,7 @@ def crosstab(df: DataFrame, col1: str, col2: str) -> DataFrame:
 
 
 def freq_items(df: DataFrame, cols, support: float | None = None) -> DataFrame:
-    from jobmanager.client.dataframe import functions as F
+    import jobmanager.client.dataframe.functions as F
 
     support = 0.01 if support is None else support
     if not 1e-4 <= support <= 1:
