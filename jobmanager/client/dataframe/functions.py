@@ -28,6 +28,12 @@ REFUSED = {"years": _TRANSFORM, "months": _TRANSFORM, "days": _TRANSFORM, "hours
                      "these columns are the fields of the structs in the array", "explode the "
                      "array and select col.field of each field") for name in ("inline",
                                                                              "inline_outer")},
+           **{name: ("the planner's SQL parser (sqlglot's Spark dialect) rewrites it into another "
+                     "function's text", None) for name in ("to_char", "parse_json",
+                                                           "variant_get", "try_variant_get",
+                                                           "is_variant_null",
+                                                           "schema_of_variant",
+                                                           "schema_of_variant_agg")},
            **{name: ("Spark's TIME type is off in the Spark that Tidal's tasks run", "a timestamp "
                      "and date_format(ts, 'HH:mm:ss')") for name in (
                "make_time", "to_time", "try_to_time", "time_diff", "time_trunc",
@@ -104,8 +110,7 @@ def _spark_call(name: str):
     return call
 
 
-arrays_overlap, to_char, parse_json = (_spark_call(n) for n in (
-    "arrays_overlap", "to_char", "parse_json"))
+arrays_overlap = _spark_call("arrays_overlap")
 
 
 def localtimestamp():

@@ -57,8 +57,23 @@ def _named_generators(selected: DataFrame) -> DataFrame:
     return selected
 
 
+def _schema_lines(fields, depth: int, level: int | None) -> list[str]:
+    lines = []
+    for field in fields:
+        kind = field.dataType
+        lines.append(f"{' |   ' * (depth - 1)} |-- {field.name}: {kind.typeName()} "
+                     f"(nullable = {str(field.nullable).lower()})")
+        if hasattr(kind, "fields") and (level is None or depth < level):
+            lines += _schema_lines(kind.fields, depth + 1, level)
+    return lines
+
+
 class SparkMethods:
     """Mixed into Tidal's ``DataFrame`` before sqlframe's ``BaseDataFrame``."""
+
+    def printSchema(self, level: int | None = None) -> None:
+        """Spark's tree of the schema (``integer``, not ``int``)."""
+        print("\n".join(["root", *_schema_lines(self.schema.fields, 1, level)]) + "\n")
 
     @property
     def dtypes(self) -> list[tuple[str, str]]:

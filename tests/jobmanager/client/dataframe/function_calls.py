@@ -109,7 +109,6 @@ STRING |= {
     "str_to_map": lambda F, c: F.str_to_map(F.concat(F.lit("k:"), c("name"))),
     "parse_url": lambda F, c: F.parse_url(F.concat(F.lit("http://h.io/p?q="), c("name")), F.lit("QUERY")),
     "try_parse_url": lambda F, c: F.try_parse_url(F.lit("http://h.io/x"), F.lit("HOST")),
-    "to_char": lambda F, c: F.to_char(c("id"), F.lit("999")),
     "to_varchar": lambda F, c: F.to_varchar(c("id"), F.lit("0999")),
     "to_number": lambda F, c: F.to_number(F.lit("12.5"), F.lit("99.9")),
     "try_to_number": lambda F, c: F.try_to_number(c("name"), F.lit("99")),
@@ -261,12 +260,7 @@ MISC = {
     "java_method": lambda F, c: F.java_method(F.lit("java.lang.Math"), F.lit("abs"), c("id") - 3),
     "reflect": lambda F, c: F.reflect(F.lit("java.lang.Math"), F.lit("abs"), c("id") - 3),
     "try_reflect": lambda F, c: F.try_reflect(F.lit("java.lang.Math"), F.lit("abs"), c("id") - 3),
-    "parse_json": lambda F, c: F.to_json(F.parse_json(_json(F, c))),
     "try_parse_json": lambda F, c: F.to_json(F.try_parse_json(c("name"))),
-    "variant_get": lambda F, c: F.variant_get(F.parse_json(_json(F, c)), "$.x", "int"),
-    "try_variant_get": lambda F, c: F.try_variant_get(F.parse_json(_json(F, c)), "$.y", "int"),
-    "is_variant_null": lambda F, c: F.is_variant_null(F.parse_json(F.lit("null"))),
-    "schema_of_variant": lambda F, c: F.schema_of_variant(F.parse_json(_json(F, c))),
     "to_variant_object": lambda F, c: F.to_json(F.to_variant_object(F.struct("id"))),
     "from_xml": lambda F, c: F.from_xml(F.concat(F.lit("<r><a>"), c("id").cast("string"), F.lit("</a></r>")), "a INT"),
     "to_xml": lambda F, c: F.to_xml(F.struct("id")),
@@ -282,8 +276,6 @@ GROUPS = {"numeric": NUMERIC, "string": STRING, "dates": DATES, "arrays": ARRAYS
 AGGREGATES |= {
     "bitmap_or_agg": lambda F, c: F.bitmap_count(F.bitmap_or_agg(F.unhex(F.lit("0102")))),
     "bitmap_and_agg": lambda F, c: F.bitmap_count(F.bitmap_and_agg(F.unhex(F.lit("0302")))),
-    "schema_of_variant_agg": lambda F, c: F.schema_of_variant_agg(F.parse_json(F.to_json(
-        F.struct("id")))),
 }  # fmt: skip
 # called inside other calls above, not on their own
 RIDERS = """hll_sketch_estimate hll_union bitmap_count bitmap_bit_position bitmap_bucket_number

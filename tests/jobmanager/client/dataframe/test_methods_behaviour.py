@@ -111,13 +111,14 @@ def _session_and_printing(p, F):
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         p.printSchema()
+    with contextlib.redirect_stdout(io.StringIO()):  # each engine's own plan
         explained = p.explain()
     try:
         p.select(F.raise_error(F.lit("no"))).collect()
         raised = False
     except Exception:  # noqa: BLE001 - PySpark's and Tidal's errors differ in kind
         raised = True
-    return (printed.getvalue().split("\n== ")[0], explained, raised,
+    return (printed.getvalue(), explained, raised,
             isinstance(kind.builder, kind.Builder), kind.active() is session,
             kind.getActiveSession() is session, session.udf is not None)
 
