@@ -23,6 +23,8 @@ from jobmanager.planner.scope import position
 
 __all__ = ["aggregate_calls", "aggregated", "with_windows"]
 
+_WRAPPERS = (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)
+
 
 def aggregate_calls(expressions: Iterable[exp.Expression]) -> list[exp.Expression]:
     """The aggregate calls in ``expressions``, each once (a window function's own call is not
@@ -32,7 +34,9 @@ def aggregate_calls(expressions: Iterable[exp.Expression]) -> list[exp.Expressio
         for node in expression.walk():
             if not is_aggregate(node) or isinstance(node.parent, exp.Window):
                 continue
-            call = node.parent if isinstance(node.parent, exp.Filter) else node
+            call = node
+            while isinstance(call.parent, _WRAPPERS) and call.parent.this is call:
+                call = call.parent  # FILTER, IGNORE NULLS: the call's own
             if not any(call == seen for seen in found):
                 found.append(call)
     return found
@@ -52,7 +56,7 @@ def aggregated(node: Node, groups: list[exp.Expression], expressions: list[exp.E
             group_ids.append(ids.new(_readable(group)))
     calls = aggregate_calls(expressions)
     for call in calls:
-        if aggregate_calls([call.this if not isinstance(call, exp.Filter) else call.this.this]):
+        if aggregate_calls([_unwrapped(call).this]):
             raise SqlError(f"{call.sql(dialect='spark')}: an aggregate inside an aggregate",
                            *position(call))  # fmt: skip
     call_ids = [ids.new(_readable(call)) for call in calls]
@@ -150,6 +154,12 @@ def _replace_equal(expression: exp.Expression, pairs: list[tuple[exp.Expression,
             copy.set(key, [_replace_equal(v, pairs) if isinstance(v, exp.Expression) else v
                            for v in value])  # fmt: skip
     return copy
+
+
+def _unwrapped(call: exp.Expression) -> exp.Expression:
+    while isinstance(call, _WRAPPERS):
+        call = call.this
+    return call
 
 
 def _is_placeholder(missing: set[str]) -> bool:

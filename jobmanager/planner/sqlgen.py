@@ -327,8 +327,19 @@ def _simple(select: exp.Expression) -> bool:
     if any(select.args.get(k) for k in ("group", "having", "order", "limit", "offset",
                                           "distinct")):
         return False
-    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Inline, exp.Select)
+    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Select, *_GENERATORS) or
+                   any(_is_generator(f) for f in e.find_all(exp.Anonymous))
                    for e in select.expressions)  # fmt: skip
+
+
+# a generator's rows replace its input row's, so nothing above it may fold into its SELECT
+_GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
+_ANONYMOUS_GENERATORS = {"json_tuple", "inline_outer", "posexplode_outer", "explode_outer",
+                         "stack", "inline", "posexplode", "explode"}
+
+
+def _is_generator(call: exp.Anonymous) -> bool:
+    return call.name.lower() in _ANONYMOUS_GENERATORS
 
 
 def _null(kind) -> exp.Expression:

@@ -95,6 +95,10 @@ class Translator:
 
     def _select(self, select: exp.Select, outer: Scope | None,
                 correlation: Correlation | None) -> Relation:  # fmt: skip
+        if any(_generates(p) for p in select.expressions):
+            _as_lateral_views(select)  # so the query, run whole, names each of its columns
+            raise UnsupportedSqlError("a generator (its rows replace the row it reads, which "
+                                      "the planner's projections do not)", *position(select))
         scope = Scope(outer)
         node = (self.relations.from_clause(select, scope) if select.args.get("from_")
                 else OneRow((), "SELECT"))
@@ -347,6 +351,38 @@ def _distinct(select: exp.Select, node: Node, hides_order_keys: bool) -> Node:
                        *position(select))  # fmt: skip
     return Aggregate(node.columns, "SELECT DISTINCT", node, tuple((i, col(i)) for i in node.ids),
                      ())  # fmt: skip
+
+
+_GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
+_NAMED_GENERATORS = {"explode", "explode_outer", "posexplode", "posexplode_outer", "inline",
+                     "inline_outer", "stack", "json_tuple"}
+
+
+def _generates(projection: exp.Expression) -> bool:
+    """Whether ``projection`` calls a generator (``EXPLODE``, ``POSEXPLODE``, ``INLINE``,
+    ``STACK``, ``JSON_TUPLE``), not inside a subquery of its own."""
+    for node in projection.walk(prune=lambda n: isinstance(n, exp.Query)):
+        if isinstance(node, _GENERATORS) or (isinstance(node, exp.Anonymous) and
+                                             node.name.lower() in _NAMED_GENERATORS):
+            return True
+    return False
+
+
+def _as_lateral_views(select: exp.Select) -> None:
+    """Each generator of several columns (``POSEXPLODE(a) AS (pos, col)``) in ``select``'s
+    projection moved, in place, to a ``LATERAL VIEW`` whose columns the projection reads."""
+    items = []
+    for projection in select.expressions:
+        if not isinstance(projection, exp.Aliases):
+            items.append(projection)
+            continue
+        view = f"__generated{len(select.args.get('laterals') or [])}"
+        names = [a.copy() for a in projection.expressions]
+        select.append("laterals", exp.Lateral(this=projection.this.copy(), view=True,
+                                               outer=False, alias=exp.TableAlias(
+            this=exp.to_identifier(view), columns=names)))  # fmt: skip
+        items += [exp.column(n.name, view, quoted=n.quoted) for n in names]
+    select.set("expressions", items)
 
 
 def _unaliased(projection: exp.Expression) -> exp.Expression:

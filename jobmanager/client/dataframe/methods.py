@@ -24,20 +24,56 @@ if t.TYPE_CHECKING:
 
 __all__ = ["SparkMethods"]
 
-_GENERATED_NAMES = {exp.Posexplode: ("pos", "col"), exp.PosexplodeOuter: ("pos", "col")}
+def _generated_names(column: exp.Expression) -> tuple[str, ...] | None:
+    """The names Spark gives a generator's columns (``explode``: ``col``; ``posexplode``:
+    ``pos, col``; ``stack(n, ...)``: ``col0, col1, ...``; ``json_tuple``: ``c0, c1, ...``)."""
+    kind = type(column).__name__.lower().lstrip("_")
+    if kind == "anonymous":
+        kind = column.name.lower()
+    if kind in ("posexplode", "posexplodeouter"):
+        return "pos", "col"
+    if kind in ("explode", "explodeouter"):
+        return ("col",)
+    if kind == "stack":
+        count, *values = column.expressions if isinstance(column, exp.Anonymous) else (
+            column.this, *column.expressions)
+        if isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0:
+            return tuple(f"col{i}" for i in range(-(-len(values) // int(count.this))))
+    if kind in ("json_tuple", "jsontuple"):
+        return tuple(f"c{i}" for i in range(len(column.expressions) - 1))
+    return None
 
 
 def _named_generators(selected: DataFrame) -> DataFrame:
     for i, column in enumerate(selected.expression.expressions):
-        names = _GENERATED_NAMES.get(type(column))
-        if names:
+        if isinstance(column, exp.Alias) and column.alias.startswith(("explode__", "stack__")):
+            column = column.this  # sqlframe's name, not Spark's nor the user's
+        names = _generated_names(column)
+        if names and len(names) == 1:
+            selected.expression.expressions[i] = exp.alias_(column, names[0], quoted=True)
+        elif names:
             selected.expression.expressions[i] = exp.Aliases(
                 this=column, expressions=[exp.to_identifier(n) for n in names])
     return selected
 
 
+def _schema_lines(fields, depth: int, level: int | None) -> list[str]:
+    lines = []
+    for field in fields:
+        kind = field.dataType
+        lines.append(f"{' |   ' * (depth - 1)} |-- {field.name}: {kind.typeName()} "
+                     f"(nullable = {str(field.nullable).lower()})")
+        if hasattr(kind, "fields") and (level is None or depth < level):
+            lines += _schema_lines(kind.fields, depth + 1, level)
+    return lines
+
+
 class SparkMethods:
     """Mixed into Tidal's ``DataFrame`` before sqlframe's ``BaseDataFrame``."""
+
+    def printSchema(self, level: int | None = None) -> None:
+        """Spark's tree of the schema (``integer``, not ``int``)."""
+        print("\n".join(["root", *_schema_lines(self.schema.fields, 1, level)]) + "\n")
 
     @property
     def dtypes(self) -> list[tuple[str, str]]:

@@ -79,7 +79,15 @@ REFUSED: dict[str, dict[str, tuple[str, str | None]]] = {
         name: _TABLES for name in (
             "analyzeTable", "createDatabase", "dropDatabase", "dropTable", "dropView",
             "getCreateTableString", "getTableProperties", "listPartitions", "listViews",
-            "truncateTable")
+            "truncateTable", "createExternalTable", "createTable", "recoverPartitions",
+            "refreshByPath", "refreshTable")
+    } | {
+        name: ("Tidal's functions are PySpark's built-in ones, listed in pyspark.sql.functions",
+               None) for name in ("functionExists", "getFunction", "listFunctions")
+    } | {
+        "registerFunction": _PYTHON,
+        "dropGlobalTempView": ("Tidal's views live in one session", "dropTempView"),
+        "isCached": ("Tidal keeps nothing cached (cacheTable changes nothing)", None),
     },
     "DataFrameStatFunctions": {},
 }

@@ -46,13 +46,33 @@ def to_rows(table: pa.Table, zone: str | None = None) -> list:
     from sqlframe.base.types import Row
 
     names = list(table.column_names)
-    columns = [column.to_pylist() for column in table.columns]
+    columns = [[_spark_value(v, column.type) for v in column.to_pylist()]
+               for column in table.columns]  # fmt: skip
     rows = []
     for values in zip(*columns):
         row = Row(*values)  # positionally: Row(**kw) would turn decimals into floats
         row.__fields__ = names
         rows.append(row)
     return rows
+
+
+def _spark_value(value: Any, kind: pa.DataType) -> Any:
+    """``value`` as PySpark gives it: a struct a ``Row`` (Arrow's is a dict), inside arrays and
+    maps too."""
+    if value is None:
+        return None
+    if pa.types.is_struct(kind):
+        from sqlframe.base.types import Row
+
+        fields = [kind.field(i) for i in range(kind.num_fields)]
+        row = Row(*[_spark_value(value.get(f.name), f.type) for f in fields])
+        row.__fields__ = [f.name for f in fields]
+        return row
+    if pa.types.is_map(kind):
+        return [(k, _spark_value(v, kind.item_type)) for k, v in value]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return [_spark_value(v, kind.value_type) for v in value]
+    return value
 
 
 def to_pandas(table: pa.Table, zone: str | None = None):

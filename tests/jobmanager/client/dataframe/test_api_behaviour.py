@@ -4,9 +4,8 @@ same session (``one_session_client``: Tidal's planner, its pieces split over two
 results compared (rows in any order unless the program orders them). ``EXERCISED`` names the
 API each program calls: the surface test (``test_api_surface``) counts them as working.
 
-ROLLUP/CUBE/GROUPING SETS and generators with two outputs (``posexplode``) wait for the
-planner: their Spark SQL, as Tidal's layer writes it, is checked in PySpark itself here, and
-their end-to-end runs are marked to fail until the planner takes them."""
+ROLLUP/CUBE/GROUPING SETS and generators with two outputs (``posexplode``): their Spark SQL, as
+Tidal's layer writes it, is checked in PySpark itself, and their end-to-end runs on Tidal."""
 
 from __future__ import annotations
 
@@ -113,8 +112,8 @@ def _same_sampling(p, F, W):
 
 PROGRAMS["DataFrame.sample DataFrame.randomSplit"] = _same_sampling
 
-# the groupings' SQL is checked in PySpark, their runs on Tidal wait for the planner
-_GROUPING_NAMES = "DataFrame.rollup DataFrame.cube DataFrame.groupingSets functions.grouping_id"
+_GROUPING_NAMES = ("DataFrame.rollup DataFrame.cube DataFrame.groupingSets functions.grouping_id "
+                   "functions.posexplode functions.array")
 EXERCISED = frozenset(name for names in [*PROGRAMS, _GROUPING_NAMES] for name in names.split())
 
 
@@ -161,8 +160,6 @@ def test_the_sql_of_groupings_and_generators_is_pysparks_answer(name, tidal, spa
     assert sorted(_rows(got.collect()), key=repr) == sorted(_rows(expected.collect()), key=repr)
 
 
-@pytest.mark.xfail(reason="the planner refuses ROLLUP/CUBE/GROUPING SETS and runs a generator "
-                          "of two outputs as a scalar (planner engineer's work)", strict=True)
 @pytest.mark.parametrize("name", list(GROUPINGS))
 def test_groupings_and_generators_on_tidal(name, tidal, spark_session):
     from pyspark.sql import functions as SF

@@ -2,15 +2,15 @@
 test against PySpark calls it: ``EXERCISED`` of ``test_api_behaviour`` and the older tests'
 names below) or raises Tidal's one-line refusal naming it. Walks PySpark 4's classes by
 ``dir()`` and ``pyspark.sql.functions.__all__``; no JVM, no cluster (a refusal is raised in the
-client). ``NOT_YET_SORTED`` is the ratchet of names that do neither yet: a name may leave it
-(the test then says to drop it), none may join it."""
+client). No name may do neither."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.jobmanager.client.dataframe.surface_not_yet_sorted import NOT_YET_SORTED
 from tests.jobmanager.client.dataframe.test_api_behaviour import EXERCISED as BEHAVIOUR
+from tests.jobmanager.client.dataframe.test_functions_behaviour import EXERCISED as FUNCTIONS
+from tests.jobmanager.client.dataframe.test_methods_behaviour import EXERCISED as METHODS
 
 # called by the older behaviour tests (test_actions_on_ray, test_session_in_the_client)
 OLDER = frozenset("""
@@ -25,7 +25,7 @@ functions.sum functions.count functions.countDistinct functions.row_number funct
 functions.col functions.desc functions.avg functions.max functions.mean functions.upper
 functions.round functions.lit
 """.split())
-WORKS = BEHAVIOUR | OLDER
+WORKS = BEHAVIOUR | FUNCTIONS | METHODS | OLDER
 
 
 def _surface():
@@ -93,10 +93,5 @@ def test_every_name_works_or_refuses(spark, capsys):
         QueryRunner.client_factory = saved
     with capsys.disabled():
         print(f"\nPySpark's API on Tidal: {len(works)} work (a behaviour test calls them), "
-              f"{len(refuses)} refuse, {len(neither)} neither "
-              f"({len(set(neither) & NOT_YET_SORTED)} of them in NOT_YET_SORTED)")
-    new = sorted(set(neither) - NOT_YET_SORTED)
-    assert not new, f"neither works (tested) nor refuses: {new}"
-    sorted_now = sorted(NOT_YET_SORTED - set(neither))
-    assert not sorted_now, f"now work or refuse; drop them from NOT_YET_SORTED: {sorted_now}"
-
+              f"{len(refuses)} refuse, {len(neither)} neither")
+    assert not neither, f"neither works (tested) nor refuses: {neither}"
