@@ -34,6 +34,11 @@ REFUSED = {"years": _TRANSFORM, "months": _TRANSFORM, "days": _TRANSFORM, "hours
                                                            "is_variant_null",
                                                            "schema_of_variant",
                                                            "schema_of_variant_agg")},
+           "product": ("Spark SQL has no PRODUCT (only PySpark's Column API does), and Tidal "
+                       "runs SQL", "F.exp(F.sum(F.log(c))) for positive values"),
+           **{name: ("Tidal's layer writes it as a SQL function Spark does not have",
+                     "listagg over df.select(col).distinct()") for name in (
+               "listagg_distinct", "string_agg_distinct")},
            **{name: ("Spark's TIME type is off in the Spark that Tidal's tasks run", "a timestamp "
                      "and date_format(ts, 'HH:mm:ss')") for name in (
                "make_time", "to_time", "try_to_time", "time_diff", "time_trunc",
@@ -111,6 +116,11 @@ def _spark_call(name: str):
 
 
 arrays_overlap = _spark_call("arrays_overlap")
+
+
+def percentile(col, percentage, frequency=1):  # sqlframe's is percentile_cont's text
+    return _spark_call("percentile")(col, lit(percentage) if not hasattr(  # noqa: F405
+        percentage, "expression") else percentage, lit(frequency))  # noqa: F405
 
 
 def localtimestamp():
