@@ -104,4 +104,5 @@ def test_a_query_the_planner_refuses_raises_before_anything_is_submitted(
     with pytest.raises(error) as refused:
         client.sql(query, tables={**tables, "empty": str(tmp_path / "empty")}, config=CONFIG)
     assert isinstance(refused.value, SqlError) and words in str(refused.value)
-    assert {job.job_id for job in client.list()} == before  # nothing was submitted
+    # nothing was submitted (an earlier test's released job may leave the list meanwhile)
+    assert {job.job_id for job in client.list()} <= before
