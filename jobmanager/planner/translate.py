@@ -118,10 +118,7 @@ class Translator:
         if aggregating:
             selected = bound + extras + pre_order
             if sets is not None:
-                node = expand(node, groups, sets, self.ids, _origin_group(select))
-                selected = [over_sets(e, node) for e in selected]
-                groups = [col(i) for i, _ in node.keys] + [col(node.gid)] + \
-                    ([col(node.pos)] if node.pos else [])  # fmt: skip
+                node, groups, selected = self._expanded(node, groups, sets, selected, select)
             node, rewritten = _checked(lambda: aggregated(
                 node, groups, selected, self.ids, _origin_group(select)), select)
             bound, extras, pre_order = _split(rewritten, len(bound), len(extras))
@@ -136,6 +133,15 @@ class Translator:
         node, windowed = with_windows(node, bound + pre_order, self.ids)
         bound, pre_order = windowed[:len(bound)], windowed[len(bound):]
         return self._project(select, node, names, bound, order_bound, pre_order, correlation)
+
+    def _expanded(self, node: Node, keys: list, sets: list, selected: list,
+                  select: exp.Select) -> tuple[Node, list, list]:  # fmt: skip
+        """The rows once per grouping set, the aggregate's groups (the keys, the id and any
+        position) and the selected expressions over the expanded rows."""
+        node = expand(node, keys, sets, self.ids, _origin_group(select))
+        groups = [col(i) for i, _ in node.keys] + [col(node.gid)] + \
+            ([col(node.pos)] if node.pos else [])  # fmt: skip
+        return node, groups, [over_sets(e, node) for e in selected]
 
     def _grouping(self, select: exp.Select, scope: Scope, correlation: Correlation | None,
                   selected: list) -> tuple[list, bool, list | None]:  # fmt: skip
