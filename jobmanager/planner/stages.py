@@ -13,7 +13,7 @@ from jobmanager.model.jobgraph import Partitioner
 from jobmanager.model.joins import JoinInput
 from jobmanager.planner.logical import Node, Scan
 
-__all__ = ["Input", "Source", "Stage", "StageEdge"]
+__all__ = ["Input", "OpenStage", "Source", "Stage", "StageEdge", "joined_origin"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,3 +67,20 @@ class Stage:
         if whole:
             self.whole.add(len(self.sources) - 1)
         return Source(scan.columns, scan.origin, f"s{len(self.sources) - 1}", scan)
+
+
+@dataclass
+class OpenStage:
+    """A stage still being built: its tree so far and how its rows are partitioned
+    (``("any",)``, ``("single",)`` or ``("hash", ids)``). ``shared``: the stage is done (two
+    consumers read it) and an operator on it starts a stage of its own."""
+
+    stage: Stage
+    tree: Node
+    distribution: tuple = ("any",)
+    shared: bool = False
+
+
+def joined_origin(first: str, second: str) -> str:
+    """The origin of a stage that takes on one more operator: both, in order."""
+    return f"{first}; {second}" if first else second
