@@ -29,15 +29,17 @@ __all__ = ["in_task"]
 
 
 def in_task(node: Node, column_id: str, expression: exp.Expression, scope: Scope,
-            relations: Relations) -> SubqueryColumn:  # fmt: skip
+            relations: Relations, read_as: dict[str, str] | None = None) -> SubqueryColumn:  # fmt: skip
     """``node`` with ``expression`` (an EXISTS, an IN over a query, or a scalar subquery,
-    qualified, as the query wrote it) evaluated per row as ``column_id``."""
+    qualified, as the query wrote it) evaluated per row as ``column_id``; ``read_as``: see
+    ``subqueries.attach``."""
+    read_as = read_as or {}
     tree = expression.copy()
     inner = tree.this if isinstance(tree, exp.Exists) else tree.args.get("query") if \
         isinstance(tree, exp.In) else tree  # fmt: skip
-    _read_outer(inner, scope, set(node.ids))
+    _read_outer(inner, scope, set(node.ids), read_as)
     if isinstance(tree, exp.In):
-        tree.set("this", _outer_columns(scope.bind(tree.this).expression))
+        tree.set("this", _outer_columns(scope.bind(tree.this).expression, read_as))
     inputs, placeholders, names = tables_as_inputs(inner, relations)
     if isinstance(tree, exp.Subquery):
         (kind,) = output_types(expression.this, relations, 1)
@@ -49,7 +51,8 @@ def in_task(node: Node, column_id: str, expression: exp.Expression, scope: Scope
                           node, column_id, tree, inputs, placeholders, names)  # fmt: skip
 
 
-def _read_outer(query: exp.Expression, scope: Scope, available: set[str]) -> None:
+def _read_outer(query: exp.Expression, scope: Scope, available: set[str],
+                read_as: dict[str, str]) -> None:  # fmt: skip
     """Each column of ``query`` that names a relation around it replaced, in place, by the
     id of the enclosing query's column, read as ``OUTER.id``."""
     own = own_aliases(query)
@@ -58,6 +61,7 @@ def _read_outer(query: exp.Expression, scope: Scope, available: set[str]) -> Non
         if not column.table or column.table.lower() in own or column.name.lower() in lambdas:
             continue
         column_id, _ = scope.resolve(column)
+        column_id = read_as.get(column_id, column_id)
         if column_id not in available:
             raise UnsupportedSqlError(f"{column.sql(dialect='spark')} reads a query further "
                                       "out than the one around the subquery",
@@ -66,12 +70,14 @@ def _read_outer(query: exp.Expression, scope: Scope, available: set[str]) -> Non
                                   table=exp.to_identifier(OUTER)))  # fmt: skip
 
 
-def _outer_columns(expression: exp.Expression) -> exp.Expression:
+def _outer_columns(expression: exp.Expression, read_as: dict[str, str]) -> exp.Expression:
     """A bound expression (its columns ids) reading them as ``OUTER.id``."""
 
     def qualify(found: exp.Expression) -> exp.Expression:
         if isinstance(found, exp.Column) and not found.table:
-            return exp.Column(this=found.this.copy(), table=exp.to_identifier(OUTER))
+            name = read_as.get(found.name, found.name)
+            return exp.Column(this=exp.to_identifier(name, quoted=True),
+                              table=exp.to_identifier(OUTER))  # fmt: skip
         return found
 
     return expression.copy().transform(qualify, copy=False)

@@ -111,7 +111,10 @@ class _Renderer:
             definitions = _definitions(child)
             child.set("expressions", [_as(definitions[e.name].copy(), i) for i, e in node.exprs])
             if child.args.get("order"):  # its keys may name the aliases renamed away
-                child.set("order", substitute(child.args["order"], definitions))
+                order = substitute(child.args["order"], definitions)
+                for key in order.expressions:
+                    key.set("this", _not_ordinal(key.this))
+                child.set("order", order)
             return child
         select = self._wrapped(child, node.child.ids)
         select.set("expressions", [_as(e.copy(), i) for i, e in node.exprs])
@@ -156,7 +159,7 @@ class _Renderer:
         child.set("expressions", [_as(g.copy(), i) for (i, _), g in zip(node.groups, groups)] +
                   [_as(substitute(e, definitions), i) for i, e in node.aggs])  # fmt: skip
         if groups:
-            child.set("group", exp.Group(expressions=groups))
+            child.set("group", exp.Group(expressions=[_not_ordinal(g.copy()) for g in groups]))
         return child
 
     def _window(self, node: Window) -> exp.Select:
@@ -336,6 +339,16 @@ def _simple(select: exp.Expression) -> bool:
 _GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
 _ANONYMOUS_GENERATORS = {"json_tuple", "inline_outer", "posexplode_outer", "explode_outer",
                          "stack", "inline", "posexplode", "explode"}
+
+
+def _not_ordinal(key: exp.Expression) -> exp.Expression:
+    """A GROUP BY or ORDER BY key that Spark reads as itself: an integer literal there is a
+    position in the SELECT list (``spark.sql.groupByOrdinal``), so a constant key the
+    planner substituted (``SUM(DISTINCT 6)`` grouped by its argument) is cast to its type."""
+    if isinstance(key, exp.Literal) and not key.is_string and key.is_int:
+        kind = "INT" if -(1 << 31) <= int(key.name) < (1 << 31) else "BIGINT"
+        return exp.Cast(this=key, to=exp.DataType.build(kind))
+    return key
 
 
 def _is_generator(call: exp.Anonymous) -> bool:

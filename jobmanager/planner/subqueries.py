@@ -84,19 +84,25 @@ def semi_or_anti(translator: Translator, node: Node, conjunct: exp.Expression, s
     return None
 
 
-def attach(translator: Translator, node: Node, pending: list[Pending], scope: Scope) -> Node:
+def attach(translator: Translator, node: Node, pending: list[Pending], scope: Scope,
+           read_as: dict[str, str] | None = None) -> Node:  # fmt: skip
     """``node`` with each pending subquery's value under its placeholder: a scalar subquery
     joined on where its correlation allows; else, and for EXISTS and IN inside an expression,
-    evaluated per row in the task (``in_task``)."""
+    evaluated per row in the task (``in_task``). ``read_as``: a column of ``scope`` that
+    ``node`` holds under another id (a grouping set's key, NULL in the sets that lack it),
+    which the correlation reads instead."""
+    read_as = read_as or {}
     for item in pending:
         if item.predicate:
-            node = in_task(node, item.column_id, item.query, scope, translator.relations)
+            node = in_task(node, item.column_id, item.query, scope, translator.relations,
+                           read_as)  # fmt: skip
             continue
         correlation = Correlation(group_keys=True)
         try:
             relation = translator.query(_unwrap(item.query), scope, correlation)
         except UnsupportedSqlError:
-            node = in_task(node, item.column_id, item.query, scope, translator.relations)
+            node = in_task(node, item.column_id, item.query, scope, translator.relations,
+                           read_as)  # fmt: skip
             continue
         if len(relation.names) != 1:
             raise SqlError(f"a scalar subquery must give one column, this one gives "
@@ -110,8 +116,17 @@ def attach(translator: Translator, node: Node, pending: list[Pending], scope: Sc
             node = Join(node.columns + renamed.columns, _origin(item.query), node, renamed,
                         "single")  # fmt: skip
             continue
+        correlation.keys = [(inner_id, _read_as(outer, read_as))
+                            for inner_id, outer in correlation.keys]  # fmt: skip
         node = _correlated(node, relation.node, value_id, value_type, item, correlation)
     return node
+
+
+def _read_as(expression: exp.Expression, read_as: dict[str, str]) -> exp.Expression:
+    if not read_as:
+        return expression
+    return expression.transform(lambda e: col(read_as[e.name]) if isinstance(e, exp.Column)
+                                and not e.table and e.name in read_as else e)  # fmt: skip
 
 
 def _correlated(node: Node, inner: Node, value_id: str, value_type, item: Pending,

@@ -115,17 +115,19 @@ class Translator:
         order_bound = self._order_keys(_order_items(select), scope, names, bound,
                                        [p.alias_or_name for p in select.expressions])
         pre_order = [e for e, is_output in order_bound if not is_output]
+        keys_read_as: dict[str, str] = {}  # a grouping set's key column: its nulled one
         if aggregating:
             selected = bound + extras + pre_order
             if sets is not None:
                 node, groups, selected = self._expanded(node, groups, sets, selected, select)
+                keys_read_as = {k.name: i for i, k in node.keys if isinstance(k, exp.Column)}
             node, rewritten = _checked(lambda: aggregated(
                 node, groups, selected, self.ids, _origin_group(select)), select)
             bound, extras, pre_order = _split(rewritten, len(bound), len(extras))
             if correlation is not None and correlation.group_keys and correlation.conjuncts:
                 correlation.keys = [(gid, outer) for (gid, _), (_, outer)
                                     in zip(node.groups, correlation.keys)]  # fmt: skip
-        node = attach(self, node, pending, scope)
+        node = attach(self, node, pending, scope, keys_read_as)
         if extras:
             check_condition(extras[0], node.typer(), "HAVING")
             node = Filter(node.columns, f"HAVING {having.this.sql(dialect='spark')}", node,

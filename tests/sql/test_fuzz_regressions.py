@@ -69,6 +69,34 @@ REGRESSIONS = (
         "runtime", "windows",
         "SELECT RANK() OVER (ORDER BY a.d ASC NULLS LAST, c.dt ASC) AS c1 FROM t1 AS a RIGHT JOIN "
         "t1 AS c ON a.s = c.s ORDER BY c1 ASC NULLS LAST"),
+    Regression(
+        "a scalar subquery in HAVING correlated to a CUBE's key: the join read the key's "
+        "column from before the expand, which the aggregate no longer gives (Spark: "
+        "UNRESOLVED_COLUMN)", 2026, "runtime", "grouping_sets",
+        "SELECT a.f AS c1 FROM t1 AS a GROUP BY CUBE (a.s, a.f) HAVING CASE WHEN "
+        "COUNT(DISTINCT a.x * a.k2) >= (SELECT MIN(e.id) FROM t2 AS e WHERE e.s = a.s) THEN 1 "
+        "ELSE 0 END = 1"),
+    Regression(
+        "the same under OR, the CUBE's key an expression's neighbour", 2026, "shuffled",
+        "grouping_sets",
+        "SELECT a.x AS c1 FROM t2 AS a GROUP BY CUBE (a.id % 3, a.x) HAVING MAX(a.x + a.k) IS "
+        "NULL OR COUNT(*) > (SELECT MAX(c.x) FROM t4 AS c WHERE c.x = a.x) ORDER BY c1 ASC "
+        "LIMIT 4"),
+    Regression(
+        "the same with one grouping set and a COUNT subquery", 2026, "runtime", "grouping_sets",
+        "SELECT a.k AS c1 FROM t3 AS a GROUP BY GROUPING SETS ((a.b, a.k)) HAVING MIN(a.id) > "
+        "(SELECT COUNT(c.k2) FROM t1 AS c WHERE c.k = a.k)"),
+    Regression(
+        "the same after a join, joins shuffled: the correlation matched every set's rows by "
+        "the key before the expand (258 rows, expected 21)", 2026, "shuffled", "grouping_sets",
+        "SELECT c.k AS c1 FROM t2 AS a INNER JOIN t2 AS c ON a.k = c.k GROUP BY CUBE (c.k, c.k2) "
+        "HAVING COUNT(ABS(c.id)) >= (SELECT MAX(e.k2) FROM t2 AS e WHERE e.k = c.k)"),
+    Regression(
+        "SUM(DISTINCT 6): the partial aggregate grouped by its constant argument, GROUP BY 6, "
+        "which Spark reads as the sixth column (GROUP_BY_POS_OUT_OF_RANGE)", 2026, "runtime",
+        "aggregates",
+        "SELECT SUM(DISTINCT 6) AS c2 FROM t1 AS a GROUP BY a.ts, a.dt ORDER BY c2 ASC NULLS LAST "
+        "LIMIT 4"),
 )  # fmt: skip
 
 
