@@ -46,7 +46,7 @@ def test_a_forward_group_member_says_whose_parallelism_it_took():
 
 @pytest.mark.parametrize(
     "daily_bytes, expected",
-    [(10 * MiB, 1), (1 * GiB, 64), (100 * GiB, 128)],  # 16 MiB per task, at most 128
+    [(10 * MiB, 1), (1 * GiB, 16), (100 * GiB, 128)],  # 64 MiB per task, at most 128
 )
 def test_parallelism_follows_the_data_day_by_day(daily_bytes, expected):
     run = Run(daily_job(), byte_model=spread(daily_bytes // 10))
