@@ -35,6 +35,12 @@ mean (the target is at most 0.7, and no query above 1.1), and the queries slowes
 PySpark are printed last. Each Tidal job's wall time is split into Spark's work on its critical
 path and Tidal's own (``benchmarks/wall_split.py``): per query the medians, and ``own_share``,
 the geometric mean of Tidal's own part (the target is at most 10 %).
+A third side, the same-plan control (``benchmarks/same_plan.py``), runs Tidal's planned job
+composed into one Spark SQL query in the baseline's session, alternating with the other two:
+each query's ``same_plan_ratio`` is Tidal's median over the control's, and the summary's
+their geometric mean (the target is at most 1.0, no query above 1.15): what Tidal's runtime
+(scheduling, deployment, shuffle, commit) costs or saves against Spark's own executor on the
+same plan. Its answer is checked too.
 ``--join-strategy`` names the ``table.optimizer.adaptive-broadcast-join.strategy`` Tidal runs
 with (``auto`` by default); given several (``--join-strategy auto none``), each is measured in
 the same alternation, ``ratio`` is the first one's, ``ratio_by_strategy`` has each one's
@@ -101,6 +107,7 @@ from benchmarks.tpch_figures import (  # noqa: E402
     query_name,
     ratio_by_strategy,
 )
+from benchmarks.same_plan import planned_sql, register_views  # noqa: E402
 from benchmarks.wall_split import split_wall  # noqa: E402
 
 QUERY_NUMBERS = range(1, 23)
@@ -108,6 +115,7 @@ JOIN_STRATEGIES = ("auto", "runtime_only", "none")
 JOIN_STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
 TARGET_RATIO = 0.7  # the geometric mean, warm
 TARGET_QUERY_RATIO = 1.1  # every query, warm
+TARGET_SAME_PLAN = 1.0  # Tidal against PySpark running Tidal's plan, geometric mean
 TARGET_OWN_SHARE = 0.10  # Tidal's own part of a job's wall time, geometric mean
 VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
 SOURCE_VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task"
@@ -140,12 +148,6 @@ def spark_session() -> SparkSession:
     )
     session.sparkContext.setLogLevel("ERROR")
     return session
-
-
-def register_views(session: SparkSession, tables: Mapping[str, str]) -> None:
-    """Every table as a temporary view, once for the session's warm runs."""
-    for name, path in tables.items():
-        session.read.parquet(path).createOrReplaceTempView(name)
 
 
 def fresh_spark_session(session: SparkSession) -> SparkSession:
@@ -257,8 +259,10 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
     configs = {s: {**parse_options(args.options), JOIN_STRATEGY: s.upper()} for s in strategies}
     tidal_out = {s: str(work / f"{name}-tidal-{s}") for s in strategies}
     spark_out = str(work / f"{name}-spark")
+    plan_out = str(work / f"{name}-same-plan")
+    same_plan = planned_sql(text, tables, configs[strategies[0]]) if strategies else None
     runs: dict[str, list[float]] = {s: [] for s in strategies}
-    results, joins, spark_runs, splits, errors = {}, {}, [], [], {}
+    results, joins, spark_runs, plan_runs, splits, errors = {}, {}, [], [], [], {}
     for run in range(args.warmups + args.repeats):
         measured = run >= args.warmups
         for strategy in strategies if "tidal" not in errors else ():
@@ -284,6 +288,16 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
             continue
         if measured:
             spark_runs.append(seconds)
+        if same_plan is None or "same plan" in errors:
+            continue
+        client.warm_up()
+        try:
+            seconds = run_spark(session, same_plan, None, plan_out)
+        except QueryFailed as failure:
+            errors["same plan"] = f"on Tidal's plan, {failure}"
+            continue
+        if measured:
+            plan_runs.append(seconds)
     ordered = query_is_ordered(text)
     answer = duckdb_answer(data, text)
     if "spark" in errors:
@@ -294,6 +308,9 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
     for strategy in strategies:
         same &= "tidal" not in errors and _check(
             f"{name} with {strategy}", read_result(tidal_out[strategy]), reference, ordered, against)
+    if plan_runs:
+        same &= _check(f"{name} on Tidal's plan", read_result(plan_out), reference, ordered,
+                       against)  # fmt: skip
     spark = statistics.median(spark_runs) if spark_runs else None
     tidal_runs = runs[strategies[0]] if strategies else []
     result = results.get(strategies[0]) if strategies and "tidal" not in errors else None
@@ -311,6 +328,9 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         tidal = statistics.median(tidal_runs)
         figures["tidal_seconds"] = round(tidal, 3)
         figures["ratio"] = None if spark is None else round(tidal / spark, 3)
+        if plan_runs:
+            figures["same_plan_seconds"] = round(statistics.median(plan_runs), 3)
+            figures["same_plan_ratio"] = round(tidal / figures["same_plan_seconds"], 3)
         figures["parallelism"] = {v: r.parallelism for v, r in result.vertices.items()}
         print(f"{name}: parallelism decided by Tidal", flush=True)
         for vertex, decided in result.vertices.items():
@@ -319,7 +339,8 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         figures["breakdown_ms"] = breakdown(name, result)
         if spark is not None:
             figures["by_strategy"] = by_strategy(name, runs, spark, joins)
-    print(f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}", flush=True)
+    print(f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}, PySpark on "
+          f"Tidal's plan {_seconds(plan_runs)}", flush=True)  # fmt: skip
     return figures
 
 
@@ -468,6 +489,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         print(f"geometric mean of the ratios {mean:.3f} (target {TARGET_RATIO}); slowest "
               f"against PySpark: {', '.join(f'{n} {ratios[n]:.2f}' for n in slowest)}",
               flush=True)  # fmt: skip
+    plan_ratios = [f["same_plan_ratio"] for f in measured.values() if f.get("same_plan_ratio")]
+    same_plan = round(geometric_mean(plan_ratios), 3) if plan_ratios else None
+    if same_plan is not None:
+        worst = max(measured, key=lambda n: measured[n].get("same_plan_ratio") or 0)
+        print(f"against PySpark on Tidal's plan, geometric mean {same_plan:.3f} (target "
+              f"{TARGET_SAME_PLAN}); the highest {worst} "
+              f"{measured[worst]['same_plan_ratio']:.2f}", flush=True)  # fmt: skip
     shares = [f["own_share"] for f in measured.values() if f.get("own_share") is not None]
     own_share = round(geometric_mean([max(share, 0.001) for share in shares]), 3) if shares else None
     if own_share is not None:
@@ -490,6 +518,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "target_ratio": TARGET_RATIO,
         "target_query_ratio": TARGET_QUERY_RATIO,
         "own_share": own_share,
+        "same_plan_ratio": same_plan,
+        "baseline_jvm": {"options": baseline_jvm()[0], "heap_bytes": baseline_jvm()[1]},
         **cold_figures,
         **{f"{name}_ratio": ratio for name, ratio in ratios.items()},
         **{f"{name}_same_result": figures["same_result"] for name, figures in measured.items()},
