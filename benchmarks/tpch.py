@@ -1,7 +1,9 @@
 """The 22 TPC-H queries in Tidal's SQL against the same texts in PySpark alone, in one run.
 
 Generates the real TPC-H tables at ``--scale`` (scale factor 1 by default; DuckDB's dbgen,
-cached between runs, see ``examples/tpch_dbgen.py``), then, for each query (``--queries``
+cached between runs, see ``examples/tpch_dbgen.py``) in the ``--layout`` given (``parts``:
+64 MiB files of 8 MiB row groups; ``duckdb``: one file a table, as DuckDB, pandas or Polars
+leave one), then, for each query (``--queries``
 names some; all 22 by default), runs ``--warmups`` unmeasured and ``--repeats`` measured runs of
 
 - Tidal: the query's text through ``Client.sql(text, tables=..., output=<dir>,
@@ -94,7 +96,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 from examples.compare import query_is_ordered, read_result, sql_difference  # noqa: E402
 from examples.options import add_option_flag, parse_options  # noqa: E402
 from examples.spark_sql import spark_query  # noqa: E402
-from examples.tpch_dbgen import duckdb_answer, generate, queries  # noqa: E402
+from examples.tpch_dbgen import LAYOUTS, duckdb_answer, generate, queries  # noqa: E402
 from benchmarks.tpch_figures import (  # noqa: E402
     _seconds,
     breakdown,
@@ -355,6 +357,7 @@ def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
     for side in sides:
         command = [sys.executable, __file__, "--cold-side", side, "--queries", str(number),
                    "--data", data, "--dir", str(work), "--scale", str(args.scale),
+                   "--layout", args.layout,
                    *[f"-D{option}" for option in args.options or ()]]  # fmt: skip
         command += ["--no-dashboard"] * args.no_dashboard
         busy = busy_cpu_seconds()
@@ -422,6 +425,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--data", default=None,
                         help="data directory (default: a per-scale folder in the temp dir)")
     parser.add_argument("--dir", default=None, help="where results go (default: temp)")
+    parser.add_argument("--layout", choices=LAYOUTS, default="parts",
+                        help="the tables' files: parts (64 MiB files of 8 MiB row groups) or "
+                             "duckdb (one file a table, as DuckDB writes it)")  # fmt: skip
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
     parser.add_argument("--join-strategy", nargs="+", choices=JOIN_STRATEGIES, default=["auto"],
@@ -440,9 +446,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     if args.warmups < 0:
         parser.error("--warmups must be at least 0")
 
-    data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-dbgen-sf{args.scale:g}")
+    folder = f"tidal-tpch-dbgen-sf{args.scale:g}" + ("" if args.layout == "parts" else "-" + args.layout)
+    data = args.data or os.path.join(tempfile.gettempdir(), folder)
     started = time.perf_counter()
-    tables = generate(data, args.scale)
+    tables = generate(data, args.scale, layout=args.layout)
     if args.cold_side:
         cold_run(args, tables)
         return {"same_result": True}
@@ -505,6 +512,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     summary = {
         "benchmark": "tpch",
         "scale": args.scale,
+        "layout": args.layout,
         "repeats": args.repeats,
         "warmups": args.warmups,
         "cpus": os.cpu_count(),
