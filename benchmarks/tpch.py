@@ -1,18 +1,22 @@
 """The 22 TPC-H queries in Tidal's SQL against the same texts in PySpark alone, in one run.
 
 Generates the real TPC-H tables at ``--scale`` (scale factor 1 by default; DuckDB's dbgen,
-cached between runs, see ``examples/tpch_dbgen.py``), then, for each query (``--queries``
+cached between runs, see ``examples/tpch_dbgen.py``) in the ``--layout`` given (``parts``:
+64 MiB files of 8 MiB row groups; ``duckdb``: one file a table, as DuckDB, pandas or Polars
+leave one), then, for each query (``--queries``
 names some; all 22 by default), runs ``--warmups`` unmeasured and ``--repeats`` measured runs of
 
 - Tidal: the query's text through ``Client.sql(text, tables=..., output=<dir>,
-  overwrite=True)`` on a local Ray cluster (no parallelism set anywhere: the adaptive scheduler
-  sizes every vertex, with the per-task volume of the baseline's adaptive execution,
-  ``tidal_config``), timed from the call, which plans the query, until ``wait()`` returns with
-  the result committed as Parquet;
+  overwrite=True)`` on a local Ray cluster, with no option set (``-D`` sets one): its
+  defaults, as a new user's job runs, timed from the call, which plans the query, until
+  ``wait()`` returns with the result committed as Parquet;
 - baseline: the same text through ``spark.sql`` over temporary views of the same Parquet files
-  (``examples/spark_sql.py``), ``local[2]`` with adaptive query execution on, timed from
-  registering the views (listing the files, as Tidal's sources do) until its Parquet output is
-  written.
+  (``examples/spark_sql.py``), ``local[2]`` with adaptive query execution on, tuned as a Spark
+  user tunes it: the JVM options and heap Tidal's TaskManager gets on this machine
+  (``taskmanager.spark.java_options``, ``taskmanager.heap``), and the views registered once
+  per session, as a user running queries in a session does, so a warm run is timed from
+  ``spark.sql`` until its Parquet output is written (a cold run, a fresh script, registers
+  them inside its timer).
 
 The two alternate run by run so both see the same machine, and both run warm: PySpark in a
 started session, Tidal with its TaskManagers kept between jobs and its standby JobManager ready
@@ -29,10 +33,16 @@ Tidal decided for each vertex is printed with its reason, and where the last run
 went, per vertex and phase (``taskmanager.timing``).
 
 Each query's ratio is Tidal's median seconds over the baseline's; ``ratio`` is their geometric
-mean (the target is at most 0.8, and no query above 1.2), and the queries slowest against
+mean (the target is at most 0.7, and no query above 1.1), and the queries slowest against
 PySpark are printed last. Each Tidal job's wall time is split into Spark's work on its critical
 path and Tidal's own (``benchmarks/wall_split.py``): per query the medians, and ``own_share``,
-the geometric mean of Tidal's own part (the target is at most 15 %).
+the geometric mean of Tidal's own part (the target is at most 10 %).
+A third side, the same-plan control (``benchmarks/same_plan.py``), runs Tidal's planned job
+composed into one Spark SQL query in the baseline's session, alternating with the other two:
+each query's ``same_plan_ratio`` is Tidal's median over the control's, and the summary's
+their geometric mean (the target is at most 1.0, no query above 1.15): what Tidal's runtime
+(scheduling, deployment, shuffle, commit) costs or saves against Spark's own executor on the
+same plan. Its answer is checked too.
 ``--join-strategy`` names the ``table.optimizer.adaptive-broadcast-join.strategy`` Tidal runs
 with (``auto`` by default); given several (``--join-strategy auto none``), each is measured in
 the same alternation, ``ratio`` is the first one's, ``ratio_by_strategy`` has each one's
@@ -43,8 +53,8 @@ run on a fresh local Ray cluster against the first run in a fresh PySpark sessio
 process of its own, with the start of the cluster or the session apart (about a minute a query,
 so none by default). Each start ends where its side can take a query without starting a JVM:
 PySpark's with its session, Tidal's with ``Client.warm_up`` (a standby JobManager, and the
-TaskManager the new cluster prepared with its Spark JVM up). Tidal's first job keeps that
-TaskManager's default Spark JVM (1 GiB), so it runs on it;
+TaskManager the new cluster prepared with its Spark JVM up). Tidal's first job runs on that
+TaskManager;
 ``cold_first_ratio`` is the sum of Tidal's first runs over PySpark's, ``cold_ratio`` the same
 with the starts, and each query's ``cold_ratio`` its own start plus first run. On a machine
 whose ``/proc/stat`` tells its busy time, each side's ``cold_{side}_cpu_seconds`` is what its
@@ -86,7 +96,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 from examples.compare import query_is_ordered, read_result, sql_difference  # noqa: E402
 from examples.options import add_option_flag, parse_options  # noqa: E402
 from examples.spark_sql import spark_query  # noqa: E402
-from examples.tpch_dbgen import duckdb_answer, generate, queries  # noqa: E402
+from examples.tpch_dbgen import LAYOUTS, duckdb_answer, generate, queries  # noqa: E402
 from benchmarks.tpch_figures import (  # noqa: E402
     _seconds,
     breakdown,
@@ -99,29 +109,41 @@ from benchmarks.tpch_figures import (  # noqa: E402
     query_name,
     ratio_by_strategy,
 )
+from benchmarks.same_plan import planned_sql, register_views  # noqa: E402
 from benchmarks.wall_split import split_wall  # noqa: E402
 
 QUERY_NUMBERS = range(1, 23)
 JOIN_STRATEGIES = ("auto", "runtime_only", "none")
 JOIN_STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
-TARGET_RATIO = 0.8  # the geometric mean, warm
-TARGET_QUERY_RATIO = 1.2  # every query, warm
-TARGET_OWN_SHARE = 0.15  # Tidal's own part of a job's wall time, geometric mean
-BASELINE_DRIVER_MEMORY = "4g"
-DRIVER_MEMORY = "taskmanager.memory.spark-driver"
+TARGET_RATIO = 0.7  # the geometric mean, warm
+TARGET_QUERY_RATIO = 1.1  # every query, warm
+TARGET_SAME_PLAN = 1.0  # Tidal against PySpark running Tidal's plan, geometric mean
+TARGET_OWN_SHARE = 0.10  # Tidal's own part of a job's wall time, geometric mean
 VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
 SOURCE_VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task"
-MIN_VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.min-data-volume-per-task"
+BASELINE_SLOTS = 2  # local[2], and the slots of Tidal's default TaskManager
 SLOWEST_SHOWN = 5
 
 
+def baseline_jvm() -> tuple[list[str], int]:
+    """The baseline JVM's options and heap: those of Tidal's default TaskManager here."""
+    from taskmanager.heap import default_heap_bytes
+    from taskmanager.java import find_java
+    from taskmanager.spark import java_options
+
+    return java_options(find_java()[0]), default_heap_bytes(BASELINE_SLOTS)
+
+
 def spark_session() -> SparkSession:
-    """The baseline: two local cores, adaptive query execution on, no UI."""
+    """The baseline: two local cores, adaptive query execution on, no UI, the JVM as
+    ``baseline_jvm`` says."""
+    options, heap = baseline_jvm()
     session = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(f"local[{BASELINE_SLOTS}]")
         .appName("tidal-benchmark-tpch-baseline")
         .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.driver.memory", BASELINE_DRIVER_MEMORY)
+        .config("spark.driver.memory", f"{heap >> 20}m")
+        .config("spark.driver.extraJavaOptions", " ".join(options))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
@@ -160,10 +182,14 @@ class QueryFailed(Exception):
     goes on with the next query."""
 
 
-def run_spark(session: SparkSession, text: str, tables: Mapping[str, str], out: str) -> float:
+def run_spark(session: SparkSession, text: str, tables: Mapping[str, str] | None,
+              out: str) -> float:  # fmt: skip
+    """Seconds to run ``text`` and write its result; ``tables``: register the views it reads
+    first, in the timer (a cold run), else they are (a warm one)."""
     started = time.perf_counter()
     try:
-        spark_query(session, tables, text).write.mode("overwrite").parquet(out)
+        frame = session.sql(text) if tables is None else spark_query(session, tables, text)
+        frame.write.mode("overwrite").parquet(out)
     except Exception as error:
         first = (str(error).strip().splitlines() or [""])[0][:500]
         raise QueryFailed(f"PySpark failed: {type(error).__name__}: {first}") from error
@@ -232,11 +258,13 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
     on, its result checked against DuckDB's answer where PySpark has none."""
     name, text = query_name(number), queries()[number]
     strategies = args.join_strategy if client is not None else []
-    configs = {s: {**tidal_config(args), JOIN_STRATEGY: s.upper()} for s in strategies}
+    configs = {s: {**parse_options(args.options), JOIN_STRATEGY: s.upper()} for s in strategies}
     tidal_out = {s: str(work / f"{name}-tidal-{s}") for s in strategies}
     spark_out = str(work / f"{name}-spark")
+    plan_out = str(work / f"{name}-same-plan")
+    same_plan = planned_sql(text, tables, configs[strategies[0]]) if strategies else None
     runs: dict[str, list[float]] = {s: [] for s in strategies}
-    results, joins, spark_runs, splits, errors = {}, {}, [], [], {}
+    results, joins, spark_runs, plan_runs, splits, errors = {}, {}, [], [], [], {}
     for run in range(args.warmups + args.repeats):
         measured = run >= args.warmups
         for strategy in strategies if "tidal" not in errors else ():
@@ -256,12 +284,22 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         if client is not None:
             client.warm_up()
         try:
-            seconds = run_spark(session, text, tables, spark_out)
+            seconds = run_spark(session, text, None, spark_out)
         except QueryFailed as failure:
             errors["spark"] = str(failure)
             continue
         if measured:
             spark_runs.append(seconds)
+        if same_plan is None or "same plan" in errors:
+            continue
+        client.warm_up()
+        try:
+            seconds = run_spark(session, same_plan, None, plan_out)
+        except QueryFailed as failure:
+            errors["same plan"] = f"on Tidal's plan, {failure}"
+            continue
+        if measured:
+            plan_runs.append(seconds)
     ordered = query_is_ordered(text)
     answer = duckdb_answer(data, text)
     if "spark" in errors:
@@ -272,6 +310,9 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
     for strategy in strategies:
         same &= "tidal" not in errors and _check(
             f"{name} with {strategy}", read_result(tidal_out[strategy]), reference, ordered, against)
+    if plan_runs:
+        same &= _check(f"{name} on Tidal's plan", read_result(plan_out), reference, ordered,
+                       against)  # fmt: skip
     spark = statistics.median(spark_runs) if spark_runs else None
     tidal_runs = runs[strategies[0]] if strategies else []
     result = results.get(strategies[0]) if strategies and "tidal" not in errors else None
@@ -289,6 +330,9 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         tidal = statistics.median(tidal_runs)
         figures["tidal_seconds"] = round(tidal, 3)
         figures["ratio"] = None if spark is None else round(tidal / spark, 3)
+        if plan_runs:
+            figures["same_plan_seconds"] = round(statistics.median(plan_runs), 3)
+            figures["same_plan_ratio"] = round(tidal / figures["same_plan_seconds"], 3)
         figures["parallelism"] = {v: r.parallelism for v, r in result.vertices.items()}
         print(f"{name}: parallelism decided by Tidal", flush=True)
         for vertex, decided in result.vertices.items():
@@ -297,7 +341,8 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         figures["breakdown_ms"] = breakdown(name, result)
         if spark is not None:
             figures["by_strategy"] = by_strategy(name, runs, spark, joins)
-    print(f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}", flush=True)
+    print(f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}, PySpark on "
+          f"Tidal's plan {_seconds(plan_runs)}", flush=True)  # fmt: skip
     return figures
 
 
@@ -312,8 +357,9 @@ def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
     for side in sides:
         command = [sys.executable, __file__, "--cold-side", side, "--queries", str(number),
                    "--data", data, "--dir", str(work), "--scale", str(args.scale),
+                   "--layout", args.layout,
                    *[f"-D{option}" for option in args.options or ()]]  # fmt: skip
-        command += ["--no-dashboard"] * args.no_dashboard + ["--tidal-defaults"] * args.tidal_defaults
+        command += ["--no-dashboard"] * args.no_dashboard
         busy = busy_cpu_seconds()
         done = subprocess.run(command, capture_output=True, text=True, timeout=600,
                               env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
@@ -359,30 +405,12 @@ def cold_run(args, tables: dict[str, str]) -> None:
         if not client.warm_up():
             raise SystemExit("the new cluster's JobManager or TaskManager did not start in time")
         start = time.perf_counter() - started
-        config = tidal_config(args)
-        if DRIVER_MEMORY not in parse_options(args.options):  # the prepared TaskManager's JVM
-            config.pop(DRIVER_MEMORY, None)
-        first, _, _, _ = run_tidal(client, name, text, tables, out, config)
+        first, _, _, _ = run_tidal(client, name, text, tables, out, parse_options(args.options))
     print(json.dumps([round(start, 3), round(first, 3)]), flush=True)
 
 
-def tidal_config(args) -> dict[str, str]:
-    """Tidal sized as the baseline sizes its partitions: tasks of about
-    ``spark.sql.adaptive.advisoryPartitionSizeInBytes`` (64 MiB), but spread over the slots
-    where fewer would leave a core idle, as AQE's ``parallelismFirst`` does, down to Tidal's
-    own volume per task (16 MiB, not Spark's 1 MiB: a Tidal task is a Spark query of its own,
-    100 to 200 ms before any row); a source's tasks of about
-    ``spark.sql.files.maxPartitionBytes`` (128 MiB), the most one Spark scan partition reads;
-    and the TaskManager's Spark JVM given the baseline's driver memory (4 GiB; Tidal's default
-    is Spark's own, 1 GiB). Everything else is Tidal's default (the least parallelism 1, as
-    Flink's). -D overrides any of them. With ``--tidal-defaults``, Tidal runs as a new user's
-    job does: its defaults (16 MiB a task, sources too, a Spark JVM of 1 GiB) and the -D
-    options alone."""
-    if args.tidal_defaults:
-        return dict(parse_options(args.options))
-    return {VOLUME_PER_TASK: "64 mb", SOURCE_VOLUME_PER_TASK: "128 mb",
-            MIN_VOLUME_PER_TASK: "16 mb", DRIVER_MEMORY: BASELINE_DRIVER_MEMORY,
-            **parse_options(args.options)}  # fmt: skip
+def _set(options) -> str:
+    return f" and {', '.join(options)}" if options else ""
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
@@ -397,6 +425,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--data", default=None,
                         help="data directory (default: a per-scale folder in the temp dir)")
     parser.add_argument("--dir", default=None, help="where results go (default: temp)")
+    parser.add_argument("--layout", choices=LAYOUTS, default="parts",
+                        help="the tables' files: parts (64 MiB files of 8 MiB row groups) or "
+                             "duckdb (one file a table, as DuckDB writes it)")  # fmt: skip
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
     parser.add_argument("--join-strategy", nargs="+", choices=JOIN_STRATEGIES, default=["auto"],
@@ -407,9 +438,6 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--cold-queries", nargs="+", type=int, choices=QUERY_NUMBERS,
                         default=[], metavar="N",
                         help="queries with a cold figure, each side's first run (default: none)")
-    parser.add_argument("--tidal-defaults", action="store_true",
-                        help="Tidal with its defaults, not sized as the baseline (-D still "
-                             "applies)")  # fmt: skip
     parser.add_argument("--cold-side", choices=["tidal", "spark"], help=argparse.SUPPRESS)
     add_option_flag(parser)
     args = parser.parse_args(argv)
@@ -418,9 +446,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     if args.warmups < 0:
         parser.error("--warmups must be at least 0")
 
-    data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-dbgen-sf{args.scale:g}")
+    folder = f"tidal-tpch-dbgen-sf{args.scale:g}" + ("" if args.layout == "parts" else "-" + args.layout)
+    data = args.data or os.path.join(tempfile.gettempdir(), folder)
     started = time.perf_counter()
-    tables = generate(data, args.scale)
+    tables = generate(data, args.scale, layout=args.layout)
     if args.cold_side:
         cold_run(args, tables)
         return {"same_result": True}
@@ -431,6 +460,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     for number in args.cold_queries:
         per_query.setdefault(query_name(number), {}).update(cold(number, args, data, work))
     session = spark_session()
+    register_views(session, tables)
+    options, heap = baseline_jvm()
+    print(f"PySpark: local[{BASELINE_SLOTS}], a heap of {heap >> 20} MiB, JVM options "
+          f"{' '.join(options)}; Tidal: its defaults{_set(args.options)}, a TaskManager's "
+          f"Spark JVM with the same options and heap", flush=True)  # fmt: skip
     client = None
     if not args.baseline_only:
         from jobmanager import Client
@@ -441,6 +475,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             figures = measure(number, args, data, tables, work, session, client)
             if "PySpark failed" in figures.get("error", ""):
                 session = fresh_spark_session(session)
+                register_views(session, tables)
             per_query.setdefault(query_name(number), {}).update(figures)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -461,6 +496,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         print(f"geometric mean of the ratios {mean:.3f} (target {TARGET_RATIO}); slowest "
               f"against PySpark: {', '.join(f'{n} {ratios[n]:.2f}' for n in slowest)}",
               flush=True)  # fmt: skip
+    plan_ratios = [f["same_plan_ratio"] for f in measured.values() if f.get("same_plan_ratio")]
+    same_plan = round(geometric_mean(plan_ratios), 3) if plan_ratios else None
+    if same_plan is not None:
+        worst = max(measured, key=lambda n: measured[n].get("same_plan_ratio") or 0)
+        print(f"against PySpark on Tidal's plan, geometric mean {same_plan:.3f} (target "
+              f"{TARGET_SAME_PLAN}); the highest {worst} "
+              f"{measured[worst]['same_plan_ratio']:.2f}", flush=True)  # fmt: skip
     shares = [f["own_share"] for f in measured.values() if f.get("own_share") is not None]
     own_share = round(geometric_mean([max(share, 0.001) for share in shares]), 3) if shares else None
     if own_share is not None:
@@ -470,6 +512,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     summary = {
         "benchmark": "tpch",
         "scale": args.scale,
+        "layout": args.layout,
         "repeats": args.repeats,
         "warmups": args.warmups,
         "cpus": os.cpu_count(),
@@ -483,6 +526,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "target_ratio": TARGET_RATIO,
         "target_query_ratio": TARGET_QUERY_RATIO,
         "own_share": own_share,
+        "same_plan_ratio": same_plan,
+        "baseline_jvm": {"options": baseline_jvm()[0], "heap_bytes": baseline_jvm()[1]},
         **cold_figures,
         **{f"{name}_ratio": ratio for name, ratio in ratios.items()},
         **{f"{name}_same_result": figures["same_result"] for name, figures in measured.items()},

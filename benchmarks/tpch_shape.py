@@ -54,7 +54,7 @@ from jobmanager.model.inference import InferenceContext, infer_vertex_parallelis
 from jobmanager.model.splits import assign_splits  # noqa: E402
 from taskmanager.spark import TASK_SQL_CONF  # noqa: E402
 
-TASK_VOLUME, SOURCE_VOLUME = 64 << 20, 128 << 20  # as benchmarks/tpch.py sizes Tidal's tasks
+TASK_VOLUME, SOURCE_VOLUME = 64 << 20, 128 << 20  # Tidal's defaults
 SLOTS = 2  # the baseline's local[2]
 
 

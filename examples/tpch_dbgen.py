@@ -46,31 +46,44 @@ from examples.parquet_parts import (  # noqa: E402
     generate_tables,
 )
 
-__all__ = ["TABLES", "duckdb_answer", "duckdb_answer_over", "generate", "queries"]
+__all__ = ["LAYOUTS", "TABLES", "duckdb_answer", "duckdb_answer_over", "generate", "queries"]
 
 TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 
+LAYOUTS = ("parts", "duckdb")
 _MARKER = "_tidal_tpch_dbgen.json"
 _FORMAT_VERSION = 1
 _BATCH_ROWS = 262_144
 
 
 def generate(directory: str | os.PathLike, scale: float, *, file_bytes: int = FILE_BYTES,
-             row_group_bytes: int = ROW_GROUP_BYTES) -> dict[str, str]:  # fmt: skip
+             row_group_bytes: int = ROW_GROUP_BYTES, layout: str = "parts") -> dict[str, str]:  # fmt: skip
     """The 8 tables under ``directory`` (one folder each), generated unless already there for
     this scale and layout; their paths by name. dbgen runs once, and only if a table is
-    missing; the part files' sizes are ``file_bytes`` and ``row_group_bytes`` on disk."""
+    missing. ``layout``: ``parts``, part files of ``file_bytes`` in row groups of
+    ``row_group_bytes`` on disk; or ``duckdb``, one file a table as DuckDB's ``COPY ... TO``
+    writes it (its own row groups of 122,880 rows), as a user's tool leaves a table."""
     if scale <= 0:
         raise ValueError(f"scale must be positive, got {scale}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     out = Path(directory).resolve()
-    wanted = {"scale": float(scale), "file_bytes": file_bytes, "row_group_bytes": row_group_bytes,
-              "duckdb": duckdb.__version__, "version": _FORMAT_VERSION}  # fmt: skip
+    wanted = {"scale": float(scale), "duckdb": duckdb.__version__, "version": _FORMAT_VERSION}
+    wanted |= {"file_bytes": file_bytes, "row_group_bytes": row_group_bytes} if \
+        layout == "parts" else {"layout": layout}  # fmt: skip
 
     @functools.cache
     def generated() -> duckdb.DuckDBPyConnection:
         connection = _tpch_connection()
         connection.execute(f"CALL dbgen(sf={float(scale)!r})")
         return connection
+
+    def copier(table: str):
+        def write(staging: dict[str, Path]) -> dict[str, int]:
+            target = _sql_string(str(staging[table] / f"{table}.parquet"))
+            generated().execute(f"COPY {table} TO {target} (FORMAT parquet)")
+            return {table: generated().execute(f"SELECT count(*) FROM {table}").fetchone()[0]}
+        return write
 
     def writer(table: str):
         def write(staging: dict[str, Path]) -> dict[str, int]:
@@ -84,7 +97,8 @@ def generate(directory: str | os.PathLike, scale: float, *, file_bytes: int = FI
         return write
 
     try:
-        generate_tables(out, _MARKER, wanted, {(table,): writer(table) for table in TABLES})
+        write = writer if layout == "parts" else copier
+        generate_tables(out, _MARKER, wanted, {(table,): write(table) for table in TABLES})
     finally:
         if generated.cache_info().currsize:
             generated().close()
@@ -142,9 +156,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--out", required=True, help="directory to hold one folder per table")
+    parser.add_argument("--layout", choices=LAYOUTS, default="parts",
+                        help="part files of row groups, or one file a table as DuckDB writes it")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    paths = generate(args.out, args.scale)
+    paths = generate(args.out, args.scale, layout=args.layout)
     for table, path in paths.items():
         files = sorted(Path(path).glob("*.parquet"))
         rows = sum(pq.read_metadata(f).num_rows for f in files)

@@ -185,17 +185,22 @@ OPTIONS: dict[str, Option] = {
         Option(_ADAPTIVE + "max-parallelism", _int(1), 128,
                "Upper bound of a decided parallelism; also how many subpartitions a producer "
                "writes for a consumer whose parallelism is not decided yet."),
-        Option(_ADAPTIVE + "avg-data-volume-per-task", _positive_memory, 16 << 20,
-               "Bytes of input each task should get."),
-        Option(_ADAPTIVE + "min-data-volume-per-task", _positive_memory, None,
+        Option(_ADAPTIVE + "avg-data-volume-per-task", _positive_memory, 64 << 20,
+               "Bytes of input each task should get (Spark's "
+               "spark.sql.adaptive.advisoryPartitionSizeInBytes, 64 MiB: a Tidal task is a "
+               "Spark query of its own, 100 to 200 ms before its first row, so smaller tasks "
+               "spend more of their time starting)."),
+        Option(_ADAPTIVE + "min-data-volume-per-task", _positive_memory, 16 << 20,
                "Spread a vertex over the job's slots: where its input fills fewer tasks "
                "than the job's slots at avg-data-volume-per-task, its tasks get "
                "input / slots bytes each, but at least this many (Spark's "
                "spark.sql.adaptive.coalescePartitions.parallelismFirst with minPartitionSize, "
-               "1 MiB). Unset: every task gets avg-data-volume-per-task, as in Flink."),
-        Option(_ADAPTIVE + "source-data-volume-per-task", _positive_memory, None,
-               "Bytes of its files' columns each task of a source should read; unset: "
-               "avg-data-volume-per-task. A task's Spark splits its own scan over its "
+               "1 MiB; Tidal 16 MiB, a task costing more to start than a partition). Unset: every "
+               "task gets avg-data-volume-per-task, as in Flink."),
+        Option(_ADAPTIVE + "source-data-volume-per-task", _positive_memory, 128 << 20,
+               "Bytes of its files' columns each task of a source should read (where unset and "
+               "avg-data-volume-per-task is set, that). A task's "
+               "Spark splits its own scan over its "
                "TaskManager's cores, so a source task may read as much as one Spark scan "
                "partition (spark.sql.files.maxPartitionBytes, 128 MiB)."),
         Option(_ADAPTIVE + "default-source-parallelism", _int(1), None,
@@ -218,8 +223,12 @@ OPTIONS: dict[str, Option] = {
         Option("taskmanager.numberOfTaskSlots", _int(1), 2,
                "Slots per TaskManager; each runs one task at a time. (Flink: 1; Tidal: 2, "
                "because every TaskManager process carries its own Spark JVM.)"),
-        Option("taskmanager.memory.spark-driver", _positive_memory, 1 << 30,
-               "JVM heap of the SparkSession in each TaskManager."),
+        Option("taskmanager.memory.spark-driver", _positive_memory, None,
+               "JVM heap of the SparkSession in each TaskManager. Unset: a quarter of its "
+               "node's memory, shared by the TaskManagers the node's CPUs hold (its slots' "
+               "share), between 1 GiB and 16 GiB; as Spark sizes executors from the "
+               "machine, the rest left to Python, Arrow, Ray's object store and the page "
+               "cache."),
         Option("heartbeat.interval", _positive_duration, 1000,
                "How often the JobManager checks that each TaskManager is alive."),
         Option("heartbeat.timeout", _positive_duration, 30_000,

@@ -24,10 +24,6 @@ BENCHMARKS = REPO / "benchmarks"
 # the tiny runs' Tidal jobs on one two-slot TaskManager: one Spark JVM to start on the tests'
 # cluster (its 8 logical CPUs would otherwise make four, on a machine of two cores)
 ONE_TASKMANAGER = ("-D", "slotmanager.number-of-slots.max=2")
-# the TPC-H run's TaskManager in Tidal's default shape (the script asks a Spark driver of 4 GiB):
-# the one the no-op run just before it left idle, its Spark JVM started, is leased again (and by
-# the recovery run after it)
-WARM_TASKMANAGER = ("-D", "taskmanager.memory.spark-driver=1g")
 
 
 def load(name: str):
@@ -121,7 +117,7 @@ def test_tpch_benchmark_runs_q3_deciding_its_joins_at_run_time_or_not_at_a_tiny_
     summary = load("tpch").main(["--scale", "0.01", "--data", str(tpch_dbgen), "--warmups", "0",
                                  "--repeats", "1", "--queries", "3",
                                  "--join-strategy", "runtime_only", "none", *ONE_TASKMANAGER,
-                                 *WARM_TASKMANAGER, "--dir", str(tmp_path)])  # fmt: skip
+                                 "--dir", str(tmp_path)])  # fmt: skip
     out = capsys.readouterr().out
     assert json.loads(out.strip().splitlines()[-1]) == summary
     assert summary["same_result"] is True and summary["ratio"] > 0
@@ -143,6 +139,10 @@ def test_tpch_benchmark_runs_q3_deciding_its_joins_at_run_time_or_not_at_a_tiny_
     assert q03["spark_work_seconds"] + q03["own_seconds"] == pytest.approx(q03["tidal_seconds"],
                                                                           abs=0.002)  # fmt: skip
     assert summary["own_share"] == pytest.approx(q03["own_share"], abs=0.001)
+    # PySpark ran Tidal's plan too, its answer checked (same_result), with the JVM's options
+    assert q03["same_plan_seconds"] > 0 and summary["same_plan_ratio"] == q03["same_plan_ratio"]
+    assert "-XX:+UseParallelGC" in summary["baseline_jvm"]["options"]
+    assert "PySpark on Tidal's plan" in out
 
 
 @pytest.mark.runtime
@@ -163,7 +163,7 @@ def test_tpch_benchmark_keeps_tidal_s_figures_when_pyspark_fails_a_query(
     tpch.run_spark = out_of_memory_on_q06
     summary = tpch.main(["--scale", "0.01", "--data", str(tpch_dbgen), "--warmups", "0",
                          "--repeats", "1", "--queries", "6", "1", *ONE_TASKMANAGER,
-                         *WARM_TASKMANAGER, "--dir", str(tmp_path)])  # fmt: skip
+                         "--dir", str(tmp_path)])  # fmt: skip
     q06 = summary["queries"]["q06"]
     assert q06["tidal_seconds"] > 0 and q06["spark_seconds"] is None and q06["ratio"] is None
     assert q06["same_result"] is True  # Tidal's result against DuckDB's answer
@@ -229,7 +229,7 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tpch_dbgen, tmp_pat
         assert figures["spark_seconds"] > 0
         assert figures["tidal_seconds"] is None and figures["ratio"] is None
     assert (summary["queries"]["q01"]["rows"], summary["queries"]["q06"]["rows"]) == (4, 1)
-    assert summary["ratio"] is None and summary["target_ratio"] == 0.8
+    assert summary["ratio"] is None and summary["target_ratio"] == 0.7
     cold = summary["queries"]["q06"]  # its first run in a process and a JVM of its own
     assert cold["cold_spark_start_seconds"] > 0 and cold["cold_spark_first_seconds"] > 0
     # a JVM's start alone costs seconds of CPU; the machine's cores cannot give more than

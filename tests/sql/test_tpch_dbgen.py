@@ -136,9 +136,23 @@ def test_a_failed_generation_leaves_the_old_tables_whole(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(TABLES)  # no half table left
 
 
-def test_a_scale_must_be_positive(tmp_path):
+def test_a_scale_must_be_positive_and_a_layout_known(tmp_path):
     with pytest.raises(ValueError, match="scale must be positive"):
         generate(tmp_path, 0)
+    with pytest.raises(ValueError, match="layout must be one of parts, duckdb, got 'csv'"):
+        generate(tmp_path, 0.001, layout="csv")
+
+
+def test_duckdbs_layout_is_one_file_a_table_of_its_own_row_groups_that_sources_split(
+        tmp_path, tpch_dbgen_data):  # fmt: skip
+    paths = generate(tmp_path, DBGEN_SCALE, layout="duckdb")
+    assert sorted(p.name for p in (tmp_path / "lineitem").glob("*.parquet")) == ["lineitem.parquet"]
+    metadata = pq.ParquetFile(tmp_path / "lineitem" / "lineitem.parquet").metadata
+    assert metadata.num_rows == ROWS_AT_SF_001["lineitem"] * DBGEN_SCALE / 0.01
+    assert ds.dataset(paths["lineitem"]).to_table().equals(
+        ds.dataset(tpch_dbgen_data / "lineitem").to_table())
+    parts = generate(tmp_path, DBGEN_SCALE)  # the other layout replaces it
+    assert len(list((tmp_path / "lineitem").glob("part-*.parquet"))) >= 1 and parts == paths
 
 
 def test_the_22_queries_are_the_specifications():

@@ -10,6 +10,7 @@ import pytest
 from jobmanager.model.config import OPTIONS, Configuration
 from taskmanager.failures import JavaUnavailable
 from taskmanager.java import find_java
+from taskmanager.heap import default_heap_bytes
 from taskmanager.spark import DRIVER_MEMORY_KEY, SparkSessionProvider
 
 
@@ -41,9 +42,33 @@ def test_no_java_at_all_says_what_to_install(tmp_path):
         find_java({"JAVA_HOME": str(tmp_path)})
 
 
-def test_driver_memory_comes_from_the_configuration(tmp_path):
-    default = OPTIONS[DRIVER_MEMORY_KEY].default
-    assert SparkSessionProvider(2, tmp_path, Configuration()).driver_memory_bytes == default
+def test_driver_memory_comes_from_the_configuration_or_the_machine(tmp_path):
+    assert OPTIONS[DRIVER_MEMORY_KEY].default is None
+    derived = SparkSessionProvider(2, tmp_path, Configuration()).driver_memory_bytes
+    assert derived == default_heap_bytes(2) >= 1 << 30
     configured = Configuration({DRIVER_MEMORY_KEY: "3g"})
     assert SparkSessionProvider(2, tmp_path, configured).driver_memory_bytes == 3 << 30
     assert not SparkSessionProvider(2, tmp_path, configured).started
+
+
+@pytest.mark.parametrize("memory_gib, cpus, slots, heap_mib", [
+    (24, 2, 2, 6 << 10),   # this kind of machine: one TaskManager, a quarter of the memory
+    (256, 64, 2, 2 << 10),  # 32 TaskManagers share the quarter
+    (2, 2, 2, 1 << 10),    # never under 1 GiB
+    (1024, 4, 2, 16 << 10),  # never over 16 GiB
+    (24, 1, 2, 6 << 10),   # fewer CPUs than slots: still one TaskManager
+])  # fmt: skip
+def test_the_default_heap_is_a_quarter_of_the_node_shared_by_its_task_managers(
+        memory_gib, cpus, slots, heap_mib):  # fmt: skip
+    assert default_heap_bytes(slots, memory_gib << 30, cpus) == heap_mib << 20
+
+
+def test_the_node_memory_is_the_cgroup_limit_when_lower(tmp_path, monkeypatch):
+    from taskmanager import heap
+
+    limit = tmp_path / "memory.max"
+    limit.write_text("2147483648\n")
+    monkeypatch.setattr(heap, "_CGROUP_LIMITS", (limit,))
+    assert heap.node_memory_bytes() == 2 << 30
+    limit.write_text("max\n")
+    assert heap.node_memory_bytes() > 0

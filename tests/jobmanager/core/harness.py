@@ -14,10 +14,15 @@ from jobmanager.model.config import Configuration
 from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers, TaskFault
 
 
+# the simulated runs' bytes are sized for 16 MiB a task (Flink's default, Tidal's before it
+# took Spark's 64 MiB): a test says how many tasks its bytes make, whatever the default
+SIZED = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "16 mb"}
+
+
 class Run:
     def __init__(self, job, config=None, faults=(), seed=None, inject=None, **cluster):
         self.job = job
-        self.config = Configuration(config or {})
+        self.config = Configuration({**SIZED, **(config or {})})
         self.state = JobManagerState(job, self.config, job_id="test")
         self.cluster = SimulatedTaskManagers(
             self.state.graph,

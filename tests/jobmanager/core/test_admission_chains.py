@@ -74,7 +74,7 @@ def test_a_small_source_feeding_one_task_is_asked_at_once_and_chained_into_it(tm
     graph = q1_shaped(files(tmp_path, 3))
     asked, submitted = take(graph, config, cpus=2)
     assert list(asked) == ["lines"] and asked["lines"].slots == 2
-    assert asked["lines"].data_volume_per_task == config[VOLUME]
+    assert asked["lines"].data_volume_per_task == config[SOURCE_VOLUME]
     assert submitted.chains == (("lines", "final", "sink"),)
     (answer,) = submitted.inferred
     assert (answer.vertex, answer.parallelism) == ("lines -> final -> sink", 1)

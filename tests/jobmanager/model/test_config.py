@@ -8,7 +8,8 @@ def test_defaults_follow_flink():
     config = Configuration()
     prefix = "execution.batch.adaptive.auto-parallelism."
     assert config[prefix + "max-parallelism"] == 128
-    assert config[prefix + "avg-data-volume-per-task"] == 16 * 2**20
+    assert config[prefix + "avg-data-volume-per-task"] == 64 * 2**20  # Spark's, not Flink's 16
+    assert config[prefix + "source-data-volume-per-task"] == 128 * 2**20
     assert config[prefix + "default-source-parallelism"] is None
     assert config["parallelism.default"] == 1
 

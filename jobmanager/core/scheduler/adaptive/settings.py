@@ -40,9 +40,12 @@ def source_inference_context(config: Configuration, vertex_max: int, slots: int 
 
 
 def source_volume(config: Configuration) -> int:
-    if config.is_set(_ADAPTIVE + "source-data-volume-per-task"):
-        return config[_ADAPTIVE + "source-data-volume-per-task"]
-    return config[_ADAPTIVE + "avg-data-volume-per-task"]
+    """The source option; where only the volume of every task is set, that one: a job that
+    sizes its tasks sizes its sources' too."""
+    if not config.is_set(_ADAPTIVE + "source-data-volume-per-task") and \
+            config.is_set(_ADAPTIVE + "avg-data-volume-per-task"):  # fmt: skip
+        return config[_ADAPTIVE + "avg-data-volume-per-task"]
+    return config[_ADAPTIVE + "source-data-volume-per-task"]
 
 
 def source_bound(c: Configuration, vertex_max: int) -> int:

@@ -10,7 +10,8 @@ from jobmanager.model.inference import InferenceContext, SourcePlan
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
 from jobmanager.simulation.cluster import uniform_bytes
 from shuffle.ids import PartitionId
-from tests.jobmanager.core.harness import Run
+from jobmanager.model.config import Configuration
+from tests.jobmanager.core.harness import SIZED, Run
 
 MiB, GiB = 1 << 20, 1 << 30
 
@@ -289,7 +290,7 @@ def finish_sources(step, attempt=0):
 
 
 def test_the_core_decides_as_it_handles_and_returns_the_decision_to_record():
-    state = JobManagerState(daily_job(), job_id="live")
+    state = JobManagerState(daily_job(), Configuration(SIZED), job_id="live")
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm", 10))
     step = finish_sources(state.handle)
@@ -303,7 +304,7 @@ def test_applying_a_log_decides_nothing_and_a_take_over_decides_what_was_not_log
     """A log that ends between the sources' reports and the decision they led to (the
     JobManager died before writing it): the replay leaves the vertex waiting, and the new
     JobManager decides it as it handles its first event."""
-    state = JobManagerState(daily_job(), job_id="replayed")
+    state = JobManagerState(daily_job(), Configuration(SIZED), job_id="replayed")
     state.apply(ev.JobStarted())
     state.apply(ev.TaskManagerRegistered("tm", 10))
     assert not any(type(c).__name__ == "DeployTask" for c in finish_sources(state.apply))
@@ -318,7 +319,7 @@ def test_applying_a_log_decides_nothing_and_a_take_over_decides_what_was_not_log
 def test_a_decision_logged_after_its_inputs_were_reset_is_dropped_and_made_again():
     """Tidal once sent decisions back through the mailbox, so an older log may hold one that
     arrived after a failover reset its inputs: it no longer fits, and is made again."""
-    state = JobManagerState(daily_job(), job_id="stale")
+    state = JobManagerState(daily_job(), Configuration(SIZED), job_id="stale")
     state.apply(ev.JobStarted())
     state.apply(ev.TaskManagerRegistered("tm", 10))
     finish_sources(state.apply)
