@@ -108,20 +108,21 @@ def fuzz(args, families, session, client) -> dict[str, object]:
     """Write the tables, draw and run the cases, print each failure shrunk; the figures."""
     with tempfile.TemporaryDirectory(prefix="tidal-fuzz-") as directory:
         tables = write_tables(directory, args.seed)
-        run = FuzzRun(session, client, tables, parse_options(args.options), args.batch)
-        cases = draw_cases(args.seed, args.queries, families)
-        print(f"{len(cases)} cases of seed {args.seed} over tables {sorted(tables)}", flush=True)
-        outcomes, summary = run.run(cases, progress=lambda line: print(line, flush=True))
-        for outcome in outcomes:
-            if outcome.verdict not in (DIFFERENT, REFUSED):
-                continue
-            why = f" ({outcome.why})" if outcome.why else ""
-            print(f"\n{outcome.case.name} [{outcome.case.family}, {outcome.variant}] "
-                  f"{outcome.verdict}{why}: {outcome.detail}", flush=True)  # fmt: skip
-            if args.shrink_checks and not outcome.case.is_program:
-                print(f"  shrunk: {run.shrunk(outcome, args.shrink_checks)}", flush=True)
-            else:
-                print("  " + outcome.case.text.strip().replace("\n", "\n  "), flush=True)
+        with FuzzRun(session, client, tables, parse_options(args.options), args.batch) as run:
+            cases = draw_cases(args.seed, args.queries, families)
+            print(f"{len(cases)} cases of seed {args.seed} over tables {sorted(tables)}",
+                  flush=True)
+            outcomes, summary = run.run(cases, progress=lambda line: print(line, flush=True))
+            for outcome in outcomes:
+                if outcome.verdict not in (DIFFERENT, REFUSED):
+                    continue
+                why = f" ({outcome.why})" if outcome.why else ""
+                print(f"\n{outcome.case.name} [{outcome.case.family}, {outcome.variant}] "
+                      f"{outcome.verdict}{why}: {outcome.detail}", flush=True)  # fmt: skip
+                if args.shrink_checks and not outcome.case.is_program:
+                    print(f"  shrunk: {run.shrunk(outcome, args.shrink_checks)}", flush=True)
+                else:
+                    print("  " + outcome.case.text.strip().replace("\n", "\n  "), flush=True)
     return summary.to_json()
 
 

@@ -103,13 +103,20 @@ class Summary:
 
 
 class FuzzRun:
-    """A run's shared state: PySpark's session over the tables, Tidal's client."""
+    """A run's shared state: PySpark's session over the tables, Tidal's client; used as a
+    context manager, which stops the DataFrame session its programs ran in."""
 
     def __init__(self, session, client, tables: dict[str, str], config: dict | None = None,
                  batch_size: int = 20) -> None:  # fmt: skip
         self.pyspark = PySparkSide(session, tables)
         self.tidal = TidalSide(client, tables, {**CONFIG, **(config or {})}, VARIANTS)
         self.batch_size = batch_size
+
+    def __enter__(self) -> FuzzRun:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.tidal.close()
 
     def run(self, cases: list[FuzzCase], progress=None, variants: list[str] | None = None
             ) -> tuple[list[Outcome], Summary]:  # fmt: skip

@@ -122,6 +122,14 @@ class TidalSide:
             self._session.runner._client = self.client
         return self._session
 
+    def close(self) -> None:
+        """Stop the DataFrame session this side made: it is the process's one session, and
+        a later ``getOrCreate`` would otherwise get it with the fuzzer's options (4 KB a
+        task) still set."""
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
+
     def run(self, plans: Sequence[tuple], variant: str) -> list[pa.Table] | str:
         """Run the planned queries as one job: their answers, or why the job failed."""
         graphs = [planned.graph for planned, _ in plans]

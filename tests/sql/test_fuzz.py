@@ -282,8 +282,8 @@ def test_tidal_answers_a_fixed_seed_s_random_queries_and_programs_as_pyspark_doe
 
     from examples.fuzzing.fuzzer import FuzzRun
 
-    run = FuzzRun(spark_session, Client(), write_tables(tmp_path, FUZZ_SEED))
-    outcomes, summary = run.run(draw_cases(FUZZ_SEED, FUZZ_CASES))
+    with FuzzRun(spark_session, Client(), write_tables(tmp_path, FUZZ_SEED)) as run:
+        outcomes, summary = run.run(draw_cases(FUZZ_SEED, FUZZ_CASES))
     failed = [f"{o.case.name} [{o.case.family}] {o.verdict} {o.why}: {o.detail}\n  {o.case.text}"
               for o in outcomes if o.verdict in ("different", "refused")]  # fmt: skip
     assert summary.skipped < FUZZ_CASES // 10  # the generator writes valid Spark

@@ -119,9 +119,9 @@ def outcomes(ray_cluster, spark_session, tmp_path_factory) -> dict[str, object]:
     found = {}
     for seed in sorted({r.seed for r in REGRESSIONS}):
         tables = write_tables(tmp_path_factory.mktemp(f"fuzz-tables-{seed}"), seed)
-        run = FuzzRun(spark_session, Client(), tables)
         chosen = [r for r in REGRESSIONS if r.seed == seed]
-        results, _ = run.run([r.case() for r in chosen], variants=[r.variant for r in chosen])
+        with FuzzRun(spark_session, Client(), tables) as run:
+            results, _ = run.run([r.case() for r in chosen], variants=[r.variant for r in chosen])
         found.update({r.name: outcome for r, outcome in zip(chosen, results)})
     return found
 
