@@ -43,15 +43,23 @@ from jobmanager.runtime.descriptors import ShuffleDescriptorCache  # noqa: E402
 
 def finished_producers(parallelism: int, task_managers: int) -> JobManagerState:
     job = JobGraph("descriptors")
-    job.connect(job.add_vertex("producer", parallelism), job.add_vertex("consumer", parallelism),
-                Partitioner.hash("key"))  # fmt: skip
+    job.connect(
+        job.add_vertex("producer", parallelism),
+        job.add_vertex("consumer", parallelism),
+        Partitioner.hash("key"),
+    )
     state = JobManagerState(job, job_id="descriptors")
     state.handle(ev.JobStarted())
     per_tm = -(-parallelism // task_managers)
     for t in range(task_managers):
-        state.handle(ev.TaskManagerRegistered(
-            f"taskmanager-{t:04d}", per_tm, f"10.0.{t // 250}.{t % 250}",
-            f"/var/lib/tidal/shuffle/job-descriptors/taskmanager-{t:04d}"))  # fmt: skip
+        state.handle(
+            ev.TaskManagerRegistered(
+                f"taskmanager-{t:04d}",
+                per_tm,
+                f"10.0.{t // 250}.{t % 250}",
+                f"/var/lib/tidal/shuffle/job-descriptors/taskmanager-{t:04d}",
+            )
+        )
     counts = ev.ProducedPartition.of("producer->consumer", [1] * parallelism)
     for k in range(parallelism):
         state.handle(ev.TaskFinished("producer", k, 0, (counts,)))
@@ -81,7 +89,9 @@ def main() -> None:
 
     def new_factory() -> TaskDeploymentDescriptorFactory:
         cache = ShuffleDescriptorCache(InMemoryBlobStore())
-        return TaskDeploymentDescriptorFactory("descriptors", state.graph, state.task_managers, cache)
+        return TaskDeploymentDescriptorFactory(
+            "descriptors", state.graph, state.task_managers, cache
+        )
 
     probe = new_factory()
     encoded = len(msgpack.packb([probe.describe(p).to_list() for p in group.partitions]))
@@ -104,28 +114,36 @@ def main() -> None:
     uncached = median_seconds(deploy_sample_uncached, args.repeats) * len(consumers) / args.sample
     ratio = all_consumers / one_group
     n = args.parallelism
-    print(f"{n} descriptors of one group: {encoded / 2**20:.2f} MiB msgpack, "
-          f"{compressed / 2**20:.2f} MiB compressed ({compressed / encoded:.1%}); "
-          f"{'offloaded to the blob store' if entry.offloaded else 'inline'}")  # fmt: skip
+    print(
+        f"{n} descriptors of one group: {encoded / 2**20:.2f} MiB msgpack, "
+        f"{compressed / 2**20:.2f} MiB compressed ({compressed / encoded:.1%}); "
+        f"{'offloaded to the blob store' if entry.offloaded else 'inline'}"
+    )
     print(f"build one group's descriptors: {one_group * 1000:.1f} ms (median of {args.repeats})")
-    print(f"deployment descriptors of {n} consumers: {all_consumers * 1000:.1f} ms "
-          f"= {ratio:.2f} x one group (target <= 10)")  # fmt: skip
+    print(
+        f"deployment descriptors of {n} consumers: {all_consumers * 1000:.1f} ms "
+        f"= {ratio:.2f} x one group (target <= 10)"
+    )
     print(f"without the cache (scaled from {args.sample} consumers): {uncached:.1f} s")
-    print(json.dumps({
-        "benchmark": "descriptors",
-        "baseline": "building one consumed partition group's descriptors once",
-        "parallelism": n,
-        "encoded_bytes": encoded,
-        "compressed_bytes": compressed,
-        "compressed_fraction": round(compressed / encoded, 4),
-        "offloaded": entry.offloaded,
-        "one_group_seconds": round(one_group, 6),
-        "all_consumers_seconds": round(all_consumers, 6),
-        "uncached_all_consumers_seconds_estimate": round(uncached, 3),
-        "ratio": round(ratio, 3),
-        "machine": f"{platform.machine()} {platform.python_implementation()} "
-                   f"{platform.python_version()}",
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "benchmark": "descriptors",
+                "baseline": "building one consumed partition group's descriptors once",
+                "parallelism": n,
+                "encoded_bytes": encoded,
+                "compressed_bytes": compressed,
+                "compressed_fraction": round(compressed / encoded, 4),
+                "offloaded": entry.offloaded,
+                "one_group_seconds": round(one_group, 6),
+                "all_consumers_seconds": round(all_consumers, 6),
+                "uncached_all_consumers_seconds_estimate": round(uncached, 3),
+                "ratio": round(ratio, 3),
+                "machine": f"{platform.machine()} {platform.python_implementation()} "
+                f"{platform.python_version()}",
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -67,13 +67,23 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=50, help="cases to draw and run")
     parser.add_argument("--seed", type=int, default=1, help="draws the tables and the cases")
-    parser.add_argument("--families", nargs="+", default=None, metavar="FAMILY",
-                        help=f"only these ({', '.join(FAMILIES)})")  # fmt: skip
+    parser.add_argument(
+        "--families",
+        nargs="+",
+        default=None,
+        metavar="FAMILY",
+        help=f"only these ({', '.join(FAMILIES)})",
+    )
     parser.add_argument("--batch", type=int, default=20, help="queries per Tidal job")
-    parser.add_argument("--shrink-checks", type=int, default=40,
-                        help="most checks to shrink one failure with (0: none)")  # fmt: skip
-    parser.add_argument("--address", default="local",
-                        help="Ray cluster (default: a new one in this process)")  # fmt: skip
+    parser.add_argument(
+        "--shrink-checks",
+        type=int,
+        default=40,
+        help="most checks to shrink one failure with (0: none)",
+    )
+    parser.add_argument(
+        "--address", default="local", help="Ray cluster (default: a new one in this process)"
+    )
     add_option_flag(parser)
     args = parser.parse_args(argv)
     if args.queries < 1 or args.batch < 1 or args.shrink_checks < 0:
@@ -96,10 +106,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     finally:
         if ours:
             ray.shutdown()
-    print(f"\n{figures['same']} same, {figures['different']} different, {figures['refused']} "
-          f"refused, {figures['skipped']} skipped of {figures['queries']}; Tidal "
-          f"{figures['tidal_s']} s, PySpark {figures['pyspark_s']} s, ratio {figures['ratio']} "
-          f"({time.perf_counter() - started:.0f} s in all)")  # fmt: skip
+    print(
+        f"\n{figures['same']} same, {figures['different']} different, {figures['refused']} "
+        f"refused, {figures['skipped']} skipped of {figures['queries']}; Tidal "
+        f"{figures['tidal_s']} s, PySpark {figures['pyspark_s']} s, ratio {figures['ratio']} "
+        f"({time.perf_counter() - started:.0f} s in all)"
+    )
     print(json.dumps(figures), flush=True)
     return figures
 
@@ -110,15 +122,19 @@ def fuzz(args, families, session, client) -> dict[str, object]:
         tables = write_tables(directory, args.seed)
         with FuzzRun(session, client, tables, parse_options(args.options), args.batch) as run:
             cases = draw_cases(args.seed, args.queries, families)
-            print(f"{len(cases)} cases of seed {args.seed} over tables {sorted(tables)}",
-                  flush=True)
+            print(
+                f"{len(cases)} cases of seed {args.seed} over tables {sorted(tables)}", flush=True
+            )
             outcomes, summary = run.run(cases, progress=lambda line: print(line, flush=True))
             for outcome in outcomes:
                 if outcome.verdict not in (DIFFERENT, REFUSED):
                     continue
                 why = f" ({outcome.why})" if outcome.why else ""
-                print(f"\n{outcome.case.name} [{outcome.case.family}, {outcome.variant}] "
-                      f"{outcome.verdict}{why}: {outcome.detail}", flush=True)  # fmt: skip
+                print(
+                    f"\n{outcome.case.name} [{outcome.case.family}, {outcome.variant}] "
+                    f"{outcome.verdict}{why}: {outcome.detail}",
+                    flush=True,
+                )
                 if args.shrink_checks and not outcome.case.is_program:
                     print(f"  shrunk: {run.shrunk(outcome, args.shrink_checks)}", flush=True)
                 else:

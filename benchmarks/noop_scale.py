@@ -89,7 +89,9 @@ def noop_graph(n: int, pyspark: bool = False) -> JobGraph:
     """Arrow tasks (no JVM: the scheduling cost alone), or, ``pyspark``, PySpark tasks (a
     Spark query each: what a PySpark user pays per task)."""
     graph = JobGraph(f"noop-{n}x{n}")
-    first, second = (spark(one_row_frame), spark(same_frame)) if pyspark else (arrow(one_row), arrow(identity))
+    first, second = (
+        (spark(one_row_frame), spark(same_frame)) if pyspark else (arrow(one_row), arrow(identity))
+    )
     source = graph.add_vertex("source", parallelism=n, operator=first)
     noop = graph.add_vertex("noop", parallelism=n, operator=second)
     graph.connect(source, noop, Partitioner.REBALANCE, ResultPartitionType.BLOCKING)
@@ -133,8 +135,11 @@ def run_spark(session: SparkSession, n: int, run: int = 0) -> tuple[float, list[
     session.range(0, n, 1, n).repartition(n).write.format("noop").mode("overwrite").save()
     seconds = time.perf_counter() - started
     tracker = context.statusTracker()
-    stages = sorted(stage for job in tracker.getJobIdsForGroup(group)
-                    for stage in tracker.getJobInfo(job).stageIds)
+    stages = sorted(
+        stage
+        for job in tracker.getJobIdsForGroup(group)
+        for stage in tracker.getJobInfo(job).stageIds
+    )
     tasks = [tracker.getStageInfo(stage).numTasks for stage in stages]
     if tasks != [n, n]:
         raise SystemExit(f"PySpark ran stages of {tasks} tasks, expected [{n}, {n}]")
@@ -145,14 +150,24 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="parallelism of both vertices")
     parser.add_argument("--repeats", type=int, default=3, help="measured runs (median)")
-    parser.add_argument("--warmups", type=int, default=1,
-                        help="unmeasured runs of each before them; 0 measures cold runs")
+    parser.add_argument(
+        "--warmups",
+        type=int,
+        default=1,
+        help="unmeasured runs of each before them; 0 measures cold runs",
+    )
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
-    parser.add_argument("--pyspark-vertices", action="store_true",
-                        help="also run the job with PySpark vertices on the Tidal side")
-    parser.add_argument("--sizes", default=None,
-                        help="comma-separated N: Tidal's seconds per task at each (no baseline)")
+    parser.add_argument(
+        "--pyspark-vertices",
+        action="store_true",
+        help="also run the job with PySpark vertices on the Tidal side",
+    )
+    parser.add_argument(
+        "--sizes",
+        default=None,
+        help="comma-separated N: Tidal's seconds per task at each (no baseline)",
+    )
     add_option_flag(parser)
     args = parser.parse_args(argv)
     config = parse_options(args.options)
@@ -194,8 +209,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     finally:
         session.stop()
     spark = statistics.median(spark_runs)
-    print(f"PySpark: {args.n} x {args.n}, stages of {tasks} tasks, "
-          f"{[round(s, 2) for s in spark_runs]} s", flush=True)
+    print(
+        f"PySpark: {args.n} x {args.n}, stages of {tasks} tasks, "
+        f"{[round(s, 2) for s in spark_runs]} s",
+        flush=True,
+    )
     tidal = statistics.median(tidal_runs) if tidal_runs else None
     if tidal is not None:
         print(f"Tidal:   {args.n} x {args.n}, {[round(s, 2) for s in tidal_runs]} s", flush=True)
@@ -214,8 +232,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     }
     if pyspark_runs:
         with_pyspark = statistics.median(pyspark_runs)
-        print(f"Tidal, PySpark vertices: {args.n} x {args.n}, {[round(s, 2) for s in pyspark_runs]} s",
-              flush=True)  # fmt: skip
+        print(
+            f"Tidal, PySpark vertices: {args.n} x {args.n}, {[round(s, 2) for s in pyspark_runs]} s",
+            flush=True,
+        )
         summary["tidal_pyspark_vertices_seconds"] = round(with_pyspark, 3)
         summary["pyspark_vertices_ratio"] = round(with_pyspark / spark, 3)
     print(json.dumps(summary), flush=True)
@@ -236,8 +256,11 @@ def growth(sizes: list[int], args, config: dict[str, str]) -> dict[str, object]:
             if run >= args.warmups:
                 runs.append(seconds)
         per_task[n] = statistics.median(runs) / (2 * n)
-        print(f"Tidal:   {n} x {n}, {[round(s, 2) for s in runs]} s, "
-              f"{per_task[n] * 1000:.3f} ms per task", flush=True)
+        print(
+            f"Tidal:   {n} x {n}, {[round(s, 2) for s in runs]} s, "
+            f"{per_task[n] * 1000:.3f} ms per task",
+            flush=True,
+        )
     summary = {
         "benchmark": "noop_scale_growth",
         "sizes": sizes,

@@ -56,8 +56,9 @@ TARGET_RECOVERY_SECONDS = 5.0
 CONFIG = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb"}
 
 
-def run_tidal(client, data: str, out: str, kill_at: float | None,
-              options: dict[str, str] | None = None) -> dict[str, object]:  # fmt: skip
+def run_tidal(
+    client, data: str, out: str, kill_at: float | None, options: dict[str, str] | None = None
+) -> dict[str, object]:
     """Run Q3; with ``kill_at``, kill its JobManager once that fraction of its vertices has
     finished (placed by progress, not by time: a warm run can be over before a time taken from
     a cold one)."""
@@ -66,8 +67,11 @@ def run_tidal(client, data: str, out: str, kill_at: float | None,
     figures: dict[str, object] = {}
     if kill_at is not None:
         pid = _wait_for_progress(handle, kill_at)
-        finished = {(label, attempt) for label, state, attempt, _ in handle.describe()[2]
-                    if state == "finished"}  # fmt: skip
+        finished = {
+            (label, attempt)
+            for label, state, attempt, _ in handle.describe()[2]
+            if state == "finished"
+        }
         os.kill(pid, 9)
         killed = time.perf_counter()
         figures["killed_at_seconds"] = killed - started
@@ -83,10 +87,12 @@ def run_tidal(client, data: str, out: str, kill_at: float | None,
     if kill_at is not None:
         attempts = {label: attempt for label, _, attempt, _ in handle.describe()[2]}
         figures["finished_tasks_rerun"] = sum(
-            1 for label, attempt in finished if attempts[label] != attempt)
+            1 for label, attempt in finished if attempts[label] != attempt
+        )
         figures["finished_at_kill"] = len(finished)
         figures["extra_deployments"] = sum(
-            v.deployments - v.tasks for v in result.vertices.values())
+            v.deployments - v.tasks for v in result.vertices.values()
+        )
     handle.release()
     return figures
 
@@ -100,8 +106,10 @@ def _wait_for_progress(handle, fraction: float) -> int:
         done = sum(1 for v in vertices if v.done)
         wanted = min(max(1, round(fraction * len(vertices))), len(vertices) - 1)
         if status.status not in (JobStatus.RUNNING, JobStatus.CREATED):
-            raise SystemExit(f"Tidal Q3 reached {status.status.value} before the kill: "
-                             f"{status.cause or 'no cause given'}")
+            raise SystemExit(
+                f"Tidal Q3 reached {status.status.value} before the kill: "
+                f"{status.cause or 'no cause given'}"
+            )
         if vertices and done >= wanted:
             return status.pid
         time.sleep(0.01)
@@ -151,10 +159,15 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--repeats", type=int, default=3, help="measured pairs of runs")
     parser.add_argument("--warmups", type=int, default=2, help="unmeasured Tidal runs first")
-    parser.add_argument("--fraction", type=float, default=0.5,
-                        help="kill once this fraction of the job's vertices finished")
-    parser.add_argument("--data", default=None,
-                        help="data directory (default: a per-scale folder in the temp dir)")
+    parser.add_argument(
+        "--fraction",
+        type=float,
+        default=0.5,
+        help="kill once this fraction of the job's vertices finished",
+    )
+    parser.add_argument(
+        "--data", default=None, help="data directory (default: a per-scale folder in the temp dir)"
+    )
     parser.add_argument("--no-baseline", action="store_true", help="skip the PySpark half")
     parser.add_argument("--spark-driver", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
     add_option_flag(parser)
@@ -187,11 +200,14 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             client.warm_up()
             crashed.append(run_tidal(client, data, out, args.fraction, options))
             same &= _check("Tidal after a crash", out, expected)
-            print(f"run {run}: uninterrupted {plain[-1]['seconds']:.2f} s, JobManager killed "
-                  f"at {crashed[-1]['killed_at_seconds']:.2f} s: {crashed[-1]['seconds']:.2f} s, running again "
-                  f"{crashed[-1]['recovery_seconds']:.2f} s after the kill, "
-                  f"{crashed[-1]['finished_tasks_rerun']} of {crashed[-1]['finished_at_kill']} "
-                  "finished tasks ran again", flush=True)  # fmt: skip
+            print(
+                f"run {run}: uninterrupted {plain[-1]['seconds']:.2f} s, JobManager killed "
+                f"at {crashed[-1]['killed_at_seconds']:.2f} s: {crashed[-1]['seconds']:.2f} s, running again "
+                f"{crashed[-1]['recovery_seconds']:.2f} s after the kill, "
+                f"{crashed[-1]['finished_tasks_rerun']} of {crashed[-1]['finished_at_kill']} "
+                "finished tasks ran again",
+                flush=True,
+            )
         # the baseline after Tidal's runs, not between them: its minute of PySpark would
         # outlast resourcemanager.taskmanager-timeout, and Tidal's warm TaskManagers with it
         for run in range(0 if args.no_baseline else args.repeats):
@@ -199,8 +215,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             spark_plain.append(run_spark_driver(data, spark_out, None))
             spark_crashed.append(run_spark_driver(data, spark_out, args.fraction * spark_plain[-1]))
             same &= _check("PySpark", spark_out, expected)
-            print(f"run {run}: PySpark {spark_plain[-1]:.2f} s, driver killed and rerun "
-                  f"{spark_crashed[-1]:.2f} s", flush=True)  # fmt: skip
+            print(
+                f"run {run}: PySpark {spark_plain[-1]:.2f} s, driver killed and rerun "
+                f"{spark_crashed[-1]:.2f} s",
+                flush=True,
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -223,8 +242,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "extra_deployments": max(r["extra_deployments"] for r in crashed),
         "spark_uninterrupted_seconds": median(spark_plain) if spark_plain else None,
         "spark_crashed_seconds": median(spark_crashed) if spark_crashed else None,
-        "baseline_ratio": (round(median(spark_crashed) / median(spark_plain), 3)
-                           if spark_plain else None),  # fmt: skip
+        "baseline_ratio": (
+            round(median(spark_crashed) / median(spark_plain), 3) if spark_plain else None
+        ),
         "same_result": same,
         "target_ratio": TARGET_RATIO,
         "target_recovery_seconds": TARGET_RECOVERY_SECONDS,

@@ -56,8 +56,9 @@ def live_run(parallelism: int):
     gc.collect()
     started = time.perf_counter()
     state = JobManagerState(job, Configuration(config), job_id=job.name, cluster_slots=2)
-    cluster = SimulatedTaskManagers(state.graph, uniform_bytes(VOLUME_PER_TASK),
-                                    reports_running=True)
+    cluster = SimulatedTaskManagers(
+        state.graph, uniform_bytes(VOLUME_PER_TASK), reports_running=True
+    )
     run = SimulatedRun(state, cluster, record=True)
     terminated = run.run([ev.JobStarted()])
     seconds = time.perf_counter() - started

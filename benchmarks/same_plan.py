@@ -90,27 +90,35 @@ def composed_sql(graph: JobGraph, tables: Mapping[str, Any] | None = None) -> st
         operator = vertex.operator
         if not isinstance(operator, SqlOperator):
             runs = "nothing (it passes its input on)" if operator is None else operator
-            raise ValueError(f"vertex {vertex.name!r} runs {runs}, not SQL: the same-plan "
-                             "control composes SQL vertices only")  # fmt: skip
+            raise ValueError(
+                f"vertex {vertex.name!r} runs {runs}, not SQL: the same-plan "
+                "control composes SQL vertices only"
+            )
         name = f"{prefix}{len(ctes)}"
-        query = query.with_(name, as_=_vertex_query(vertex, operator, ctes, names, tables),
-                            copy=False)  # fmt: skip
+        query = query.with_(
+            name, as_=_vertex_query(vertex, operator, ctes, names, tables), copy=False
+        )
         ctes[vertex.name] = name
     query = query.from_(exp.to_table(ctes[result.name]), copy=False)
     return query.sql(dialect=_DIALECT, pretty=True)
 
 
-def planned_sql(text: str, tables: Mapping[str, Any],
-                config: Configuration | Mapping[str, Any] | None = None) -> str:
+def planned_sql(
+    text: str, tables: Mapping[str, Any], config: Configuration | Mapping[str, Any] | None = None
+) -> str:
     """``text`` planned by Tidal's planner over ``tables`` (as ``Client.sql`` plans it, with
     ``config``'s options over the defaults), composed into one query (``composed_sql``)."""
     from jobmanager.planner import Catalog, plan_sql
 
-    settings = config if isinstance(config, Configuration) else \
-        Configuration().with_overrides(dict(config or {}))  # fmt: skip
+    settings = (
+        config
+        if isinstance(config, Configuration)
+        else Configuration().with_overrides(dict(config or {}))
+    )
     unused = os.path.join(tempfile.gettempdir(), f"tidal-same-plan-{uuid.uuid4().hex}")
-    planned = plan_sql(text, Catalog.from_tables(tables), ParquetSink(unused), config=settings,
-                       name="same-plan")  # fmt: skip
+    planned = plan_sql(
+        text, Catalog.from_tables(tables), ParquetSink(unused), config=settings, name="same-plan"
+    )
     return composed_sql(planned.graph, tables)
 
 
@@ -121,31 +129,44 @@ def register_views(session, tables: Mapping[str, Any], names=None) -> None:
         session.read.parquet(_path_of(name, tables[name])).createOrReplaceTempView(name)
 
 
-def spark_on_same_plan(session, text: str, tables: Mapping[str, Any],
-                       config: Configuration | Mapping[str, Any] | None = None, *,
-                       register: bool = True):  # fmt: skip
+def spark_on_same_plan(
+    session,
+    text: str,
+    tables: Mapping[str, Any],
+    config: Configuration | Mapping[str, Any] | None = None,
+    *,
+    register: bool = True,
+):
     """``text`` as Tidal plans it (``planned_sql``), a DataFrame of ``session`` not yet run.
     With ``register``, the tables the plan reads are registered as views first (as
     ``examples.spark_sql.spark_query`` registers the baseline's); without, the caller has
     registered them (``register_views``)."""
     composed = planned_sql(text, tables, config)
     if register:
-        read = {t.name.lower() for t in sqlglot.parse_one(composed, read=_DIALECT)
-                .find_all(exp.Table)}  # fmt: skip
+        read = {
+            t.name.lower() for t in sqlglot.parse_one(composed, read=_DIALECT).find_all(exp.Table)
+        }
         register_views(session, tables, [name for name in tables if name.lower() in read])
     return session.sql(composed)
 
 
-def _vertex_query(vertex: JobVertex, operator: SqlOperator, ctes: Mapping[str, str],
-                  names: Mapping[str, str], tables: Mapping[str, Any] | None) -> exp.Expression:
+def _vertex_query(
+    vertex: JobVertex,
+    operator: SqlOperator,
+    ctes: Mapping[str, str],
+    names: Mapping[str, str],
+    tables: Mapping[str, Any] | None,
+) -> exp.Expression:
     """The vertex's SQL with its views read from the tables and its producers' CTEs."""
     if len(operator.views) != len(vertex.sources) + len(vertex.inputs):
-        raise ValueError(f"vertex {vertex.name!r}: its SQL names {len(operator.views)} views "
-                         f"for {len(vertex.sources)} sources and {len(vertex.inputs)} inputs")
+        raise ValueError(
+            f"vertex {vertex.name!r}: its SQL names {len(operator.views)} views "
+            f"for {len(vertex.sources)} sources and {len(vertex.inputs)} inputs"
+        )
     reads: dict[str, exp.Expression] = {}
     for view, source in zip(operator.views, vertex.sources):
         reads[view.lower()] = _source_read(vertex, source, names, tables)
-    for view, edge in zip(operator.views[len(vertex.sources):], vertex.inputs):
+    for view, edge in zip(operator.views[len(vertex.sources) :], vertex.inputs):
         reads[view.lower()] = exp.to_table(ctes[edge.source.name])
     try:
         tree = sqlglot.parse_one(operator.sql, read=_DIALECT)
@@ -172,19 +193,24 @@ def _aliased(read: exp.Expression, table: exp.Table) -> exp.Expression:
     return read
 
 
-def _source_read(vertex: JobVertex, source: Any, names: Mapping[str, str],
-                 tables: Mapping[str, Any] | None) -> exp.Expression:
+def _source_read(
+    vertex: JobVertex, source: Any, names: Mapping[str, str], tables: Mapping[str, Any] | None
+) -> exp.Expression:
     """A read of the source's table view, narrowed to the columns it reads."""
     source = source.source if isinstance(source, BroadcastSource) else source
     if not isinstance(source, FileSource):
-        raise ValueError(f"vertex {vertex.name!r} reads {source!r}, not files: the same-plan "
-                         "control reads tables only")  # fmt: skip
+        raise ValueError(
+            f"vertex {vertex.name!r} reads {source!r}, not files: the same-plan "
+            "control reads tables only"
+        )
     keys = [_normal(path) for path in source.paths]
     found = {names[key] for key in keys if key in names}
     if len(found) != 1 or len(keys) != 1:
         if tables is not None or len(keys) != 1:
-            raise ValueError(f"vertex {vertex.name!r} reads {source!r}, which is not one of "
-                             f"the tables {sorted(names.values())}")  # fmt: skip
+            raise ValueError(
+                f"vertex {vertex.name!r} reads {source!r}, which is not one of "
+                f"the tables {sorted(names.values())}"
+            )
         found = {_default_name(keys[0])}
     table = exp.Table(this=exp.to_identifier(found.pop(), quoted=True))
     if not source.columns:  # all of them, or none at all (COUNT(*)): the SQL names what it reads
@@ -195,8 +221,9 @@ def _source_read(vertex: JobVertex, source: Any, names: Mapping[str, str],
 def _result_vertex(graph: JobGraph) -> JobVertex:
     sinks = [v for v in graph.vertices if isinstance(v.operator, ParquetSink)]
     if len(sinks) != 1 or len(sinks[0].inputs) != 1:
-        raise ValueError(f"job {graph.name!r}: expected one sink with one input, found "
-                         f"{[v.name for v in sinks]}")  # fmt: skip
+        raise ValueError(
+            f"job {graph.name!r}: expected one sink with one input, found {[v.name for v in sinks]}"
+        )
     return sinks[0].inputs[0].source
 
 

@@ -53,8 +53,12 @@ def write_parts(directory: str, rows: int = 1000) -> pa.Table:
     os.makedirs(directory, exist_ok=True)
     tables = []
     for part in range(TASKS):
-        table = pa.table({"part": pa.array([part] * rows, pa.int64()),
-                          "value": pa.array(range(part * rows, (part + 1) * rows), pa.int64())})  # fmt: skip
+        table = pa.table(
+            {
+                "part": pa.array([part] * rows, pa.int64()),
+                "value": pa.array(range(part * rows, (part + 1) * rows), pa.int64()),
+            }
+        )
         pq.write_table(table, os.path.join(directory, f"part-{part}.parquet"))
         tables.append(table)
     return pa.concat_tables(tables)
@@ -92,12 +96,17 @@ def straggler(task_seconds: float, marker: str, outlast: bool = False):
     return work
 
 
-def straggler_job(data: str, out: str, task_seconds: float, marker: str,
-                  outlast: bool = False) -> JobGraph:
+def straggler_job(
+    data: str, out: str, task_seconds: float, marker: str, outlast: bool = False
+) -> JobGraph:
     g = JobGraph("straggler")
     # one task per file, set: the files hold far less than a task's data volume
-    stage = g.add_vertex("stage", TASKS, sources=[FileSource(data)],
-                         operator=arrow(straggler(task_seconds, marker, outlast)))  # fmt: skip
+    stage = g.add_vertex(
+        "stage",
+        TASKS,
+        sources=[FileSource(data)],
+        operator=arrow(straggler(task_seconds, marker, outlast)),
+    )
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
     g.connect(stage, sink, Partitioner.FORWARD)
     return g
@@ -138,10 +147,16 @@ def main(argv: list[str] | None = None) -> dict:
             runs.append(figures)
     off_s = statistics.median(f["seconds"] for f in off)
     on_s = statistics.median(f["seconds"] for f in on)
-    print(f"speculation off: {[round(f['seconds'], 2) for f in off]} s, "
-          f"{[f['deployments'] for f in off]} deployments", flush=True)
-    print(f"speculation on:  {[round(f['seconds'], 2) for f in on]} s, "
-          f"{[f['deployments'] for f in on]} deployments", flush=True)
+    print(
+        f"speculation off: {[round(f['seconds'], 2) for f in off]} s, "
+        f"{[f['deployments'] for f in off]} deployments",
+        flush=True,
+    )
+    print(
+        f"speculation on:  {[round(f['seconds'], 2) for f in on]} s, "
+        f"{[f['deployments'] for f in on]} deployments",
+        flush=True,
+    )
     summary = {
         "benchmark": "speculation",
         "tasks": TASKS,

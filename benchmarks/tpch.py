@@ -182,8 +182,9 @@ class QueryFailed(Exception):
     goes on with the next query."""
 
 
-def run_spark(session: SparkSession, text: str, tables: Mapping[str, str] | None,
-              out: str) -> float:  # fmt: skip
+def run_spark(
+    session: SparkSession, text: str, tables: Mapping[str, str] | None, out: str
+) -> float:
     """Seconds to run ``text`` and write its result; ``tables``: register the views it reads
     first, in the timer (a cold run), else they are (a warm one)."""
     started = time.perf_counter()
@@ -196,8 +197,9 @@ def run_spark(session: SparkSession, text: str, tables: Mapping[str, str] | None
     return time.perf_counter() - started
 
 
-def run_tidal(client, name: str, text: str, tables: Mapping[str, str], out: str,
-              config: dict[str, str]):  # fmt: skip
+def run_tidal(
+    client, name: str, text: str, tables: Mapping[str, str], out: str, config: dict[str, str]
+):
     """Seconds from the call (planning included) to a finished job, the job's result, the
     join decisions its JobManager made at run time, in words, and its wall time split into
     Spark's work and Tidal's own (``wall_split``); then, untimed, until the job's JobManager
@@ -220,8 +222,12 @@ def join_decisions(handle) -> list[str]:
     """The join decisions in the job's event log, each as ``vertex: its text``."""
     from jobmanager.messages import events as ev
 
-    return [f"{event.vertex}: {join.text}" for event in handle.events()
-            if type(event) is ev.VertexParallelismDecided for join in event.joins]  # fmt: skip
+    return [
+        f"{event.vertex}: {join.text}"
+        for event in handle.events()
+        if type(event) is ev.VertexParallelismDecided
+        for join in event.joins
+    ]
 
 
 def _until_gone(actor, deadline_s: float = 30.0) -> None:
@@ -242,8 +248,10 @@ def _until_gone(actor, deadline_s: float = 30.0) -> None:
 
 
 def _check(name: str, actual, expected, ordered: bool, against: str) -> bool:
-    if actual.num_rows == expected.num_rows == 0 and 0 in (actual.num_columns,
-                                                           expected.num_columns):  # fmt: skip
+    if actual.num_rows == expected.num_rows == 0 and 0 in (
+        actual.num_columns,
+        expected.num_columns,
+    ):
         return True  # no rows (q11 at scale 10): Spark writes no part file, so no columns
     difference = sql_difference(actual, expected, ordered)
     if difference:
@@ -251,8 +259,9 @@ def _check(name: str, actual, expected, ordered: bool, against: str) -> bool:
     return difference is None
 
 
-def measure(number: int, args, data: str, tables: dict[str, str], work: Path, session,
-            client) -> dict[str, object]:  # fmt: skip
+def measure(
+    number: int, args, data: str, tables: dict[str, str], work: Path, session, client
+) -> dict[str, object]:
     """The query's warm figures on both sides. A side that fails is ``error`` (its words,
     ``PySpark failed: ...`` or ``Tidal's job failed: ...``) and runs no more; the other goes
     on, its result checked against DuckDB's answer where PySpark has none."""
@@ -271,7 +280,8 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
             client.warm_up()
             try:
                 seconds, results[strategy], joins[strategy], split = run_tidal(
-                    client, name, text, tables, tidal_out[strategy], configs[strategy])
+                    client, name, text, tables, tidal_out[strategy], configs[strategy]
+                )
             except QueryFailed as failure:
                 errors["tidal"] = str(failure)
                 break
@@ -309,10 +319,12 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         same = _check(name, reference, answer, ordered, "DuckDB's answer")
     for strategy in strategies:
         same &= "tidal" not in errors and _check(
-            f"{name} with {strategy}", read_result(tidal_out[strategy]), reference, ordered, against)
+            f"{name} with {strategy}", read_result(tidal_out[strategy]), reference, ordered, against
+        )
     if plan_runs:
-        same &= _check(f"{name} on Tidal's plan", read_result(plan_out), reference, ordered,
-                       against)  # fmt: skip
+        same &= _check(
+            f"{name} on Tidal's plan", read_result(plan_out), reference, ordered, against
+        )
     spark = statistics.median(spark_runs) if spark_runs else None
     tidal_runs = runs[strategies[0]] if strategies else []
     result = results.get(strategies[0]) if strategies and "tidal" not in errors else None
@@ -341,8 +353,11 @@ def measure(number: int, args, data: str, tables: dict[str, str], work: Path, se
         figures["breakdown_ms"] = breakdown(name, result)
         if spark is not None:
             figures["by_strategy"] = by_strategy(name, runs, spark, joins)
-    print(f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}, PySpark on "
-          f"Tidal's plan {_seconds(plan_runs)}", flush=True)  # fmt: skip
+    print(
+        f"{name}: Tidal {_seconds(tidal_runs)}, PySpark {_seconds(spark_runs)}, PySpark on "
+        f"Tidal's plan {_seconds(plan_runs)}",
+        flush=True,
+    )
     return figures
 
 
@@ -355,14 +370,32 @@ def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
     figures: dict[str, float] = {}
     sides = ["spark"] if args.baseline_only else ["tidal", "spark"]
     for side in sides:
-        command = [sys.executable, __file__, "--cold-side", side, "--queries", str(number),
-                   "--data", data, "--dir", str(work), "--scale", str(args.scale),
-                   "--layout", args.layout,
-                   *[f"-D{option}" for option in args.options or ()]]  # fmt: skip
+        command = [
+            sys.executable,
+            __file__,
+            "--cold-side",
+            side,
+            "--queries",
+            str(number),
+            "--data",
+            data,
+            "--dir",
+            str(work),
+            "--scale",
+            str(args.scale),
+            "--layout",
+            args.layout,
+            *[f"-D{option}" for option in args.options or ()],
+        ]
         command += ["--no-dashboard"] * args.no_dashboard
         busy = busy_cpu_seconds()
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600,
-                              env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "RAY_ADDRESS": ""},
+        )
         spent = busy_cpu_seconds()
         if done.returncode != 0:
             error = (done.stderr.strip().splitlines() or ["no output"])[-1][:500]
@@ -376,14 +409,21 @@ def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
             figures[f"cold_{side}_cpu_seconds"] = round(spent - busy, 1)
     ran = [side for side in sides if f"cold_{side}_error" not in figures]
     if len(ran) == 2:
-        tidal, spark = (figures[f"cold_{side}_start_seconds"]
-                        + figures[f"cold_{side}_first_seconds"] for side in sides)  # fmt: skip
+        tidal, spark = (
+            figures[f"cold_{side}_start_seconds"] + figures[f"cold_{side}_first_seconds"]
+            for side in sides
+        )
         figures["cold_ratio"] = round(tidal / spark, 3)
-    shown = "; ".join(f"{side}: start {figures[f'cold_{side}_start_seconds']:.2f} s, "
-                      f"first run {figures[f'cold_{side}_first_seconds']:.2f} s"
-                      + (f", CPU {figures[f'cold_{side}_cpu_seconds']:.1f} s"
-                         if f"cold_{side}_cpu_seconds" in figures else "")
-                      for side in ran)  # fmt: skip
+    shown = "; ".join(
+        f"{side}: start {figures[f'cold_{side}_start_seconds']:.2f} s, "
+        f"first run {figures[f'cold_{side}_first_seconds']:.2f} s"
+        + (
+            f", CPU {figures[f'cold_{side}_cpu_seconds']:.1f} s"
+            if f"cold_{side}_cpu_seconds" in figures
+            else ""
+        )
+        for side in ran
+    )
     print(f"{name} cold: {shown}", flush=True)
     return figures
 
@@ -417,27 +457,56 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--repeats", type=int, default=3, help="measured runs per query")
-    parser.add_argument("--warmups", type=int, default=3,
-                        help="unmeasured runs per query before them, on both sides")
-    parser.add_argument("--queries", nargs="+", type=int, choices=QUERY_NUMBERS,
-                        default=list(QUERY_NUMBERS), metavar="N",
-                        help="TPC-H query numbers, 1 to 22 (default: all)")
-    parser.add_argument("--data", default=None,
-                        help="data directory (default: a per-scale folder in the temp dir)")
+    parser.add_argument(
+        "--warmups",
+        type=int,
+        default=3,
+        help="unmeasured runs per query before them, on both sides",
+    )
+    parser.add_argument(
+        "--queries",
+        nargs="+",
+        type=int,
+        choices=QUERY_NUMBERS,
+        default=list(QUERY_NUMBERS),
+        metavar="N",
+        help="TPC-H query numbers, 1 to 22 (default: all)",
+    )
+    parser.add_argument(
+        "--data", default=None, help="data directory (default: a per-scale folder in the temp dir)"
+    )
     parser.add_argument("--dir", default=None, help="where results go (default: temp)")
-    parser.add_argument("--layout", choices=LAYOUTS, default="parts",
-                        help="the tables' files: parts (64 MiB files of 8 MiB row groups) or "
-                             "duckdb (one file a table, as DuckDB writes it)")  # fmt: skip
+    parser.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="parts",
+        help="the tables' files: parts (64 MiB files of 8 MiB row groups) or "
+        "duckdb (one file a table, as DuckDB writes it)",
+    )
     parser.add_argument("--address", default=None, help="Ray cluster (default: local)")
     parser.add_argument("--baseline-only", action="store_true", help="run PySpark alone")
-    parser.add_argument("--join-strategy", nargs="+", choices=JOIN_STRATEGIES, default=["auto"],
-                        help="Tidal's table.optimizer.adaptive-broadcast-join.strategy; several: "
-                             "each measured, the first gives the ratio")  # fmt: skip
-    parser.add_argument("--no-dashboard", action="store_true",
-                        help="start the local Ray cluster without Ray's dashboard")
-    parser.add_argument("--cold-queries", nargs="+", type=int, choices=QUERY_NUMBERS,
-                        default=[], metavar="N",
-                        help="queries with a cold figure, each side's first run (default: none)")
+    parser.add_argument(
+        "--join-strategy",
+        nargs="+",
+        choices=JOIN_STRATEGIES,
+        default=["auto"],
+        help="Tidal's table.optimizer.adaptive-broadcast-join.strategy; several: "
+        "each measured, the first gives the ratio",
+    )
+    parser.add_argument(
+        "--no-dashboard",
+        action="store_true",
+        help="start the local Ray cluster without Ray's dashboard",
+    )
+    parser.add_argument(
+        "--cold-queries",
+        nargs="+",
+        type=int,
+        choices=QUERY_NUMBERS,
+        default=[],
+        metavar="N",
+        help="queries with a cold figure, each side's first run (default: none)",
+    )
     parser.add_argument("--cold-side", choices=["tidal", "spark"], help=argparse.SUPPRESS)
     add_option_flag(parser)
     args = parser.parse_args(argv)
@@ -446,15 +515,18 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     if args.warmups < 0:
         parser.error("--warmups must be at least 0")
 
-    folder = f"tidal-tpch-dbgen-sf{args.scale:g}" + ("" if args.layout == "parts" else "-" + args.layout)
+    folder = f"tidal-tpch-dbgen-sf{args.scale:g}" + (
+        "" if args.layout == "parts" else "-" + args.layout
+    )
     data = args.data or os.path.join(tempfile.gettempdir(), folder)
     started = time.perf_counter()
     tables = generate(data, args.scale, layout=args.layout)
     if args.cold_side:
         cold_run(args, tables)
         return {"same_result": True}
-    print(f"data: scale {args.scale:g} in {data} ({time.perf_counter() - started:.1f} s)",
-          flush=True)
+    print(
+        f"data: scale {args.scale:g} in {data} ({time.perf_counter() - started:.1f} s)", flush=True
+    )
     work = Path(tempfile.mkdtemp(prefix="tidal-bench-tpch-", dir=args.dir))
     per_query: dict[str, dict] = {}
     for number in args.cold_queries:
@@ -462,9 +534,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     session = spark_session()
     register_views(session, tables)
     options, heap = baseline_jvm()
-    print(f"PySpark: local[{BASELINE_SLOTS}], a heap of {heap >> 20} MiB, JVM options "
-          f"{' '.join(options)}; Tidal: its defaults{_set(args.options)}, a TaskManager's "
-          f"Spark JVM with the same options and heap", flush=True)  # fmt: skip
+    print(
+        f"PySpark: local[{BASELINE_SLOTS}], a heap of {heap >> 20} MiB, JVM options "
+        f"{' '.join(options)}; Tidal: its defaults{_set(args.options)}, a TaskManager's "
+        f"Spark JVM with the same options and heap",
+        flush=True,
+    )
     client = None
     if not args.baseline_only:
         from jobmanager import Client
@@ -485,29 +560,47 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ratios = {name: figures["ratio"] for name, figures in measured.items()}
     failed = {name: figures["error"] for name, figures in measured.items() if "error" in figures}
     known = [ratio for ratio in ratios.values() if ratio is not None]
-    mean = round(geometric_mean(known), 3) if known and len(known) + len(failed) == len(ratios) else None
+    mean = (
+        round(geometric_mean(known), 3)
+        if known and len(known) + len(failed) == len(ratios)
+        else None
+    )
     by_strategy_mean = {} if mean is None else ratio_by_strategy(measured, args.join_strategy)
     if len(by_strategy_mean) > 1:
-        print("geometric mean by join strategy: " + ", ".join(
-            f"{strategy} {value:.3f}" for strategy, value in by_strategy_mean.items()), flush=True)
-    slowest = sorted((n for n in ratios if ratios[n] is not None),
-                     key=lambda name: -ratios[name])[:SLOWEST_SHOWN]  # fmt: skip
+        print(
+            "geometric mean by join strategy: "
+            + ", ".join(f"{strategy} {value:.3f}" for strategy, value in by_strategy_mean.items()),
+            flush=True,
+        )
+    slowest = sorted((n for n in ratios if ratios[n] is not None), key=lambda name: -ratios[name])[
+        :SLOWEST_SHOWN
+    ]
     if mean is not None:
-        print(f"geometric mean of the ratios {mean:.3f} (target {TARGET_RATIO}); slowest "
-              f"against PySpark: {', '.join(f'{n} {ratios[n]:.2f}' for n in slowest)}",
-              flush=True)  # fmt: skip
+        print(
+            f"geometric mean of the ratios {mean:.3f} (target {TARGET_RATIO}); slowest "
+            f"against PySpark: {', '.join(f'{n} {ratios[n]:.2f}' for n in slowest)}",
+            flush=True,
+        )
     plan_ratios = [f["same_plan_ratio"] for f in measured.values() if f.get("same_plan_ratio")]
     same_plan = round(geometric_mean(plan_ratios), 3) if plan_ratios else None
     if same_plan is not None:
         worst = max(measured, key=lambda n: measured[n].get("same_plan_ratio") or 0)
-        print(f"against PySpark on Tidal's plan, geometric mean {same_plan:.3f} (target "
-              f"{TARGET_SAME_PLAN}); the highest {worst} "
-              f"{measured[worst]['same_plan_ratio']:.2f}", flush=True)  # fmt: skip
+        print(
+            f"against PySpark on Tidal's plan, geometric mean {same_plan:.3f} (target "
+            f"{TARGET_SAME_PLAN}); the highest {worst} "
+            f"{measured[worst]['same_plan_ratio']:.2f}",
+            flush=True,
+        )
     shares = [f["own_share"] for f in measured.values() if f.get("own_share") is not None]
-    own_share = round(geometric_mean([max(share, 0.001) for share in shares]), 3) if shares else None
+    own_share = (
+        round(geometric_mean([max(share, 0.001) for share in shares]), 3) if shares else None
+    )
     if own_share is not None:
-        print(f"Tidal's own share of the wall time, geometric mean {own_share:.1%} "
-              f"(target {TARGET_OWN_SHARE:.0%})", flush=True)  # fmt: skip
+        print(
+            f"Tidal's own share of the wall time, geometric mean {own_share:.1%} "
+            f"(target {TARGET_OWN_SHARE:.0%})",
+            flush=True,
+        )
     cold_figures = cold_summary(per_query, args.cold_queries)
     summary = {
         "benchmark": "tpch",

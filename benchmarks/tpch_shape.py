@@ -62,8 +62,10 @@ def source_tasks(data: str, slots: int):
     """The files each lineitem task of Tidal's Q1 reads, and the columns it reads of them."""
     (source,) = q1(data, "unused").vertex("lineitem").sources
     plan = source.plan(InferenceContext(128, SOURCE_VOLUME, (), slots))
-    tasks = [sorted({split.path for split in mine})
-             for mine in assign_splits(plan.splits, plan.parallelism)]  # fmt: skip
+    tasks = [
+        sorted({split.path for split in mine})
+        for mine in assign_splits(plan.splits, plan.parallelism)
+    ]
     return [paths for paths in tasks if paths], list(source.columns)
 
 
@@ -71,8 +73,10 @@ def chained(data: str, slots: int) -> bool:
     """Whether Tidal runs lineitem and the final aggregate as one task (one query)."""
     graph = q1(data, "unused")
     config = Configuration({VOLUME_PER_TASK: TASK_VOLUME, SOURCE_VOLUME_PER_TASK: SOURCE_VOLUME})
-    answers = [infer_vertex_parallelism(name, graph.vertex(name).sources, context)
-               for name, context in sources_to_ask(graph, config, slots).items()]  # fmt: skip
+    answers = [
+        infer_vertex_parallelism(name, graph.vertex(name).sources, context)
+        for name, context in sources_to_ask(graph, config, slots).items()
+    ]
     chains, _ = decide_admission(graph, config, answers)
     return any({"lineitem", "pricing_summary"} <= set(chain) for chain in chains)
 
@@ -117,8 +121,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--repeats", type=int, default=5, help="measured runs of each")
     parser.add_argument("--warmups", type=int, default=3, help="unmeasured runs of each first")
-    parser.add_argument("--data", default=None,
-                        help="data directory (default: a per-scale folder in the temp dir)")
+    parser.add_argument(
+        "--data", default=None, help="data directory (default: a per-scale folder in the temp dir)"
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.warmups < 0:
         parser.error("--repeats must be at least 1, --warmups at least 0")
@@ -140,11 +145,15 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             split.threads.shutdown()
             session.stop()
     split_median, single_median = statistics.median(split_runs), statistics.median(single_runs)
-    shape = ("one chained task" if split.chained
-             else f"{len(split.tasks)} source tasks and a final task")  # fmt: skip
-    print(f"q1 as {shape}, in plain PySpark: median "
-          f"{split_median:.2f} s of {[round(s, 2) for s in split_runs]}; as one query: "
-          f"{single_median:.2f} s of {[round(s, 2) for s in single_runs]}", flush=True)
+    shape = (
+        "one chained task" if split.chained else f"{len(split.tasks)} source tasks and a final task"
+    )
+    print(
+        f"q1 as {shape}, in plain PySpark: median "
+        f"{split_median:.2f} s of {[round(s, 2) for s in split_runs]}; as one query: "
+        f"{single_median:.2f} s of {[round(s, 2) for s in single_runs]}",
+        flush=True,
+    )
     summary = {
         "benchmark": "tpch_shape",
         "scale": args.scale,

@@ -57,5 +57,8 @@ def split_wall(records: Iterable[tuple[int, object]], wall_seconds: float) -> di
     ``own_seconds`` (the rest) and ``own_share`` (its part of the wall time)."""
     spark = min(wall_seconds, union_ms(spark_intervals(records)) / 1000)
     own = wall_seconds - spark
-    return {"spark_seconds": round(spark, 3), "own_seconds": round(own, 3),
-            "own_share": round(own / wall_seconds, 3) if wall_seconds > 0 else 0.0}  # fmt: skip
+    return {
+        "spark_seconds": round(spark, 3),
+        "own_seconds": round(own, 3),
+        "own_share": round(own / wall_seconds, 3) if wall_seconds > 0 else 0.0,
+    }

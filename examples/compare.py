@@ -41,8 +41,9 @@ ABS_TOLERANCE = 1e-9
 _EXACT = decimal.Context(prec=120, rounding=decimal.ROUND_HALF_UP)
 
 
-def first_difference(actual: pa.Table, expected: pa.Table,
-                     rel_tolerance: float = REL_TOLERANCE) -> str | None:
+def first_difference(
+    actual: pa.Table, expected: pa.Table, rel_tolerance: float = REL_TOLERANCE
+) -> str | None:
     """None when the tables hold the same rows in the same order; otherwise what first
     differs, for a message. Columns are compared by name, in ``expected``'s order."""
     missing = [name for name in expected.column_names if name not in actual.column_names]
@@ -69,15 +70,20 @@ def sql_difference(actual: pa.Table, expected: pa.Table, ordered: bool) -> str |
     difference names its row in that sorted order."""
     renamed = _renamed(actual.column_names, expected.column_names)
     if actual.num_columns != expected.num_columns:
-        return (f"{actual.num_columns} columns {actual.column_names}, expected "
-                f"{expected.num_columns} {expected.column_names}")  # fmt: skip
+        return (
+            f"{actual.num_columns} columns {actual.column_names}, expected "
+            f"{expected.num_columns} {expected.column_names}"
+        )
     if actual.num_rows != expected.num_rows:
         return f"{actual.num_rows} rows, expected {expected.num_rows}{renamed}"
     got, want = _rows(actual), _rows(expected)
     if not ordered:
-        exact = [i for i in range(expected.num_columns)
-                 if not pa.types.is_floating(actual.schema.field(i).type)
-                 and not pa.types.is_floating(expected.schema.field(i).type)]  # fmt: skip
+        exact = [
+            i
+            for i in range(expected.num_columns)
+            if not pa.types.is_floating(actual.schema.field(i).type)
+            and not pa.types.is_floating(expected.schema.field(i).type)
+        ]
         positions = exact + [i for i in range(expected.num_columns) if i not in exact]
         got, want = _sorted(got, positions), _sorted(want, positions)
     where = "" if ordered else " (both sorted by all columns)"
@@ -85,8 +91,9 @@ def sql_difference(actual: pa.Table, expected: pa.Table, ordered: bool) -> str |
         for column, (a, e) in enumerate(zip(got_row, want_row)):
             if not same_value(a, e):
                 name = expected.column_names[column]
-                return (f"row {row}{where}, column {column} ({name!r}): {a!r}, expected {e!r}"
-                        f"{renamed}")  # fmt: skip
+                return (
+                    f"row {row}{where}, column {column} ({name!r}): {a!r}, expected {e!r}{renamed}"
+                )
     return None
 
 
@@ -168,6 +175,7 @@ def _sort_key(value: object) -> tuple:
 
 def _renamed(actual: list[str], expected: list[str]) -> str:
     """A note naming the positions whose column names differ (information only)."""
-    differ = [f"{i}: {a!r} against {e!r}" for i, (a, e) in enumerate(zip(actual, expected))
-              if a != e]  # fmt: skip
+    differ = [
+        f"{i}: {a!r} against {e!r}" for i, (a, e) in enumerate(zip(actual, expected)) if a != e
+    ]
     return f" (column names differ, not compared: {'; '.join(differ)})" if differ else ""

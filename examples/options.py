@@ -8,8 +8,14 @@ __all__ = ["add_option_flag", "parse_options"]
 
 
 def add_option_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-D", dest="options", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Tidal option for the job, e.g. -D taskmanager.numberOfTaskSlots=2")
+    parser.add_argument(
+        "-D",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Tidal option for the job, e.g. -D taskmanager.numberOfTaskSlots=2",
+    )
 
 
 def parse_options(pairs: list[str]) -> dict[str, str]:

@@ -36,8 +36,9 @@ _SAMPLE_ROWS = 65_536
 Writer = Callable[[dict[str, Path]], dict[str, int]]
 
 
-def generate_tables(out: Path, marker: str, wanted: dict,
-                    writers: Mapping[tuple[str, ...], Writer]) -> None:
+def generate_tables(
+    out: Path, marker: str, wanted: dict, writers: Mapping[tuple[str, ...], Writer]
+) -> None:
     """For each group of tables (generated together, as orders and their lineitems), run its
     writer unless every table of the group has a ``marker`` equal to ``wanted``; each written
     table gets the marker (with its row count) and is renamed into ``out``. Other content of a
@@ -82,8 +83,13 @@ class PartWriter:
     per group come from compressing a sample of the first batch, so they depend on the data
     alone; rows are buffered so row groups stay full across batch boundaries."""
 
-    def __init__(self, directory: Path, schema: pa.Schema, file_bytes: int = FILE_BYTES,
-                 row_group_bytes: int = ROW_GROUP_BYTES) -> None:  # fmt: skip
+    def __init__(
+        self,
+        directory: Path,
+        schema: pa.Schema,
+        file_bytes: int = FILE_BYTES,
+        row_group_bytes: int = ROW_GROUP_BYTES,
+    ) -> None:
         self._directory = directory
         self._schema = schema
         self._row_group_bytes = row_group_bytes

@@ -60,18 +60,19 @@ BROADCAST_CUSTOMER_BYTES = 16 << 20
 def orders_in_range(orders: DataFrame) -> DataFrame:
     day = F.col("o_orderdate")
     return orders.where((day >= F.lit(DATE_FROM)) & (day < F.lit(DATE_TO))).select(
-        "o_orderkey", "o_custkey")
+        "o_orderkey", "o_custkey"
+    )
 
 
 def line_revenue(lineitem: DataFrame) -> DataFrame:
     """Projected to its revenue before the shuffle, so one double crosses it, not two."""
     return lineitem.select(
-        "l_orderkey", (F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("revenue"))
+        "l_orderkey", (F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("revenue")
+    )
 
 
 def join_orders_lineitem(orders: DataFrame, lines: DataFrame) -> DataFrame:
-    return orders.join(lines, orders.o_orderkey == lines.l_orderkey).select(
-        "o_custkey", "revenue")
+    return orders.join(lines, orders.o_orderkey == lines.l_orderkey).select("o_custkey", "revenue")
 
 
 def join_customer(sales: DataFrame, customer: DataFrame) -> DataFrame:
@@ -86,16 +87,21 @@ def revenue_by_nation(partials: DataFrame, nation: DataFrame) -> DataFrame:
     totals = partials.groupBy("c_nationkey").agg(F.sum("revenue").alias("revenue"))
     named = totals.join(nation, totals.c_nationkey == nation.n_nationkey)
     return named.select(F.col("n_name").alias("nation"), "revenue").orderBy(
-        F.col("revenue").desc(), "nation")
+        F.col("revenue").desc(), "nation"
+    )
 
 
 def customer_partitioner(data_dir: str | os.PathLike) -> Partitioner:
     """BROADCAST while the customer table is small (see BROADCAST_CUSTOMER_BYTES)."""
     fs, root = storage.filesystem(storage.join(_location(data_dir), "customer"))
-    size = sum(info["size"] for info in fs.find(root, detail=True).values()
-               if info["name"].endswith(".parquet"))  # fmt: skip
-    return Partitioner.BROADCAST if size <= BROADCAST_CUSTOMER_BYTES else Partitioner.hash(
-        "c_custkey")
+    size = sum(
+        info["size"]
+        for info in fs.find(root, detail=True).values()
+        if info["name"].endswith(".parquet")
+    )
+    return (
+        Partitioner.BROADCAST if size <= BROADCAST_CUSTOMER_BYTES else Partitioner.hash("c_custkey")
+    )
 
 
 def _location(path: str | os.PathLike) -> str:
@@ -115,8 +121,9 @@ def build(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
         return graph.add_vertex(name, sources=[files], operator=operator)
 
     orders = source("orders", ["o_orderkey", "o_custkey", "o_orderdate"], spark(orders_in_range))
-    lineitem = source("lineitem", ["l_orderkey", "l_extendedprice", "l_discount"],
-                      spark(line_revenue))
+    lineitem = source(
+        "lineitem", ["l_orderkey", "l_extendedprice", "l_discount"], spark(line_revenue)
+    )
     customer = source("customer", ["c_custkey", "c_nationkey"])
     nation = source("nation", ["n_nationkey", "n_name"])
     sales = graph.add_vertex("join_orders_lineitem", operator=spark(join_orders_lineitem))
@@ -149,14 +156,18 @@ def reference(data_dir: str | os.PathLike) -> pa.Table:
         return ds.dataset(path, filesystem=fs).to_table(columns=columns, filter=filter)
 
     day = pc.field("o_orderdate")
-    orders = read("orders", ["o_orderkey", "o_custkey"],
-                  (day >= pa.scalar(DATE_FROM, pa.date32()))
-                  & (day < pa.scalar(DATE_TO, pa.date32())))
+    orders = read(
+        "orders",
+        ["o_orderkey", "o_custkey"],
+        (day >= pa.scalar(DATE_FROM, pa.date32())) & (day < pa.scalar(DATE_TO, pa.date32())),
+    )
     lines = read("lineitem", ["l_orderkey", "l_extendedprice", "l_discount"])
-    lines = pa.table({
-        "l_orderkey": lines["l_orderkey"],
-        "revenue": pc.multiply(lines["l_extendedprice"], pc.subtract(1.0, lines["l_discount"])),
-    })
+    lines = pa.table(
+        {
+            "l_orderkey": lines["l_orderkey"],
+            "revenue": pc.multiply(lines["l_extendedprice"], pc.subtract(1.0, lines["l_discount"])),
+        }
+    )
     customer = read("customer", ["c_custkey", "c_nationkey"])
     nation = read("nation", ["n_nationkey", "n_name"])
     sales = lines.join(orders, "l_orderkey", "o_orderkey", join_type="inner")
@@ -183,16 +194,26 @@ def _print_decisions(result) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=2.0, help="TPC-H scale factor")
-    parser.add_argument("--data", default=None,
-                        help="data directory or URL, e.g. s3://bucket/tpch (default: a per-scale "
-                             "folder in the temp dir)")
-    parser.add_argument("--out", default=None,
-                        help="result directory or URL (default: DATA/result/revenue_by_nation)")
-    parser.add_argument("--address", default=None,
-                        help="Ray cluster to join (default: start or join a local one)")
-    parser.add_argument("--report", default=None,
-                        help="where to write the job's HTML report (default: a file named for "
-                             "the job under the temp dir's tidal-reports)")
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="data directory or URL, e.g. s3://bucket/tpch (default: a per-scale "
+        "folder in the temp dir)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="result directory or URL (default: DATA/result/revenue_by_nation)",
+    )
+    parser.add_argument(
+        "--address", default=None, help="Ray cluster to join (default: start or join a local one)"
+    )
+    parser.add_argument(
+        "--report",
+        default=None,
+        help="where to write the job's HTML report (default: a file named for "
+        "the job under the temp dir's tidal-reports)",
+    )
     add_option_flag(parser)
     args = parser.parse_args(argv)
     data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")

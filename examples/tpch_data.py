@@ -62,11 +62,30 @@ TABLES = ("nation", "customer", "orders", "lineitem")
 
 # (name, region key) in n_nationkey order, as in the specification.
 NATIONS = (
-    ("ALGERIA", 0), ("ARGENTINA", 1), ("BRAZIL", 1), ("CANADA", 1), ("EGYPT", 4),
-    ("ETHIOPIA", 0), ("FRANCE", 3), ("GERMANY", 3), ("INDIA", 2), ("INDONESIA", 2),
-    ("IRAN", 4), ("IRAQ", 4), ("JAPAN", 2), ("JORDAN", 4), ("KENYA", 0),
-    ("MOROCCO", 0), ("MOZAMBIQUE", 0), ("PERU", 1), ("CHINA", 2), ("ROMANIA", 3),
-    ("SAUDI ARABIA", 4), ("VIETNAM", 2), ("RUSSIA", 3), ("UNITED KINGDOM", 3),
+    ("ALGERIA", 0),
+    ("ARGENTINA", 1),
+    ("BRAZIL", 1),
+    ("CANADA", 1),
+    ("EGYPT", 4),
+    ("ETHIOPIA", 0),
+    ("FRANCE", 3),
+    ("GERMANY", 3),
+    ("INDIA", 2),
+    ("INDONESIA", 2),
+    ("IRAN", 4),
+    ("IRAQ", 4),
+    ("JAPAN", 2),
+    ("JORDAN", 4),
+    ("KENYA", 0),
+    ("MOROCCO", 0),
+    ("MOZAMBIQUE", 0),
+    ("PERU", 1),
+    ("CHINA", 2),
+    ("ROMANIA", 3),
+    ("SAUDI ARABIA", 4),
+    ("VIETNAM", 2),
+    ("RUSSIA", 3),
+    ("UNITED KINGDOM", 3),
     ("UNITED STATES", 1),
 )
 MARKET_SEGMENTS = ("AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINERY", "HOUSEHOLD")
@@ -93,26 +112,51 @@ _MARKER = "_tidal_tpch.json"
 _FORMAT_VERSION = 2
 
 SCHEMAS = {
-    "nation": pa.schema([
-        ("n_nationkey", pa.int64()), ("n_name", pa.string()), ("n_regionkey", pa.int64()),
-    ]),
-    "customer": pa.schema([
-        ("c_custkey", pa.int64()), ("c_name", pa.string()), ("c_nationkey", pa.int64()),
-        ("c_acctbal", pa.float64()), ("c_mktsegment", pa.string()),
-    ]),
-    "orders": pa.schema([
-        ("o_orderkey", pa.int64()), ("o_custkey", pa.int64()), ("o_orderstatus", pa.string()),
-        ("o_totalprice", pa.float64()), ("o_orderdate", pa.date32()),
-        ("o_orderpriority", pa.string()), ("o_shippriority", pa.int32()),
-    ]),
-    "lineitem": pa.schema([
-        ("l_orderkey", pa.int64()), ("l_partkey", pa.int64()), ("l_suppkey", pa.int64()),
-        ("l_linenumber", pa.int32()), ("l_quantity", pa.float64()),
-        ("l_extendedprice", pa.float64()), ("l_discount", pa.float64()),
-        ("l_tax", pa.float64()), ("l_returnflag", pa.string()), ("l_linestatus", pa.string()),
-        ("l_shipdate", pa.date32()), ("l_commitdate", pa.date32()),
-        ("l_receiptdate", pa.date32()), ("l_shipmode", pa.string()),
-    ]),
+    "nation": pa.schema(
+        [
+            ("n_nationkey", pa.int64()),
+            ("n_name", pa.string()),
+            ("n_regionkey", pa.int64()),
+        ]
+    ),
+    "customer": pa.schema(
+        [
+            ("c_custkey", pa.int64()),
+            ("c_name", pa.string()),
+            ("c_nationkey", pa.int64()),
+            ("c_acctbal", pa.float64()),
+            ("c_mktsegment", pa.string()),
+        ]
+    ),
+    "orders": pa.schema(
+        [
+            ("o_orderkey", pa.int64()),
+            ("o_custkey", pa.int64()),
+            ("o_orderstatus", pa.string()),
+            ("o_totalprice", pa.float64()),
+            ("o_orderdate", pa.date32()),
+            ("o_orderpriority", pa.string()),
+            ("o_shippriority", pa.int32()),
+        ]
+    ),
+    "lineitem": pa.schema(
+        [
+            ("l_orderkey", pa.int64()),
+            ("l_partkey", pa.int64()),
+            ("l_suppkey", pa.int64()),
+            ("l_linenumber", pa.int32()),
+            ("l_quantity", pa.float64()),
+            ("l_extendedprice", pa.float64()),
+            ("l_discount", pa.float64()),
+            ("l_tax", pa.float64()),
+            ("l_returnflag", pa.string()),
+            ("l_linestatus", pa.string()),
+            ("l_shipdate", pa.date32()),
+            ("l_commitdate", pa.date32()),
+            ("l_receiptdate", pa.date32()),
+            ("l_shipmode", pa.string()),
+        ]
+    ),
 }
 
 
@@ -167,12 +211,18 @@ def _generate_local(out_dir: str | os.PathLike, scale: float, seed: int = 0) -> 
     out = Path(out_dir).resolve()
     wanted = {"scale": float(scale), "seed": int(seed), "version": _FORMAT_VERSION}
     paths = {table: str(out / table) for table in TABLES}
-    generate_tables(out, _MARKER, wanted, {
-        ("nation",): lambda dirs: _write_nation(dirs["nation"]),
-        ("customer",): lambda dirs: _write_customers(dirs["customer"], scale, seed),
-        ("orders", "lineitem"): lambda dirs: _write_orders_and_lineitems(
-            dirs["orders"], dirs["lineitem"], scale, seed),
-    })
+    generate_tables(
+        out,
+        _MARKER,
+        wanted,
+        {
+            ("nation",): lambda dirs: _write_nation(dirs["nation"]),
+            ("customer",): lambda dirs: _write_customers(dirs["customer"], scale, seed),
+            ("orders", "lineitem"): lambda dirs: _write_orders_and_lineitems(
+                dirs["orders"], dirs["lineitem"], scale, seed
+            ),
+        },
+    )
     return paths
 
 
@@ -190,11 +240,14 @@ def _rng(seed: int, table: str, chunk: int) -> np.random.Generator:
 
 
 def _write_nation(directory: Path) -> dict[str, int]:
-    table = pa.table({
-        "n_nationkey": pa.array(np.arange(len(NATIONS)), pa.int64()),
-        "n_name": [name for name, _ in NATIONS],
-        "n_regionkey": pa.array([region for _, region in NATIONS], pa.int64()),
-    }, schema=SCHEMAS["nation"])
+    table = pa.table(
+        {
+            "n_nationkey": pa.array(np.arange(len(NATIONS)), pa.int64()),
+            "n_name": [name for name, _ in NATIONS],
+            "n_regionkey": pa.array([region for _, region in NATIONS], pa.int64()),
+        },
+        schema=SCHEMAS["nation"],
+    )
     pq.write_table(table, directory / "part-00000.parquet")
     return {"nation": table.num_rows}
 
@@ -212,37 +265,46 @@ def _customers(keys: np.ndarray, rng: np.random.Generator) -> pa.Table:
     n = len(keys)
     key_array = pa.array(keys, pa.int64())
     names = pc.binary_join_element_wise(
-        "Customer#", pc.utf8_lpad(pc.cast(key_array, pa.string()), 9, "0"), "")
-    return pa.table({
-        "c_custkey": key_array,
-        "c_name": names,
-        "c_nationkey": rng.integers(0, len(NATIONS), n, dtype=np.int64),
-        "c_acctbal": rng.integers(-99_999, 1_000_000, n) / 100.0,
-        "c_mktsegment": _choice(MARKET_SEGMENTS, rng.integers(0, len(MARKET_SEGMENTS), n)),
-    }, schema=SCHEMAS["customer"])
+        "Customer#", pc.utf8_lpad(pc.cast(key_array, pa.string()), 9, "0"), ""
+    )
+    return pa.table(
+        {
+            "c_custkey": key_array,
+            "c_name": names,
+            "c_nationkey": rng.integers(0, len(NATIONS), n, dtype=np.int64),
+            "c_acctbal": rng.integers(-99_999, 1_000_000, n) / 100.0,
+            "c_mktsegment": _choice(MARKET_SEGMENTS, rng.integers(0, len(MARKET_SEGMENTS), n)),
+        },
+        schema=SCHEMAS["customer"],
+    )
 
 
-def _write_orders_and_lineitems(orders_dir: Path, lineitem_dir: Path, scale: float,
-                                seed: int) -> dict[str, int]:
+def _write_orders_and_lineitems(
+    orders_dir: Path, lineitem_dir: Path, scale: float, seed: int
+) -> dict[str, int]:
     total = _count(ORDERS_PER_SCALE, scale)
     customers = _count(CUSTOMERS_PER_SCALE, scale)
     parts = _count(PARTS_PER_SCALE, scale)
     suppliers = _count(SUPPLIERS_PER_SCALE, scale)
     lines = 0
-    with (_part_writer(orders_dir, "orders") as orders_writer,
-          _part_writer(lineitem_dir, "lineitem") as lineitem_writer):
+    with (
+        _part_writer(orders_dir, "orders") as orders_writer,
+        _part_writer(lineitem_dir, "lineitem") as lineitem_writer,
+    ):
         for chunk, first in enumerate(range(0, total, _ORDERS_PER_CHUNK)):
             count = min(_ORDERS_PER_CHUNK, total - first)
             orders, lineitems = _orders_chunk(
-                first, count, customers, parts, suppliers, _rng(seed, "orders", chunk))
+                first, count, customers, parts, suppliers, _rng(seed, "orders", chunk)
+            )
             orders_writer.write(orders)
             lineitem_writer.write(lineitems)
             lines += lineitems.num_rows
     return {"orders": total, "lineitem": lines}
 
 
-def _orders_chunk(first: int, n: int, customers: int, parts: int, suppliers: int,
-                  rng: np.random.Generator) -> tuple[pa.Table, pa.Table]:
+def _orders_chunk(
+    first: int, n: int, customers: int, parts: int, suppliers: int, rng: np.random.Generator
+) -> tuple[pa.Table, pa.Table]:
     """``n`` orders starting at order index ``first``, and their lineitems."""
     index = np.arange(first, first + n, dtype=np.int64)
     order_keys = (index // 8) * 32 + index % 8 + 1
@@ -251,7 +313,8 @@ def _orders_chunk(first: int, n: int, customers: int, parts: int, suppliers: int
     drawn = rng.integers(0, ordering, n, dtype=np.int64)
     cust_keys = np.minimum(drawn + drawn // 2 + 1, customers)
     order_days = _days(START_DATE) + rng.integers(
-        0, (_LAST_ORDER_DATE - START_DATE).days + 1, n, dtype=np.int32)
+        0, (_LAST_ORDER_DATE - START_DATE).days + 1, n, dtype=np.int32
+    )
 
     per_order = rng.integers(1, 8, n)
     owner = np.repeat(np.arange(n), per_order)
@@ -271,36 +334,42 @@ def _orders_chunk(first: int, n: int, customers: int, parts: int, suppliers: int
     flag_index = np.where(receipt <= current, returned, 2)
     open_line = ship > current
     supp_keys = _supplier_keys(part_keys, rng.integers(0, 4, m), suppliers)
-    lineitems = pa.table({
-        "l_orderkey": order_keys[owner],
-        "l_partkey": part_keys,
-        "l_suppkey": supp_keys,
-        "l_linenumber": line_numbers,
-        "l_quantity": quantity,
-        "l_extendedprice": price,
-        "l_discount": discount,
-        "l_tax": tax,
-        "l_returnflag": _choice(("R", "A", "N"), flag_index),
-        "l_linestatus": _choice(("F", "O"), open_line.astype(np.int64)),
-        "l_shipdate": _dates(ship),
-        "l_commitdate": _dates(commit),
-        "l_receiptdate": _dates(receipt),
-        "l_shipmode": _choice(SHIP_MODES, rng.integers(0, len(SHIP_MODES), m)),
-    }, schema=SCHEMAS["lineitem"])
+    lineitems = pa.table(
+        {
+            "l_orderkey": order_keys[owner],
+            "l_partkey": part_keys,
+            "l_suppkey": supp_keys,
+            "l_linenumber": line_numbers,
+            "l_quantity": quantity,
+            "l_extendedprice": price,
+            "l_discount": discount,
+            "l_tax": tax,
+            "l_returnflag": _choice(("R", "A", "N"), flag_index),
+            "l_linestatus": _choice(("F", "O"), open_line.astype(np.int64)),
+            "l_shipdate": _dates(ship),
+            "l_commitdate": _dates(commit),
+            "l_receiptdate": _dates(receipt),
+            "l_shipmode": _choice(SHIP_MODES, rng.integers(0, len(SHIP_MODES), m)),
+        },
+        schema=SCHEMAS["lineitem"],
+    )
 
     charged = np.round(price * (1 + tax) * (1 - discount), 2)
     total_price = np.round(np.bincount(owner, weights=charged, minlength=n), 2)
     open_lines = np.bincount(owner, weights=open_line, minlength=n)
     status = np.where(open_lines == 0, 0, np.where(open_lines == per_order, 1, 2))
-    orders = pa.table({
-        "o_orderkey": order_keys,
-        "o_custkey": cust_keys,
-        "o_orderstatus": _choice(("F", "O", "P"), status),
-        "o_totalprice": total_price,
-        "o_orderdate": _dates(order_days),
-        "o_orderpriority": _choice(ORDER_PRIORITIES, rng.integers(0, 5, n)),
-        "o_shippriority": np.zeros(n, dtype=np.int32),
-    }, schema=SCHEMAS["orders"])
+    orders = pa.table(
+        {
+            "o_orderkey": order_keys,
+            "o_custkey": cust_keys,
+            "o_orderstatus": _choice(("F", "O", "P"), status),
+            "o_totalprice": total_price,
+            "o_orderdate": _dates(order_days),
+            "o_orderpriority": _choice(ORDER_PRIORITIES, rng.integers(0, 5, n)),
+            "o_shippriority": np.zeros(n, dtype=np.int32),
+        },
+        schema=SCHEMAS["orders"],
+    )
     return orders, lineitems
 
 
@@ -342,8 +411,9 @@ def main(argv: list[str] | None = None) -> None:
         files = sorted(Path(path).glob("*.parquet"))
         rows = sum(pq.read_metadata(f).num_rows for f in files)
         size = sum(f.stat().st_size for f in files)
-        print(f"{table:<9} {rows:>12,} rows  {len(files):>3} files  {size / 2**20:9.1f} MiB  "
-              f"{path}")
+        print(
+            f"{table:<9} {rows:>12,} rows  {len(files):>3} files  {size / 2**20:9.1f} MiB  {path}"
+        )
     print(f"scale {args.scale}, seed {args.seed}: {time.perf_counter() - started:.1f} s")
 
 

@@ -56,8 +56,14 @@ _FORMAT_VERSION = 1
 _BATCH_ROWS = 262_144
 
 
-def generate(directory: str | os.PathLike, scale: float, *, file_bytes: int = FILE_BYTES,
-             row_group_bytes: int = ROW_GROUP_BYTES, layout: str = "parts") -> dict[str, str]:  # fmt: skip
+def generate(
+    directory: str | os.PathLike,
+    scale: float,
+    *,
+    file_bytes: int = FILE_BYTES,
+    row_group_bytes: int = ROW_GROUP_BYTES,
+    layout: str = "parts",
+) -> dict[str, str]:
     """The 8 tables under ``directory`` (one folder each), generated unless already there for
     this scale and layout; their paths by name. dbgen runs once, and only if a table is
     missing. ``layout``: ``parts``, part files of ``file_bytes`` in row groups of
@@ -69,8 +75,11 @@ def generate(directory: str | os.PathLike, scale: float, *, file_bytes: int = FI
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     out = Path(directory).resolve()
     wanted = {"scale": float(scale), "duckdb": duckdb.__version__, "version": _FORMAT_VERSION}
-    wanted |= {"file_bytes": file_bytes, "row_group_bytes": row_group_bytes} if \
-        layout == "parts" else {"layout": layout}  # fmt: skip
+    wanted |= (
+        {"file_bytes": file_bytes, "row_group_bytes": row_group_bytes}
+        if layout == "parts"
+        else {"layout": layout}
+    )
 
     @functools.cache
     def generated() -> duckdb.DuckDBPyConnection:
@@ -83,6 +92,7 @@ def generate(directory: str | os.PathLike, scale: float, *, file_bytes: int = FI
             target = _sql_string(str(staging[table] / f"{table}.parquet"))
             generated().execute(f"COPY {table} TO {target} (FORMAT parquet)")
             return {table: generated().execute(f"SELECT count(*) FROM {table}").fetchone()[0]}
+
         return write
 
     def writer(table: str):
@@ -94,6 +104,7 @@ def generate(directory: str | os.PathLike, scale: float, *, file_bytes: int = FI
                     parts.write(pa.Table.from_batches([batch], rows.schema))
                     count += batch.num_rows
             return {table: count}
+
         return write
 
     try:
@@ -140,8 +151,12 @@ def _tpch_connection() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the TPC-H extension loaded from the file its package ships."""
     import duckdb_extension_tpch
 
-    extension = (Path(duckdb_extension_tpch.__file__).parent / "extensions"
-                 / f"v{duckdb.__version__}" / "tpch.duckdb_extension")  # fmt: skip
+    extension = (
+        Path(duckdb_extension_tpch.__file__).parent
+        / "extensions"
+        / f"v{duckdb.__version__}"
+        / "tpch.duckdb_extension"
+    )
     connection = duckdb.connect()
     connection.execute("SET enable_progress_bar = false")
     connection.execute(f"LOAD {_sql_string(str(extension))}")
@@ -156,8 +171,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--out", required=True, help="directory to hold one folder per table")
-    parser.add_argument("--layout", choices=LAYOUTS, default="parts",
-                        help="part files of row groups, or one file a table as DuckDB writes it")
+    parser.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="parts",
+        help="part files of row groups, or one file a table as DuckDB writes it",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     paths = generate(args.out, args.scale, layout=args.layout)
@@ -165,8 +184,9 @@ def main(argv: list[str] | None = None) -> None:
         files = sorted(Path(path).glob("*.parquet"))
         rows = sum(pq.read_metadata(f).num_rows for f in files)
         size = sum(f.stat().st_size for f in files)
-        print(f"{table:<9} {rows:>12,} rows  {len(files):>3} files  {size / 2**20:9.1f} MiB  "
-              f"{path}")
+        print(
+            f"{table:<9} {rows:>12,} rows  {len(files):>3} files  {size / 2**20:9.1f} MiB  {path}"
+        )
     print(f"scale {args.scale:g}: {time.perf_counter() - started:.1f} s")
 
 

@@ -39,10 +39,25 @@ __all__ = [
 
 Q1_SHIP_CUTOFF = datetime.date(1998, 12, 1) - datetime.timedelta(days=90)
 Q1_KEYS = ("l_returnflag", "l_linestatus")
-Q1_COLUMNS = (*Q1_KEYS, "sum_qty", "sum_base_price", "sum_disc_price", "sum_charge",
-              "avg_qty", "avg_price", "avg_disc", "count_order")
-_Q1_PARTIALS = ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "sum_disc",
-                "count_order")
+Q1_COLUMNS = (
+    *Q1_KEYS,
+    "sum_qty",
+    "sum_base_price",
+    "sum_disc_price",
+    "sum_charge",
+    "avg_qty",
+    "avg_price",
+    "avg_disc",
+    "count_order",
+)
+_Q1_PARTIALS = (
+    "sum_qty",
+    "sum_base_price",
+    "sum_disc_price",
+    "sum_charge",
+    "sum_disc",
+    "count_order",
+)
 
 Q3_SEGMENT = "BUILDING"
 Q3_DATE = datetime.date(1995, 3, 15)
@@ -56,6 +71,7 @@ def _table(data_dir: str | os.PathLike, name: str) -> str:
 
 
 # --- Q1: pricing summary report ---------------------------------------------------------------
+
 
 def q1_partial(lineitem: DataFrame) -> DataFrame:
     """Per source task: the lines shipped by the cutoff, summed per (flag, status)."""
@@ -82,7 +98,11 @@ def q1_final(partials: DataFrame) -> DataFrame:
     totals = partials.groupBy(*Q1_KEYS).agg(*[F.sum(c).alias(c) for c in _Q1_PARTIALS])
     count = F.col("count_order")
     return totals.select(
-        *Q1_KEYS, "sum_qty", "sum_base_price", "sum_disc_price", "sum_charge",
+        *Q1_KEYS,
+        "sum_qty",
+        "sum_base_price",
+        "sum_disc_price",
+        "sum_charge",
         (F.col("sum_qty") / count).alias("avg_qty"),
         (F.col("sum_base_price") / count).alias("avg_price"),
         (F.col("sum_disc") / count).alias("avg_disc"),
@@ -94,9 +114,20 @@ def q1(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
     graph = JobGraph("tpch-q1")
     lineitem = graph.add_vertex(
         "lineitem",
-        sources=[FileSource(_table(data_dir, "lineitem"), columns=[
-            "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_returnflag",
-            "l_linestatus", "l_shipdate"])],
+        sources=[
+            FileSource(
+                _table(data_dir, "lineitem"),
+                columns=[
+                    "l_quantity",
+                    "l_extendedprice",
+                    "l_discount",
+                    "l_tax",
+                    "l_returnflag",
+                    "l_linestatus",
+                    "l_shipdate",
+                ],
+            )
+        ],
         operator=spark(q1_partial),
     )
     summary = graph.add_vertex("pricing_summary", parallelism=1, operator=spark(q1_final))
@@ -128,21 +159,33 @@ def spark_q1(session: SparkSession, data_dir: str | os.PathLike) -> DataFrame:
 
 def reference_q1(data_dir: str | os.PathLike) -> pa.Table:
     lineitem = ds.dataset(_table(data_dir, "lineitem")).to_table(
-        filter=pc.field("l_shipdate") <= pa.scalar(Q1_SHIP_CUTOFF, pa.date32()))
-    disc_price = pc.multiply(lineitem["l_extendedprice"],
-                             pc.subtract(1.0, lineitem["l_discount"]))
+        filter=pc.field("l_shipdate") <= pa.scalar(Q1_SHIP_CUTOFF, pa.date32())
+    )
+    disc_price = pc.multiply(lineitem["l_extendedprice"], pc.subtract(1.0, lineitem["l_discount"]))
     lineitem = lineitem.append_column("disc_price", disc_price).append_column(
-        "charge", pc.multiply(disc_price, pc.add(1.0, lineitem["l_tax"])))
-    grouped = lineitem.group_by(list(Q1_KEYS)).aggregate([
-        ("l_quantity", "sum"), ("l_extendedprice", "sum"), ("disc_price", "sum"),
-        ("charge", "sum"), ("l_quantity", "mean"), ("l_extendedprice", "mean"),
-        ("l_discount", "mean"), ([], "count_all"),
-    ])
+        "charge", pc.multiply(disc_price, pc.add(1.0, lineitem["l_tax"]))
+    )
+    grouped = lineitem.group_by(list(Q1_KEYS)).aggregate(
+        [
+            ("l_quantity", "sum"),
+            ("l_extendedprice", "sum"),
+            ("disc_price", "sum"),
+            ("charge", "sum"),
+            ("l_quantity", "mean"),
+            ("l_extendedprice", "mean"),
+            ("l_discount", "mean"),
+            ([], "count_all"),
+        ]
+    )
     names = {
-        "l_quantity_sum": "sum_qty", "l_extendedprice_sum": "sum_base_price",
-        "disc_price_sum": "sum_disc_price", "charge_sum": "sum_charge",
-        "l_quantity_mean": "avg_qty", "l_extendedprice_mean": "avg_price",
-        "l_discount_mean": "avg_disc", "count_all": "count_order",
+        "l_quantity_sum": "sum_qty",
+        "l_extendedprice_sum": "sum_base_price",
+        "disc_price_sum": "sum_disc_price",
+        "charge_sum": "sum_charge",
+        "l_quantity_mean": "avg_qty",
+        "l_extendedprice_mean": "avg_price",
+        "l_discount_mean": "avg_disc",
+        "count_all": "count_order",
     }
     grouped = grouped.rename_columns([names.get(c, c) for c in grouped.column_names])
     return grouped.select(list(Q1_COLUMNS)).sort_by([(k, "ascending") for k in Q1_KEYS])
@@ -150,13 +193,15 @@ def reference_q1(data_dir: str | os.PathLike) -> pa.Table:
 
 # --- Q3: shipping priority ---------------------------------------------------------------------
 
+
 def q3_customers(customer: DataFrame) -> DataFrame:
     return customer.where(F.col("c_mktsegment") == Q3_SEGMENT).select("c_custkey")
 
 
 def q3_orders(orders: DataFrame) -> DataFrame:
     return orders.where(F.col("o_orderdate") < F.lit(Q3_DATE)).select(
-        "o_orderkey", "o_custkey", "o_orderdate", "o_shippriority")
+        "o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"
+    )
 
 
 def q3_order_revenue(lineitem: DataFrame, orders: DataFrame, customers: DataFrame) -> DataFrame:
@@ -177,8 +222,11 @@ def q3_top_orders(partials: DataFrame) -> DataFrame:
     """Every task's partial sums meet here, in one task (the job sets it: the top 10 of all),
     a few per order."""
     revenue = partials.groupBy(*Q3_GROUP).agg(F.sum("revenue").alias("revenue"))
-    return (revenue.orderBy(F.col("revenue").desc(), "o_orderdate", "l_orderkey")
-            .limit(Q3_LIMIT).select(*Q3_COLUMNS))
+    return (
+        revenue.orderBy(F.col("revenue").desc(), "o_orderdate", "l_orderkey")
+        .limit(Q3_LIMIT)
+        .select(*Q3_COLUMNS)
+    )
 
 
 def q3(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
@@ -194,14 +242,22 @@ def q3(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
     )
     orders = graph.add_vertex(
         "orders",
-        sources=[FileSource(_table(data_dir, "orders"), columns=[
-            "o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"])],
+        sources=[
+            FileSource(
+                _table(data_dir, "orders"),
+                columns=["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"],
+            )
+        ],
         operator=spark(q3_orders),
     )
     lineitem = graph.add_vertex(
         "lineitem",
-        sources=[FileSource(_table(data_dir, "lineitem"), columns=[
-            "l_orderkey", "l_extendedprice", "l_discount", "l_shipdate"])],
+        sources=[
+            FileSource(
+                _table(data_dir, "lineitem"),
+                columns=["l_orderkey", "l_extendedprice", "l_discount", "l_shipdate"],
+            )
+        ],
         operator=spark(q3_order_revenue),
     )
     top = graph.add_vertex("top_orders", parallelism=1, operator=spark(q3_top_orders))
@@ -213,44 +269,55 @@ def q3(data_dir: str | os.PathLike, out_dir: str | os.PathLike) -> JobGraph:
     return graph
 
 
-def spark_q3(session: SparkSession, data_dir: str | os.PathLike, *,
-             as_the_job: bool = False) -> DataFrame:
+def spark_q3(
+    session: SparkSession, data_dir: str | os.PathLike, *, as_the_job: bool = False
+) -> DataFrame:
     """``as_the_job``: the plan Tidal's job runs, the joined customers and orders broadcast
     into the lineitem scan from the start (a hint), where adaptive execution reaches that join
     only after shuffling the lines; the same result."""
     customer = session.read.parquet(_table(data_dir, "customer"))
     orders = session.read.parquet(_table(data_dir, "orders"))
     lineitem = session.read.parquet(_table(data_dir, "lineitem"))
-    small = (
-        customer.where(F.col("c_mktsegment") == Q3_SEGMENT)
-        .join(orders.where(F.col("o_orderdate") < F.lit(Q3_DATE)),
-              F.col("c_custkey") == F.col("o_custkey"))
+    small = customer.where(F.col("c_mktsegment") == Q3_SEGMENT).join(
+        orders.where(F.col("o_orderdate") < F.lit(Q3_DATE)),
+        F.col("c_custkey") == F.col("o_custkey"),
     )
     joined = (F.broadcast(small) if as_the_job else small).join(
         lineitem.where(F.col("l_shipdate") > F.lit(Q3_DATE)),
-        F.col("l_orderkey") == F.col("o_orderkey"))
+        F.col("l_orderkey") == F.col("o_orderkey"),
+    )
     revenue = joined.groupBy(*Q3_GROUP).agg(
-        F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("revenue"))
-    return (revenue.orderBy(F.col("revenue").desc(), "o_orderdate", "l_orderkey")
-            .limit(Q3_LIMIT).select(*Q3_COLUMNS))
+        F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("revenue")
+    )
+    return (
+        revenue.orderBy(F.col("revenue").desc(), "o_orderdate", "l_orderkey")
+        .limit(Q3_LIMIT)
+        .select(*Q3_COLUMNS)
+    )
 
 
 def reference_q3(data_dir: str | os.PathLike) -> pa.Table:
     customer = ds.dataset(_table(data_dir, "customer")).to_table(
-        columns=["c_custkey"], filter=pc.field("c_mktsegment") == Q3_SEGMENT)
+        columns=["c_custkey"], filter=pc.field("c_mktsegment") == Q3_SEGMENT
+    )
     orders = ds.dataset(_table(data_dir, "orders")).to_table(
         columns=["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"],
-        filter=pc.field("o_orderdate") < pa.scalar(Q3_DATE, pa.date32()))
+        filter=pc.field("o_orderdate") < pa.scalar(Q3_DATE, pa.date32()),
+    )
     lineitem = ds.dataset(_table(data_dir, "lineitem")).to_table(
         columns=["l_orderkey", "l_extendedprice", "l_discount"],
-        filter=pc.field("l_shipdate") > pa.scalar(Q3_DATE, pa.date32()))
-    lineitem = lineitem.append_column("volume", pc.multiply(
-        lineitem["l_extendedprice"], pc.subtract(1.0, lineitem["l_discount"])))
+        filter=pc.field("l_shipdate") > pa.scalar(Q3_DATE, pa.date32()),
+    )
+    lineitem = lineitem.append_column(
+        "volume", pc.multiply(lineitem["l_extendedprice"], pc.subtract(1.0, lineitem["l_discount"]))
+    )
     orders = orders.join(customer, "o_custkey", "c_custkey", join_type="left semi")
     joined = lineitem.join(orders, "l_orderkey", "o_orderkey", join_type="inner")
     revenue = joined.group_by(list(Q3_GROUP)).aggregate([("volume", "sum")])
     revenue = revenue.rename_columns(
-        ["revenue" if c == "volume_sum" else c for c in revenue.column_names])
-    ordered = revenue.sort_by([("revenue", "descending"), ("o_orderdate", "ascending"),
-                               ("l_orderkey", "ascending")])
+        ["revenue" if c == "volume_sum" else c for c in revenue.column_names]
+    )
+    ordered = revenue.sort_by(
+        [("revenue", "descending"), ("o_orderdate", "ascending"), ("l_orderkey", "ascending")]
+    )
     return ordered.slice(0, Q3_LIMIT).select(list(Q3_COLUMNS))

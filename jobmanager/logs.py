@@ -45,8 +45,11 @@ def progress_logger():
     logs at (``tidal run`` keeps Tidal's own log to warnings, but its progress is the point)."""
     return structlog.wrap_logger(
         structlog.PrintLogger(sys.stderr),
-        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso"),
-                    structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())],  # fmt: skip
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
+        ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
     ).bind()
 

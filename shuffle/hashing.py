@@ -63,8 +63,10 @@ def hash_columns(rows: pa.Table | pa.RecordBatch, keys: Sequence[str]) -> np.nda
     hashes = np.empty(rows.num_rows, dtype=np.uint64)
     scratch = np.empty(_ROWS_PER_BLOCK, dtype=np.uint64)
     for start in range(0, rows.num_rows, _ROWS_PER_BLOCK):
-        block = _hash_block([column.slice(start, _ROWS_PER_BLOCK) for column in columns],
-                            scratch[: min(_ROWS_PER_BLOCK, rows.num_rows - start)])  # fmt: skip
+        block = _hash_block(
+            [column.slice(start, _ROWS_PER_BLOCK) for column in columns],
+            scratch[: min(_ROWS_PER_BLOCK, rows.num_rows - start)],
+        )
         hashes[start : start + len(block)] = block
     return hashes
 

@@ -51,8 +51,15 @@ def decode_key(key: bytes, order: tuple[SortKey, ...]) -> tuple:
 def _decoded(key: bytes, at: int, column: SortKey) -> tuple[object, int]:
     """One value of ``column`` read at ``at``, and where the next column starts."""
     kind = column.sql_type.split("(")[0].strip().lower()
-    width = {"boolean": 1, "float": 8, "double": 8, "decimal": _DECIMAL_BYTES, "date": 8,
-             "timestamp": 8, "timestamp_ntz": 8}.get(kind, 8 if kind in _INTEGRAL else 0)  # fmt: skip
+    width = {
+        "boolean": 1,
+        "float": 8,
+        "double": 8,
+        "decimal": _DECIMAL_BYTES,
+        "date": 8,
+        "timestamp": 8,
+        "timestamp_ntz": 8,
+    }.get(kind, 8 if kind in _INTEGRAL else 0)
     if kind in ("string", "binary"):
         raw, end = _unescaped(_plain(key[at:], column.descending))
         if end < 0:
@@ -62,7 +69,9 @@ def _decoded(key: bytes, at: int, column: SortKey) -> tuple[object, int]:
         except UnicodeDecodeError as error:
             raise ValueError(f"{column.column}: not UTF-8 in {key.hex()}") from error
     if not width:
-        raise ValueError(f"{column.column}: cannot read a key of type {column.sql_type or 'unknown'}")
+        raise ValueError(
+            f"{column.column}: cannot read a key of type {column.sql_type or 'unknown'}"
+        )
     if at + width > len(key):
         raise ValueError(f"{column.column}: {key.hex()} ends inside a {kind}")
     number = int.from_bytes(_plain(key[at : at + width], column.descending), "big")
@@ -88,7 +97,11 @@ def _decimal_value(scaled: int, sql_type: str) -> decimal.Decimal:
         value = decimal.Decimal(scaled).scaleb(-_DECIMAL_SCALE)
         _, _, scale = sql_type.partition(",")
         digits = scale.rstrip(") ").strip()
-        return value.quantize(decimal.Decimal(1).scaleb(-int(digits))) if digits.isdigit() else value.normalize()
+        return (
+            value.quantize(decimal.Decimal(1).scaleb(-int(digits)))
+            if digits.isdigit()
+            else value.normalize()
+        )
 
 
 def _plain(raw: bytes, descending: bool) -> bytes:

@@ -58,7 +58,7 @@ class SortKey:
     def __setstate__(self, state) -> None:
         """Unpickle, also a key pickled before ``sql_type`` existed (an archived graph)."""
         defaults = ("", False, True, "")
-        values = (*state, *defaults[len(state):])
+        values = (*state, *defaults[len(state) :])
         for name, value in zip(("column", "descending", "nulls_first", "sql_type"), values):
             object.__setattr__(self, name, value)
 
@@ -67,8 +67,10 @@ class SortKey:
         return SortKey(column, descending, not descending if nulls_first is None else nulls_first)
 
     def __str__(self) -> str:
-        return (f"{self.column} {'DESC' if self.descending else 'ASC'} "
-                f"NULLS {'FIRST' if self.nulls_first else 'LAST'}")  # fmt: skip
+        return (
+            f"{self.column} {'DESC' if self.descending else 'ASC'} "
+            f"NULLS {'FIRST' if self.nulls_first else 'LAST'}"
+        )
 
 
 def encode_value(value: object) -> bytes:

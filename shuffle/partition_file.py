@@ -134,14 +134,23 @@ class RangeLayout:
         return int(self.entries["rows"].sum())
 
 
-def encode_index_and_footer(data_size: int, entries: np.ndarray, num_subpartitions: int,
-                            schema: pa.Schema) -> bytes:  # fmt: skip
+def encode_index_and_footer(
+    data_size: int, entries: np.ndarray, num_subpartitions: int, schema: pa.Schema
+) -> bytes:
     """The bytes that follow the subpartitions' data (``data_size`` bytes) in a partition file:
     ``entries`` of the subpartitions holding rows, in order, of ``num_subpartitions``."""
     schema_bytes = schema.serialize().to_pybytes()
     section = entries.astype(INDEX_ENTRY).tobytes() + schema_bytes
-    footer = FOOTER.pack(data_size, num_subpartitions, len(entries), len(schema_bytes),
-                         zlib.crc32(section), FORMAT_VERSION, 0, MAGIC)  # fmt: skip
+    footer = FOOTER.pack(
+        data_size,
+        num_subpartitions,
+        len(entries),
+        len(schema_bytes),
+        zlib.crc32(section),
+        FORMAT_VERSION,
+        0,
+        MAGIC,
+    )
     return section + footer
 
 
@@ -160,7 +169,9 @@ def decode_footer(partition_id: PartitionId, where: str, tail: bytes, file_size:
         raise PartitionFileTruncated(
             partition_id, where, f"no footer in its {file_size} bytes: cut short or never finished"
         )
-    index_offset, subpartitions, count, schema_length, index_crc, version, _, _ = FOOTER.unpack(tail)
+    index_offset, subpartitions, count, schema_length, index_crc, version, _, _ = FOOTER.unpack(
+        tail
+    )
     if version != FORMAT_VERSION:
         raise PartitionFileCorrupted(partition_id, where, f"unknown format version {version}")
     expected_size = index_offset + count * INDEX_ENTRY.itemsize + schema_length + FOOTER.size
@@ -171,8 +182,9 @@ def decode_footer(partition_id: PartitionId, where: str, tail: bytes, file_size:
     return Footer(index_offset, subpartitions, count, schema_length, index_crc)
 
 
-def decode_index(partition_id: PartitionId, where: str, section: bytes, footer: Footer
-                 ) -> PartitionIndex:  # fmt: skip
+def decode_index(
+    partition_id: PartitionId, where: str, section: bytes, footer: Footer
+) -> PartitionIndex:
     """Check and parse the index section (entries then schema) that the footer points at."""
     if zlib.crc32(section) != footer.index_crc:
         raise ChecksumMismatch(partition_id, where, "in the index")
@@ -187,8 +199,9 @@ def decode_index(partition_id: PartitionId, where: str, section: bytes, footer: 
     held = entries["subpartition"].astype(np.int64)
     if count and (held[-1] >= footer.num_subpartitions or (np.diff(held) <= 0).any()):
         raise PartitionFileCorrupted(partition_id, where, "index entries are out of order")
-    return PartitionIndex(entries, bytes(section[count * INDEX_ENTRY.itemsize :]),
-                          footer.num_subpartitions)  # fmt: skip
+    return PartitionIndex(
+        entries, bytes(section[count * INDEX_ENTRY.itemsize :]), footer.num_subpartitions
+    )
 
 
 def encode_range_header(layout: RangeLayout) -> bytes:

@@ -214,10 +214,12 @@ def _take(table: pa.Table, indices: pa.Array) -> pa.Table:
     jobs = [(column, piece) for column in columns for piece in slices]
     pieces = list(_take_pool().map(lambda job: job[0].take(job[1]), jobs))
     return pa.Table.from_arrays(
-        [pa.chunked_array(pieces[i : i + len(slices)], type=column.type)
-         for i, column in zip(range(0, len(pieces), len(slices)), columns)],
+        [
+            pa.chunked_array(pieces[i : i + len(slices)], type=column.type)
+            for i, column in zip(range(0, len(pieces), len(slices)), columns)
+        ],
         schema=table.schema,
-    )  # fmt: skip
+    )
 
 
 _PARALLEL_TAKE_BYTES = 16 << 20

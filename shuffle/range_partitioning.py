@@ -107,16 +107,18 @@ class ChunkPartitioner:
     chunks: int
     rows: int
 
-    def assign(self, rows: pa.Table | pa.RecordBatch, num_subpartitions: int,
-               first_row: int = 0) -> np.ndarray:  # fmt: skip
+    def assign(
+        self, rows: pa.Table | pa.RecordBatch, num_subpartitions: int, first_row: int = 0
+    ) -> np.ndarray:
         if self.chunks > num_subpartitions:
             raise ValueError(f"{self.chunks} chunks for {num_subpartitions} subpartitions")
         positions = np.arange(first_row, first_row + rows.num_rows, dtype=np.int64)
         return positions * self.chunks // max(self.rows, 1)
 
 
-def keep_key_range(table: pa.Table, order: tuple[SortKey, ...], lower: bytes | None,
-                   upper: bytes | None) -> pa.Table:  # fmt: skip
+def keep_key_range(
+    table: pa.Table, order: tuple[SortKey, ...], lower: bytes | None, upper: bytes | None
+) -> pa.Table:
     """The rows whose key is in ``[lower, upper)`` (None: unbounded on that side)."""
     if table.num_rows == 0 or (lower is None and upper is None):
         return table

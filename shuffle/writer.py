@@ -173,12 +173,16 @@ class ResultPartitionWriter:
         self._done = True
         schema = self.schema if self.schema is not None else pa.schema([])
         held: list[tuple[int, int, int, int]] = []  # subpartition, length, rows, crc32
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}-{next(_FILE_NUMBERS)}.tmp")
+        temporary = self.path.with_name(
+            f".{self.path.name}.{os.getpid()}-{next(_FILE_NUMBERS)}.tmp"
+        )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with open(temporary, "wb") as file:
                 for index, data in self._finished_streams(schema):
-                    held.append((index, data.size, self._subpartitions[index].rows, zlib.crc32(data)))
+                    held.append(
+                        (index, data.size, self._subpartitions[index].rows, zlib.crc32(data))
+                    )
                     file.write(data)
                 entries = np.zeros(len(held), dtype=INDEX_ENTRY)
                 if held:
@@ -188,8 +192,11 @@ class ResultPartitionWriter:
                     entries["offset"] = np.cumsum(columns[:, 1]) - columns[:, 1]
                     entries["rows"] = columns[:, 2]
                     entries["checksum"] = columns[:, 3]
-                file.write(encode_index_and_footer(int(entries["length"].sum()), entries,
-                                                   self.num_subpartitions, schema))  # fmt: skip
+                file.write(
+                    encode_index_and_footer(
+                        int(entries["length"].sum()), entries, self.num_subpartitions, schema
+                    )
+                )
             os.replace(temporary, self.path)
         except BaseException:
             temporary.unlink(missing_ok=True)
@@ -197,10 +204,13 @@ class ResultPartitionWriter:
         finally:
             self._subpartitions = {}
         return WrittenPartition(
-            self.partition_id, str(self.path), self.num_subpartitions,
-            entries["subpartition"].astype(np.int64), entries["length"].astype(np.int64),
+            self.partition_id,
+            str(self.path),
+            self.num_subpartitions,
+            entries["subpartition"].astype(np.int64),
+            entries["length"].astype(np.int64),
             entries["rows"].astype(np.int64),
-        )  # fmt: skip
+        )
 
     def abort(self) -> None:
         """Drop what was written; no file appears."""

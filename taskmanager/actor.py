@@ -82,8 +82,14 @@ def shape_of(slots: int, config: Configuration) -> tuple:
 class TaskManagerActor:
     """``slots`` slots and a SparkSession (scratch under ``work_dir``) for one job at a time."""
 
-    def __init__(self, task_manager_id: str, slots: int, config: bytes, work_dir: str,
-                 start_spark: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        task_manager_id: str,
+        slots: int,
+        config: bytes,
+        work_dir: str,
+        start_spark: bool = False,
+    ) -> None:
         configure_logging("INFO")
         config = Configuration.from_bytes(config)
         self.task_manager_id = task_manager_id
@@ -92,7 +98,9 @@ class TaskManagerActor:
         self.node_id = config[NODE_ID_KEY] or ray.get_runtime_context().get_node_id()
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self.work_dir = work_dir
-        os.makedirs(work_dir, exist_ok=True)  # its scratch space, from the start: it is where it works
+        os.makedirs(
+            work_dir, exist_ok=True
+        )  # its scratch space, from the start: it is where it works
         self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
         self._job: _JobSession | None = None
         self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)
@@ -105,8 +113,9 @@ class TaskManagerActor:
             # pyspark.sql would find a module half initialised (a circular-import ImportError)
             import pyspark.sql.functions  # noqa: F401
 
-            self._spark_start = threading.Thread(target=self._start_spark, name="tidal-spark-start",
-                                                 daemon=True)  # fmt: skip
+            self._spark_start = threading.Thread(
+                target=self._start_spark, name="tidal-spark-start", daemon=True
+            )
             self._spark_start.start()
         # the task runtime (a tenth of a second of imports, SQL's parser among them) loads
         # after the JVM's start, not before it; and the ResourceManager and JobManagers, which
@@ -119,8 +128,10 @@ class TaskManagerActor:
         try:
             self._spark.session()
         except Exception as error:
-            self._log.warning("spark session not started ahead of the first task",
-                              error=f"{type(error).__name__}: {error}")  # fmt: skip
+            self._log.warning(
+                "spark session not started ahead of the first task",
+                error=f"{type(error).__name__}: {error}",
+            )
 
     def spark_ready(self, timeout_s: float) -> bool:
         """Whether its Spark JVM is up, once the start begun ahead of any job has ended or
@@ -149,8 +160,12 @@ class TaskManagerActor:
                 )
             shuffle = ShuffleDirectory(shuffle_root)
             registry = PartitionRegistry(self.task_manager_id)
-            blobs = BlobCache(FetchedBlobs(lambda key: ray.get(job_manager.get_blob.remote(key)),
-                                           f"job manager of {job_id}"))  # fmt: skip
+            blobs = BlobCache(
+                FetchedBlobs(
+                    lambda key: ray.get(job_manager.get_blob.remote(key)),
+                    f"job manager of {job_id}",
+                )
+            )
 
             batcher = ReportBatcher(lambda batch: ray.get(job_manager.report_many.remote(batch)))
             ended = EndedTasks()
@@ -172,9 +187,22 @@ class TaskManagerActor:
                 fetch_chunk=RayChunkFetcher(),
                 on_jvm_lost=lambda: self._leave(batcher),
             )
-            slots = TaskSlots(self.slots, lambda tdd, token, queued: run_task(tdd, environment, token, queued), report)
-            self._job = _JobSession(job_id, job_manager, shuffle, registry,
-                                    PartitionServer(registry), blobs, slots, batcher, ended)  # fmt: skip
+            slots = TaskSlots(
+                self.slots,
+                lambda tdd, token, queued: run_task(tdd, environment, token, queued),
+                report,
+            )
+            self._job = _JobSession(
+                job_id,
+                job_manager,
+                shuffle,
+                registry,
+                PartitionServer(registry),
+                blobs,
+                slots,
+                batcher,
+                ended,
+            )
         self._log.info("serving job", job=job_id, shuffle_root=shuffle_root)
         return self.describe()
 
@@ -224,8 +252,13 @@ class TaskManagerActor:
             tuple(job.ended.reports_of(keys)),
             tuple(job.registry.held()),
         )
-        self._log.info("rejoined job", job=job_id, running=len(report.running),
-                       ended=len(report.ended), partitions=len(report.partitions))  # fmt: skip
+        self._log.info(
+            "rejoined job",
+            job=job_id,
+            running=len(report.running),
+            ended=len(report.ended),
+            partitions=len(report.partitions),
+        )
         return encode(report)
 
     def describe(self) -> dict:

@@ -38,10 +38,14 @@ def build(java: str) -> Path:
         tables = [_orders(), _lines()]
         for index, query in enumerate(_QUERIES):
             run_spark_function(
-                SparkFunction(query), tables, spark=spark,
-                task_dir=work / str(index), job_group=f"archive-{index}", vertex=query.__name__,
+                SparkFunction(query),
+                tables,
+                spark=spark,
+                task_dir=work / str(index),
+                job_group=f"archive-{index}",
+                vertex=query.__name__,
                 cancel=CancelToken(),
-            )  # fmt: skip
+            )
         spark.stop_jvm()
         if not partial.is_file():
             raise RuntimeError(f"the JVM left no class archive at {partial}")
@@ -57,38 +61,51 @@ def _orders():
 
     import pyarrow as pa
 
-    return pa.table({
-        "o_orderkey": pa.array(range(1000), pa.int64()),
-        "o_orderdate": [datetime.date(1995, 1, 1) + datetime.timedelta(days=i % 90)
-                        for i in range(1000)],
-        "o_priority": [f"{i % 5}-PRIORITY" for i in range(1000)],
-    })  # fmt: skip
+    return pa.table(
+        {
+            "o_orderkey": pa.array(range(1000), pa.int64()),
+            "o_orderdate": [
+                datetime.date(1995, 1, 1) + datetime.timedelta(days=i % 90) for i in range(1000)
+            ],
+            "o_priority": [f"{i % 5}-PRIORITY" for i in range(1000)],
+        }
+    )
 
 
 def _lines():
     import pyarrow as pa
 
-    return pa.table({
-        "l_orderkey": pa.array([i % 1000 for i in range(4000)], pa.int64()),
-        "l_price": pa.array([float(i) for i in range(4000)], pa.float64()),
-        "l_flag": [("A", "N", "R")[i % 3] for i in range(4000)],
-    })  # fmt: skip
+    return pa.table(
+        {
+            "l_orderkey": pa.array([i % 1000 for i in range(4000)], pa.int64()),
+            "l_price": pa.array([float(i) for i in range(4000)], pa.float64()),
+            "l_flag": [("A", "N", "R")[i % 3] for i in range(4000)],
+        }
+    )
 
 
 def _aggregate(orders, lines):
     from pyspark.sql import functions as F
 
-    return (lines.where(F.col("l_price") > 10).groupBy("l_flag")
-            .agg(F.sum("l_price"), F.avg("l_price"), F.count(F.lit(1))).orderBy("l_flag"))
+    return (
+        lines.where(F.col("l_price") > 10)
+        .groupBy("l_flag")
+        .agg(F.sum("l_price"), F.avg("l_price"), F.count(F.lit(1)))
+        .orderBy("l_flag")
+    )
 
 
 def _join(orders, lines):
     from pyspark.sql import functions as F
 
     joined = lines.join(F.broadcast(orders), lines.l_orderkey == orders.o_orderkey)
-    return (joined.where(F.col("o_orderdate") < F.lit("1995-03-15").cast("date"))
-            .groupBy("o_orderkey", "o_orderdate").agg(F.sum("l_price").alias("revenue"))
-            .orderBy(F.desc("revenue")).limit(10))
+    return (
+        joined.where(F.col("o_orderdate") < F.lit("1995-03-15").cast("date"))
+        .groupBy("o_orderkey", "o_orderdate")
+        .agg(F.sum("l_price").alias("revenue"))
+        .orderBy(F.desc("revenue"))
+        .limit(10)
+    )
 
 
 def _shuffled_join(orders, lines):
@@ -105,8 +122,10 @@ def main(argv: list[str]) -> None:
     java, _ = find_java()
     if "--if-missing" in argv and archive_path(java).is_file():
         return
-    print("tidal setup: recording the classes a TaskManager's Spark JVM loads (once, ~1 min)",
-          file=sys.stderr)  # fmt: skip
+    print(
+        "tidal setup: recording the classes a TaskManager's Spark JVM loads (once, ~1 min)",
+        file=sys.stderr,
+    )
     print(f"tidal setup: the Spark JVM's class archive is {build(java)}", file=sys.stderr)
 
 

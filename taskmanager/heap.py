@@ -19,8 +19,10 @@ GIB = 1 << 30
 _SHARE = 4  # a quarter of the node's memory for the Spark heaps
 _LEAST = 1 * GIB
 _MOST = 16 * GIB
-_CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"),  # cgroup v2
-                  Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))  # v1  # fmt: skip
+_CGROUP_LIMITS = (
+    Path("/sys/fs/cgroup/memory.max"),  # cgroup v2
+    Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+)  # v1
 
 
 def default_heap_bytes(slots: int, memory: int | None = None, cpus: int | None = None) -> int:

@@ -123,8 +123,11 @@ def read_inputs(
             whole = isinstance(source, BroadcastSource)
             source = source.source if whole else source
             splits = _splits(source, index, tdd, blobs, memo, whole)
-            mine = (splits if whole else assign_splits(splits, tdd.parallelism)[tdd.subtask]
-                    ) if splits else []  # fmt: skip
+            mine = (
+                (splits if whole else assign_splits(splits, tdd.parallelism)[tdd.subtask])
+                if splits
+                else []
+            )
             files = whole_parquet_files(source, splits, mine) if files_for_spark else None
             if files is not None:
                 tables.append(files[0])
@@ -153,8 +156,14 @@ def read_inputs(
     return TaskInputs(tuple(tables), bytes_read, remote_bytes, ranges_read)
 
 
-def _splits(source: object, index: int, tdd: TaskDeploymentDescriptor, blobs: BlobCache,
-            memo: Memo, broadcast: bool = False) -> list | None:  # fmt: skip
+def _splits(
+    source: object,
+    index: int,
+    tdd: TaskDeploymentDescriptor,
+    blobs: BlobCache,
+    memo: Memo,
+    broadcast: bool = False,
+) -> list | None:
     """The source's splits: those the JobManager listed, when it shipped them, else listed
     here (once per TaskManager). The vertex's dynamic filters are not a broadcast source's."""
     if not isinstance(source, FileSource):
@@ -195,8 +204,12 @@ def whole_parquet_files(
     footers = [pq.read_metadata(path) for path in paths]
     keys = {parquet_schema_key(footer) for footer in footers}
     columns = tuple(source.columns) if source.columns else None
-    files = ParquetFiles(paths, columns, sum(footer.num_rows for footer in footers),
-                         keys.pop() if len(keys) == 1 else None)
+    files = ParquetFiles(
+        paths,
+        columns,
+        sum(footer.num_rows for footer in footers),
+        keys.pop() if len(keys) == 1 else None,
+    )
     return files, sum(split.length for split in mine)
 
 
@@ -235,7 +248,9 @@ def gate_reads(
         if with_data is None:
             indices = range(span.start, span.end + 1)
         else:
-            indices = with_data[bisect_left(with_data, span.start) : bisect_right(with_data, span.end)]
+            indices = with_data[
+                bisect_left(with_data, span.start) : bisect_right(with_data, span.end)
+            ]
         for index in indices:
             descriptor = by_index.get(index)
             if descriptor is None:
@@ -263,8 +278,11 @@ def read_gate(
     remote_bytes = counter.received if counter is not None else 0
     if not tables:
         return pa.table({}), 0, 0
-    return (pa.concat_tables(tables, promote_options="default"), local_bytes + remote_bytes,
-            remote_bytes)  # fmt: skip
+    return (
+        pa.concat_tables(tables, promote_options="default"),
+        local_bytes + remote_bytes,
+        remote_bytes,
+    )
 
 
 def _descriptors(gate: InputGateDeploymentDescriptor, blobs: BlobCache) -> list[ShuffleDescriptor]:

@@ -79,8 +79,15 @@ def run_operator(
             )
         return OperatorResult(table, table.num_rows)
     if isinstance(operator, _COMPOSED):
-        table = run_query(((tdd.vertex, operator),), tables, spark=spark, task_dir=task_dir,
-                          job_group=_job_group(tdd), cancel=cancel, clock=clock)  # fmt: skip
+        table = run_query(
+            ((tdd.vertex, operator),),
+            tables,
+            spark=spark,
+            task_dir=task_dir,
+            job_group=_job_group(tdd),
+            cancel=cancel,
+            clock=clock,
+        )
         return OperatorResult(table, table.num_rows)
     raise TypeError(
         f"vertex {tdd.vertex!r}: operator {operator!r} is not spark(fn), arrow(fn), SQL or a "
@@ -88,9 +95,15 @@ def run_operator(
     )
 
 
-def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescriptor,
-               spark: SparkSessionProvider, task_dir: Path, cancel: CancelToken,
-               clock: TaskClock) -> OperatorResult:  # fmt: skip
+def _run_chain(
+    chain: ChainedOperator,
+    tables: tuple,
+    tdd: TaskDeploymentDescriptor,
+    spark: SparkSessionProvider,
+    task_dir: Path,
+    cancel: CancelToken,
+    clock: TaskClock,
+) -> OperatorResult:
     """A chain's operators one after the other in this task: consecutive PySpark functions and
     SQL pieces as one composed query (one Spark query, see ``taskmanager.sql.run_query``),
     Arrow functions on the table in memory, a sink last writing the chain's result. Each
@@ -109,9 +122,16 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
                 end += 1
             here = tables + ((previous,) if previous is not None else ())
             first = tuple(len(tables) if i is None else i for i in feeds[position])
-            previous = run_query(members[position:end], here, feeds=(first, *feeds[position + 1:end]),
-                                 spark=spark, task_dir=task_dir, job_group=_job_group(tdd),
-                                 cancel=cancel, clock=clock)  # fmt: skip
+            previous = run_query(
+                members[position:end],
+                here,
+                feeds=(first, *feeds[position + 1 : end]),
+                spark=spark,
+                task_dir=task_dir,
+                job_group=_job_group(tdd),
+                cancel=cancel,
+                clock=clock,
+            )
             position = end
             continue
         inputs = tuple(previous if i is None else tables[i] for i in feeds[position])
@@ -128,8 +148,10 @@ def _run_chain(chain: ChainedOperator, tables: tuple, tdd: TaskDeploymentDescrip
         with clock.phase("arrow_function"):
             previous = operator.fn(*inputs)
         if not isinstance(previous, pa.Table):
-            raise OutputTypeError(f"vertex {name!r}: {operator} returned "
-                                  f"{type(previous).__name__}, not a pyarrow.Table")  # fmt: skip
+            raise OutputTypeError(
+                f"vertex {name!r}: {operator} returned "
+                f"{type(previous).__name__}, not a pyarrow.Table"
+            )
     return OperatorResult(previous, previous.num_rows)
 
 
@@ -141,8 +163,9 @@ def _built_on(operator, sides: dict[str, str]):
     if isinstance(operator, SqlOperator):
         return operator.built_on(sides)
     if isinstance(operator, ChainedOperator):
-        members = tuple(_built_on(m, sides) if isinstance(m, SqlOperator) else m
-                        for m in operator.operators)  # fmt: skip
+        members = tuple(
+            _built_on(m, sides) if isinstance(m, SqlOperator) else m for m in operator.operators
+        )
         return replace(operator, operators=members)
     return operator
 

@@ -79,7 +79,9 @@ def write_outputs(
             chunks = sort_into_chunks(table, output.order, output.num_subpartitions)
             rows, partitioner, bounds = chunks.table, chunks.partitioner(), chunks.bounds
         with shuffle.writer(
-            partition_id, output.num_subpartitions, partitioner or partitioner_for(output, tdd.subtask),
+            partition_id,
+            output.num_subpartitions,
+            partitioner or partitioner_for(output, tdd.subtask),
             attempt=tdd.attempt,
         ) as writer:
             writer.write(rows)
@@ -87,8 +89,13 @@ def write_outputs(
         registry.add(partition_id, tdd.attempt, written.path)
         values = filter_values(table, output.filter_column) if output.filter_column else ()
         report = ProducedPartition.of_written(
-            output.result, written.num_subpartitions, written.written, written.lengths,
-            output.breakdown, values)  # fmt: skip
+            output.result,
+            written.num_subpartitions,
+            written.written,
+            written.lengths,
+            output.breakdown,
+            values,
+        )
         produced.append(replace(report, range_bounds=bounds) if bounds else report)
     return tuple(produced)
 
@@ -113,8 +120,11 @@ def filter_values(table: pa.Table, column: str) -> tuple[str, ...]:
 def _check_columns(
     table: pa.Table, output: ResultPartitionDeploymentDescriptor, vertex: str
 ) -> None:
-    needed: Iterable[str] = (*output.keys, *(key.column for key in output.order),
-                             *((output.filter_column,) if output.filter_column else ()))
+    needed: Iterable[str] = (
+        *output.keys,
+        *(key.column for key in output.order),
+        *((output.filter_column,) if output.filter_column else ()),
+    )
     missing = [name for name in needed if name not in table.column_names]
     if missing:
         raise MissingColumnError(

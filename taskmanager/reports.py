@@ -68,10 +68,12 @@ class ReportBatcher:
 
 def _without_running_of_ended(batch: list[Event]) -> tuple[Event, ...]:
     ended = {
-        (e.vertex, e.subtask, e.attempt) for e in batch if not isinstance(e, TaskRunning)
-        and hasattr(e, "attempt")
-    }  # fmt: skip
+        (e.vertex, e.subtask, e.attempt)
+        for e in batch
+        if not isinstance(e, TaskRunning) and hasattr(e, "attempt")
+    }
     return tuple(
-        e for e in batch
+        e
+        for e in batch
         if not (isinstance(e, TaskRunning) and (e.vertex, e.subtask, e.attempt) in ended)
-    )  # fmt: skip
+    )

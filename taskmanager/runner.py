@@ -73,8 +73,9 @@ class TaskEnvironment:
     on_jvm_lost: Callable[[], None] = lambda: None  # after the task that found it is reported
 
 
-def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: CancelToken,
-             queued_s: float = 0.0) -> Event:  # fmt: skip
+def run_task(
+    tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: CancelToken, queued_s: float = 0.0
+) -> Event:
     """Run the attempt (which waited ``queued_s`` in its slot) and report how it ended;
     returns the final report."""
     log = structlog.get_logger("tidal.task").bind(
@@ -86,8 +87,12 @@ def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: Cancel
     task_dir = env.shuffle.root / _TASK_DIRS / str(next(_TASK_NUMBERS))  # this process's own
     try:
         event: Event = _finished(tdd, env, cancel, task_dir, clock, queued_s)
-        log.debug("task finished", rows_in=event.metrics.rows_in,
-                  rows_out=event.metrics.rows_out, duration_ms=event.metrics.duration_ms)
+        log.debug(
+            "task finished",
+            rows_in=event.metrics.rows_in,
+            rows_out=event.metrics.rows_out,
+            duration_ms=event.metrics.duration_ms,
+        )
     except Exception as error:
         discard_outputs(tdd, env.shuffle, env.registry)
         if cancel.cancelled:
@@ -95,16 +100,28 @@ def run_task(tdd: TaskDeploymentDescriptor, env: TaskEnvironment, cancel: Cancel
             log.info("task canceled", noticed=str(error))
         else:
             lost = error.partition_id if isinstance(error, InputLost) else None
-            event = TaskFailed(tdd.vertex, tdd.subtask, tdd.attempt, describe_failure(error),
-                               env.wall_clock_ms(), lost, failure_types(error))
-            log.warning("task failed", error=f"{type(error).__name__}: {error}",
-                        lost_partition=str(lost) if lost else None)
+            event = TaskFailed(
+                tdd.vertex,
+                tdd.subtask,
+                tdd.attempt,
+                describe_failure(error),
+                env.wall_clock_ms(),
+                lost,
+                failure_types(error),
+            )
+            log.warning(
+                "task failed",
+                error=f"{type(error).__name__}: {error}",
+                lost_partition=str(lost) if lost else None,
+            )
     finally:
         shutil.rmtree(task_dir, ignore_errors=True)
     env.report(event)
     if isinstance(event, TaskFailed) and env.spark.jvm_lost():
-        log.error("the TaskManager's Spark JVM has exited (out of memory, as a rule: see the "
-                  "TaskManager's log); no task can run here any more")
+        log.error(
+            "the TaskManager's Spark JVM has exited (out of memory, as a rule: see the "
+            "TaskManager's log); no task can run here any more"
+        )
         env.on_jvm_lost()
     return event
 
@@ -121,11 +138,21 @@ def _finished(
         code = env.memo.get(("code", tdd.code_key), lambda: load_vertex_code(env.blobs, tdd))
     operator = code.operator.first if isinstance(code.operator, ChainedOperator) else code.operator
     spark_reads = isinstance(operator, (SparkFunction, SqlOperator))  # Spark reads files itself
-    inputs = read_inputs(tdd, code.sources, env.blobs, env.node_id, env.fetch_chunk, cancel,
-                         env.memo, files_for_spark=spark_reads, clock=clock)  # fmt: skip
+    inputs = read_inputs(
+        tdd,
+        code.sources,
+        env.blobs,
+        env.node_id,
+        env.fetch_chunk,
+        cancel,
+        env.memo,
+        files_for_spark=spark_reads,
+        clock=clock,
+    )
     cancel.check("before the operator")
-    result = run_operator(code, inputs.tables, tdd, spark=env.spark, task_dir=task_dir,
-                          cancel=cancel, clock=clock)
+    result = run_operator(
+        code, inputs.tables, tdd, spark=env.spark, task_dir=task_dir, cancel=cancel, clock=clock
+    )
     cancel.check("after the operator")
     produced = ()
     if result.table is not None:

@@ -38,7 +38,9 @@ __all__ = ["partitions", "write_part_file", "write_sink"]
 def write_sink(table: pa.Table, sink: ParquetSink, job_id: str, subtask: int, attempt: int) -> int:
     """Write this attempt's output of ``sink``; return how many data files."""
     if not sink.partition_by:
-        write_part_file(table, part_file(sink, job_id, subtask, attempt), sink.format, sink.csv_header)
+        write_part_file(
+            table, part_file(sink, job_id, subtask, attempt), sink.format, sink.csv_header
+        )
         return 1
     written = []
     for directory, rows in partitions(table, sink.partition_by):
@@ -56,11 +58,14 @@ def partitions(table: pa.Table, columns: tuple[str, ...]) -> list[tuple[str, pa.
     in Spark."""
     names = [_column(table, c) for c in columns]
     if len(names) == len(table.column_names):
-        raise ValueError(f"cannot partition by every column ({', '.join(names)}): the files "
-                         "would have none left")  # fmt: skip
+        raise ValueError(
+            f"cannot partition by every column ({', '.join(names)}): the files would have none left"
+        )
     if table.num_rows == 0:
         return []
-    indexed = table.select(names).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+    indexed = table.select(names).append_column(
+        "__row", pa.array(range(table.num_rows), pa.int64())
+    )
     groups = indexed.group_by(names, use_threads=False).aggregate([("__row", "list")])
     rows: dict[str, list] = {}
     keys = [groups.column(n).to_pylist() for n in names]
@@ -78,19 +83,25 @@ def _column(table: pa.Table, name: str) -> str:
         return name
     matches = [c for c in table.column_names if c.lower() == name.lower()]
     if len(matches) != 1:
-        raise ValueError(f"partition column {name!r} is not among the columns "
-                         f"{', '.join(table.column_names)}")  # fmt: skip
+        raise ValueError(
+            f"partition column {name!r} is not among the columns {', '.join(table.column_names)}"
+        )
     return matches[0]
 
 
-def write_part_file(table: pa.Table, path: str, format: str = "parquet",
-                    csv_header: bool = False) -> None:  # fmt: skip
+def write_part_file(
+    table: pa.Table, path: str, format: str = "parquet", csv_header: bool = False
+) -> None:
     """Write ``table`` to ``path`` whole or not at all. On a local disk: a hidden temporary file
     (ignored by readers and by the sink's commit) renamed into place; on an object store: one
     object, which appears only once its upload completes."""
     if format == "csv":
-        _write_whole(path, lambda target: pacsv.write_csv(
-            _spark_csv_values(table), target, pacsv.WriteOptions(include_header=csv_header)))
+        _write_whole(
+            path,
+            lambda target: pacsv.write_csv(
+                _spark_csv_values(table), target, pacsv.WriteOptions(include_header=csv_header)
+            ),
+        )
     else:
         _write_whole(path, lambda target: pq.write_table(table, target))
 

@@ -74,8 +74,12 @@ class TaskSlots:
             if self._closed:
                 raise RuntimeError(f"task {key} deployed to a TaskManager that is shut down")
             if key in self._tasks:
-                _log.warning("task deployed twice; the second deployment is ignored",
-                             vertex=key[0], subtask=key[1], attempt=key[2])
+                _log.warning(
+                    "task deployed twice; the second deployment is ignored",
+                    vertex=key[0],
+                    subtask=key[1],
+                    attempt=key[2],
+                )
                 return
             task = self._tasks[key] = _Task(tdd)
         self._pool.submit(self._slot, key, task)
@@ -132,10 +136,14 @@ class TaskSlots:
         try:
             ended = self._run(task.tdd, task.token, time.monotonic() - task.submitted_at)
         except Exception as error:  # a bug in the runtime, not the task's code: still its end
-            _log.exception("a task escaped its runner", vertex=key[0], subtask=key[1],
-                           attempt=key[2])  # fmt: skip
-            ended = TaskFailed(*key, f"the TaskManager failed running it: {describe_failure(error)}",
-                               time.time_ns() // 1_000_000)  # fmt: skip
+            _log.exception(
+                "a task escaped its runner", vertex=key[0], subtask=key[1], attempt=key[2]
+            )
+            ended = TaskFailed(
+                *key,
+                f"the TaskManager failed running it: {describe_failure(error)}",
+                time.time_ns() // 1_000_000,
+            )
             if not task.cancel_requested:
                 self._report(ended)
         finally:

@@ -218,8 +218,11 @@ class SparkSessionProvider:
 
         from taskmanager import jvm_lookups
 
-        options = (java_options(java) if self.java_options is None
-                   else [*self.java_options, BATCH_COLLECTOR])  # fmt: skip
+        options = (
+            java_options(java)
+            if self.java_options is None
+            else [*self.java_options, BATCH_COLLECTOR]
+        )
         session = (
             SparkSession.builder.master(f"local[{self.slots}]")
             .appName("tidal-taskmanager")
@@ -230,16 +233,27 @@ class SparkSessionProvider:
             .config("spark.driver.memory", f"{max(1, self.driver_memory_bytes >> 20)}m")
             .config(
                 "spark.driver.extraJavaOptions",
-                " ".join(f'"{option}"' for option in [
-                    f"-Dlog4j2.configurationFile=file:{log_config}",
-                    f"-Djava.io.tmpdir={scratch}", *options]),
+                " ".join(
+                    f'"{option}"'
+                    for option in [
+                        f"-Dlog4j2.configurationFile=file:{log_config}",
+                        f"-Djava.io.tmpdir={scratch}",
+                        *options,
+                    ]
+                ),
             )
             .getOrCreate()
         )
         session.sparkContext.setLogLevel("WARN")
         jvm_lookups.install(session)
-        _log.info("spark session started", java=java, java_version=major, slots=self.slots,
-                  driver_memory_bytes=self.driver_memory_bytes, java_options=options)
+        _log.info(
+            "spark session started",
+            java=java,
+            java_version=major,
+            slots=self.slots,
+            driver_memory_bytes=self.driver_memory_bytes,
+            java_options=options,
+        )
         return session
 
 
@@ -305,9 +319,14 @@ def run_spark_function(
 ) -> pa.Table:
     """``function.fn(*dataframes).toArrow()``: see ``run_spark_query``."""
     return run_spark_query(
-        lambda frames: checked_frame(vertex, function, function.fn(*frames)), tables,
-        spark=spark, task_dir=task_dir, job_group=job_group, cancel=cancel, clock=clock,
-    )  # fmt: skip
+        lambda frames: checked_frame(vertex, function, function.fn(*frames)),
+        tables,
+        spark=spark,
+        task_dir=task_dir,
+        job_group=job_group,
+        cancel=cancel,
+        clock=clock,
+    )
 
 
 def run_spark_query(
@@ -331,10 +350,11 @@ def run_spark_query(
         base = spark.session()
     with clock.phase("spark_input"):
         inputs = [
-            table if isinstance(table, ParquetFiles)
+            table
+            if isinstance(table, ParquetFiles)
             else _write_parquet(table, task_dir / f"input-{index}.parquet", spark.slots)
             for index, table in enumerate(tables)
-        ]  # fmt: skip
+        ]
     context = base.sparkContext
     context.setJobGroup(job_group, f"tidal task {job_group}", interruptOnCancel=True)
     stop_jobs = cancel.on_cancel(lambda: context.cancelJobGroup(job_group))
@@ -403,14 +423,23 @@ def _write_parquet(table: pa.Table, path: Path, cores: int = 1) -> ParquetFiles 
     path.parent.mkdir(parents=True, exist_ok=True)
     pieces = max(1, min(cores, table.nbytes // _PIECE_BYTES))
     step = -(-table.num_rows // pieces) if table.num_rows else 0
-    paths = [path] if pieces == 1 else [path.with_name(f"{path.stem}-{i}{path.suffix}")
-                                        for i in range(pieces)]  # fmt: skip
+    paths = (
+        [path]
+        if pieces == 1
+        else [path.with_name(f"{path.stem}-{i}{path.suffix}") for i in range(pieces)]
+    )
 
     def write(piece: int) -> None:
         rows = table if pieces == 1 else table.slice(piece * step, step)
-        pq.write_table(rows, paths[piece], compression="none", use_dictionary=False,
-                       write_statistics=False, coerce_timestamps="us",
-                       allow_truncated_timestamps=True)  # fmt: skip
+        pq.write_table(
+            rows,
+            paths[piece],
+            compression="none",
+            use_dictionary=False,
+            write_statistics=False,
+            coerce_timestamps="us",
+            allow_truncated_timestamps=True,
+        )
 
     if pieces == 1:
         write(0)
@@ -421,5 +450,6 @@ def _write_parquet(table: pa.Table, path: Path, cores: int = 1) -> ParquetFiles 
 
 
 _PIECE_BYTES = 8 << 20  # an input's bytes a core before it is written as more than one file
-_INPUT_WRITERS = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)),
-                                    thread_name_prefix="tidal-spark-input")  # fmt: skip
+_INPUT_WRITERS = ThreadPoolExecutor(
+    max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="tidal-spark-input"
+)

@@ -71,19 +71,36 @@ def run_query(
     feeds = feeds or [tuple(range(len(tables)))] + [(None,)] * (len(members) - 1)
     members = _fitted(members, tables, feeds, build_budget(spark.driver_memory_bytes, spark.slots))
     if not any(isinstance(operator, SqlOperator) for _, operator in members):
-        return run_spark_query(lambda frames: _compose(None, members, frames, feeds), tables,
-                               spark=spark, task_dir=task_dir, job_group=job_group,
-                               cancel=cancel, clock=clock)  # fmt: skip
+        return run_spark_query(
+            lambda frames: _compose(None, members, frames, feeds),
+            tables,
+            spark=spark,
+            task_dir=task_dir,
+            job_group=job_group,
+            cancel=cancel,
+            clock=clock,
+        )
     with clock.phase("spark_plan"):
         spark.session()  # the JVM's start, for a TaskManager's first Spark task
     with spark.isolated() as isolated:
-        return run_spark_query(lambda frames: _compose(isolated, members, frames, feeds), tables,
-                               spark=spark, task_dir=task_dir, job_group=job_group,
-                               cancel=cancel, clock=clock, session=isolated.session)  # fmt: skip
+        return run_spark_query(
+            lambda frames: _compose(isolated, members, frames, feeds),
+            tables,
+            spark=spark,
+            task_dir=task_dir,
+            job_group=job_group,
+            cancel=cancel,
+            clock=clock,
+            session=isolated.session,
+        )
 
 
-def _fitted(members: Sequence[Member], tables: Sequence[pa.Table | ParquetFiles],
-            feeds: Sequence[Sequence[int | None]], budget: int) -> list[Member]:  # fmt: skip
+def _fitted(
+    members: Sequence[Member],
+    tables: Sequence[pa.Table | ParquetFiles],
+    feeds: Sequence[Sequence[int | None]],
+    budget: int,
+) -> list[Member]:
     """``members`` with their in-task hash builds held to ``budget`` (``join_memory``)."""
     if not any(isinstance(op, SqlOperator) and hints_hash_build(op.sql) for _, op in members):
         return list(members)
@@ -91,15 +108,21 @@ def _fitted(members: Sequence[Member], tables: Sequence[pa.Table | ParquetFiles]
     fitted = []
     for (name, operator), feed in zip(members, feeds, strict=True):
         if isinstance(operator, SqlOperator):
-            view_bytes = {view: sum(sizes) if i is None else sizes[i]
-                          for view, i in zip(operator.views, feed, strict=True)}  # fmt: skip
+            view_bytes = {
+                view: sum(sizes) if i is None else sizes[i]
+                for view, i in zip(operator.views, feed, strict=True)
+            }
             operator = replace(operator, sql=within_budget(operator.sql, view_bytes, budget))
         fitted.append((name, operator))
     return fitted
 
 
-def _compose(isolated: IsolatedSession | None, members: Sequence[Member], inputs: Sequence,
-             feeds: Sequence[Sequence[int | None]]):  # fmt: skip
+def _compose(
+    isolated: IsolatedSession | None,
+    members: Sequence[Member],
+    inputs: Sequence,
+    feeds: Sequence[Sequence[int | None]],
+):
     result = None
     for (name, operator), feed in zip(members, feeds, strict=True):
         frames = tuple(result if i is None else inputs[i] for i in feed)

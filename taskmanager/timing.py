@@ -17,8 +17,16 @@ from contextlib import contextmanager
 
 __all__ = ["PHASES", "TaskClock"]
 
-PHASES = ("code", "read_input", "spark_input", "spark_plan", "spark_run", "arrow_function",
-          "write_output", "other")  # fmt: skip
+PHASES = (
+    "code",
+    "read_input",
+    "spark_input",
+    "spark_plan",
+    "spark_run",
+    "arrow_function",
+    "write_output",
+    "other",
+)
 
 
 class TaskClock:
@@ -45,7 +53,8 @@ class TaskClock:
         parts = [(name, self._spent[name]) for name in PHASES if name in self._spent]
         other = max(0.0, total - sum(seconds for _, seconds in parts))
         return tuple((name, round(seconds * 1000)) for name, seconds in parts) + (
-            ("other", round(other * 1000)),)
+            ("other", round(other * 1000)),
+        )
 
     def elapsed_ms(self) -> int:
         return int((self._clock() - self.started) * 1000)

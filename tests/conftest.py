@@ -77,11 +77,15 @@ def pytest_runtest_protocol(item, nextitem):
     reporter = item.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         seconds = time.monotonic() - item.config.stash[STARTED]
-        reporter.write_line(f"\nfast tier: {len(session.items) - heavy} tests in {seconds:.0f} s, "
-                            f"{session.testsfailed} failed; integration tier: {heavy} tests")  # fmt: skip
+        reporter.write_line(
+            f"\nfast tier: {len(session.items) - heavy} tests in {seconds:.0f} s, "
+            f"{session.testsfailed} failed; integration tier: {heavy} tests"
+        )
     if session.testsfailed:
-        session.shouldfail = (f"the fast tier failed ({session.testsfailed} failed), so the "
-                              f"integration tier was not run ({heavy} tests)")  # fmt: skip
+        session.shouldfail = (
+            f"the fast tier failed ({session.testsfailed} failed), so the "
+            f"integration tier was not run ({heavy} tests)"
+        )
     return done
 
 
@@ -91,8 +95,10 @@ def forbid_clusters(patch: pytest.MonkeyPatch) -> None:
 
     def forbidden(what: str, marker: str):
         def refuse(*args, **kwargs):
-            raise AssertionError(f"a fast-tier test must not start {what}: mark it "
-                                 f"@pytest.mark.{marker} (tests/conftest.py)")  # fmt: skip
+            raise AssertionError(
+                f"a fast-tier test must not start {what}: mark it "
+                f"@pytest.mark.{marker} (tests/conftest.py)"
+            )
 
         return refuse
 
@@ -119,8 +125,10 @@ def _skip_runtime_tests_knowingly(config, items):
     if not reason:
         return
     if os.environ.get(ALLOW_MISSING_RUNTIME) != "1":
-        raise pytest.UsageError(f"{reason}; {len(runtime)} tests need it (set "
-                                f"{ALLOW_MISSING_RUNTIME}=1 to skip them knowingly)")  # fmt: skip
+        raise pytest.UsageError(
+            f"{reason}; {len(runtime)} tests need it (set "
+            f"{ALLOW_MISSING_RUNTIME}=1 to skip them knowingly)"
+        )
     for item in runtime:
         item.add_marker(pytest.mark.skip(reason=reason))
 
@@ -133,8 +141,13 @@ def ray_cluster():
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=8, include_dashboard=False, namespace="tidal",
-                 logging_level=logging.WARNING, log_to_driver=False)  # fmt: skip
+        ray.init(
+            num_cpus=8,
+            include_dashboard=False,
+            namespace="tidal",
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+        )
     before = os.environ.get("RAY_ADDRESS")
     os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
     yield ray

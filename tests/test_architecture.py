@@ -30,8 +30,17 @@ ALLOWED = {
     "core": {"model", "messages", "errors", "shuffle", "blob"},
     "simulation": {"core", "model", "messages", "errors"},
     "runtime": {"core", "model", "messages", "errors", "logs", "shuffle", "blob", "taskmanager"},
-    "client": {"runtime", "simulation", "core", "model", "messages", "errors", "logs", "planner",
-               "shuffle"},  # explain reads sort bounds back as values (shuffle.keyorder)
+    "client": {
+        "runtime",
+        "simulation",
+        "core",
+        "model",
+        "messages",
+        "errors",
+        "logs",
+        "planner",
+        "shuffle",
+    },  # explain reads sort bounds back as values (shuffle.keyorder)
     "taskmanager": {"messages", "model", "errors", "logs", "shuffle", "blob"},
     "planner": {"model", "errors"},  # the SQL planner builds the job model, nothing else
     "api": {"client", "model"},
@@ -39,9 +48,24 @@ ALLOWED = {
 
 # what the pure parts may never import: Ray, Spark, clocks, the file system, the network, threads
 EFFECTFUL = {
-    "ray", "pyspark", "time", "datetime", "os", "pathlib", "shutil", "glob", "io", "tempfile",
-    "fsspec", "socket", "subprocess", "threading", "asyncio", "concurrent", "cloudpickle",
-}  # fmt: skip
+    "ray",
+    "pyspark",
+    "time",
+    "datetime",
+    "os",
+    "pathlib",
+    "shutil",
+    "glob",
+    "io",
+    "tempfile",
+    "fsspec",
+    "socket",
+    "subprocess",
+    "threading",
+    "asyncio",
+    "concurrent",
+    "cloudpickle",
+}
 PURE_PARTS = {"core", "messages"}
 PURE_MODULES = {"jobmanager.model.jobgraph", "jobmanager.model.config", "jobmanager.errors"}
 
@@ -145,14 +169,18 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def _runs(module: str, known: set[str] | dict[str, Path]) -> list[str]:
     """The modules of ours that importing ``module`` runs: its packages' ``__init__``s, then it."""
     parts = module.split(".")
-    return [name for name in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if name in known]
+    return [
+        name for name in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if name in known
+    ]
 
 
 def impure_imports(graph_root: Path) -> list[str]:
     """Each effectful library a pure module loads, with a shortest chain of our modules that
     loads it: ``a -> b -> c imports fsspec``. Checking direct imports only let the core load
     fsspec and cloudpickle through the job model."""
-    files = {module_name(p, graph_root): p for pkg in PACKAGES for p in (graph_root / pkg).rglob("*.py")}
+    files = {
+        module_name(p, graph_root): p for pkg in PACKAGES for p in (graph_root / pkg).rglob("*.py")
+    }
     imported = {name: imports_of(path) for name, path in files.items()}
     problems = []
     for module in sorted(files):

@@ -29,8 +29,11 @@ def defined_exceptions(root: Path = ROOT) -> dict[str, type[BaseException]]:
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             module = importlib.import_module(name)
             for cls in vars(module).values():
-                if inspect.isclass(cls) and issubclass(cls, BaseException) \
-                        and cls.__module__ == name:  # fmt: skip
+                if (
+                    inspect.isclass(cls)
+                    and issubclass(cls, BaseException)
+                    and cls.__module__ == name
+                ):
                     assert cls.__name__ not in found, f"two exception classes named {cls.__name__}"
                     found[cls.__name__] = cls
     return found
@@ -60,7 +63,9 @@ def tidal_parent(cls: type[BaseException]) -> str | None:
 
 
 def test_every_exception_tidal_defines_is_a_tidal_error():
-    assert [name for name, cls in defined_exceptions().items() if not issubclass(cls, TidalError)] == []
+    assert [
+        name for name, cls in defined_exceptions().items() if not issubclass(cls, TidalError)
+    ] == []
 
 
 def test_the_drawn_tree_is_exactly_the_classes_under_their_parents():
@@ -77,5 +82,10 @@ def test_the_tree_reader_sees_depth_and_wrapped_lines():
     │       └── C         text
     └── D                 text
     """
-    assert drawn_tree(drawing) == {"TidalError": None, "A": "TidalError", "B": "A", "C": "B",
-                                   "D": "TidalError"}
+    assert drawn_tree(drawing) == {
+        "TidalError": None,
+        "A": "TidalError",
+        "B": "A",
+        "C": "B",
+        "D": "TidalError",
+    }

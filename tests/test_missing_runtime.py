@@ -15,11 +15,26 @@ def run_without_ray(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     (fake / "ray").mkdir(parents=True)
     (fake / "ray" / "__init__.py").write_text("raise ImportError('no ray on this machine')\n")
     (tmp_path / "test_needs_runtime.py").write_text(
-        "import pytest\n\npytestmark = pytest.mark.runtime\n\n\ndef test_it():\n    pass\n")
+        "import pytest\n\npytestmark = pytest.mark.runtime\n\n\ndef test_it():\n    pass\n"
+    )
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-q",
-         "test_needs_runtime.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PYTHONPATH": f"{fake}{os.pathsep}{ROOT}", **env})  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.conftest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "test_needs_runtime.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": f"{fake}{os.pathsep}{ROOT}", **env},
+    )
 
 
 def test_a_runtime_that_cannot_be_imported_fails_the_suite(tmp_path):

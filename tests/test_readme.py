@@ -24,12 +24,30 @@ README = (ROOT / "README.md").read_text()
 # each benchmark command of the README's table -> the test file that runs it at a tiny size, and
 # what in that file says it runs that command
 TINY_RUNS = {
-    "benchmarks/tpch.py": ("tests/examples/test_benchmarks.py", 'load("tpch").main(["--scale", "0.01"'),
-    "tidal stress": ("tests/jobmanager/simulation/test_stress.py", '"stress", "--parallelism", "100"'),
-    "benchmarks/noop_scale.py": ("tests/examples/test_benchmarks.py", 'load("noop_scale").main(["--n", "10"'),
-    "benchmarks/shuffle.py": ("tests/shuffle/test_benchmark_tiny.py", '"benchmarks" / "shuffle.py"'),
-    "benchmarks/recovery.py": ("tests/examples/test_benchmarks.py", 'load("recovery").main(["--scale", "0.002"'),
-    "benchmarks/speculation.py": ("tests/examples/test_benchmarks.py", 'load("speculation").main(["--task-seconds", "0.05"'),
+    "benchmarks/tpch.py": (
+        "tests/examples/test_benchmarks.py",
+        'load("tpch").main(["--scale", "0.01"',
+    ),
+    "tidal stress": (
+        "tests/jobmanager/simulation/test_stress.py",
+        '"stress", "--parallelism", "100"',
+    ),
+    "benchmarks/noop_scale.py": (
+        "tests/examples/test_benchmarks.py",
+        'load("noop_scale").main(["--n", "10"',
+    ),
+    "benchmarks/shuffle.py": (
+        "tests/shuffle/test_benchmark_tiny.py",
+        '"benchmarks" / "shuffle.py"',
+    ),
+    "benchmarks/recovery.py": (
+        "tests/examples/test_benchmarks.py",
+        'load("recovery").main(["--scale", "0.002"',
+    ),
+    "benchmarks/speculation.py": (
+        "tests/examples/test_benchmarks.py",
+        'load("speculation").main(["--task-seconds", "0.05"',
+    ),
     "benchmarks/replay.py": ("tests/benchmarks/test_replay_tiny.py", '"--parallelism", "100"'),
 }
 _FIRST_WORDS = {key.split(".")[0] for key in OPTIONS}
@@ -57,8 +75,11 @@ def blocks(language: str = "") -> list[str]:
 
 
 def test_every_option_the_readme_names_exists():
-    named = {m for m in _KEY.findall(README) if m.split(".")[0] in _FIRST_WORDS
-             and not any(part[:1].isupper() for part in m.split("."))}  # a class, not a key
+    named = {
+        m
+        for m in _KEY.findall(README)
+        if m.split(".")[0] in _FIRST_WORDS and not any(part[:1].isupper() for part in m.split("."))
+    }  # a class, not a key
     unknown = []
     known = {*OPTIONS, *FLINK_KEYS}  # Flink's key for an option Tidal names otherwise, too
     for key in sorted(named):
@@ -73,8 +94,11 @@ def test_every_option_the_readme_names_exists():
 def test_every_default_the_readme_states_is_the_options_default():
     stated = [(k, v) for k, v in _DEFAULT.findall(README) if k in OPTIONS]
     assert len(stated) >= 6  # the check reads what it should
-    wrong = [(k, v, OPTIONS[k].default) for k, v in stated
-             if OPTIONS[k].parse(v.replace(",", "")) != OPTIONS[k].default]
+    wrong = [
+        (k, v, OPTIONS[k].default)
+        for k, v in stated
+        if OPTIONS[k].parse(v.replace(",", "")) != OPTIONS[k].default
+    ]
     assert wrong == []
 
 
@@ -90,8 +114,11 @@ def test_every_command_and_flag_of_the_cli_block_exists():
             missing.append(words[1])
             continue
         flags = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
-        missing += [f"{words[1]} {w}" for w in re.findall(r"(?<![\w-])--?[a-zA-Z][\w-]*", use)
-                    if w not in flags]
+        missing += [
+            f"{words[1]} {w}"
+            for w in re.findall(r"(?<![\w-])--?[a-zA-Z][\w-]*", use)
+            if w not in flags
+        ]
     assert missing == []
 
 
@@ -102,7 +129,9 @@ def test_the_python_examples_compile():
 
 def test_every_benchmark_of_the_table_runs_at_a_tiny_size_in_the_suite():
     table = section("Benchmarks")
-    commands = {m for m in re.findall(r"^\| `(?:deploy/run )?(?:python )?([^`]+?)`", table, re.MULTILINE)}
+    commands = {
+        m for m in re.findall(r"^\| `(?:deploy/run )?(?:python )?([^`]+?)`", table, re.MULTILINE)
+    }
     named = {c.split(" --")[0] for c in commands}
     assert named == TINY_RUNS.keys()
     for test, marker in TINY_RUNS.values():

@@ -13,5 +13,12 @@ from examples.fuzzing.families import DATAFRAME_FAMILIES, FAMILIES, SQL_FAMILIES
 from examples.fuzzing.queries import generate_queries
 from examples.fuzzing.tables import TABLES, write_tables
 
-__all__ = ["DATAFRAME_FAMILIES", "FAMILIES", "SQL_FAMILIES", "TABLES", "FuzzCase",
-           "generate_queries", "write_tables"]  # fmt: skip
+__all__ = [
+    "DATAFRAME_FAMILIES",
+    "FAMILIES",
+    "SQL_FAMILIES",
+    "TABLES",
+    "FuzzCase",
+    "generate_queries",
+    "write_tables",
+]

@@ -33,14 +33,29 @@ def combined_graph(graphs: list[JobGraph], name: str = "fuzz batch") -> JobGraph
         for vertex in graph.topological_order():
             operator = vertex.operator
             if isinstance(operator, SqlOperator) and operator.joins:
-                operator = replace(operator, joins=tuple(
-                    replace(j, join=prefix + j.join) for j in operator.joins))  # fmt: skip
+                operator = replace(
+                    operator, joins=tuple(replace(j, join=prefix + j.join) for j in operator.joins)
+                )
             copies[vertex.name] = job.add_vertex(
-                prefix + vertex.name, vertex.parallelism, vertex.max_parallelism, operator,
-                vertex.sources, vertex.chain_start)  # fmt: skip
+                prefix + vertex.name,
+                vertex.parallelism,
+                vertex.max_parallelism,
+                operator,
+                vertex.sources,
+                vertex.chain_start,
+            )
         for edge in graph.edges:
             join = replace(edge.join, join=prefix + edge.join.join) if edge.join else None
-            job.connect(copies[edge.source.name], copies[edge.target.name], edge.partitioner,
-                        edge.result_type, edge.pattern, edge.splittable, edge.dynamic_filtering,
-                        join, prefix + edge.id, edge.pre_aggregated)  # fmt: skip
+            job.connect(
+                copies[edge.source.name],
+                copies[edge.target.name],
+                edge.partitioner,
+                edge.result_type,
+                edge.pattern,
+                edge.splittable,
+                edge.dynamic_filtering,
+                join,
+                prefix + edge.id,
+                edge.pre_aggregated,
+            )
     return job

@@ -12,8 +12,7 @@ from sqlglot import exp
 
 from examples.fuzzing.expressions import NUMERIC, Ref
 
-__all__ = ["aggregate", "function_items", "grouping_sets", "null_items", "set_operation",
-           "windows"]  # fmt: skip
+__all__ = ["aggregate", "function_items", "grouping_sets", "null_items", "set_operation", "windows"]
 
 _ORDERABLE = ("int", "bigint", "double", "decimal", "date", "timestamp", "string")
 
@@ -47,9 +46,11 @@ def _keys(g, scope: tuple[Ref, ...], count: int) -> list[exp.Expression]:
     keys = []
     for ref in refs:
         if g.rng.random() < 0.2 and ref.kind in ("string", "int", "date"):
-            key = {"string": lambda: exp.func("upper", ref.node()),
-                   "int": lambda: exp.Mod(this=ref.node(), expression=exp.Literal.number(3)),
-                   "date": lambda: exp.func("month", ref.node())}[ref.kind]()  # fmt: skip
+            key = {
+                "string": lambda: exp.func("upper", ref.node()),
+                "int": lambda: exp.Mod(this=ref.node(), expression=exp.Literal.number(3)),
+                "date": lambda: exp.func("month", ref.node()),
+            }[ref.kind]()
             keys.append(key)
         else:
             keys.append(ref.node())
@@ -61,8 +62,9 @@ def _having(g, query: exp.Select, scope: tuple[Ref, ...], keys: list) -> exp.Sel
     if rng.random() >= 0.4:
         return query
     call = aggregate_call(g, scope)
-    condition = rng.choice([exp.GT, exp.GTE, exp.LT, exp.NEQ])(this=call,
-                                                               expression=exp.Literal.number(rng.randint(0, 3)))  # fmt: skip
+    condition = rng.choice([exp.GT, exp.GTE, exp.LT, exp.NEQ])(
+        this=call, expression=exp.Literal.number(rng.randint(0, 3))
+    )
     if isinstance(call, (exp.Min, exp.Max)):
         condition = exp.not_(exp.Is(this=call, expression=exp.null()))
     if g.on("subqueries", 0.3):
@@ -102,8 +104,14 @@ def grouping_sets(g) -> exp.Select:
         while len(sets) < wanted:
             sets.add(tuple(sorted(rng.sample(range(len(keys)), rng.randint(0, len(keys))))))
         used = sorted({i for chosen in sets for i in chosen})
-        group = [exp.GroupingSets(expressions=[
-            exp.Tuple(expressions=[keys[i].copy() for i in chosen]) for chosen in sorted(sets)])]
+        group = [
+            exp.GroupingSets(
+                expressions=[
+                    exp.Tuple(expressions=[keys[i].copy() for i in chosen])
+                    for chosen in sorted(sets)
+                ]
+            )
+        ]
         keys = [keys[i] for i in used] or keys[:0]  # a key in no set is no key of the query
     elif form in (1, 2):
         kind = exp.Rollup if form == 1 else exp.Cube
@@ -111,8 +119,7 @@ def grouping_sets(g) -> exp.Select:
     else:
         kind = rng.choice([exp.Rollup, exp.Cube])
         group = [keys[0].copy(), kind(expressions=[k.copy() for k in keys[1:]])]
-    items = [k.copy() for k in keys] + [aggregate_call(g, scope)
-                                        for _ in range(rng.randint(1, 2))]  # fmt: skip
+    items = [k.copy() for k in keys] + [aggregate_call(g, scope) for _ in range(rng.randint(1, 2))]
     if keys and rng.random() < 0.6:
         items.append(exp.func("grouping", rng.choice(keys).copy()))
     if rng.random() < 0.5:
@@ -127,8 +134,10 @@ def windows(g) -> exp.Select:
     rng = g.rng
     query, scope, ids = g.from_clause(rng.randint(1, 2))
     query = g.where(query, scope, 0.4)
-    items = [g.expressions.value(rng.choice(sorted({r.kind for r in scope})), scope, 0)
-             for _ in range(rng.randint(0, 2))]  # fmt: skip
+    items = [
+        g.expressions.value(rng.choice(sorted({r.kind for r in scope})), scope, 0)
+        for _ in range(rng.randint(0, 2))
+    ]
     items += [window(g, scope, ids) for _ in range(rng.randint(1, 3))]
     return g.project(query, items)
 
@@ -162,24 +171,33 @@ def window(g, scope: tuple[Ref, ...], ids: tuple[Ref, ...]) -> exp.Expression:
             order = keys  # RANGE UNBOUNDED PRECEDING to CURRENT ROW: ties are peers
         elif frame == 2:
             order = total
-            start, end = rng.choice([("1", "PRECEDING"), ("UNBOUNDED", "PRECEDING"),
-                                     ("CURRENT ROW", None)]), rng.choice([("CURRENT ROW", None), ("1", "FOLLOWING"),
-                                                                         ("UNBOUNDED", "FOLLOWING")])  # fmt: skip
-            spec = exp.WindowSpec(kind="ROWS", start=start[0], start_side=start[1],
-                                  end=end[0], end_side=end[1])  # fmt: skip
+            start, end = (
+                rng.choice([("1", "PRECEDING"), ("UNBOUNDED", "PRECEDING"), ("CURRENT ROW", None)]),
+                rng.choice([("CURRENT ROW", None), ("1", "FOLLOWING"), ("UNBOUNDED", "FOLLOWING")]),
+            )
+            spec = exp.WindowSpec(
+                kind="ROWS", start=start[0], start_side=start[1], end=end[0], end_side=end[1]
+            )
         else:
             numbers = [r for r in scope if r.kind in ("int", "decimal")]
             ref = rng.choice(numbers) if numbers else None
             order = [_ordered(g, ref.node())] if ref else keys
             if ref is not None:
-                spec = exp.WindowSpec(kind="RANGE", start=str(rng.randint(0, 3)),
-                                      start_side="PRECEDING",
-                                      end=rng.choice(["CURRENT ROW", str(rng.randint(1, 2))]),
-                                      end_side=None)  # fmt: skip
+                spec = exp.WindowSpec(
+                    kind="RANGE",
+                    start=str(rng.randint(0, 3)),
+                    start_side="PRECEDING",
+                    end=rng.choice(["CURRENT ROW", str(rng.randint(1, 2))]),
+                    end_side=None,
+                )
                 if spec.args["end"] != "CURRENT ROW":
                     spec.set("end_side", "FOLLOWING")
-    window_node = exp.Window(this=function, partition_by=partition or None,
-                             order=exp.Order(expressions=order) if order else None, spec=spec)  # fmt: skip
+    window_node = exp.Window(
+        this=function,
+        partition_by=partition or None,
+        order=exp.Order(expressions=order) if order else None,
+        spec=spec,
+    )
     return window_node
 
 
@@ -191,7 +209,9 @@ def set_operation(g) -> exp.Query:
     """Two or three SELECTs of the same kinds of columns, joined by UNION, INTERSECT or EXCEPT,
     each ALL or DISTINCT."""
     rng = g.rng
-    kinds = [rng.choice(["int", "string", "decimal", "date", "int"]) for _ in range(rng.randint(1, 3))]
+    kinds = [
+        rng.choice(["int", "string", "decimal", "date", "int"]) for _ in range(rng.randint(1, 3))
+    ]
 
     def branch() -> exp.Select:
         query, scope, _ = g.from_clause(1)
@@ -219,7 +239,9 @@ def null_items(g, scope: tuple[Ref, ...]) -> list[exp.Expression]:
             items.append(expressions.case(ref.kind, scope, 1))
         elif pick == 1:
             others = [r.node() for r in scope if r.kind == ref.kind and r != ref]
-            items.append(exp.func("coalesce", ref.node(), *others[:1], expressions.literal(ref.kind)))
+            items.append(
+                exp.func("coalesce", ref.node(), *others[:1], expressions.literal(ref.kind))
+            )
         elif pick == 2:
             items.append(exp.func("nullif", ref.node(), expressions.literal(ref.kind)))
         elif pick == 3:
@@ -233,9 +255,16 @@ def null_items(g, scope: tuple[Ref, ...]) -> list[exp.Expression]:
 def function_items(g, scope: tuple[Ref, ...]) -> list[exp.Expression]:
     """String, date and decimal functions and arithmetic, and LIKE, as select items."""
     rng, expressions = g.rng, g.expressions
-    builders = [name for name, kind in (("_string", "string"), ("_date", "date"),
-                                        ("_decimal", "decimal"), ("_int", "int"))
-                if any(r.kind == kind for r in scope)]  # fmt: skip
+    builders = [
+        name
+        for name, kind in (
+            ("_string", "string"),
+            ("_date", "date"),
+            ("_decimal", "decimal"),
+            ("_int", "int"),
+        )
+        if any(r.kind == kind for r in scope)
+    ]
     items = []
     for _ in range(rng.randint(1, 4)):
         if not builders or rng.random() < 0.15:

@@ -74,8 +74,7 @@ class Expressions:
         if kind == "double":
             return exp.cast(_number(rng.randint(-40, 40) / 4), "double")
         if kind == "decimal":
-            return exp.cast(_number(Decimal(rng.randint(-9999, 9999)).scaleb(-2)),
-                            "decimal(12,2)")  # fmt: skip
+            return exp.cast(_number(Decimal(rng.randint(-9999, 9999)).scaleb(-2)), "decimal(12,2)")
         if kind == "string":
             return exp.Literal.string(rng.choice(STRINGS))
         if kind == "date":
@@ -83,7 +82,8 @@ class Expressions:
             return exp.cast(exp.Literal.string(day.isoformat()), "date")
         if kind == "timestamp":
             moment = datetime.datetime.combine(BASE_DATE, datetime.time()) + datetime.timedelta(
-                days=rng.randint(0, 45), hours=rng.randint(0, 23))  # fmt: skip
+                days=rng.randint(0, 45), hours=rng.randint(0, 23)
+            )
             return exp.cast(exp.Literal.string(moment.isoformat(sep=" ")), "timestamp")
         return exp.true() if rng.random() < 0.5 else exp.false()
 
@@ -128,21 +128,30 @@ class Expressions:
         if pick == 3:
             return exp.func("nullif", self.value("int", scope, depth), self.literal("int"))
         if pick == 4:
-            return exp.Mod(this=exp.paren(self.value("int", scope, depth)),
-                           expression=_number(rng.randint(2, 4)))  # fmt: skip
+            return exp.Mod(
+                this=exp.paren(self.value("int", scope, depth)),
+                expression=_number(rng.randint(2, 4)),
+            )
         if pick == 5:
             return exp.func("abs", self.value("int", scope, depth))
         if rng.random() < 0.3:  # a product of leaves: nested ones could overflow an int
-            return exp.paren(exp.Mul(this=self.value("int", scope, 0),
-                                     expression=self.value("int", scope, 0)))  # fmt: skip
+            return exp.paren(
+                exp.Mul(this=self.value("int", scope, 0), expression=self.value("int", scope, 0))
+            )
         operator = rng.choice([exp.Add, exp.Sub])
-        return exp.paren(operator(this=self.value("int", scope, depth),
-                                  expression=self.value("int", scope, depth)))  # fmt: skip
+        return exp.paren(
+            operator(
+                this=self.value("int", scope, depth), expression=self.value("int", scope, depth)
+            )
+        )
 
     def _bigint(self, scope, depth) -> exp.Expression:
         operator = self.rng.choice([exp.Add, exp.Sub])
-        return exp.paren(operator(this=self.value("bigint", scope, depth),
-                                  expression=self.value("int", scope, depth)))  # fmt: skip
+        return exp.paren(
+            operator(
+                this=self.value("bigint", scope, depth), expression=self.value("int", scope, depth)
+            )
+        )
 
     def _double(self, scope, depth) -> exp.Expression:
         rng = self.rng
@@ -157,10 +166,16 @@ class Expressions:
         (Spark's result types widen; nothing here can overflow decimal(38))."""
         rng, pick = self.rng, self.rng.randrange(6)
         if pick == 0:
-            return exp.func("round", self.value("decimal", scope, depth), _number(rng.randint(0, 1)))
+            return exp.func(
+                "round", self.value("decimal", scope, depth), _number(rng.randint(0, 1))
+            )
         if pick == 1:
-            return exp.paren(exp.Div(this=self.value("decimal", scope, depth),
-                                     expression=_number(rng.choice([3, 4, 7]))))  # fmt: skip
+            return exp.paren(
+                exp.Div(
+                    this=self.value("decimal", scope, depth),
+                    expression=_number(rng.choice([3, 4, 7])),
+                )
+            )
         if pick == 2:
             return exp.func("abs", self.value("decimal", scope, depth))
         operator = rng.choice([exp.Add, exp.Sub, exp.Mul])
@@ -173,7 +188,9 @@ class Expressions:
         if pick == 0:
             return exp.func(rng.choice(["upper", "lower", "trim", "ltrim", "rtrim"]), inner)
         if pick == 1:
-            return exp.func("substring", inner, _number(rng.randint(1, 2)), _number(rng.randint(1, 3)))
+            return exp.func(
+                "substring", inner, _number(rng.randint(1, 2)), _number(rng.randint(1, 3))
+            )
         if pick == 2:
             return exp.func("concat", inner, self.value("string", scope, depth))
         if pick == 3 and self.column(scope, ("int",)):
@@ -185,7 +202,9 @@ class Expressions:
         if self.column(scope, ("timestamp",)) and rng.random() < 0.2:
             return exp.cast(self.value("timestamp", scope, depth), "date")
         days = _number(rng.randint(-3, 10)) if rng.random() < 0.7 else self.value("int", scope, 0)
-        return exp.func(rng.choice(["date_add", "date_sub"]), self.value("date", scope, depth), days)
+        return exp.func(
+            rng.choice(["date_add", "date_sub"]), self.value("date", scope, depth), days
+        )
 
     # --- conditions -------------------------------------------------------------------------
 
@@ -226,8 +245,9 @@ class Expressions:
             like = exp.Like(this=self.value("string", scope, depth), expression=pattern)
             return exp.not_(like) if rng.random() < 0.3 else like
         other_kind = rng.choice(comparable(kind))
-        other = (self.value(other_kind, scope, depth) if rng.random() < 0.4
-                 else self.literal(other_kind))  # fmt: skip
+        other = (
+            self.value(other_kind, scope, depth) if rng.random() < 0.4 else self.literal(other_kind)
+        )
         return rng.choice(_COMPARISONS)(this=self.value(kind, scope, depth), expression=other)
 
 

@@ -16,27 +16,27 @@ __all__ = ["DATAFRAME_FAMILIES", "FAMILIES", "SQL_FAMILIES", "FuzzCase", "check_
 
 SQL_FAMILIES = {
     "joins": "inner, left, right, full, left semi, left anti and cross joins; non-equi "
-             "residuals and ON conditions with OR",
+    "residuals and ON conditions with OR",
     "aggregates": "GROUP BY with count, count distinct, sum, avg, min, max; HAVING; DISTINCT",
     "grouping_sets": "GROUPING SETS, ROLLUP, CUBE, GROUP BY a, ROLLUP(b, c); GROUPING(), "
-                     "GROUPING_ID()",
+    "GROUPING_ID()",
     "windows": "row_number, rank, dense_rank, lag, lead; sum, avg, min, max, count over ROWS "
-               "and RANGE frames",
+    "and RANGE frames",
     "subqueries": "EXISTS, NOT EXISTS, IN, NOT IN and scalar subqueries under AND, OR, NOT, "
-                  "CASE, in SELECT, HAVING and ON; correlated by equality, non-equality, "
-                  "several columns, two levels out",
+    "CASE, in SELECT, HAVING and ON; correlated by equality, non-equality, "
+    "several columns, two levels out",
     "set_operations": "UNION, INTERSECT, EXCEPT, each ALL and DISTINCT",
     "nulls_case": "CASE, coalesce, nullif, IS [NOT] NULL, NOT IN lists holding NULL",
     "order_limit": "ORDER BY with NULLS FIRST/LAST that orders totally, LIMIT, OFFSET",
     "functions": "string (upper, lower, trim, substring, concat, length, like), date (year, "
-                 "month, date_add, datediff) and decimal arithmetic",
-}  # fmt: skip
+    "month, date_add, datediff) and decimal arithmetic",
+}
 DATAFRAME_FAMILIES = {
     "df_joins": "DataFrame.join of every kind, then select and filter",
     "df_aggregates": "groupBy().agg(), rollup() and cube()",
     "df_windows": "Window.partitionBy().orderBy() with row_number, rank, lag, sums over frames",
     "df_columns": "withColumn, filter, when/otherwise, string and date functions, orderBy",
-}  # fmt: skip
+}
 FAMILIES = {**SQL_FAMILIES, **DATAFRAME_FAMILIES}
 
 

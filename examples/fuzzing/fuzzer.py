@@ -49,10 +49,12 @@ CONFIG = {
 # small every join is broadcast as planned (``listed``), so the other two keep Tidal from it:
 # ``shuffled`` hashes both sides of every join (and cuts skew where it may), ``runtime``
 # decides each join from the bytes its sides wrote. Each names every option any of them sets.
-_JOIN_OPTIONS = ("table.optimizer.join.broadcast-threshold",
-                 "table.optimizer.join.read-whole-threshold",
-                 "table.optimizer.adaptive-broadcast-join.strategy",
-                 "execution.batch.adaptive.skewed-join-optimization.strategy")  # fmt: skip
+_JOIN_OPTIONS = (
+    "table.optimizer.join.broadcast-threshold",
+    "table.optimizer.join.read-whole-threshold",
+    "table.optimizer.adaptive-broadcast-join.strategy",
+    "execution.batch.adaptive.skewed-join-optimization.strategy",
+)
 VARIANTS = {
     "listed": dict(zip(_JOIN_OPTIONS, ("10 mb", "1 mb", "AUTO", "auto"))),
     "shuffled": dict(zip(_JOIN_OPTIONS, ("-1", "-1", "NONE", "forced"))),
@@ -67,10 +69,14 @@ def draw_cases(seed: int, count: int, families: Iterable[str] | None = None) -> 
     families = tuple(families) if families else None
     wanted_sql = families is None or any(f in SQL_FAMILIES for f in families)
     wanted_programs = families is None or any(f not in SQL_FAMILIES for f in families)
-    programs = round(count * PROGRAM_SHARE) if wanted_sql and wanted_programs else (
-        count if wanted_programs else 0)  # fmt: skip
-    return (list(generate_queries(seed, count - programs, families))
-            + list(generate_programs(seed, programs, families)))  # fmt: skip
+    programs = (
+        round(count * PROGRAM_SHARE)
+        if wanted_sql and wanted_programs
+        else (count if wanted_programs else 0)
+    )
+    return list(generate_queries(seed, count - programs, families)) + list(
+        generate_programs(seed, programs, families)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,24 +96,43 @@ class Summary:
         return round(self.tidal_s / self.pyspark_s, 3) if self.pyspark_s else None
 
     def to_json(self) -> dict:
-        return {"queries": self.queries, "same": self.same, "refused": self.refused,
-                "different": self.different, "skipped": self.skipped,
-                "tidal_s": round(self.tidal_s, 2), "pyspark_s": round(self.pyspark_s, 2),
-                "ratio": self.ratio}  # fmt: skip
+        return {
+            "queries": self.queries,
+            "same": self.same,
+            "refused": self.refused,
+            "different": self.different,
+            "skipped": self.skipped,
+            "tidal_s": round(self.tidal_s, 2),
+            "pyspark_s": round(self.pyspark_s, 2),
+            "ratio": self.ratio,
+        }
 
     @staticmethod
     def of(outcomes: list[Outcome], timings: Timings) -> Summary:
         counts = Counter(o.verdict for o in outcomes)
-        return Summary(len(outcomes), counts[SAME], counts[REFUSED], counts[DIFFERENT],
-                       counts[SKIPPED], timings.tidal_s, timings.pyspark_s)  # fmt: skip
+        return Summary(
+            len(outcomes),
+            counts[SAME],
+            counts[REFUSED],
+            counts[DIFFERENT],
+            counts[SKIPPED],
+            timings.tidal_s,
+            timings.pyspark_s,
+        )
 
 
 class FuzzRun:
     """A run's shared state: PySpark's session over the tables, Tidal's client; used as a
     context manager, which stops the DataFrame session its programs ran in."""
 
-    def __init__(self, session, client, tables: dict[str, str], config: dict | None = None,
-                 batch_size: int = 20) -> None:  # fmt: skip
+    def __init__(
+        self,
+        session,
+        client,
+        tables: dict[str, str],
+        config: dict | None = None,
+        batch_size: int = 20,
+    ) -> None:
         self.pyspark = PySparkSide(session, tables)
         self.tidal = TidalSide(client, tables, {**CONFIG, **(config or {})}, VARIANTS)
         self.batch_size = batch_size
@@ -118,12 +143,14 @@ class FuzzRun:
     def __exit__(self, *exc_info) -> None:
         self.tidal.close()
 
-    def run(self, cases: list[FuzzCase], progress=None, variants: list[str] | None = None
-            ) -> tuple[list[Outcome], Summary]:  # fmt: skip
+    def run(
+        self, cases: list[FuzzCase], progress=None, variants: list[str] | None = None
+    ) -> tuple[list[Outcome], Summary]:
         """The cases' outcomes, each under its variant in ``variants`` or else the variants
         in turn, and the run's summary."""
-        outcomes, timings = run_cases(cases, self.pyspark, self.tidal, self.batch_size, progress,
-                                      variants)  # fmt: skip
+        outcomes, timings = run_cases(
+            cases, self.pyspark, self.tidal, self.batch_size, progress, variants
+        )
         return outcomes, Summary.of(outcomes, timings)
 
     def check(self, case: FuzzCase, variant: str) -> Outcome:

@@ -24,8 +24,9 @@ __all__ = ["generate_programs"]
 _JOINS = ("inner", "left", "right", "full", "left_semi", "left_anti", "cross")
 
 
-def generate_programs(seed: int, count: int, families: Iterable[str] | None = None,
-                      start: int = 0) -> Iterator[FuzzCase]:  # fmt: skip
+def generate_programs(
+    seed: int, count: int, families: Iterable[str] | None = None, start: int = 0
+) -> Iterator[FuzzCase]:
     """``count`` programs of the DataFrame ``families`` (all by default), from ``start``."""
     enabled = tuple(f for f in (families or DATAFRAME_FAMILIES) if f in DATAFRAME_FAMILIES)
     if not enabled:
@@ -35,8 +36,13 @@ def generate_programs(seed: int, count: int, families: Iterable[str] | None = No
         family = rng.choice(enabled)
         writer = ProgramWriter(rng)
         getattr(writer, family)()
-        yield FuzzCase(f"seed {seed} program {index}", family, (family,),
-                       program=writer.text(), ordered=writer.ordered)  # fmt: skip
+        yield FuzzCase(
+            f"seed {seed} program {index}",
+            family,
+            (family,),
+            program=writer.text(),
+            ordered=writer.ordered,
+        )
 
 
 class ProgramWriter:
@@ -125,8 +131,11 @@ class ProgramWriter:
         left, left_spec = self.read(non_empty=True)
         right, right_spec = self.read()
         how = rng.choice(_JOINS)
-        shared = [c.name for c in left_spec.columns if right_spec.column(c.name)
-                  and c.name in ("k", "k2", "s", "id", "dt", "d")]  # fmt: skip
+        shared = [
+            c.name
+            for c in left_spec.columns
+            if right_spec.column(c.name) and c.name in ("k", "k2", "s", "id", "dt", "d")
+        ]
         if how == "cross" or not shared:
             join = f"{left}.crossJoin({right})"
         else:
@@ -142,10 +151,14 @@ class ProgramWriter:
         if "semi" not in how and "anti" not in how:
             kept += [(right, c) for c in right_spec.columns]
         chosen = rng.sample(kept, rng.randint(1, min(4, len(kept))))
-        items = ", ".join(f'{frame}["{c.name}"].alias("c{i}")' for i, (frame, c) in enumerate(chosen))
+        items = ", ".join(
+            f'{frame}["{c.name}"].alias("c{i}")' for i, (frame, c) in enumerate(chosen)
+        )
         condition = ""
         if rng.random() < 0.4:
-            condition = f".filter({self.condition(left, [(c.name, c.kind) for c in left_spec.columns])})"
+            condition = (
+                f".filter({self.condition(left, [(c.name, c.kind) for c in left_spec.columns])})"
+            )
         self.lines.append(f"result = {join}{condition}.select({items})")
         self.finish([f"c{i}" for i in range(len(chosen))])
 
@@ -186,8 +199,10 @@ class ProgramWriter:
         partition = rng.sample([c for c in columns if c[1] != "double"], rng.randint(0, 1))
         order = [name for name, kind in rng.sample(columns, 1) if kind != "boolean"]
         part = ", ".join(f'"{name}"' for name, _ in partition)
-        self.lines.append(f"window = Window.partitionBy({part}).orderBy("
-                          f"{', '.join(repr(n) for n in order + ['id'])})")  # fmt: skip
+        self.lines.append(
+            f"window = Window.partitionBy({part}).orderBy("
+            f"{', '.join(repr(n) for n in order + ['id'])})"
+        )
         pick = rng.randrange(5)
         numeric = [name for name, kind in columns if kind in ("int", "decimal", "double")]
         if pick == 0:
@@ -199,10 +214,18 @@ class ProgramWriter:
             call = f'F.{rng.choice(["lag", "lead"])}("{name}", {rng.randint(1, 2)}).over(window)'
         elif pick == 3:
             name = rng.choice(numeric)
-            frame_text = rng.choice(["-1, 0", "Window.unboundedPreceding, Window.currentRow",
-                                     "0, 1", "Window.unboundedPreceding, Window.unboundedFollowing"])  # fmt: skip
-            call = (f'F.{rng.choice(["sum", "avg", "min", "max", "count"])}("{name}")'
-                    f".over(window.rowsBetween({frame_text}))")  # fmt: skip
+            frame_text = rng.choice(
+                [
+                    "-1, 0",
+                    "Window.unboundedPreceding, Window.currentRow",
+                    "0, 1",
+                    "Window.unboundedPreceding, Window.unboundedFollowing",
+                ]
+            )
+            call = (
+                f'F.{rng.choice(["sum", "avg", "min", "max", "count"])}("{name}")'
+                f".over(window.rowsBetween({frame_text}))"
+            )
         else:
             name = rng.choice(numeric)
             call = f'F.{rng.choice(["sum", "min", "max", "count"])}("{name}").over(Window.partitionBy({part}))'
@@ -240,8 +263,10 @@ class ProgramWriter:
         rng = self.rng
         if rng.random() >= chance:
             return
-        keys = [f'F.col("{name}").{rng.choice(["asc", "desc"])}_nulls_{rng.choice(["first", "last"])}()'
-                for name in rng.sample(names, len(names))]  # fmt: skip
+        keys = [
+            f'F.col("{name}").{rng.choice(["asc", "desc"])}_nulls_{rng.choice(["first", "last"])}()'
+            for name in rng.sample(names, len(names))
+        ]
         limit = f".limit({rng.randint(0, 10)})" if rng.random() < 0.5 else ""
         self.lines.append(f"result = result.orderBy({', '.join(keys)}){limit}")
         self.ordered = True

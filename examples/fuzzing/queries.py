@@ -34,8 +34,9 @@ _JOIN_KINDS = ("inner", "left", "right", "full", "left semi", "left anti", "cros
 _KEYS = ("k", "k2", "s", "dt", "id", "d", "x")  # the columns tables may be joined on
 
 
-def generate_queries(seed: int, count: int, families: Iterable[str] | None = None,
-                     start: int = 0) -> Iterator[FuzzCase]:  # fmt: skip
+def generate_queries(
+    seed: int, count: int, families: Iterable[str] | None = None, start: int = 0
+) -> Iterator[FuzzCase]:
     """``count`` queries of the SQL ``families`` (all by default), numbered from ``start``."""
     enabled = tuple(f for f in (families or SQL_FAMILIES) if f in SQL_FAMILIES)
     if not enabled:
@@ -45,8 +46,13 @@ def generate_queries(seed: int, count: int, families: Iterable[str] | None = Non
         family = rng.choice(enabled)
         generator = QueryGenerator(rng, enabled)
         tree = generator.query(family)
-        yield FuzzCase(f"seed {seed} query {index}", family, tuple(sorted(generator.used)),
-                       sql=tree.sql(dialect="spark"), ordered=generator.ordered)  # fmt: skip
+        yield FuzzCase(
+            f"seed {seed} query {index}",
+            family,
+            tuple(sorted(generator.used)),
+            sql=tree.sql(dialect="spark"),
+            ordered=generator.ordered,
+        )
 
 
 class QueryGenerator:
@@ -102,8 +108,9 @@ class QueryGenerator:
         refs = tuple(Ref(alias, c.name, c.kind) for c in spec.columns)
         return exp.to_table(spec.name).as_(alias), refs
 
-    def from_clause(self, count: int, force_join: bool = False
-                    ) -> tuple[exp.Select, tuple[Ref, ...], tuple[Ref, ...]]:  # fmt: skip
+    def from_clause(
+        self, count: int, force_join: bool = False
+    ) -> tuple[exp.Select, tuple[Ref, ...], tuple[Ref, ...]]:
         """``SELECT`` with a FROM of ``count`` tables joined (joins only if that family is
         on, or ``force_join``): the query, the columns in scope and the ids of the tables
         whose rows the result keeps (a semi or anti join keeps only its left side's)."""
@@ -126,8 +133,11 @@ class QueryGenerator:
         """An equality on a key both sides have, sometimes a second one, OR-ed with another
         condition, or a non-equi residual; now and then no equality at all."""
         rng = self.rng
-        shared = [name for name in _KEYS if any(r.name == name for r in right)
-                  and any(r.name == name for r in left)]  # fmt: skip
+        shared = [
+            name
+            for name in _KEYS
+            if any(r.name == name for r in right) and any(r.name == name for r in left)
+        ]
         parts = []
         for name in rng.sample(shared, min(len(shared), rng.choice([1, 1, 1, 2]))):
             left_ref = rng.choice([r for r in left if r.name == name])
@@ -156,15 +166,21 @@ class QueryGenerator:
         rng = self.rng
         kind = rng.choice(["int", "decimal", "date", "string"])
         other = rng.choice(comparable(kind))
-        return exp.EQ(this=self.expressions.value(kind, left, 1),
-                      expression=self.expressions.value(other, right, 1))  # fmt: skip
+        return exp.EQ(
+            this=self.expressions.value(kind, left, 1),
+            expression=self.expressions.value(other, right, 1),
+        )
 
     def cross_comparison(self, left: tuple[Ref, ...], right: tuple[Ref, ...]) -> exp.Expression:
         """A non-equality between a column of each side, of comparable kinds."""
         rng = self.rng
         a = rng.choice(left)
-        others = [r for r in right if (r.kind in NUMERIC) == (a.kind in NUMERIC)
-                  and (a.kind in NUMERIC or r.kind == a.kind)]  # fmt: skip
+        others = [
+            r
+            for r in right
+            if (r.kind in NUMERIC) == (a.kind in NUMERIC)
+            and (a.kind in NUMERIC or r.kind == a.kind)
+        ]
         if not others:
             return self.expressions.atom(left + right)
         operator = rng.choice([exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NEQ])
@@ -176,8 +192,11 @@ class QueryGenerator:
         """A plain query: FROM ``count`` tables, a WHERE perhaps, and 1 to 4 items
         (``items(self, scope)`` draws them, else any values)."""
         query, scope, _ = self.from_clause(count, force_join)
-        chosen = items(self, scope) if items else [self.item(scope) for _ in range(
-            self.rng.randint(1, 4))]  # fmt: skip
+        chosen = (
+            items(self, scope)
+            if items
+            else [self.item(scope) for _ in range(self.rng.randint(1, 4))]
+        )
         query = self.where(query, scope)
         if self.rng.random() < 0.1:
             query = query.distinct()
@@ -226,9 +245,14 @@ class QueryGenerator:
         if not force and not self.on("order_limit", 0.3):
             return query
         self.used.add("order_limit")
-        keys = [exp.Ordered(this=exp.column(name), desc=self.rng.random() < 0.4,
-                            nulls_first=self.rng.random() < 0.5)
-                for name in query.named_selects]  # fmt: skip
+        keys = [
+            exp.Ordered(
+                this=exp.column(name),
+                desc=self.rng.random() < 0.4,
+                nulls_first=self.rng.random() < 0.5,
+            )
+            for name in query.named_selects
+        ]
         self.rng.shuffle(keys)
         query = query.order_by(*keys, copy=False)
         self.ordered = True

@@ -81,16 +81,23 @@ class TidalSide:
     variant names every option any variant sets, so the DataFrame session, whose options
     persist, is switched whole."""
 
-    def __init__(self, client, tables: Mapping[str, str], config: Mapping[str, Any],
-                 variants: Mapping[str, Mapping[str, Any]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        client,
+        tables: Mapping[str, str],
+        config: Mapping[str, Any],
+        variants: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         from jobmanager.client.client import _settings
 
         self.client = client
         self.tables = dict(tables)
-        self.variants = {name: {**config, **options}
-                         for name, options in (variants or {"default": {}}).items()}  # fmt: skip
-        self.settings = {name: _settings(options, None, ())
-                         for name, options in self.variants.items()}  # fmt: skip
+        self.variants = {
+            name: {**config, **options} for name, options in (variants or {"default": {}}).items()
+        }
+        self.settings = {
+            name: _settings(options, None, ()) for name, options in self.variants.items()
+        }
         self._session = None
         self.tasks = 0  # the tasks of the jobs run so far (a chained task's members once)
 
@@ -146,8 +153,9 @@ class TidalSide:
                     handle.cancel("the fuzzer's time limit")
                     return f"no end within {JOB_TIMEOUT_S:.0f} s ({result.status})"
                 return f"job {result.status}: {_first_line(result.cause)}"
-            self.tasks += sum(report.tasks for report in {id(r): r for r in
-                                                          result.vertices.values()}.values())  # fmt: skip
+            self.tasks += sum(
+                report.tasks for report in {id(r): r for r in result.vertices.values()}.values()
+            )
             return [replace(result, output=where).to_arrow() for _, where in plans]
         except Exception as error:  # noqa: BLE001
             return f"{type(error).__name__}: {error}"
@@ -172,9 +180,14 @@ class Timings:
     pyspark_s: float = 0.0
 
 
-def run_cases(cases: Sequence[FuzzCase], pyspark: PySparkSide, tidal: TidalSide,
-              batch_size: int = 20, progress: Callable[[str], None] | None = None,
-              variants: Sequence[str] | None = None) -> tuple[list[Outcome], Timings]:  # fmt: skip
+def run_cases(
+    cases: Sequence[FuzzCase],
+    pyspark: PySparkSide,
+    tidal: TidalSide,
+    batch_size: int = 20,
+    progress: Callable[[str], None] | None = None,
+    variants: Sequence[str] | None = None,
+) -> tuple[list[Outcome], Timings]:
     """Every case's outcome, in the order given, and the two sides' total seconds; each case
     under its variant in ``variants``, else under ``tidal.variant_of`` its index."""
     variant_of = variants.__getitem__ if variants is not None else tidal.variant_of
@@ -201,18 +214,21 @@ def run_cases(cases: Sequence[FuzzCase], pyspark: PySparkSide, tidal: TidalSide,
     for variant in tidal.variants:
         order = [i for i in planned if variant_of(i) == variant]
         for first in range(0, len(order), batch_size):
-            chunk = order[first:first + batch_size]
+            chunk = order[first : first + batch_size]
             start = time.perf_counter()
             answers = tidal.run([planned[i] for i in chunk], variant)
             timings.tidal_s += time.perf_counter() - start
-            say(f"{variant} batch of {len(chunk)}: "
+            say(
+                f"{variant} batch of {len(chunk)}: "
                 f"{'failed' if isinstance(answers, str) else 'ran'} "
-                f"({time.perf_counter() - start:.1f} s)")  # fmt: skip
+                f"({time.perf_counter() - start:.1f} s)"
+            )
             for position, index in enumerate(chunk):
                 case = cases[index]
                 answer = answers if isinstance(answers, str) else answers[position]
-                if len(chunk) > 1 and (isinstance(answer, str)
-                                       or _differs(answer, expected[index], case)):  # fmt: skip
+                if len(chunk) > 1 and (
+                    isinstance(answer, str) or _differs(answer, expected[index], case)
+                ):
                     answer = alone(tidal, case, variant)  # which failed; a difference confirmed
                 outcomes[index] = verdict(case, answer, expected[index], variant)
     return [outcomes[i] for i in range(len(cases))], timings
@@ -252,12 +268,14 @@ def _refusal(case: FuzzCase, error: Exception, variant: str) -> Outcome:
     if isinstance(error, UnsupportedSqlError):
         return Outcome(case, REFUSED, _first_line(error), UNSUPPORTED, variant)
     if isinstance(error, SqlError):
-        return Outcome(case, REFUSED, f"{type(error).__name__}: {_first_line(error)}",
-                       PLANNER_ERROR, variant)  # fmt: skip
+        return Outcome(
+            case, REFUSED, f"{type(error).__name__}: {_first_line(error)}", PLANNER_ERROR, variant
+        )
     where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     at = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
-    return Outcome(case, REFUSED, f"{type(error).__name__}{at}: {_first_line(error)}",
-                   PLANNER_ERROR, variant)  # fmt: skip
+    return Outcome(
+        case, REFUSED, f"{type(error).__name__}{at}: {_first_line(error)}", PLANNER_ERROR, variant
+    )
 
 
 def _first_line(error: BaseException) -> str:

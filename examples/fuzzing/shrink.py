@@ -121,8 +121,11 @@ def _drop_items(tree, node) -> Iterator[exp.Expression]:
         target.set("expressions", [e for i, e in enumerate(target.expressions) if i != index])
         order = copy.args.get("order") if target is copy else None
         if order is not None:
-            keys = [o for o in order.expressions
-                    if not (isinstance(o.this, exp.Column) and o.this.name == name)]  # fmt: skip
+            keys = [
+                o
+                for o in order.expressions
+                if not (isinstance(o.this, exp.Column) and o.this.name == name)
+            ]
             order.set("expressions", keys)
             if not keys:
                 copy.set("order", None)
@@ -132,8 +135,12 @@ def _drop_items(tree, node) -> Iterator[exp.Expression]:
 def _drop_elements(tree, node) -> Iterator[exp.Expression]:
     """An element of a GROUP BY, a grouping set list, a ROLLUP or CUBE, an ORDER BY or a
     tuple dropped."""
-    if not isinstance(node, (exp.Group, exp.GroupingSets, exp.Rollup, exp.Cube, exp.Tuple,
-                             exp.Order)) or len(node.expressions) < 2:  # fmt: skip
+    if (
+        not isinstance(
+            node, (exp.Group, exp.GroupingSets, exp.Rollup, exp.Cube, exp.Tuple, exp.Order)
+        )
+        or len(node.expressions) < 2
+    ):
         return
     for index in range(len(node.expressions)):
         copy = tree.copy()
@@ -150,7 +157,9 @@ def _replace_by_part(tree, node) -> Iterator[exp.Expression]:
     elif isinstance(node, (exp.Not, exp.Paren)):
         parts = [node.this]
     elif isinstance(node, exp.Case):
-        parts = [w.args.get("true") for w in node.args.get("ifs") or []] + [node.args.get("default")]
+        parts = [w.args.get("true") for w in node.args.get("ifs") or []] + [
+            node.args.get("default")
+        ]
     else:
         return
     for part in parts:

@@ -133,16 +133,18 @@ def having_condition(g, scope: tuple[Ref, ...], keys: list[exp.Expression]) -> e
     from examples.fuzzing.clauses import aggregate_call
 
     rng = g.rng
-    key_refs = tuple(r for r in scope if any(isinstance(k, exp.Column) and k.name == r.name
-                                             and k.table == r.alias for k in keys))  # fmt: skip
+    key_refs = tuple(
+        r
+        for r in scope
+        if any(isinstance(k, exp.Column) and k.name == r.name and k.table == r.alias for k in keys)
+    )
     if key_refs and rng.random() < 0.5:
         return membership(g, key_refs, negated=rng.random() < 0.4)
     subquery, kind = scalar(g, key_refs)
     call = aggregate_call(g, scope)
     if kind not in ("int", "bigint", "double", "decimal"):
         call = exp.Count(this=exp.Star())
-        subquery = exp.Subquery(this=exp.select(exp.Count(this=exp.Star())).from_(
-            g.source()[0]))  # fmt: skip
+        subquery = exp.Subquery(this=exp.select(exp.Count(this=exp.Star())).from_(g.source()[0]))
     operator = rng.choice([exp.GT, exp.LT, exp.GTE, exp.NEQ])
     return operator(this=call, expression=subquery)
 
@@ -178,12 +180,14 @@ def inner_query(g, outer: tuple[Ref, ...], items, spec=None) -> tuple[exp.Select
     return query, alias
 
 
-def _correlations(g, inner: tuple[Ref, ...], outer: tuple[Ref, ...], count: int,
-                  operator) -> list[exp.Expression]:  # fmt: skip
+def _correlations(
+    g, inner: tuple[Ref, ...], outer: tuple[Ref, ...], count: int, operator
+) -> list[exp.Expression]:
     """Up to ``count`` comparisons of an inner column with an outer one, same name first."""
     rng = g.rng
     pairs = [(i, o) for i in inner for o in outer if i.name == o.name] or [
-        (i, o) for i in inner for o in outer if i.kind in comparable(o.kind)]  # fmt: skip
+        (i, o) for i in inner for o in outer if i.kind in comparable(o.kind)
+    ]
     rng.shuffle(pairs)
     chosen, seen = [], set()
     for i, o in pairs:

@@ -37,12 +37,27 @@ __all__ = ["COLUMN_TYPES", "Column", "TABLES", "TableSpec", "write_tables"]
 
 # each column name has one kind in every table, so generated predicates and joins type-check
 COLUMN_TYPES = {
-    "id": "int", "k": "int", "k2": "int", "b": "bigint", "x": "double", "d": "decimal",
-    "dt": "date", "ts": "timestamp", "s": "string", "f": "boolean",
-}  # fmt: skip
-SQL_TYPES = {"int": "int", "bigint": "bigint", "double": "double", "decimal": "decimal(12,2)",
-             "date": "date", "timestamp": "timestamp", "string": "string",
-             "boolean": "boolean"}  # fmt: skip
+    "id": "int",
+    "k": "int",
+    "k2": "int",
+    "b": "bigint",
+    "x": "double",
+    "d": "decimal",
+    "dt": "date",
+    "ts": "timestamp",
+    "s": "string",
+    "f": "boolean",
+}
+SQL_TYPES = {
+    "int": "int",
+    "bigint": "bigint",
+    "double": "double",
+    "decimal": "decimal(12,2)",
+    "date": "date",
+    "timestamp": "timestamp",
+    "string": "string",
+    "boolean": "boolean",
+}
 ARROW_TYPES = {"int": pa.int32(), "bigint": pa.int64(), "double": pa.float64(),
                "decimal": pa.decimal128(12, 2), "date": pa.date32(),
                "timestamp": pa.timestamp("us", tz="UTC"), "string": pa.string(),
@@ -84,8 +99,9 @@ class TableSpec:
 
 
 def _spec(name: str, names: str, rows: tuple[int, int], **options) -> TableSpec:
-    return TableSpec(name, tuple(Column(n, COLUMN_TYPES[n]) for n in names.split()), rows,
-                     **options)  # fmt: skip
+    return TableSpec(
+        name, tuple(Column(n, COLUMN_TYPES[n]) for n in names.split()), rows, **options
+    )
 
 
 TABLES = (

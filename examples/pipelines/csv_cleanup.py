@@ -14,16 +14,18 @@ from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-RAW_SCHEMA = StructType([
-    StructField("order_id", StringType()),
-    StructField("customer", StringType()),
-    StructField("country", StringType()),
-    StructField("status", StringType()),
-    StructField("amount", StringType()),
-    StructField("quantity", StringType()),
-    StructField("order_date", StringType()),
-    StructField("updated_at", StringType()),
-])
+RAW_SCHEMA = StructType(
+    [
+        StructField("order_id", StringType()),
+        StructField("customer", StringType()),
+        StructField("country", StringType()),
+        StructField("status", StringType()),
+        StructField("amount", StringType()),
+        StructField("quantity", StringType()),
+        StructField("order_date", StringType()),
+        StructField("updated_at", StringType()),
+    ]
+)
 
 
 def main():

@@ -68,8 +68,18 @@ def _timestamp(value: datetime.datetime) -> str:
 
 # --- csv_cleanup ----------------------------------------------------------------------------
 
-CUSTOMERS = ["Alice Martin", "Bob Chen", "Carla Diaz", "Dev Patel", "Emma Rossi", "Farid Haddad",
-             "Grace Kim", "Hugo Weber", "Ines Sousa", "Jonas Berg"]  # fmt: skip
+CUSTOMERS = [
+    "Alice Martin",
+    "Bob Chen",
+    "Carla Diaz",
+    "Dev Patel",
+    "Emma Rossi",
+    "Farid Haddad",
+    "Grace Kim",
+    "Hugo Weber",
+    "Ines Sousa",
+    "Jonas Berg",
+]
 COUNTRIES = ["US", "DE", "FR", "BR", "JP"]
 STATUSES = ["pending", "shipped", "delivered", "cancelled"]
 
@@ -81,8 +91,16 @@ def _messy(rng: random.Random, value: str) -> str:
 
 
 def _orders_raw(path: Path, rng: random.Random) -> str:
-    header = ["order_id", "customer", "country", "status", "amount", "quantity", "order_date",
-              "updated_at"]  # fmt: skip
+    header = [
+        "order_id",
+        "customer",
+        "country",
+        "status",
+        "amount",
+        "quantity",
+        "order_date",
+        "updated_at",
+    ]
     rows = []
     for order_id in range(1, 601):
         versions = 2 if rng.random() < 0.15 else 1
@@ -103,8 +121,14 @@ def _orders_raw(path: Path, rng: random.Random) -> str:
                 "order_date": order_date.isoformat(),
                 "updated_at": _timestamp(updated),
             }
-            for name, share in (("customer", 0.03), ("status", 0.03), ("amount", 0.05),
-                                ("quantity", 0.04), ("order_date", 0.02), ("order_id", 0.01)):  # fmt: skip
+            for name, share in (
+                ("customer", 0.03),
+                ("status", 0.03),
+                ("amount", 0.05),
+                ("quantity", 0.04),
+                ("order_date", 0.02),
+                ("order_id", 0.01),
+            ):
                 if rng.random() < share:
                     fields[name] = ""
             copies = 1 + (rng.random() < 0.10) + (rng.random() < 0.03)
@@ -112,7 +136,9 @@ def _orders_raw(path: Path, rng: random.Random) -> str:
                 row = dict(fields)
                 for name in ("order_id", "amount", "quantity", "order_date", "updated_at"):
                     if row[name] and rng.random() < 0.3:
-                        row[name] = " " * rng.randrange(1, 3) + row[name] + " " * rng.randrange(0, 2)
+                        row[name] = (
+                            " " * rng.randrange(1, 3) + row[name] + " " * rng.randrange(0, 2)
+                        )
                 for name in ("customer", "country", "status"):
                     if row[name]:
                         row[name] = _messy(rng, row[name])
@@ -152,46 +178,74 @@ def _clicks(path: Path, rng: random.Random) -> str:
 # --- star_schema ----------------------------------------------------------------------------
 
 CATEGORIES = ["books", "garden", "kitchen", "music", "sports", "toys"]
-REGIONS = {"north": ["Oslo", "Bergen", "Tromso"], "south": ["Seville", "Malaga", "Cadiz"],
-           "east": ["Krakow", "Lviv", "Brno"], "west": ["Porto", "Nantes", "Cork"]}  # fmt: skip
+REGIONS = {
+    "north": ["Oslo", "Bergen", "Tromso"],
+    "south": ["Seville", "Malaga", "Cadiz"],
+    "east": ["Krakow", "Lviv", "Brno"],
+    "west": ["Porto", "Nantes", "Cork"],
+}
 
 
 def _star(directory: Path, rng: random.Random) -> str:
     directory.mkdir(parents=True, exist_ok=True)
     days = [datetime.date(2022, 1, 1) + datetime.timedelta(days=n) for n in range(3 * 365 + 1)]
-    pq.write_table(pa.table({
-        "date_key": pa.array([int(day.strftime("%Y%m%d")) for day in days], pa.int32()),
-        "date": pa.array(days, pa.date32()),
-        "year": pa.array([day.year for day in days], pa.int32()),
-        "quarter": pa.array([(day.month - 1) // 3 + 1 for day in days], pa.int32()),
-        "month": pa.array([day.month for day in days], pa.int32()),
-    }), directory / "dim_date.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table(
+            {
+                "date_key": pa.array([int(day.strftime("%Y%m%d")) for day in days], pa.int32()),
+                "date": pa.array(days, pa.date32()),
+                "year": pa.array([day.year for day in days], pa.int32()),
+                "quarter": pa.array([(day.month - 1) // 3 + 1 for day in days], pa.int32()),
+                "month": pa.array([day.month for day in days], pa.int32()),
+            }
+        ),
+        directory / "dim_date.parquet",
+    )
     products = list(range(1, 61))
-    pq.write_table(pa.table({
-        "product_id": pa.array(products, pa.int32()),
-        "product_name": [f"product {n}" for n in products],
-        "category": [CATEGORIES[rng.randrange(len(CATEGORIES))] for _ in products],
-    }), directory / "dim_product.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table(
+            {
+                "product_id": pa.array(products, pa.int32()),
+                "product_name": [f"product {n}" for n in products],
+                "category": [CATEGORIES[rng.randrange(len(CATEGORIES))] for _ in products],
+            }
+        ),
+        directory / "dim_product.parquet",
+    )
     stores = [(region, city) for region, cities in REGIONS.items() for city in cities]
-    pq.write_table(pa.table({
-        "store_id": pa.array(range(1, len(stores) + 1), pa.int32()),
-        "city": [city for _, city in stores],
-        "region": [region for region, _ in stores],
-    }), directory / "dim_store.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table(
+            {
+                "store_id": pa.array(range(1, len(stores) + 1), pa.int32()),
+                "city": [city for _, city in stores],
+                "region": [region for region, _ in stores],
+            }
+        ),
+        directory / "dim_store.parquet",
+    )
     count = 3000
     product_ids = [999 if rng.random() < 0.02 else rng.choice(products) for _ in range(count)]
-    store_ids = [99 if rng.random() < 0.01 else rng.randrange(1, len(stores) + 1)
-                 for _ in range(count)]  # fmt: skip
-    pq.write_table(pa.table({
-        "sale_id": pa.array(range(1, count + 1), pa.int64()),
-        "date_key": pa.array([int(rng.choice(days).strftime("%Y%m%d")) for _ in range(count)],
-                             pa.int32()),
-        "product_id": pa.array(product_ids, pa.int32()),
-        "store_id": pa.array(store_ids, pa.int32()),
-        "quantity": pa.array([rng.randrange(1, 10) for _ in range(count)], pa.int32()),
-        "unit_price": pa.array([Decimal(rng.randrange(99, 20000)) / 100 for _ in range(count)],
-                               pa.decimal128(10, 2)),
-    }), directory / "sales.parquet")  # fmt: skip
+    store_ids = [
+        99 if rng.random() < 0.01 else rng.randrange(1, len(stores) + 1) for _ in range(count)
+    ]
+    pq.write_table(
+        pa.table(
+            {
+                "sale_id": pa.array(range(1, count + 1), pa.int64()),
+                "date_key": pa.array(
+                    [int(rng.choice(days).strftime("%Y%m%d")) for _ in range(count)], pa.int32()
+                ),
+                "product_id": pa.array(product_ids, pa.int32()),
+                "store_id": pa.array(store_ids, pa.int32()),
+                "quantity": pa.array([rng.randrange(1, 10) for _ in range(count)], pa.int32()),
+                "unit_price": pa.array(
+                    [Decimal(rng.randrange(99, 20000)) / 100 for _ in range(count)],
+                    pa.decimal128(10, 2),
+                ),
+            }
+        ),
+        directory / "sales.parquet",
+    )
     return str(directory)
 
 
@@ -227,11 +281,18 @@ def _shipping(directory: Path, rng: random.Random) -> str:
     shipped += [str(order_id) for order_id in rng.sample(range(9000, 9100), 10)]  # unexpected
     shipped += ["", ""]  # no order id
     rng.shuffle(shipped)
-    shipments = [[str(n), order_id, _timestamp(START + datetime.timedelta(
-        seconds=rng.randrange(25 * 86400))), rng.choice(CARRIERS)]
-        for n, order_id in enumerate(shipped, start=1)]  # fmt: skip
-    _write_csv(directory / "shipments.csv", ["shipment_id", "order_id", "shipped_at", "carrier"],
-               shipments)  # fmt: skip
+    shipments = [
+        [
+            str(n),
+            order_id,
+            _timestamp(START + datetime.timedelta(seconds=rng.randrange(25 * 86400))),
+            rng.choice(CARRIERS),
+        ]
+        for n, order_id in enumerate(shipped, start=1)
+    ]
+    _write_csv(
+        directory / "shipments.csv", ["shipment_id", "order_id", "shipped_at", "carrier"], shipments
+    )
     return str(directory)
 
 

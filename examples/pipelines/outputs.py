@@ -21,8 +21,15 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
 
-__all__ = ["OUTPUTS", "PIPELINES", "PIPELINES_DIR", "REPO", "read_output", "run_pipeline",
-           "sort_rows"]  # fmt: skip
+__all__ = [
+    "OUTPUTS",
+    "PIPELINES",
+    "PIPELINES_DIR",
+    "REPO",
+    "read_output",
+    "run_pipeline",
+    "sort_rows",
+]
 
 PIPELINES_DIR = Path(__file__).resolve().parent
 REPO = PIPELINES_DIR.parent.parent
@@ -46,9 +53,14 @@ def script_path(script) -> Path:
     return path.resolve()
 
 
-def run_pipeline(script, args: Sequence[str], command: Sequence[str] | None = None, *,
-                 env: dict[str, str] | None = None,
-                 timeout: float = 600) -> subprocess.CompletedProcess:  # fmt: skip
+def run_pipeline(
+    script,
+    args: Sequence[str],
+    command: Sequence[str] | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess:
     """Run a pipeline script as a program: ``command`` (default: this Python) then the script
     path then ``args``, from the repository root, with the root on ``PYTHONPATH`` and the time
     zone fixed to UTC (timestamps are parsed and written in the session time zone, so two runs
@@ -60,19 +72,27 @@ def run_pipeline(script, args: Sequence[str], command: Sequence[str] | None = No
     environment["PYTHONPATH"] = os.pathsep.join(paths)
     environment["TZ"] = "UTC"
     environment.update(env or {})
-    return subprocess.run([*command, str(script_path(script)), *map(str, args)], cwd=REPO,
-                          env=environment, capture_output=True, text=True, timeout=timeout,
-                          check=False)  # fmt: skip
+    return subprocess.run(
+        [*command, str(script_path(script)), *map(str, args)],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _data_files(directory: Path) -> list[Path]:
     """Part files as Spark writes them: hidden and ``_``-prefixed names (``_SUCCESS``, ``.crc``)
     and empty files left out, in path order."""
     return sorted(
-        path for path in directory.rglob("*")
-        if path.is_file() and path.stat().st_size > 0
+        path
+        for path in directory.rglob("*")
+        if path.is_file()
+        and path.stat().st_size > 0
         and not any(part.startswith((".", "_")) for part in path.relative_to(directory).parts)
-    )  # fmt: skip
+    )
 
 
 def read_output(path, format: str = "parquet", *, sort: bool = True) -> pa.Table:
@@ -91,8 +111,12 @@ def read_output(path, format: str = "parquet", *, sort: bool = True) -> pa.Table
     if not files:
         raise FileNotFoundError(f"no output files in {directory}")
     if format == "parquet":
-        table = ds.dataset([str(f) for f in files], format="parquet", partitioning="hive",
-                           partition_base_dir=str(directory)).to_table()  # fmt: skip
+        table = ds.dataset(
+            [str(f) for f in files],
+            format="parquet",
+            partitioning="hive",
+            partition_base_dir=str(directory),
+        ).to_table()
         table = _utc_microseconds(_decode_dictionaries(table))
     elif format == "csv":
         table = pa.concat_tables([_read_csv_strings(f) for f in files])
@@ -104,8 +128,9 @@ def read_output(path, format: str = "parquet", *, sort: bool = True) -> pa.Table
 def _read_csv_strings(path: Path) -> pa.Table:
     with open(path, newline="") as file:
         header = next(csv.reader(file))
-    options = pacsv.ConvertOptions(column_types={name: pa.string() for name in header},
-                                   strings_can_be_null=True)  # fmt: skip
+    options = pacsv.ConvertOptions(
+        column_types={name: pa.string() for name in header}, strings_can_be_null=True
+    )
     return pacsv.read_csv(path, convert_options=options)
 
 
@@ -120,7 +145,9 @@ def _decode_dictionaries(table: pa.Table) -> pa.Table:
 def _utc_microseconds(table: pa.Table) -> pa.Table:
     for index, field in enumerate(table.schema):
         if pa.types.is_timestamp(field.type):
-            table = table.set_column(index, field.name, table.column(index).cast(pa.timestamp("us")))
+            table = table.set_column(
+                index, field.name, table.column(index).cast(pa.timestamp("us"))
+            )
     return table
 
 

@@ -15,13 +15,15 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-EVENT_SCHEMA = StructType([
-    StructField("event_id", StringType()),
-    StructField("event_time", StringType()),
-    StructField("user_id", StringType()),
-    StructField("event_type", StringType()),
-    StructField("amount", StringType()),
-])
+EVENT_SCHEMA = StructType(
+    [
+        StructField("event_id", StringType()),
+        StructField("event_time", StringType()),
+        StructField("user_id", StringType()),
+        StructField("event_type", StringType()),
+        StructField("amount", StringType()),
+    ]
+)
 
 
 def main():
@@ -34,7 +36,9 @@ def main():
     spark = SparkSession.builder.appName("partitioned_write").getOrCreate()
 
     events = (
-        spark.read.option("header", True).schema(EVENT_SCHEMA).csv(args.input)
+        spark.read.option("header", True)
+        .schema(EVENT_SCHEMA)
+        .csv(args.input)
         .select(
             F.col("event_id").cast("long").alias("event_id"),
             F.to_timestamp(F.col("event_time"), "yyyy-MM-dd HH:mm:ss").alias("event_time"),

@@ -16,11 +16,13 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 SESSION_GAP_SECONDS = 30 * 60
 
-CLICK_SCHEMA = StructType([
-    StructField("user_id", IntegerType()),
-    StructField("ts", StringType()),
-    StructField("url", StringType()),
-])
+CLICK_SCHEMA = StructType(
+    [
+        StructField("user_id", IntegerType()),
+        StructField("ts", StringType()),
+        StructField("url", StringType()),
+    ]
+)
 
 
 def main():
@@ -46,8 +48,9 @@ def main():
         .withColumn("gap_seconds", F.unix_timestamp("ts") - F.unix_timestamp("prev_ts"))
         .withColumn(
             "new_session",
-            F.when(F.col("prev_ts").isNull() | (F.col("gap_seconds") > SESSION_GAP_SECONDS), 1)
-            .otherwise(0),
+            F.when(
+                F.col("prev_ts").isNull() | (F.col("gap_seconds") > SESSION_GAP_SECONDS), 1
+            ).otherwise(0),
         )
     )
     numbered = with_gaps.withColumn("session_number", F.sum("new_session").over(running))
@@ -56,12 +59,20 @@ def main():
     events = (
         numbered.withColumn(
             "session_id",
-            F.concat(F.col("user_id").cast("string"), F.lit("-"),
-                     F.col("session_number").cast("string")),
+            F.concat(
+                F.col("user_id").cast("string"), F.lit("-"), F.col("session_number").cast("string")
+            ),
         )
         .withColumn("event_in_session", F.row_number().over(by_session))
-        .select("user_id", "session_id", "session_number", "event_in_session", "ts", "url",
-                "gap_seconds")
+        .select(
+            "user_id",
+            "session_id",
+            "session_number",
+            "event_in_session",
+            "ts",
+            "url",
+            "gap_seconds",
+        )
     )
 
     sessions = (
@@ -72,8 +83,9 @@ def main():
             F.count("*").alias("events"),
             F.countDistinct("url").alias("distinct_pages"),
         )
-        .withColumn("duration_seconds",
-                    F.unix_timestamp("session_end") - F.unix_timestamp("session_start"))
+        .withColumn(
+            "duration_seconds", F.unix_timestamp("session_end") - F.unix_timestamp("session_start")
+        )
     )
 
     events.write.mode("overwrite").parquet(f"{args.output}/events")

@@ -16,9 +16,12 @@ from pyspark.sql import functions as F
 
 def main():
     parser = argparse.ArgumentParser(description="Aggregate a sales star schema.")
-    parser.add_argument("--input", default="star",
-                        help="directory with sales.parquet, dim_date.parquet, "
-                             "dim_product.parquet and dim_store.parquet")
+    parser.add_argument(
+        "--input",
+        default="star",
+        help="directory with sales.parquet, dim_date.parquet, "
+        "dim_product.parquet and dim_store.parquet",
+    )
     parser.add_argument("--output", default="out/star_schema", help="output directory")
     args = parser.parse_args()
 
@@ -26,8 +29,9 @@ def main():
 
     sales = spark.read.parquet(f"{args.input}/sales.parquet")
     dates = spark.read.parquet(f"{args.input}/dim_date.parquet").select("date_key", "year")
-    products = spark.read.parquet(f"{args.input}/dim_product.parquet").select("product_id",
-                                                                               "category")
+    products = spark.read.parquet(f"{args.input}/dim_product.parquet").select(
+        "product_id", "category"
+    )
     stores = spark.read.parquet(f"{args.input}/dim_store.parquet").select("store_id", "region")
 
     enriched = (

@@ -52,8 +52,16 @@ def q2(spark: SparkSession, tables: Tables) -> DataFrame:
     return (
         brass.join(europe, F.col("p_partkey") == F.col("ps_partkey"))
         .join(cheapest, on=["ps_partkey", "ps_supplycost"])
-        .select("s_acctbal", "s_name", "n_name", "p_partkey", "p_mfgr", "s_address", "s_phone",
-                "s_comment")
+        .select(
+            "s_acctbal",
+            "s_name",
+            "n_name",
+            "p_partkey",
+            "p_mfgr",
+            "s_address",
+            "s_phone",
+            "s_comment",
+        )
         .orderBy(F.col("s_acctbal").desc(), "n_name", "s_name", "p_partkey")
         .limit(100)
     )
@@ -66,10 +74,14 @@ def q3(spark: SparkSession, tables: Tables) -> DataFrame:
     lineitem = spark.read.parquet(tables["lineitem"])
     return (
         customer.where(F.col("c_mktsegment") == "BUILDING")
-        .join(orders.where(F.col("o_orderdate") < date("1995-03-15")),
-              F.col("c_custkey") == F.col("o_custkey"))
-        .join(lineitem.where(F.col("l_shipdate") > date("1995-03-15")),
-              F.col("l_orderkey") == F.col("o_orderkey"))
+        .join(
+            orders.where(F.col("o_orderdate") < date("1995-03-15")),
+            F.col("c_custkey") == F.col("o_custkey"),
+        )
+        .join(
+            lineitem.where(F.col("l_shipdate") > date("1995-03-15")),
+            F.col("l_orderkey") == F.col("o_orderkey"),
+        )
         .groupBy("l_orderkey", "o_orderdate", "o_shippriority")
         .agg(F.sum(discounted_price()).alias("revenue"))
         .select("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
@@ -84,8 +96,10 @@ def q4(spark: SparkSession, tables: Tables) -> DataFrame:
     lineitem = spark.read.parquet(tables["lineitem"])
     late = lineitem.where(F.col("l_commitdate") < F.col("l_receiptdate"))
     return (
-        orders.where((F.col("o_orderdate") >= date("1993-07-01"))
-                     & (F.col("o_orderdate") < date("1993-10-01")))
+        orders.where(
+            (F.col("o_orderdate") >= date("1993-07-01"))
+            & (F.col("o_orderdate") < date("1993-10-01"))
+        )
         .join(late, F.col("l_orderkey") == F.col("o_orderkey"), "left_semi")
         .groupBy("o_orderpriority")
         .agg(F.count("*").alias("order_count"))
@@ -105,12 +119,19 @@ def q5(spark: SparkSession, tables: Tables) -> DataFrame:
         region.where(F.col("r_name") == "ASIA")
         .join(nation, F.col("r_regionkey") == F.col("n_regionkey"))
         .join(customer, F.col("n_nationkey") == F.col("c_nationkey"))
-        .join(orders.where((F.col("o_orderdate") >= date("1994-01-01"))
-                           & (F.col("o_orderdate") < date("1995-01-01"))),
-              F.col("c_custkey") == F.col("o_custkey"))
+        .join(
+            orders.where(
+                (F.col("o_orderdate") >= date("1994-01-01"))
+                & (F.col("o_orderdate") < date("1995-01-01"))
+            ),
+            F.col("c_custkey") == F.col("o_custkey"),
+        )
         .join(lineitem, F.col("l_orderkey") == F.col("o_orderkey"))
-        .join(supplier, (F.col("l_suppkey") == F.col("s_suppkey"))
-              & (F.col("c_nationkey") == F.col("s_nationkey")))
+        .join(
+            supplier,
+            (F.col("l_suppkey") == F.col("s_suppkey"))
+            & (F.col("c_nationkey") == F.col("s_nationkey")),
+        )
         .groupBy("n_name")
         .agg(F.sum(discounted_price()).alias("revenue"))
         .orderBy(F.col("revenue").desc())
@@ -120,13 +141,12 @@ def q5(spark: SparkSession, tables: Tables) -> DataFrame:
 def q6(spark: SparkSession, tables: Tables) -> DataFrame:
     """Forecasting revenue change: the year 1994, discount 0.06 +- 0.01, quantity < 24."""
     lineitem = spark.read.parquet(tables["lineitem"])
-    return (
-        lineitem.where((F.col("l_shipdate") >= date("1994-01-01"))
-                       & (F.col("l_shipdate") < date("1995-01-01"))
-                       & F.col("l_discount").between(0.05, 0.07)
-                       & (F.col("l_quantity") < 24))
-        .agg(F.sum(F.col("l_extendedprice") * F.col("l_discount")).alias("revenue"))
-    )
+    return lineitem.where(
+        (F.col("l_shipdate") >= date("1994-01-01"))
+        & (F.col("l_shipdate") < date("1995-01-01"))
+        & F.col("l_discount").between(0.05, 0.07)
+        & (F.col("l_quantity") < 24)
+    ).agg(F.sum(F.col("l_extendedprice") * F.col("l_discount")).alias("revenue"))
 
 
 def q7(spark: SparkSession, tables: Tables) -> DataFrame:
@@ -136,22 +156,31 @@ def q7(spark: SparkSession, tables: Tables) -> DataFrame:
     orders = spark.read.parquet(tables["orders"])
     customer = spark.read.parquet(tables["customer"])
     nation = spark.read.parquet(tables["nation"])
-    supp_nation = nation.select(F.col("n_nationkey").alias("supp_nationkey"),
-                                F.col("n_name").alias("supp_nation"))
-    cust_nation = nation.select(F.col("n_nationkey").alias("cust_nationkey"),
-                                F.col("n_name").alias("cust_nation"))
+    supp_nation = nation.select(
+        F.col("n_nationkey").alias("supp_nationkey"), F.col("n_name").alias("supp_nation")
+    )
+    cust_nation = nation.select(
+        F.col("n_nationkey").alias("cust_nationkey"), F.col("n_name").alias("cust_nation")
+    )
     shipping = (
-        lineitem.where(F.col("l_shipdate").between(datetime.date(1995, 1, 1),
-                                                   datetime.date(1996, 12, 31)))
+        lineitem.where(
+            F.col("l_shipdate").between(datetime.date(1995, 1, 1), datetime.date(1996, 12, 31))
+        )
         .join(supplier, F.col("s_suppkey") == F.col("l_suppkey"))
         .join(orders, F.col("o_orderkey") == F.col("l_orderkey"))
         .join(customer, F.col("c_custkey") == F.col("o_custkey"))
         .join(supp_nation, F.col("s_nationkey") == F.col("supp_nationkey"))
         .join(cust_nation, F.col("c_nationkey") == F.col("cust_nationkey"))
-        .where(((F.col("supp_nation") == "FRANCE") & (F.col("cust_nation") == "GERMANY"))
-               | ((F.col("supp_nation") == "GERMANY") & (F.col("cust_nation") == "FRANCE")))
-        .select("supp_nation", "cust_nation", F.year("l_shipdate").alias("l_year"),
-                discounted_price().alias("volume"))
+        .where(
+            ((F.col("supp_nation") == "FRANCE") & (F.col("cust_nation") == "GERMANY"))
+            | ((F.col("supp_nation") == "GERMANY") & (F.col("cust_nation") == "FRANCE"))
+        )
+        .select(
+            "supp_nation",
+            "cust_nation",
+            F.year("l_shipdate").alias("l_year"),
+            discounted_price().alias("volume"),
+        )
     )
     return (
         shipping.groupBy("supp_nation", "cust_nation", "l_year")
@@ -170,21 +199,28 @@ def q8(spark: SparkSession, tables: Tables) -> DataFrame:
     nation = spark.read.parquet(tables["nation"])
     region = spark.read.parquet(tables["region"])
     # n1, the customer's nation (in the region); n2, the supplier's
-    cust_nation = nation.select(F.col("n_nationkey").alias("cust_nationkey"),
-                                F.col("n_regionkey").alias("cust_regionkey"))
-    supp_nation = nation.select(F.col("n_nationkey").alias("supp_nationkey"),
-                                F.col("n_name").alias("nation"))
+    cust_nation = nation.select(
+        F.col("n_nationkey").alias("cust_nationkey"), F.col("n_regionkey").alias("cust_regionkey")
+    )
+    supp_nation = nation.select(
+        F.col("n_nationkey").alias("supp_nationkey"), F.col("n_name").alias("nation")
+    )
     all_nations = (
         part.where(F.col("p_type") == "ECONOMY ANODIZED STEEL")
         .join(lineitem, F.col("p_partkey") == F.col("l_partkey"))
         .join(supplier, F.col("s_suppkey") == F.col("l_suppkey"))
-        .join(orders.where(F.col("o_orderdate").between(datetime.date(1995, 1, 1),
-                                                        datetime.date(1996, 12, 31))),
-              F.col("l_orderkey") == F.col("o_orderkey"))
+        .join(
+            orders.where(
+                F.col("o_orderdate").between(datetime.date(1995, 1, 1), datetime.date(1996, 12, 31))
+            ),
+            F.col("l_orderkey") == F.col("o_orderkey"),
+        )
         .join(customer, F.col("o_custkey") == F.col("c_custkey"))
         .join(cust_nation, F.col("c_nationkey") == F.col("cust_nationkey"))
-        .join(region.where(F.col("r_name") == "AMERICA"),
-              F.col("cust_regionkey") == F.col("r_regionkey"))
+        .join(
+            region.where(F.col("r_name") == "AMERICA"),
+            F.col("cust_regionkey") == F.col("r_regionkey"),
+        )
         .join(supp_nation, F.col("s_nationkey") == F.col("supp_nationkey"))
         .select(F.year("o_orderdate").alias("o_year"), discounted_price().alias("volume"), "nation")
     )
@@ -208,12 +244,18 @@ def q9(spark: SparkSession, tables: Tables) -> DataFrame:
         part.where(F.col("p_name").like("%green%"))
         .join(lineitem, F.col("p_partkey") == F.col("l_partkey"))
         .join(supplier, F.col("s_suppkey") == F.col("l_suppkey"))
-        .join(partsupp, (F.col("ps_suppkey") == F.col("l_suppkey"))
-              & (F.col("ps_partkey") == F.col("l_partkey")))
+        .join(
+            partsupp,
+            (F.col("ps_suppkey") == F.col("l_suppkey"))
+            & (F.col("ps_partkey") == F.col("l_partkey")),
+        )
         .join(orders, F.col("o_orderkey") == F.col("l_orderkey"))
         .join(nation, F.col("s_nationkey") == F.col("n_nationkey"))
-        .select(F.col("n_name").alias("nation"), F.year("o_orderdate").alias("o_year"),
-                (discounted_price() - F.col("ps_supplycost") * F.col("l_quantity")).alias("amount"))
+        .select(
+            F.col("n_name").alias("nation"),
+            F.year("o_orderdate").alias("o_year"),
+            (discounted_price() - F.col("ps_supplycost") * F.col("l_quantity")).alias("amount"),
+        )
     )
     return (
         profit.groupBy("nation", "o_year")
@@ -229,17 +271,27 @@ def q10(spark: SparkSession, tables: Tables) -> DataFrame:
     lineitem = spark.read.parquet(tables["lineitem"])
     nation = spark.read.parquet(tables["nation"])
     return (
-        orders.where((F.col("o_orderdate") >= date("1993-10-01"))
-                     & (F.col("o_orderdate") < date("1994-01-01")))
+        orders.where(
+            (F.col("o_orderdate") >= date("1993-10-01"))
+            & (F.col("o_orderdate") < date("1994-01-01"))
+        )
         .join(customer, F.col("c_custkey") == F.col("o_custkey"))
-        .join(lineitem.where(F.col("l_returnflag") == "R"),
-              F.col("l_orderkey") == F.col("o_orderkey"))
+        .join(
+            lineitem.where(F.col("l_returnflag") == "R"), F.col("l_orderkey") == F.col("o_orderkey")
+        )
         .join(nation, F.col("c_nationkey") == F.col("n_nationkey"))
-        .groupBy("c_custkey", "c_name", "c_acctbal", "c_phone", "n_name", "c_address",
-                 "c_comment")
+        .groupBy("c_custkey", "c_name", "c_acctbal", "c_phone", "n_name", "c_address", "c_comment")
         .agg(F.sum(discounted_price()).alias("revenue"))
-        .select("c_custkey", "c_name", "revenue", "c_acctbal", "n_name", "c_address",
-                "c_phone", "c_comment")
+        .select(
+            "c_custkey",
+            "c_name",
+            "revenue",
+            "c_acctbal",
+            "n_name",
+            "c_address",
+            "c_phone",
+            "c_comment",
+        )
         .orderBy(F.col("revenue").desc())
         .limit(20)
     )

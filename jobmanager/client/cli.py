@@ -50,8 +50,11 @@ def stress(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object of the figures."),
     on_ray: bool = typer.Option(
-        False, "--on-ray", help="Run it for real on a Ray cluster (no-op Arrow tasks, real "
-        "TaskManagers and partition files), local unless --address."),
+        False,
+        "--on-ray",
+        help="Run it for real on a Ray cluster (no-op Arrow tasks, real "
+        "TaskManagers and partition files), local unless --address.",
+    ),
     address: str = typer.Option(None, help="With --on-ray: the Ray cluster."),
 ) -> None:
     """Run the real scheduling core against simulated TaskManagers (or, --on-ray, run the job
@@ -60,8 +63,9 @@ def stress(
 
     configure_logging("WARNING")
     if on_ray:
-        _stress_on_ray(parallelism, pattern.value, result.value, vertices, adaptive, address,
-                       as_json)  # fmt: skip
+        _stress_on_ray(
+            parallelism, pattern.value, result.value, vertices, adaptive, address, as_json
+        )
         return
     report = run_stress(
         parallelism, pattern.value, result.value, vertices, slots_per_taskmanager, adaptive
@@ -94,8 +98,15 @@ def stress(
         raise typer.Exit(1)
 
 
-def _stress_on_ray(parallelism: int, pattern: str, result: str, vertices: int, adaptive: bool,
-                   address: str | None, as_json: bool) -> None:  # fmt: skip
+def _stress_on_ray(
+    parallelism: int,
+    pattern: str,
+    result: str,
+    vertices: int,
+    adaptive: bool,
+    address: str | None,
+    as_json: bool,
+) -> None:
     """Ctrl-C cancels the job and waits for it to end before leaving."""
     from jobmanager.client.stress_on_ray import run_on_ray
 
@@ -106,8 +117,9 @@ def _stress_on_ray(parallelism: int, pattern: str, result: str, vertices: int, a
         typer.echo(f"stress job {handle.job_id} submitted; Ctrl-C cancels it", err=True)
 
     try:
-        report = run_on_ray(parallelism, pattern, result, vertices, adaptive, address,
-                            on_submit=said)  # fmt: skip
+        report = run_on_ray(
+            parallelism, pattern, result, vertices, adaptive, address, on_submit=said
+        )
     except KeyboardInterrupt:
         if submitted:
             typer.echo(f"cancelling {submitted[0].job_id} ...", err=True)
@@ -119,8 +131,10 @@ def _stress_on_ray(parallelism: int, pattern: str, result: str, vertices: int, a
         typer.echo(json.dumps(report))
     else:
         console = Console()
-        table = Table(title=f"tidal stress --on-ray: {vertices} x {parallelism} {pattern} {result} "
-                            f"-> {report['status']}")  # fmt: skip
+        table = Table(
+            title=f"tidal stress --on-ray: {vertices} x {parallelism} {pattern} {result} "
+            f"-> {report['status']}"
+        )
         table.add_column("phase")
         table.add_column("seconds", justify="right")
         for phase, figures in report["phases"].items():
@@ -175,8 +189,11 @@ def _job(address: str | None, job_id: str):
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
     ctx: typer.Context,
-    job_file: str = typer.Argument(..., help="A job file (its build() returns a JobGraph), or "
-                                   "a PySpark script, run unchanged with each action a job."),
+    job_file: str = typer.Argument(
+        ...,
+        help="A job file (its build() returns a JobGraph), or "
+        "a PySpark script, run unchanged with each action a job.",
+    ),
     address: str = typer.Option(None, help="A running Ray cluster; default: join or start local."),
     config_file: str = typer.Option(None, "--config", help="A YAML file of options."),
     properties: list[str] = typer.Option([], "-D", help="An option, key=value; repeatable."),
@@ -200,8 +217,14 @@ def run(
         from jobmanager.client.scripts import script_command
 
         configure_logging("WARNING")
-        code = script_command(job_file, ctx.args, config_file, properties,
-                              lambda: _client(address, False, dashboard), _fail)
+        code = script_command(
+            job_file,
+            ctx.args,
+            config_file,
+            properties,
+            lambda: _client(address, False, dashboard),
+            _fail,
+        )
         raise typer.Exit(code)
     if ctx.args:
         _fail(f"unexpected arguments {' '.join(ctx.args)}: a job file takes -a key=value")
@@ -240,11 +263,13 @@ def sql(
     query_file: str = typer.Option(None, "-f", "--file", help="A file holding the query."),
     tables: list[str] = typer.Option([], "-t", "--table", help="A table, name=path; repeatable."),
     catalog: str = typer.Option(None, "--catalog", help="A YAML file of tables (name: path)."),
-    output: str = typer.Option(None, "-o", "--output",
-                               help="Write the result here (Parquet) instead of printing it."),
+    output: str = typer.Option(
+        None, "-o", "--output", help="Write the result here (Parquet) instead of printing it."
+    ),
     overwrite: bool = typer.Option(False, help="Replace --output if it exists."),
-    explain_only: bool = typer.Option(False, "--explain",
-                                      help="Print the plan and stop: no cluster, nothing runs."),
+    explain_only: bool = typer.Option(
+        False, "--explain", help="Print the plan and stop: no cluster, nothing runs."
+    ),
     max_rows: int = typer.Option(100, "--max-rows", min=0, help="Print at most this many rows."),
     properties: list[str] = typer.Option([], "-D", help="An option, key=value; repeatable."),
     config_file: str = typer.Option(None, "--config", help="A YAML file of options."),
@@ -264,8 +289,9 @@ def sql(
     try:
         settings = Configuration.from_yaml(config_file) if config_file else Configuration()
         settings = settings.with_dynamic_properties(properties)
-        planned, where = plan_query(text, settings, tables=named, catalog=catalog, output=output,
-                                    overwrite=overwrite)  # fmt: skip
+        planned, where = plan_query(
+            text, settings, tables=named, catalog=catalog, output=output, overwrite=overwrite
+        )
     except TidalError as error:
         _fail(str(error))
     if explain_only:
@@ -327,7 +353,7 @@ def _show_query_result(handle, max_rows: int) -> None:
         raise typer.Exit(1) from None
     Console().print(_rows_table(table, max_rows))
     shown = min(max_rows, table.num_rows)
-    more = (f", the first {shown:,} shown (--max-rows)" if shown < table.num_rows else "")
+    more = f", the first {shown:,} shown (--max-rows)" if shown < table.num_rows else ""
     typer.echo(f"{table.num_rows:,} rows{more}; {took}")
 
 
@@ -354,8 +380,14 @@ def list_jobs(address: str = typer.Option(None, help="The Ray cluster.")) -> Non
     for column in ("job", "name", "status", "submitted", "duration", "vertices"):
         table.add_column(column, no_wrap=column in ("job", "status"), min_width=8)
     for job in _client(address).list():
-        table.add_row(job.job_id, job.name, job.status.value, _when(job.submitted_at),
-                      _duration(job), str(job.vertices))  # fmt: skip
+        table.add_row(
+            job.job_id,
+            job.name,
+            job.status.value,
+            _when(job.submitted_at),
+            _duration(job),
+            str(job.vertices),
+        )
     Console().print(table)
 
 
@@ -464,13 +496,21 @@ def history(
         jobs = job_history(Configuration().with_dynamic_properties(properties))
     except TidalError as error:
         _fail(str(error))
-    table = Table(title=f"tidal history: {len(jobs)} jobs" + (f", newest {limit}" if len(jobs) > limit else ""))
+    table = Table(
+        title=f"tidal history: {len(jobs)} jobs"
+        + (f", newest {limit}" if len(jobs) > limit else "")
+    )
     for column in ("name", "job", "status", "submitted", "duration", "tasks"):
         table.add_column(column, no_wrap=column in ("job", "status", "submitted"))
     for job in jobs[:limit]:
-        table.add_row(job.name, job.job_id, "not ended" if job.status is None else job.status.value,
-                      _when(job.submitted_at), _duration(job),
-                      "" if job.tasks is None else f"{job.tasks:,}")  # fmt: skip
+        table.add_row(
+            job.name,
+            job.job_id,
+            "not ended" if job.status is None else job.status.value,
+            _when(job.submitted_at),
+            _duration(job),
+            "" if job.tasks is None else f"{job.tasks:,}",
+        )
     Console().print(table)
 
 

@@ -61,18 +61,22 @@ class Client:
     """A connection to the Ray cluster Tidal's jobs run on."""
 
     def __init__(
-        self, address: str | None = None, *, num_cpus: int | None = None,
-        log_to_driver: bool = False, dashboard: bool = True,
-    ) -> None:  # fmt: skip
+        self,
+        address: str | None = None,
+        *,
+        num_cpus: int | None = None,
+        log_to_driver: bool = False,
+        dashboard: bool = True,
+    ) -> None:
         """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else the local one, else start
         one in this process (``jobmanager.client.connect``), with Ray's dashboard unless
         ``dashboard`` is False. A cluster started here starts, in the background, what its
         first job needs: a standby JobManager and a TaskManager of the default shape with its
         Spark JVM, so the job finds them up or on their way rather than starting them."""
-        done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver,
-                       dashboard=dashboard)  # fmt: skip
+        done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver, dashboard=dashboard)
         self._standby_asked, self._prepared_task_manager = (
-            prepare_first_job() if done.startswith("started") else (None, None))
+            prepare_first_job() if done.startswith("started") else (None, None)
+        )
 
     def submit(
         self,
@@ -113,14 +117,23 @@ class Client:
         cannot take.
         """
         settings = _settings(config, config_file, properties)
-        planned, where = plan_query(query, settings, tables=tables, catalog=catalog,
-                                    output=output, overwrite=overwrite, mode=mode,
-                                    output_format=output_format, partition_by=partition_by,
-                                    csv_header=csv_header)  # fmt: skip
+        planned, where = plan_query(
+            query,
+            settings,
+            tables=tables,
+            catalog=catalog,
+            output=output,
+            overwrite=overwrite,
+            mode=mode,
+            output_format=output_format,
+            partition_by=partition_by,
+            csv_header=csv_header,
+        )
         return self._submit(planned.graph, settings, where)
 
-    def _submit(self, job: JobGraph, settings: Configuration, output: QueryOutput | None
-                ) -> JobHandle:  # fmt: skip
+    def _submit(
+        self, job: JobGraph, settings: Configuration, output: QueryOutput | None
+    ) -> JobHandle:
         """Check the job, ship its code and hand it to a JobManager (a standby one if ready)."""
         validate_job(job, settings)
         check_operators(job)
@@ -161,8 +174,9 @@ class Client:
         first query. False if either was not ready in time."""
         deadline = time.monotonic() + timeout
         defaults = Configuration()
-        rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
-                              store_root(defaults))  # fmt: skip
+        rm = resource_manager(
+            defaults["resourcemanager.taskmanager-timeout"] / 1000, store_root(defaults)
+        )
         standby = ray.get(rm.has_job_manager.remote(timeout))
         return self._prepared_spark_ready(deadline) and standby
 
@@ -198,8 +212,9 @@ class Client:
             return JobHandle(job_id, actor)
         if actor is not None and JobHandle(job_id, actor).status().status is not JobStatus.STANDBY:
             return JobHandle(job_id, actor)
-        raise UnknownJobError(f"no job {job_id!r} on this cluster (ended jobs are kept for "
-                          "jobstore.expiration-time)")
+        raise UnknownJobError(
+            f"no job {job_id!r} on this cluster (ended jobs are kept for jobstore.expiration-time)"
+        )
 
     def list(self) -> list[JobSummary]:
         """Every job on the cluster, running or ended, in submission order: a running job's
@@ -218,8 +233,9 @@ class Client:
         return sorted(jobs, key=lambda job: job.submitted_at)
 
 
-def _settings(config: Mapping[str, Any] | None, config_file: str | None,
-              properties: Iterable[str]) -> Configuration:  # fmt: skip
+def _settings(
+    config: Mapping[str, Any] | None, config_file: str | None, properties: Iterable[str]
+) -> Configuration:
     """Defaults, then the YAML file, then ``config``, then ``key=value`` properties."""
     settings = Configuration.from_yaml(config_file) if config_file else Configuration()
     return settings.with_overrides(dict(config or {})).with_dynamic_properties(properties)
@@ -260,8 +276,11 @@ class JobHandle:
             lost = None
         store = _ended_store(self.job_id)
         if store is None or ended is None:
-            why = _why_lost(self.job_id, lost) if lost is not None else (
-                f"job {self.job_id} has ended and its JobManager has left")
+            why = (
+                _why_lost(self.job_id, lost)
+                if lost is not None
+                else (f"job {self.job_id} has ended and its JobManager has left")
+            )
             raise JobManagerLost(why) from None
         self.actor = None
         return ended(store)
@@ -307,7 +326,9 @@ class JobHandle:
     def describe(self) -> tuple:
         """How the job's graph stands: from its JobManager, or, once it left, by replaying the
         job's event log (the same state, since replay never re-decides)."""
-        return self._ask("describe", ended=lambda store: replay_store(store, self.job_id).state.describe())
+        return self._ask(
+            "describe", ended=lambda store: replay_store(store, self.job_id).state.describe()
+        )
 
     def facts(self):
         """What the job did and why (``jobmanager.client.report.JobFacts``), replayed from its
@@ -318,7 +339,9 @@ class JobHandle:
         except JobManagerLost:
             pass
         record = job_record(self.job_id)
-        return job_facts(find_job(self.job_id, store_url=record and record.taken.store), self.job_id)
+        return job_facts(
+            find_job(self.job_id, store_url=record and record.taken.store), self.job_id
+        )
 
     def explain(self) -> str:
         """Each vertex's parallelism and the whole reason for it (``tidal explain``)."""
@@ -353,8 +376,11 @@ class JobHandle:
         self.actor = None  # an ended job's leaves by itself: its end is recorded first
         if record is not None:  # its JobManager left: after the end, or lost before it
             if not record.cleaned:
-                clean_up_job(self.job_id, JobStore(record.store_root, self.job_id),
-                             work_dir=record.taken.work_dir)  # fmt: skip
+                clean_up_job(
+                    self.job_id,
+                    JobStore(record.store_root, self.job_id),
+                    work_dir=record.taken.work_dir,
+                )
             forget_job(self.job_id)
 
 
@@ -383,9 +409,11 @@ def _exit(actor, job_id: str) -> None:
 
 
 def _not_released(job_id: str, error: Exception) -> JobManagerLost:
-    return JobManagerLost(f"job {job_id} was not released: its JobManager did not answer within "
-                          f"{_RELEASE_TIMEOUT_S:.0f} s ({type(error).__name__}); release it "
-                          f"again once `tidal status {job_id}` answers")  # fmt: skip
+    return JobManagerLost(
+        f"job {job_id} was not released: its JobManager did not answer within "
+        f"{_RELEASE_TIMEOUT_S:.0f} s ({type(error).__name__}); release it "
+        f"again once `tidal status {job_id}` answers"
+    )
 
 
 def _named_job_manager(job_id: str):
@@ -423,5 +451,9 @@ def _why_lost(job_id: str, error: Exception) -> str:
 
 
 def _user_code(job: JobGraph) -> list:
-    return [thing for vertex in job.vertices
-            for thing in (getattr(vertex.operator, "fn", None), *vertex.sources) if thing is not None]  # fmt: skip
+    return [
+        thing
+        for vertex in job.vertices
+        for thing in (getattr(vertex.operator, "fn", None), *vertex.sources)
+        if thing is not None
+    ]

@@ -55,9 +55,14 @@ class ClusterConnectionError(TidalError):
     """The Ray cluster cannot be joined or started; says why and what to do."""
 
 
-def connect(address: str | None = None, *, num_cpus: int | None = None,
-            log_to_driver: bool = False, keep_running: bool = False,
-            dashboard: bool = True) -> str:  # fmt: skip
+def connect(
+    address: str | None = None,
+    *,
+    num_cpus: int | None = None,
+    log_to_driver: bool = False,
+    keep_running: bool = False,
+    dashboard: bool = True,
+) -> str:
     """Join or start the cluster (see the module docstring); what was done, in words."""
     if ray.is_initialized():
         return "joined"
@@ -97,8 +102,9 @@ def _has_token() -> bool:
         return AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True)
     except AuthenticationError:  # RAY_AUTH_TOKEN_PATH names a file that is not there
         path = os.environ.get("RAY_AUTH_TOKEN_PATH", "")
-        raise ClusterConnectionError(f"RAY_AUTH_TOKEN_PATH names {path}, which cannot be "
-                                     "read or is empty") from None  # fmt: skip
+        raise ClusterConnectionError(
+            f"RAY_AUTH_TOKEN_PATH names {path}, which cannot be read or is empty"
+        ) from None
 
 
 def _set_auth_mode(mode: str) -> None:
@@ -149,7 +155,9 @@ def _probe(address: str) -> None:
     asker.start()
     asker.join(_PROBE_TIMEOUT_S)
     if outcome and isinstance(outcome[0], AuthenticationError):
-        raise ClusterConnectionError(f"cannot join the Ray cluster at {address}: {_HOW_TO_AUTHENTICATE}")
+        raise ClusterConnectionError(
+            f"cannot join the Ray cluster at {address}: {_HOW_TO_AUTHENTICATE}"
+        )
 
 
 def _init(address: str | None, options: dict) -> None:
@@ -168,9 +176,14 @@ def _start_local(address: str | None, options: dict, dashboard: bool) -> None:
 def _start_head(num_cpus: int | None, dashboard: bool) -> str:
     """``ray start --head``: a local cluster that outlives this process, on Ray's default
     ports (its dashboard's too) unless another cluster holds them."""
-    command = [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head",
-               f"--port={_free_port(_DEFAULT_PORT)}", "--disable-usage-stats",
-               f"--include-dashboard={str(dashboard).lower()}"]  # fmt: skip
+    command = [
+        os.path.join(os.path.dirname(sys.executable), "ray"),
+        "start",
+        "--head",
+        f"--port={_free_port(_DEFAULT_PORT)}",
+        "--disable-usage-stats",
+        f"--include-dashboard={str(dashboard).lower()}",
+    ]
     if dashboard:  # as for the GCS: Ray's port, or a free one if another cluster holds it
         command.append(f"--dashboard-port={_free_port(_DEFAULT_DASHBOARD_PORT)}")
     if num_cpus:
@@ -179,8 +192,10 @@ def _start_head(num_cpus: int | None, dashboard: bool) -> str:
     if started.returncode != 0:
         last = (started.stderr or started.stdout).strip().splitlines()[-1:] or ["no output"]
         raise ClusterConnectionError(f"could not start a local Ray cluster: {last[0]}")
-    return ("started a local Ray cluster that keeps running after this command "
-            "(stop it with `ray stop`)")  # fmt: skip
+    return (
+        "started a local Ray cluster that keeps running after this command "
+        "(stop it with `ray stop`)"
+    )
 
 
 def _free_port(preferred: int) -> int:

@@ -22,8 +22,12 @@ def _ran(text: bytes) -> set[str]:
     match = _RAN.search(text)
     if not match:
         return set()
-    return {member.strip() for v in match.group(1).decode().split(",") for member in v.split(" -> ")
-            if member.strip()}  # fmt: skip
+    return {
+        member.strip()
+        for v in match.group(1).decode().split(",")
+        for member in v.split(" -> ")
+        if member.strip()
+    }
 
 
 _VERTEX_FIELD = re.compile(rb"\bvertex=(?:'([^']*)'|(\S+))")

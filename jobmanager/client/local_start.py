@@ -50,8 +50,9 @@ def without_idle_waits(dashboard: bool) -> Iterator[None]:
     def get_node_once_registered(gcs_address, node_id):
         try:
             client, wanted = GcsClient(address=gcs_address), NodeID.from_hex(node_id)
-            registered = wait_until(lambda: wanted in client.get_all_node_info(timeout=5),
-                                    _REGISTRATION_S)  # fmt: skip
+            registered = wait_until(
+                lambda: wanted in client.get_all_node_info(timeout=5), _REGISTRATION_S
+            )
         except Exception:  # noqa: BLE001 - Ray's own call below finds out, and says what
             registered = None
         if registered is False:  # as Ray's own call says it, without waiting as long again

@@ -147,8 +147,15 @@ class LogProgress:
     def _update(self, status: JobDetails) -> bool:
         """Log what changed; whether that included the job's status."""
         for v in status.vertices:
-            key = (v.total, v.finished, v.running > 0, v.rows_in, v.rows_out, v.bytes_in,
-                   v.bytes_out)  # fmt: skip
+            key = (
+                v.total,
+                v.finished,
+                v.running > 0,
+                v.rows_in,
+                v.rows_out,
+                v.bytes_in,
+                v.bytes_out,
+            )
             if self.seen.get(v.name) != key:
                 self.seen[v.name] = key
                 self.log.info(
@@ -183,7 +190,9 @@ class LogProgress:
         )
 
 
-def summary_table(status: JobDetails, title: str | None = None, caption: str | None = None) -> Table:
+def summary_table(
+    status: JobDetails, title: str | None = None, caption: str | None = None
+) -> Table:
     table = Table(title=title or f"{status.job_id}: {status.status.value}", caption=caption)
     for column in ("vertex", "parallelism", "tasks", "rows out", "bytes out", "why"):
         table.add_column(column, overflow="fold")
@@ -324,14 +333,18 @@ class RichProgress:
         default = self.console is self._default_console
         self.bars = _Bars(
             self,
-            _Column(lambda t: Text(t.description), Column(width=self.name_width, no_wrap=True,
-                                                          overflow="ellipsis")),
+            _Column(
+                lambda t: Text(t.description),
+                Column(width=self.name_width, no_wrap=True, overflow="ellipsis"),
+            ),
             BarColumn(bar_width=self.bar_width),
             _Column(_count_cell, Column(justify="right", no_wrap=True)),
-            _Column(lambda t: _flow_cell(t, "rows_in", "rows_out", _rows, " rows"),
-                    Column(no_wrap=True)),
-            _Column(lambda t: _flow_cell(t, "bytes_in", "bytes_out", _size, ""),
-                    Column(no_wrap=True)),
+            _Column(
+                lambda t: _flow_cell(t, "rows_in", "rows_out", _rows, " rows"), Column(no_wrap=True)
+            ),
+            _Column(
+                lambda t: _flow_cell(t, "bytes_in", "bytes_out", _size, ""), Column(no_wrap=True)
+            ),
             console=self.console,
             transient=self.transient,
             auto_refresh=self.auto_refresh,
@@ -340,7 +353,7 @@ class RichProgress:
             # is left alone
             redirect_stdout=default,
             redirect_stderr=default,
-        )  # fmt: skip
+        )
 
     def _stop(self) -> None:
         if self.bars is not None and self.bars.live.is_started:

@@ -31,8 +31,9 @@ __all__ = ["catalog_of", "collected_output", "plan_query"]
 MAX_SIZE_KEY = "client.result.max-size"
 
 
-def catalog_of(tables: Mapping[str, Any] | None, catalog: Catalog | str | os.PathLike | None
-               ) -> Catalog:  # fmt: skip
+def catalog_of(
+    tables: Mapping[str, Any] | None, catalog: Catalog | str | os.PathLike | None
+) -> Catalog:
     """The tables a query may read: ``catalog`` (a Catalog, or a YAML file of one), with
     ``tables`` (name to path) added, a name in both taken from ``tables``. (The planner is
     imported here, not with the client: a job without SQL never loads it.)"""
@@ -44,11 +45,20 @@ def catalog_of(tables: Mapping[str, Any] | None, catalog: Catalog | str | os.Pat
     return found.merged(Catalog.from_tables(tables)) if tables else found
 
 
-def plan_query(query: str, settings: Configuration, *, tables: Mapping[str, Any] | None = None,
-               catalog: Catalog | str | os.PathLike | None = None, output: str | None = None,
-               overwrite: bool = False, mode: str | None = None, output_format: str = "parquet",
-               partition_by: Sequence[str] | str = (), csv_header: bool = False,
-               name: str | None = None) -> tuple[PlannedQuery, QueryOutput]:  # fmt: skip
+def plan_query(
+    query: str,
+    settings: Configuration,
+    *,
+    tables: Mapping[str, Any] | None = None,
+    catalog: Catalog | str | os.PathLike | None = None,
+    output: str | None = None,
+    overwrite: bool = False,
+    mode: str | None = None,
+    output_format: str = "parquet",
+    partition_by: Sequence[str] | str = (),
+    csv_header: bool = False,
+    name: str | None = None,
+) -> tuple[PlannedQuery, QueryOutput]:
     """The query's plan, its sink last, and where its result goes; a ``SqlError`` (or a
     ``TableError`` of the catalogue) for a query or tables the planner cannot take. With
     ``output``, the sink writes as Spark's ``df.write.mode(mode).partitionBy(*partition_by)``
@@ -63,17 +73,21 @@ def plan_query(query: str, settings: Configuration, *, tables: Mapping[str, Any]
         try:
             sinks.check_target(sink)  # an output that is there already: a mistake, said at once
         except sinks.SinkError:
-            raise sinks.SinkError(f"output {redact(sink.path)} exists already: replace it "
-                                  "with overwrite=True (tidal sql --overwrite)") from None
+            raise sinks.SinkError(
+                f"output {redact(sink.path)} exists already: replace it "
+                "with overwrite=True (tidal sql --overwrite)"
+            ) from None
     else:
         if partition_by or output_format != "parquet" or csv_header or mode:
-            raise sinks.SinkError("partition_by, output_format, csv_header and mode shape an "
-                                  "output: give output= too")  # fmt: skip
+            raise sinks.SinkError(
+                "partition_by, output_format, csv_header and mode shape an output: give output= too"
+            )
         sink = ResultSink(f"{store_root(settings)}/results/{uuid.uuid4().hex}")
     planned = plan_sql(query, catalog_of(tables, catalog), sink, config=settings, name=name)
     _check_partition_columns(sink, tuple(planned.columns))
-    return planned, QueryOutput(sink.path, output is None, tuple(planned.columns),
-                                settings[MAX_SIZE_KEY])  # fmt: skip
+    return planned, QueryOutput(
+        sink.path, output is None, tuple(planned.columns), settings[MAX_SIZE_KEY]
+    )
 
 
 def _check_partition_columns(sink: ParquetSink, columns: tuple[str, ...]) -> None:
@@ -82,11 +96,15 @@ def _check_partition_columns(sink: ParquetSink, columns: tuple[str, ...]) -> Non
     lower = [c.lower() for c in columns]
     missing = [c for c in sink.partition_by if c.lower() not in lower]
     if missing:
-        raise sinks.SinkError(f"output {redact(sink.path)}: partition columns {missing} are not "
-                              f"among the query's columns {list(columns)}")  # fmt: skip
+        raise sinks.SinkError(
+            f"output {redact(sink.path)}: partition columns {missing} are not "
+            f"among the query's columns {list(columns)}"
+        )
     if sink.partition_by and len(sink.partition_by) >= len(columns):
-        raise sinks.SinkError(f"output {redact(sink.path)}: cannot partition by every column "
-                              f"{list(columns)}: the files would have none left")  # fmt: skip
+        raise sinks.SinkError(
+            f"output {redact(sink.path)}: cannot partition by every column "
+            f"{list(columns)}: the files would have none left"
+        )
 
 
 def collected_output(job: JobGraph, settings: Configuration) -> QueryOutput | None:

@@ -64,10 +64,23 @@ class VertexReport:
     @staticmethod
     def of(v: VertexDetails) -> VertexReport:
         return VertexReport(
-            v.name, v.parallelism, v.explanation, v.tasks, v.finished, v.deployments,
-            v.rows_in, v.rows_out, v.bytes_in, v.bytes_out, v.duration_s, v.bytes_in_remote,
-            dict(v.phases_ms), v.queued_ms, v.name if len(v.members) > 1 else "", v.spark_jobs,
-        )  # fmt: skip
+            v.name,
+            v.parallelism,
+            v.explanation,
+            v.tasks,
+            v.finished,
+            v.deployments,
+            v.rows_in,
+            v.rows_out,
+            v.bytes_in,
+            v.bytes_out,
+            v.duration_s,
+            v.bytes_in_remote,
+            dict(v.phases_ms),
+            v.queued_ms,
+            v.name if len(v.members) > 1 else "",
+            v.spark_jobs,
+        )
 
 
 @dataclass(frozen=True)
@@ -91,14 +104,20 @@ class JobResult:
         saying where); ``ResultTooLargeError`` past ``client.result.max-size``."""
         output = self.output
         if output is None:
-            raise NoResultError(f"job {self.job_id} is not a query (Client.sql): its sinks "
-                                "wrote its output where its graph says")  # fmt: skip
+            raise NoResultError(
+                f"job {self.job_id} is not a query (Client.sql): its sinks "
+                "wrote its output where its graph says"
+            )
         if not self.succeeded:
-            raise NoResultError(f"job {self.job_id} {self.status}, so it has no result: "
-                                f"{self.cause or 'no cause recorded'}")  # fmt: skip
+            raise NoResultError(
+                f"job {self.job_id} {self.status}, so it has no result: "
+                f"{self.cause or 'no cause recorded'}"
+            )
         if not output.collected:
-            raise NoResultError(f"job {self.job_id} wrote its result to {output.path}, not back "
-                                "to the client: read it from there")  # fmt: skip
+            raise NoResultError(
+                f"job {self.job_id} wrote its result to {output.path}, not back "
+                "to the client: read it from there"
+            )
         return _read(output, self.job_id)
 
     def to_pandas(self) -> pandas.DataFrame:
@@ -115,8 +134,12 @@ class JobResult:
             details.cause,
             duration,
             details.max_running_tasks,
-            {member: report for v in details.vertices for report in (VertexReport.of(v),)
-             for member in v.members},  # fmt: skip
+            {
+                member: report
+                for v in details.vertices
+                for report in (VertexReport.of(v),)
+                for member in v.members
+            },
             output,
         )
 
@@ -133,23 +156,28 @@ def _read(output: QueryOutput, job_id: str) -> pyarrow.Table:
     try:
         files = [f.path for f in FileSource(output.path, format="parquet").data_files()]
     except SourceError as error:
-        raise NoResultError(f"job {job_id}: its result at {output.path} cannot be read: {error} "
-                            "(released, or expired after jobstore.expiration-time?)") from None
+        raise NoResultError(
+            f"job {job_id}: its result at {output.path} cannot be read: {error} "
+            "(released, or expired after jobstore.expiration-time?)"
+        ) from None
     footers = []
     for path in files:
         fs, key = storage.filesystem(path)
         with fs.open(key, "rb") as handle:
             footers.append(pq.read_metadata(handle))
-    total = sum(footer.row_group(i).total_byte_size
-                for footer in footers for i in range(footer.num_row_groups))  # fmt: skip
+    total = sum(
+        footer.row_group(i).total_byte_size
+        for footer in footers
+        for i in range(footer.num_row_groups)
+    )
     if total > output.max_bytes:
         raise ResultTooLargeError(
             f"job {job_id}: its result is {size(total)} uncompressed ({total:,} bytes, "
             f"{sum(f.num_rows for f in footers):,} rows), over {_OPTION}, "
             f"{size(output.max_bytes)}: write it instead, with "
-            f"Client.sql(..., output=\"s3://bucket/out\") or tidal sql ... -o OUT, or raise "
+            f'Client.sql(..., output="s3://bucket/out") or tidal sql ... -o OUT, or raise '
             f"{_OPTION}"
-        )  # fmt: skip
+        )
     tables = []
     for path, footer in zip(files, footers):
         fs, key = storage.filesystem(path)
@@ -157,8 +185,11 @@ def _read(output: QueryOutput, job_id: str) -> pyarrow.Table:
             tables.append(pq.ParquetFile(handle, metadata=footer).read())
     names = list(output.columns) if output.columns is not None else tables[0].column_names
     if any(table.num_columns != len(names) for table in tables):
-        raise NoResultError(f"job {job_id}: its result's files do not have the "
-                            f"{len(names)} columns of the query ({', '.join(names)})")  # fmt: skip
+        raise NoResultError(
+            f"job {job_id}: its result's files do not have the "
+            f"{len(names)} columns of the query ({', '.join(names)})"
+        )
     by_position = [f"_{i}" for i in range(len(names))]  # names may repeat: Arrow unifies by name
-    return pa.concat_tables([table.rename_columns(by_position) for table in tables],
-                            promote_options="default").rename_columns(names)  # fmt: skip
+    return pa.concat_tables(
+        [table.rename_columns(by_position) for table in tables], promote_options="default"
+    ).rename_columns(names)

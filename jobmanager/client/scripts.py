@@ -34,15 +34,19 @@ def is_job_file(path: str) -> bool:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "build":
             return True
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else ([node.target] if isinstance(node, ast.AnnAssign) else [])
+        )
         if any(isinstance(t, ast.Name) and t.id == "job" for t in targets):
             return True
     return False
 
 
-def run_script(path: str, arguments: list[str], options: Mapping[str, Any],
-               client_factory: Callable[[], Any]) -> tuple[int, list[str]]:  # fmt: skip
+def run_script(
+    path: str, arguments: list[str], options: Mapping[str, Any], client_factory: Callable[[], Any]
+) -> tuple[int, list[str]]:
     """Run the script; its exit code and the ids of the jobs its actions ran."""
     from jobmanager.client.dataframe.binding import bound_to_tidal
     from jobmanager.client.dataframe.jobs import QueryRunner
@@ -67,9 +71,14 @@ def run_script(path: str, arguments: list[str], options: Mapping[str, Any],
     return code, jobs
 
 
-def script_command(script: str, arguments: list[str], config_file: str | None,
-                   properties: list[str], client_factory: Callable[[], Any],
-                   fail: Callable[[str], Any]) -> int:  # fmt: skip
+def script_command(
+    script: str,
+    arguments: list[str],
+    config_file: str | None,
+    properties: list[str],
+    client_factory: Callable[[], Any],
+    fail: Callable[[str], Any],
+) -> int:
     """``tidal run SCRIPT.py ARGS``: the options read (a bad one is ``fail``'s one line), the
     script run, the ids of its jobs printed last on stderr; its exit code."""
     from jobmanager.model.config import Configuration
@@ -81,6 +90,9 @@ def script_command(script: str, arguments: list[str], config_file: str | None,
         fail(str(error))
     code, jobs = run_script(script, arguments, options, client_factory)
     if jobs:
-        print(f"tidal: {len(jobs)} job{'s' if len(jobs) != 1 else ''} ({', '.join(jobs)}); "
-              "tidal list shows them", file=sys.stderr)
+        print(
+            f"tidal: {len(jobs)} job{'s' if len(jobs) != 1 else ''} ({', '.join(jobs)}); "
+            "tidal list shows them",
+            file=sys.stderr,
+        )
     return code

@@ -39,8 +39,9 @@ def pass_on(table: pa.Table) -> pa.Table:
     return table
 
 
-def build_on_ray_job(parallelism: int, pattern: str, result: str, vertices: int = 2,
-                     adaptive: bool = False) -> JobGraph:  # fmt: skip
+def build_on_ray_job(
+    parallelism: int, pattern: str, result: str, vertices: int = 2, adaptive: bool = False
+) -> JobGraph:
     graph = build_stress_job(parallelism, pattern, result, vertices, adaptive)
     for index, vertex in enumerate(graph.vertices):
         vertex.operator = arrow(one_row if index == 0 else pass_on)
@@ -62,8 +63,9 @@ def run_on_ray(
     client = Client(address)
     client.warm_up()
     began = time.perf_counter()
-    handle = client.submit(build_on_ray_job(parallelism, pattern, result, vertices, adaptive),
-                           config=config or {})  # fmt: skip
+    handle = client.submit(
+        build_on_ray_job(parallelism, pattern, result, vertices, adaptive), config=config or {}
+    )
     if on_submit is not None:
         on_submit(handle)
     handle.wait()

@@ -47,8 +47,10 @@ class JobManagerWatch:
             self.pid = status.pid
             if self.lost and status.status is not JobStatus.RECONCILING:
                 self.lost = False
-                self.say(f"tidal: the JobManager of job {self.job_id} has recovered (process "
-                         f"{status.pid}, recovery {status.recoveries}); the job goes on")  # fmt: skip
+                self.say(
+                    f"tidal: the JobManager of job {self.job_id} has recovered (process "
+                    f"{status.pid}, recovery {status.recoveries}); the job goes on"
+                )
 
     def holds_back(self, line: str) -> bool:
         """Whether Ray's raw ``line`` is about this job's JobManager, and so Tidal's to say."""
@@ -63,8 +65,10 @@ class JobManagerWatch:
         if not self.lost:
             self.lost = True
             process = f" (process {pid} ended)" if pid is not None else ""
-            self.say(f"tidal: the JobManager of job {self.job_id} was lost{process}; Ray restarts "
-                     "it, and it takes the job over from the job's event log")  # fmt: skip
+            self.say(
+                f"tidal: the JobManager of job {self.job_id} was lost{process}; Ray restarts "
+                "it, and it takes the job over from the job's event log"
+            )
 
     def __enter__(self) -> JobManagerWatch:
         with _ACTIVE_LOCK:
@@ -94,8 +98,11 @@ def _install_filter() -> None:
     def filtered(data, *args, **kwargs):
         if data.get("pid") == "raylet" and _ACTIVE:
             watches = list(_ACTIVE)
-            lines = [line for line in data.get("lines", ())
-                     if not any(watch.holds_back(line) for watch in watches)]  # fmt: skip
+            lines = [
+                line
+                for line in data.get("lines", ())
+                if not any(watch.holds_back(line) for watch in watches)
+            ]
             if not lines:
                 return None
             data = {**data, "lines": lines}

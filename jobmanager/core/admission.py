@@ -68,7 +68,11 @@ def check_range_edges(job_graph: JobGraph, adaptive: bool) -> None:
     if adaptive:
         return
     for edge in job_graph.edges:
-        if edge.partitioner is not None and edge.partitioner.is_range and edge.target.parallelism != 1:
+        if (
+            edge.partitioner is not None
+            and edge.partitioner.is_range
+            and edge.target.parallelism != 1
+        ):
             raise JobGraphError(
                 f"edge {edge.id!r} is range partitioned, which needs the adaptive batch "
                 f"scheduler to decide its key ranges: leave {edge.target.name!r}'s parallelism "
@@ -83,8 +87,9 @@ def slot_limit(config: Configuration, cluster_cpus: int | None) -> int | None:
     return configured if configured is not None else cluster_cpus
 
 
-def sources_to_ask(job_graph: JobGraph, config: Configuration, cluster_cpus: int | None
-                   ) -> dict[str, InferenceContext]:  # fmt: skip
+def sources_to_ask(
+    job_graph: JobGraph, config: Configuration, cluster_cpus: int | None
+) -> dict[str, InferenceContext]:
     """The source vertices whose inferred parallelism decides whether they chain
     (``one_task_candidates``), with what the scheduler would tell their sources."""
     if not uses_adaptive_scheduler(job_graph, config):
@@ -92,24 +97,30 @@ def sources_to_ask(job_graph: JobGraph, config: Configuration, cluster_cpus: int
     default_max = config["execution.batch.adaptive.auto-parallelism.max-parallelism"]
     slots = slot_limit(config, cluster_cpus)
     return {
-        name: source_inference_context(config, job_graph.vertex(name).max_parallelism or default_max,
-                                       slots)  # fmt: skip
-        for name in one_task_candidates(job_graph, config[_CHAINING],
-                                        config[_MIN_PARALLELISM])  # fmt: skip
+        name: source_inference_context(
+            config, job_graph.vertex(name).max_parallelism or default_max, slots
+        )
+        for name in one_task_candidates(job_graph, config[_CHAINING], config[_MIN_PARALLELISM])
     }
 
 
-def decide_admission(job_graph: JobGraph, config: Configuration,
-                     answers: Sequence[ev.SourceParallelismInferred | ev.SourceInferenceFailed]
-                     ) -> tuple[tuple[tuple[str, ...], ...], tuple[ev.SourceParallelismInferred, ...]]:  # fmt: skip
+def decide_admission(
+    job_graph: JobGraph,
+    config: Configuration,
+    answers: Sequence[ev.SourceParallelismInferred | ev.SourceInferenceFailed],
+) -> tuple[tuple[tuple[str, ...], ...], tuple[ev.SourceParallelismInferred, ...]]:
     """The job's chains, given what ``sources_to_ask``'s sources answered, and those answers
     named as the chained graph names their vertices (a source heading a chain gives the chain
     its sources). A failed inference decides nothing: the scheduler asks again when the vertex
     is due, and the job fails then, with the source's error."""
     inferred = [a for a in answers if isinstance(a, ev.SourceParallelismInferred)]
-    chains = decide_chains(job_graph, config[_CHAINING],
-                           frozenset(a.vertex for a in inferred if a.parallelism == 1),
-                           config[_MIN_PARALLELISM])  # fmt: skip
+    chains = decide_chains(
+        job_graph,
+        config[_CHAINING],
+        frozenset(a.vertex for a in inferred if a.parallelism == 1),
+        config[_MIN_PARALLELISM],
+    )
     heads = {chain[0]: chain_name(chain) for chain in chains}
-    return chains, tuple(dataclasses.replace(a, vertex=heads.get(a.vertex, a.vertex))
-                         for a in inferred)  # fmt: skip
+    return chains, tuple(
+        dataclasses.replace(a, vertex=heads.get(a.vertex, a.vertex)) for a in inferred
+    )

@@ -29,7 +29,6 @@ _PREFERRED_INPUT_PARTITIONS = 8  # Flink's MAX_DISTINCT_LOCATIONS_TO_CONSIDER
 
 
 class Deploying:
-
     def dispatch(self) -> None:
         """Deploy what the slot pool can now serve, and ask for TaskManagers it lacks."""
         if self.status is not JobStatus.RUNNING or self._reconciling:
@@ -85,9 +84,7 @@ class Deploying:
             v.slot = slot
             move(v, S.DEPLOYING)
             self._active += 1
-            self.emit(
-                cmd.DeployTask(v.name, v.subtask, v.attempt, slot.task_manager, slot.index)
-            )
+            self.emit(cmd.DeployTask(v.name, v.subtask, v.attempt, slot.task_manager, slot.index))
 
     def export_deployments(self) -> tuple[tuple[tuple[int, int], ...], int]:
         """For a snapshot: each open slot request, as ``(vertex index, position of its request
@@ -97,8 +94,9 @@ class Deploying:
         requests = tuple((index, pending.index(r)) for index, r in self._requests.items())
         return requests, self._active
 
-    def restore_deployments(self, requests: tuple, active: int,
-                            pending: Sequence[SlotRequest]) -> None:  # fmt: skip
+    def restore_deployments(
+        self, requests: tuple, active: int, pending: Sequence[SlotRequest]
+    ) -> None:
         """What ``export_deployments`` gave, against the restored pool's ``pending``."""
         self._requests = {index: pending[position] for index, position in requests}
         self._active = active

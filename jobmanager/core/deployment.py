@@ -7,6 +7,7 @@ O(N^2) (Flink 1.14, FLINK-23005). The shell's cache (``jobmanager.runtime.descri
 compresses and keeps them, and offloads large ones to the blob store, so the descriptor carries
 only the key; TaskManagers fetch each key once through their blob cache.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Mapping, Protocol
@@ -87,7 +88,9 @@ class TaskDeploymentDescriptorFactory:
             partition.result.subpartition_count(partition.index),
         )
 
-    def create(self, vertex: ExecutionVertex, attempt: int | None = None) -> TaskDeploymentDescriptor:
+    def create(
+        self, vertex: ExecutionVertex, attempt: int | None = None
+    ) -> TaskDeploymentDescriptor:
         """The descriptor of ``attempt`` (default: the subtask's own; a speculative attempt
         has another number)."""
         ejv = vertex.job_vertex
@@ -96,7 +99,10 @@ class TaskDeploymentDescriptorFactory:
         for result in ejv.inputs:
             slices = ejv.input_infos[result.id][vertex.subtask].slices
             order = result.edge.partitioner.order
-            lower, upper = (self.key_ranges(ejv.name, vertex.subtask) if order else None) or (None, None)
+            lower, upper = (self.key_ranges(ejv.name, vertex.subtask) if order else None) or (
+                None,
+                None,
+            )
             inputs.append(
                 InputGateDeploymentDescriptor(
                     result.id,

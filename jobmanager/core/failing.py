@@ -103,6 +103,8 @@ class Failing:
 
     def _terminate(self, status: JobStatus, cause: str) -> None:
         self.status = status
-        self.release_partitions([p for result in self.graph.results.values() for p in result.partitions])
+        self.release_partitions(
+            [p for result in self.graph.results.values() for p in result.partitions]
+        )
         self.log.info("job terminated", status=status.value, cause=cause or None)
         self.emit(cmd.JobTerminated(status, cause))

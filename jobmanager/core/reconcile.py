@@ -60,7 +60,9 @@ def plan_reconciliation(
     plan = Reconciliation()
     answered = {report.task_manager: report for report in event.task_managers}
     plan.lost_task_managers = [t for t in known_task_managers if t not in answered]
-    plan.new_task_managers = [r for r in event.task_managers if r.task_manager not in known_task_managers]
+    plan.new_task_managers = [
+        r for r in event.task_managers if r.task_manager not in known_task_managers
+    ]
     expected: dict[str, set[tuple[PartitionId, int]]] = {t: set() for t in answered}
     _plan_in_flight_subtasks(graph, answered, plan, expected)
     held = {t: set(r.partitions) for t, r in answered.items()}
@@ -160,19 +162,30 @@ class Reconciling:
         self.recoveries += 1
         self.speculation.abandon()
         plan = plan_reconciliation(self.graph, self.task_managers, event)
-        self.log.info("reconciling", task_managers=len(event.task_managers),
-                      lost=len(plan.lost_task_managers), ended=len(plan.ended),
-                      lost_in_flight=len(plan.lost_in_flight), missing=len(plan.missing))  # fmt: skip
+        self.log.info(
+            "reconciling",
+            task_managers=len(event.task_managers),
+            lost=len(plan.lost_task_managers),
+            ended=len(plan.ended),
+            lost_in_flight=len(plan.lost_in_flight),
+            missing=len(plan.missing),
+        )
         was_terminal = self.status.is_terminal
         self._reconciling = True  # deploy nothing until every fact is in
         self.slots.request_failed(self.slots.requested_slots)  # those requests died with it
         self._reissue_pending_work()
         for task_manager in plan.lost_task_managers:
-            self.take(ev.TaskManagerLost(
-                task_manager, "it did not answer the JobManager that took over", event.time_ms))  # fmt: skip
+            self.take(
+                ev.TaskManagerLost(
+                    task_manager, "it did not answer the JobManager that took over", event.time_ms
+                )
+            )
         for report in plan.new_task_managers:
-            self.take(ev.TaskManagerRegistered(
-                report.task_manager, report.slots, report.node, report.shuffle_root))  # fmt: skip
+            self.take(
+                ev.TaskManagerRegistered(
+                    report.task_manager, report.slots, report.node, report.shuffle_root
+                )
+            )
         # each planned step is checked against the state again: an earlier one may have moved
         # the subtask on (a failover cancelling it, say)
         lost = []
@@ -183,15 +196,18 @@ class Reconciling:
                 self.free_slot(v)
                 self.graph.transitions.move(v, ExecutionState.FAILED)
                 lost.append(v)
-        self.fail_over(lost, "lost in flight when its JobManager died", event.time_ms,
-                       counted=False)  # fmt: skip
+        self.fail_over(
+            lost, "lost in flight when its JobManager died", event.time_ms, counted=False
+        )
         missing = [p for p in plan.missing if p.state is PartitionState.AVAILABLE]
         for p in missing:
             p.mark_lost()
         if missing:
-            self.fail_over([p.producer for p in missing],
-                           f"partition {missing[0].id} is gone from {missing[0].location}",
-                           event.time_ms)  # fmt: skip
+            self.fail_over(
+                [p.producer for p in missing],
+                f"partition {missing[0].id} is gone from {missing[0].location}",
+                event.time_ms,
+            )
         for report in plan.ended:
             self.take(report)
         for v in plan.cancel_again:

@@ -35,10 +35,16 @@ def new_state(
     config = Configuration(dict(submitted.config))
     job_graph = chained_graph(job_graph, submitted.chains)  # as decided when it was submitted
     if snapshot is not None:
-        return snapshots.restore(job_graph, config, snapshot, job_id, submitted.cluster_cpus,
-                                 submitted.inferred)
-    return JobManagerState(job_graph, config, job_id=job_id, cluster_slots=submitted.cluster_cpus,
-                           inferred=submitted.inferred)
+        return snapshots.restore(
+            job_graph, config, snapshot, job_id, submitted.cluster_cpus, submitted.inferred
+        )
+    return JobManagerState(
+        job_graph,
+        config,
+        job_id=job_id,
+        cluster_slots=submitted.cluster_cpus,
+        inferred=submitted.inferred,
+    )
 
 
 def replay(

@@ -69,8 +69,12 @@ def take(state: JobManagerState) -> StateSnapshot:
     for result in graph.results.values():
         codes = np.array([_PARTITION_STATES.index(p.state) for p in result.partitions], np.uint8)
         where = np.array(
-            [-1 if p.location is None else locations.setdefault(p.location, len(locations))
-             for p in result.partitions], np.int32)  # fmt: skip
+            [
+                -1 if p.location is None else locations.setdefault(p.location, len(locations))
+                for p in result.partitions
+            ],
+            np.int32,
+        )
         partitions.append((codes.tobytes(), where.tobytes()))
     requests, active = state.export_deployments()
     return StateSnapshot(
@@ -113,8 +117,9 @@ def restore(
     inferred: tuple = (),
 ) -> JobManagerState:
     """``inferred``: the job's ``JobSubmitted.inferred``, which the snapshot does not hold."""
-    state = JobManagerState(job_graph, config, job_id=job_id, cluster_slots=cluster_slots,
-                            inferred=inferred)  # fmt: skip
+    state = JobManagerState(
+        job_graph, config, job_id=job_id, cluster_slots=cluster_slots, inferred=inferred
+    )
     graph = state.graph
     job_vertices = list(graph.job_vertices.values())
     for names, parallelisms, infos in snapshot.growth_steps:
@@ -140,8 +145,11 @@ def restore(
     for result, (codes, where), produced in zip(
         graph.results.values(), snapshot.partitions, snapshot.result_bytes
     ):
-        for p, code, at in zip(result.partitions, np.frombuffer(codes, np.uint8).tolist(),
-                               np.frombuffer(where, np.int32).tolist()):  # fmt: skip
+        for p, code, at in zip(
+            result.partitions,
+            np.frombuffer(codes, np.uint8).tolist(),
+            np.frombuffer(where, np.int32).tolist(),
+        ):
             p.restore(_PARTITION_STATES[code], None if at < 0 else snapshot.locations[at])
         if produced is not None:
             result.produced.restore(produced)

@@ -52,7 +52,14 @@ from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 
-__all__ = ["JobManagerState", "JobStatus", "Probe", "Step", "uses_adaptive_scheduler", "validate_job"]
+__all__ = [
+    "JobManagerState",
+    "JobStatus",
+    "Probe",
+    "Step",
+    "uses_adaptive_scheduler",
+    "validate_job",
+]
 
 S = ExecutionState
 
@@ -90,8 +97,11 @@ class JobManagerState(Deploying, Failing, Reconciling):
             check_all_blocking(job_graph)
             self.strategy = VertexwiseSchedulingStrategy(self)
             self.growth = AdaptiveBatchScheduler(
-                self.graph, self.config, lambda command: self.emit(command),
-                limit, inferred,
+                self.graph,
+                self.config,
+                lambda command: self.emit(command),
+                limit,
+                inferred,
             )
         else:
             self.strategy = PipelinedRegionSchedulingStrategy(self, self.regions)
@@ -330,12 +340,22 @@ class JobManagerState(Deploying, Failing, Reconciling):
             self.canceled(v)
             self.dispatch()
             return
-        fatal = None if event.lost_partition is not None else non_recoverable_cause(
-            event.error_types, self.config["restart-strategy.non-recoverable-exceptions"])
+        fatal = (
+            None
+            if event.lost_partition is not None
+            else non_recoverable_cause(
+                event.error_types, self.config["restart-strategy.non-recoverable-exceptions"]
+            )
+        )
         failed_attempt = v.attempt
         if fatal is None and event.lost_partition is None and self.speculation.takes_over(v):
-            self.log.info("task attempt failed; its speculative attempt goes on", vertex=v.name,
-                          subtask=v.subtask, attempt=failed_attempt, now=v.attempt)  # fmt: skip
+            self.log.info(
+                "task attempt failed; its speculative attempt goes on",
+                vertex=v.name,
+                subtask=v.subtask,
+                attempt=failed_attempt,
+                now=v.attempt,
+            )
             return
         self.free_slot(v)
         self.graph.transitions.move(v, S.FAILED)
@@ -398,8 +418,9 @@ class JobManagerState(Deploying, Failing, Reconciling):
         if self.status is not JobStatus.RUNNING or self.growth is None:
             return
         self.growth.on_chained(event)
-        self.log.info("join chained into its producer", vertex=event.vertex,
-                      why=event.decision.text)  # fmt: skip
+        self.log.info(
+            "join chained into its producer", vertex=event.vertex, why=event.decision.text
+        )
         self._grow()
         self.dispatch()
 
@@ -412,8 +433,10 @@ class JobManagerState(Deploying, Failing, Reconciling):
 
     def _on_source_inference_failed(self, event: ev.SourceInferenceFailed) -> None:
         if self.status is JobStatus.RUNNING:
-            self._fail_job(f"vertex {event.vertex!r}: its sources could not say how much "
-                           f"data they hold: {event.error}")  # fmt: skip
+            self._fail_job(
+                f"vertex {event.vertex!r}: its sources could not say how much "
+                f"data they hold: {event.error}"
+            )
 
     def _on_job_ended(self, event: ev.JobEnded) -> None:
         self.ended = (event.status, event.cause)

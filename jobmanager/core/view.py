@@ -50,13 +50,17 @@ class CoreView:
             cache,
             code_keys,
             split_target_bytes,
-            (lambda name: growth.dynamic_filters(state.graph.job_vertex(name))) if growth else
-            (lambda name: ()),
-            lambda name: state.source_listing(name)[1],
-            (lambda name, k: growth.ranges.key_range(name, k)) if growth else (lambda name, k: None),
-            (lambda name: tuple((j.join, j.side) for j in growth.joins.get(name, ()))) if growth
+            (lambda name: growth.dynamic_filters(state.graph.job_vertex(name)))
+            if growth
             else (lambda name: ()),
-        )  # fmt: skip
+            lambda name: state.source_listing(name)[1],
+            (lambda name, k: growth.ranges.key_range(name, k))
+            if growth
+            else (lambda name, k: None),
+            (lambda name: tuple((j.join, j.side) for j in growth.joins.get(name, ())))
+            if growth
+            else (lambda name: ()),
+        )
         return lambda deploy: factory.create(
             state.graph.vertex(deploy.vertex, deploy.subtask), deploy.attempt
         )
@@ -65,7 +69,9 @@ class CoreView:
         """The consumed partition groups holding any of ``partitions``: their cached
         descriptors go stale when the partitions are released."""
         results = self._state.graph.results
-        return {g.id for pid in partitions for g in results[pid.result].partitions[pid.index].groups}
+        return {
+            g.id for pid in partitions for g in results[pid.result].partitions[pid.index].groups
+        }
 
     def sources(self, vertex: str) -> tuple:
         """The sources of ``vertex``, for the shell to ask (it may list files)."""

@@ -64,8 +64,10 @@ def _ext_hook(code: int, data: bytes) -> Any:
         name, *positional = _unpack(data)
         names = V0_FIELDS.get(name, ())
         if len(positional) > len(names):
-            raise ValueError(f"message {name!r} written by position holds {len(positional)} "
-                             f"values; format 0 knows {len(names)} fields for it")  # fmt: skip
+            raise ValueError(
+                f"message {name!r} written by position holds {len(positional)} "
+                f"values; format 0 knows {len(names)} fields for it"
+            )
         values = dict(zip(names, positional))
     else:
         return msgpack.ExtType(code, data)
@@ -83,17 +85,23 @@ def _upcast(cls: type, values: dict) -> Any:
     """``cls`` from ``values`` written by another version: a field it no longer has is dropped;
     a field it has gained must have a default, or the message cannot be read."""
     known = _FIELDS[cls]
-    missing = [f.name for f in fields(cls) if f.name not in values
-               and f.default is MISSING and f.default_factory is MISSING]  # fmt: skip
+    missing = [
+        f.name
+        for f in fields(cls)
+        if f.name not in values and f.default is MISSING and f.default_factory is MISSING
+    ]
     if missing:
-        raise ValueError(f"message {cls.__name__!r} was written without {', '.join(missing)}, "
-                         "which have no default")  # fmt: skip
+        raise ValueError(
+            f"message {cls.__name__!r} was written without {', '.join(missing)}, "
+            "which have no default"
+        )
     return cls(**{name: value for name, value in values.items() if name in known})
 
 
 def _unpack(data: bytes) -> Any:
-    return msgpack.unpackb(data, ext_hook=_ext_hook, use_list=False, raw=False,
-                           strict_map_key=False)  # fmt: skip
+    return msgpack.unpackb(
+        data, ext_hook=_ext_hook, use_list=False, raw=False, strict_map_key=False
+    )
 
 
 def encode(obj: Any) -> bytes:

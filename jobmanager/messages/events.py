@@ -146,34 +146,50 @@ class ProducedPartition:
     range_bounds: tuple[bytes, ...] = ()
 
     @staticmethod
-    def of(result: str, counts, breakdown: bool = True, filter_values: tuple[str, ...] = ()
-           ) -> ProducedPartition:  # fmt: skip
+    def of(
+        result: str, counts, breakdown: bool = True, filter_values: tuple[str, ...] = ()
+    ) -> ProducedPartition:
         """The smallest form of ``counts`` (bytes per subpartition); ``breakdown`` False
         allows the total-only form."""
         counts = np.asarray(counts, dtype="<i8")
         written = np.flatnonzero(counts)
-        return ProducedPartition.of_written(result, len(counts), written, counts[written], breakdown,
-                                            filter_values)  # fmt: skip
+        return ProducedPartition.of_written(
+            result, len(counts), written, counts[written], breakdown, filter_values
+        )
 
     @staticmethod
-    def of_written(result: str, subpartitions: int, written, lengths, breakdown: bool = True,
-                   filter_values: tuple[str, ...] = ()) -> ProducedPartition:  # fmt: skip
+    def of_written(
+        result: str,
+        subpartitions: int,
+        written,
+        lengths,
+        breakdown: bool = True,
+        filter_values: tuple[str, ...] = (),
+    ) -> ProducedPartition:
         """The smallest form, from the subpartitions ``written`` to (in order) and their
         ``lengths``: O(written) unless the dense form is the smallest."""
         written = np.asarray(written)
         lengths = np.asarray(lengths, dtype="<i8")
         if len(written) <= subpartitions // 8:
-            return ProducedPartition(result, lengths.tobytes(), filter_values,
-                                     written.astype("<i4").tobytes(), subpartitions)  # fmt: skip
+            return ProducedPartition(
+                result,
+                lengths.tobytes(),
+                filter_values,
+                written.astype("<i4").tobytes(),
+                subpartitions,
+            )
         if not breakdown:
-            return ProducedPartition.total_only(result, int(lengths.sum()), subpartitions, filter_values)
+            return ProducedPartition.total_only(
+                result, int(lengths.sum()), subpartitions, filter_values
+            )
         dense = np.zeros(subpartitions, dtype="<i8")
         dense[written] = lengths
         return ProducedPartition(result, dense.tobytes(), filter_values)
 
     @staticmethod
-    def total_only(result: str, total: int, subpartitions: int,
-                   filter_values: tuple[str, ...] = ()) -> ProducedPartition:  # fmt: skip
+    def total_only(
+        result: str, total: int, subpartitions: int, filter_values: tuple[str, ...] = ()
+    ) -> ProducedPartition:
         return ProducedPartition(result, b"", filter_values, None, subpartitions, total)
 
     @property
@@ -186,7 +202,11 @@ class ProducedPartition:
 
     @property
     def num_subpartitions(self) -> int:
-        return self.subpartitions if self.subpartitions or self.is_sparse else len(self.subpartition_bytes) // 8
+        return (
+            self.subpartitions
+            if self.subpartitions or self.is_sparse
+            else len(self.subpartition_bytes) // 8
+        )
 
     def written_indices(self) -> np.ndarray:
         """The subpartitions a sparse report lists."""

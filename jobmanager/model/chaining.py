@@ -114,8 +114,11 @@ def _chains_to_next(vertex: JobVertex, one_task: AbstractSet[str]) -> JobVertex 
     kind = _kind(vertex)
     if kind is PartitionerKind.FORWARD:
         return target
-    if kind is not PartitionerKind.BROADCAST and _runs_as_one_task(vertex, one_task) and \
-            _runs_as_one_task(target, one_task):  # fmt: skip
+    if (
+        kind is not PartitionerKind.BROADCAST
+        and _runs_as_one_task(vertex, one_task)
+        and _runs_as_one_task(target, one_task)
+    ):
         return target
     return None
 
@@ -131,12 +134,16 @@ def _follows_its_producer(vertex: JobVertex, min_parallelism: int) -> bool:
     if vertex.parallelism is not None or min_parallelism > 1 or len(vertex.inputs) != 1:
         return False
     edge = vertex.inputs[0]
-    return edge.pre_aggregated and _kind_of(edge) is not PartitionerKind.BROADCAST and \
-        _single_consumer(edge.source) is vertex  # fmt: skip
+    return (
+        edge.pre_aggregated
+        and _kind_of(edge) is not PartitionerKind.BROADCAST
+        and _single_consumer(edge.source) is vertex
+    )
 
 
-def one_task_candidates(graph: JobGraph, enabled: bool = True, min_parallelism: int = 1
-                        ) -> tuple[str, ...]:  # fmt: skip
+def one_task_candidates(
+    graph: JobGraph, enabled: bool = True, min_parallelism: int = 1
+) -> tuple[str, ...]:
     """Source vertices whose one edge chains exactly when they run as one task: no parallelism
     set, sources that infer theirs at run time, an edge that is not FORWARD (a forward group
     gives the source its consumer's parallelism) nor BROADCAST, into a consumer set to one
@@ -149,8 +156,12 @@ def one_task_candidates(graph: JobGraph, enabled: bool = True, min_parallelism: 
         return ()
     found = []
     for vertex in graph.vertices:
-        if not _sources_decide(vertex, min_parallelism) or vertex.parallelism is not None or \
-                not vertex.infers_parallelism or vertex.static_parallelism is not None:  # fmt: skip
+        if (
+            not _sources_decide(vertex, min_parallelism)
+            or vertex.parallelism is not None
+            or not vertex.infers_parallelism
+            or vertex.static_parallelism is not None
+        ):
             continue
         tail, target = _past_forward_edges(vertex)
         if target is None or _kind(tail) is PartitionerKind.BROADCAST:
@@ -179,9 +190,10 @@ def _one_task(graph: JobGraph, known: AbstractSet[str], min_parallelism: int) ->
     aggregate after it)."""
     one = set(known)
     for vertex in graph.topological_order():
-        if any(edge.is_forward and edge.source.name in one for edge in vertex.inputs) or \
-                (_follows_its_producer(vertex, min_parallelism) and
-                 _runs_as_one_task(vertex.inputs[0].source, one)):  # fmt: skip
+        if any(edge.is_forward and edge.source.name in one for edge in vertex.inputs) or (
+            _follows_its_producer(vertex, min_parallelism)
+            and _runs_as_one_task(vertex.inputs[0].source, one)
+        ):
             one.add(vertex.name)
     return frozenset(one)
 
@@ -194,15 +206,20 @@ def _sources_decide(vertex: JobVertex, min_parallelism: int) -> bool:
         return True
     return min_parallelism <= 1 and all(
         _kind_of(edge) is PartitionerKind.BROADCAST and not edge.dynamic_filtering
-        for edge in vertex.inputs)  # fmt: skip
+        for edge in vertex.inputs
+    )
 
 
 def _kind_of(edge) -> PartitionerKind | None:
     return edge.partitioner.kind if edge.partitioner is not None else None
 
 
-def decide_chains(graph: JobGraph, enabled: bool = True, one_task: AbstractSet[str] = frozenset(),
-                  min_parallelism: int = 1) -> tuple[tuple[str, ...], ...]:  # fmt: skip
+def decide_chains(
+    graph: JobGraph,
+    enabled: bool = True,
+    one_task: AbstractSet[str] = frozenset(),
+    min_parallelism: int = 1,
+) -> tuple[tuple[str, ...], ...]:
     """The chains of two or more vertices, each in data order, heads in graph order.
     ``one_task``: vertices known to run as one task besides those set to 1 (sources inferred
     so when the job was taken); ``min_parallelism``: the least a decided vertex gets."""
@@ -214,7 +231,9 @@ def decide_chains(graph: JobGraph, enabled: bool = True, one_task: AbstractSet[s
         target = _chains_to_next(vertex, one_task)
         if target is not None:
             chained_to[vertex.name] = target.name
-    heads = [v.name for v in graph.vertices if v.name in chained_to and v.name not in chained_to.values()]
+    heads = [
+        v.name for v in graph.vertices if v.name in chained_to and v.name not in chained_to.values()
+    ]
     chains = []
     for head in heads:
         names = [head]
@@ -236,18 +255,30 @@ def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
         chain = member_of.get(vertex.name)
         if chain is None:
             made[(vertex.name,)] = result.add_vertex(
-                vertex.name, vertex.parallelism, vertex.max_parallelism, vertex.operator,
-                vertex.sources, vertex.chain_start)  # fmt: skip
+                vertex.name,
+                vertex.parallelism,
+                vertex.max_parallelism,
+                vertex.operator,
+                vertex.sources,
+                vertex.chain_start,
+            )
         elif vertex.name == chain[0]:
             made[chain] = _add_chain(result, [graph.vertex(name) for name in chain])
     for edge in graph.edges:
         source, target = member_of.get(edge.source.name), member_of.get(edge.target.name)
         if source is not None and source == target:
             continue  # inside a chain
-        result.connect(made[source or (edge.source.name,)], made[target or (edge.target.name,)],
-                       edge.partitioner, edge.result_type, edge.pattern, edge.splittable,
-                       edge.dynamic_filtering, edge.join,
-                       pre_aggregated=edge.pre_aggregated)  # fmt: skip
+        result.connect(
+            made[source or (edge.source.name,)],
+            made[target or (edge.target.name,)],
+            edge.partitioner,
+            edge.result_type,
+            edge.pattern,
+            edge.splittable,
+            edge.dynamic_filtering,
+            edge.join,
+            pre_aggregated=edge.pre_aggregated,
+        )
     return result
 
 
@@ -258,6 +289,10 @@ def _add_chain(result: JobGraph, members: list[JobVertex]) -> JobVertex:
     limits = [m.max_parallelism for m in members if m.max_parallelism is not None]
     names = tuple(m.name for m in members)
     return result.add_vertex(
-        chain_name(names), fixed.parallelism if fixed else None, min(limits) if limits else None,
+        chain_name(names),
+        fixed.parallelism if fixed else None,
+        min(limits) if limits else None,
         ChainedOperator(names, tuple(m.operator for m in members), fixed.name if fixed else None),
-        members[0].sources, members[0].chain_start)  # fmt: skip
+        members[0].sources,
+        members[0].chain_start,
+    )

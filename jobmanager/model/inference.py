@@ -114,8 +114,12 @@ def source_upper_bound(
     return min(fallback, vertex_max_parallelism)
 
 
-def infer_vertex_parallelism(vertex: str, sources, context: InferenceContext,
-                             keep_splits: Callable[[tuple], str] = lambda splits: ""):  # fmt: skip
+def infer_vertex_parallelism(
+    vertex: str,
+    sources,
+    context: InferenceContext,
+    keep_splits: Callable[[tuple], str] = lambda splits: "",
+):
     """Run the dynamic inference of a vertex's sources, as the shell does for an
     InferSourceParallelism command; ``keep_splits`` stores a source's listed splits and
     answers their key. Any error becomes the event that fails the job."""
@@ -123,18 +127,26 @@ def infer_vertex_parallelism(vertex: str, sources, context: InferenceContext,
 
     try:
         plans = [
-            s.plan(context) if isinstance(s, PlanningSource)
-            else SourcePlan(s.infer_parallelism(context)) if isinstance(s, DynamicParallelismInference)
+            s.plan(context)
+            if isinstance(s, PlanningSource)
+            else SourcePlan(s.infer_parallelism(context))
+            if isinstance(s, DynamicParallelismInference)
             else None
             for s in sources
-        ]  # fmt: skip
+        ]
         keys = tuple(keep_splits(plan.splits) if plan and plan.splits else "" for plan in plans)
     except Exception as error:  # user code: report it, never let it escape the shell
         return ev.SourceInferenceFailed(vertex, f"{type(error).__name__}: {error}")
     answered = [(s, plan) for s, plan in zip(sources, plans) if plan is not None]
-    parallelism = combine_inferred([plan.parallelism for _, plan in answered],
-                                   context.parallelism_upper_bound)  # fmt: skip
-    detail = "; ".join(redact(f"{s!r} -> {plan.parallelism}") + (f" ({plan.description})" if plan.description else "")
-                       for s, plan in answered)  # fmt: skip
+    parallelism = combine_inferred(
+        [plan.parallelism for _, plan in answered], context.parallelism_upper_bound
+    )
+    detail = "; ".join(
+        redact(f"{s!r} -> {plan.parallelism}")
+        + (f" ({plan.description})" if plan.description else "")
+        for s, plan in answered
+    )
     read = sum(getattr(split, "length", 0) for _, plan in answered for split in plan.splits)
-    return ev.SourceParallelismInferred(vertex, parallelism, detail, keys if any(keys) else (), read)
+    return ev.SourceParallelismInferred(
+        vertex, parallelism, detail, keys if any(keys) else (), read
+    )

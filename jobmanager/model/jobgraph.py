@@ -84,7 +84,11 @@ class JobVertex:
             raise InvalidParallelismError(
                 f"vertex {name!r}: max parallelism must be at least 1, got {max_parallelism}"
             )
-        if parallelism is not None and max_parallelism is not None and max_parallelism < parallelism:
+        if (
+            parallelism is not None
+            and max_parallelism is not None
+            and max_parallelism < parallelism
+        ):
             raise InvalidParallelismError(
                 f"vertex {name!r}: max parallelism {max_parallelism} is below "
                 f"its parallelism {parallelism}"
@@ -226,8 +230,7 @@ class JobEdge:
 
     def __repr__(self) -> str:
         return (
-            f"JobEdge({self.id!r}, {self.result_type.label}, "
-            f"{self.partitioner or 'unspecified'})"
+            f"JobEdge({self.id!r}, {self.result_type.label}, {self.partitioner or 'unspecified'})"
         )
 
 
@@ -252,8 +255,9 @@ class JobGraph:
         (``jobmanager.model.chaining``)."""
         if name in self._vertices:
             raise DuplicateNameError(f"job graph {self.name!r} already has a vertex named {name!r}")
-        vertex = JobVertex(self, name, parallelism, max_parallelism, operator, tuple(sources),
-                           chain_start)  # fmt: skip
+        vertex = JobVertex(
+            self, name, parallelism, max_parallelism, operator, tuple(sources), chain_start
+        )
         self._vertices[name] = vertex
         return vertex
 
@@ -294,8 +298,16 @@ class JobGraph:
                     f"{partitioner.distribution_pattern.value}, but the edge says {pattern.value}"
                 )
         edge = JobEdge(
-            edge_id, source, target, result_type, partitioner, pattern, splittable,
-            dynamic_filtering, join, pre_aggregated,
+            edge_id,
+            source,
+            target,
+            result_type,
+            partitioner,
+            pattern,
+            splittable,
+            dynamic_filtering,
+            join,
+            pre_aggregated,
         )
         self._edges[edge_id] = edge
         source.outputs.append(edge)
@@ -350,7 +362,7 @@ class JobGraph:
             seen[current.name] = len(path)
             path.append(current.name)
             current = next(e.source for e in current.inputs if e.source.name not in acyclic)
-        cycle = path[seen[current.name]:] + [current.name]
+        cycle = path[seen[current.name] :] + [current.name]
         return list(reversed(cycle))
 
     def validate(self) -> None:

@@ -25,8 +25,14 @@ from jobmanager.model.chaining import ChainedOperator, chain_name
 from jobmanager.model.jobgraph import JobEdge, JobGraph, JobVertex, PartitionerKind
 from jobmanager.model.sink import Sink
 
-__all__ = ["FusedVertex", "JoinChain", "fuse_graph", "fused_vertex", "join_chain_candidates",
-           "runnable_vertices"]
+__all__ = [
+    "FusedVertex",
+    "JoinChain",
+    "fuse_graph",
+    "fused_vertex",
+    "join_chain_candidates",
+    "runnable_vertices",
+]
 
 
 @dataclass(frozen=True)
@@ -64,10 +70,16 @@ def join_chain_candidates(graph: JobGraph, enabled: bool = True) -> tuple[JoinCh
         if sides is None:
             continue
         for edge, other in (sides, sides[::-1]):
-            if other.join.may_be_broadcast and edge.join.redistributable \
-                    and _chainable_producer(edge.source):  # fmt: skip
-                found.append(JoinChain(edge.join.join, edge.source.name, vertex.name,
-                                       edge.join.side, other.id))  # fmt: skip
+            if (
+                other.join.may_be_broadcast
+                and edge.join.redistributable
+                and _chainable_producer(edge.source)
+            ):
+                found.append(
+                    JoinChain(
+                        edge.join.join, edge.source.name, vertex.name, edge.join.side, other.id
+                    )
+                )
     return tuple(found)
 
 
@@ -94,8 +106,10 @@ def _join_edges(vertex: JobVertex) -> tuple[JobEdge, JobEdge] | None:
     if isinstance(vertex.operator, ChainedOperator) and vertex.operator.feeds is not None:
         return None
     hashed = [e for e in vertex.inputs if not e.is_broadcast]
-    if len(hashed) != 2 or any(e.join is None or e.partitioner is None
-                               or e.partitioner.kind is not PartitionerKind.HASH for e in hashed):  # fmt: skip
+    if len(hashed) != 2 or any(
+        e.join is None or e.partitioner is None or e.partitioner.kind is not PartitionerKind.HASH
+        for e in hashed
+    ):
         return None
     a, b = hashed
     if a.join.join != b.join.join or a.join.side == b.join.side:
@@ -118,12 +132,16 @@ def fused_vertex(producer: JobVertex, consumer: JobVertex) -> FusedVertex:
     sources = len(producer.sources)
     feeds = [_feeds(producer.operator, k, sources) for k in range(len(members[0]))]
     kept = [e for e in consumer.inputs if e.source is not producer]
-    first = tuple(None if e.source is producer else sources + kept.index(e) for e in consumer.inputs)
+    first = tuple(
+        None if e.source is producer else sources + kept.index(e) for e in consumer.inputs
+    )
     names, operators = _members(consumer)
     feeds += [first, *[(None,)] * (len(names) - 1)]
     all_names = members[0] + names
     return FusedVertex(
-        chain_name(all_names), producer.parallelism, producer.max_parallelism,
+        chain_name(all_names),
+        producer.parallelism,
+        producer.max_parallelism,
         ChainedOperator(all_names, members[1] + operators, feeds=tuple(feeds)),
         producer.sources,
     )
@@ -141,18 +159,32 @@ def fuse_graph(graph: JobGraph, producer: str, consumer: str) -> JobGraph:
     for vertex in graph.vertices:
         if vertex is consumer:
             made[producer.name] = made[consumer.name] = result.add_vertex(
-                fused.name, fused.parallelism, fused.max_parallelism, fused.operator,
-                fused.sources)  # fmt: skip
+                fused.name, fused.parallelism, fused.max_parallelism, fused.operator, fused.sources
+            )
         elif vertex is not producer:
             made[vertex.name] = result.add_vertex(
-                vertex.name, vertex.parallelism, vertex.max_parallelism, vertex.operator,
-                vertex.sources, vertex.chain_start)  # fmt: skip
+                vertex.name,
+                vertex.parallelism,
+                vertex.max_parallelism,
+                vertex.operator,
+                vertex.sources,
+                vertex.chain_start,
+            )
     for edge in graph.edges:
         if edge.source is producer and edge.target is consumer:
             continue
-        result.connect(made[edge.source.name], made[edge.target.name], edge.partitioner,
-                       edge.result_type, edge.pattern, edge.splittable, edge.dynamic_filtering,
-                       edge.join, edge_id=edge.id, pre_aggregated=edge.pre_aggregated)  # fmt: skip
+        result.connect(
+            made[edge.source.name],
+            made[edge.target.name],
+            edge.partitioner,
+            edge.result_type,
+            edge.pattern,
+            edge.splittable,
+            edge.dynamic_filtering,
+            edge.join,
+            edge_id=edge.id,
+            pre_aggregated=edge.pre_aggregated,
+        )
     return result
 
 

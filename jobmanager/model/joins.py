@@ -30,8 +30,9 @@ class JoinInput:
 
     def __post_init__(self) -> None:
         if self.kind not in self.KINDS:
-            raise InvalidEdgeError(f"join {self.join!r}: kind {self.kind!r} is not one of "
-                                   f"{', '.join(self.KINDS)}")  # fmt: skip
+            raise InvalidEdgeError(
+                f"join {self.join!r}: kind {self.kind!r} is not one of {', '.join(self.KINDS)}"
+            )
         if self.side not in ("left", "right"):
             raise InvalidEdgeError(f"join {self.join!r}: side {self.side!r} is not left or right")
 
@@ -74,8 +75,17 @@ class PlannedJoin:
 
     def __setstate__(self, state) -> None:
         """Unpickle, also a join pickled before ``hints`` existed."""
-        names = ("join", "kind", "strategy", "side", "left", "right", "left_listed",
-                 "right_listed", "hints")  # fmt: skip
+        names = (
+            "join",
+            "kind",
+            "strategy",
+            "side",
+            "left",
+            "right",
+            "left_listed",
+            "right_listed",
+            "hints",
+        )
         for name, value in zip(names, (*state, *((),)[: len(names) - len(state)])):
             object.__setattr__(self, name, value)
 

@@ -130,25 +130,33 @@ class ParquetSink(Sink):
 
     def __post_init__(self) -> None:
         path = os.fspath(self.path)
-        path = path[len("file://"):] if path.startswith("file://") else path
+        path = path[len("file://") :] if path.startswith("file://") else path
         object.__setattr__(self, "path", path if "://" in path else os.path.abspath(path))
         mode = _MODES.get(str(self.mode or ("overwrite" if self.overwrite else "error")).lower())
         if mode is None or (self.overwrite and mode != "overwrite"):
-            raise JobGraphError(f"sink {self.path}: mode {self.mode!r}"
-                                + (" with overwrite=True" if mode else "") + "; use one of "
-                                "'error', 'errorifexists', 'overwrite', 'append', 'ignore'")  # fmt: skip
+            raise JobGraphError(
+                f"sink {self.path}: mode {self.mode!r}"
+                + (" with overwrite=True" if mode else "")
+                + "; use one of "
+                "'error', 'errorifexists', 'overwrite', 'append', 'ignore'"
+            )
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "overwrite", mode == "overwrite")
         columns = (self.partition_by,) if isinstance(self.partition_by, str) else self.partition_by
         object.__setattr__(self, "partition_by", tuple(columns))
-        if not all(isinstance(c, str) and c for c in self.partition_by) or \
-                len(set(self.partition_by)) != len(self.partition_by):
-            raise JobGraphError(f"sink {self.path}: partition_by {self.partition_by!r} must be "
-                                "distinct column names")  # fmt: skip
+        if not all(isinstance(c, str) and c for c in self.partition_by) or len(
+            set(self.partition_by)
+        ) != len(self.partition_by):
+            raise JobGraphError(
+                f"sink {self.path}: partition_by {self.partition_by!r} must be "
+                "distinct column names"
+            )
         object.__setattr__(self, "format", str(self.format).lower())
         if self.format not in FORMATS:
-            raise JobGraphError(f"sink {self.path}: unknown format {self.format!r}; a sink "
-                                f"writes one of {', '.join(FORMATS)}")  # fmt: skip
+            raise JobGraphError(
+                f"sink {self.path}: unknown format {self.format!r}; a sink "
+                f"writes one of {', '.join(FORMATS)}"
+            )
         if self.csv_header and self.format != "csv":
             raise JobGraphError(f"sink {self.path}: csv_header is for format='csv'")
 
@@ -161,13 +169,23 @@ class ParquetSink(Sink):
             object.__setattr__(self, "mode", "overwrite" if state.get("overwrite") else "error")
 
     def __str__(self) -> str:
-        shape = "".join([f" by {','.join(self.partition_by)}" if self.partition_by else "",
-                         "" if self.mode == "error" else f" ({self.mode})"])
+        shape = "".join(
+            [
+                f" by {','.join(self.partition_by)}" if self.partition_by else "",
+                "" if self.mode == "error" else f" ({self.mode})",
+            ]
+        )
         return f"{self.format} sink {self.path}{shape}"
 
 
-_MODES = {"error": "error", "errorifexists": "error", "default": "error",
-          "overwrite": "overwrite", "append": "append", "ignore": "ignore"}  # fmt: skip
+_MODES = {
+    "error": "error",
+    "errorifexists": "error",
+    "default": "error",
+    "overwrite": "overwrite",
+    "append": "append",
+    "ignore": "ignore",
+}
 
 
 @dataclass(frozen=True)
@@ -195,12 +213,15 @@ def staging_dir(sink: ParquetSink, job_id: str) -> str:
     return f"{sink.path.rstrip('/').rstrip(os.sep)}.tidal-staging-{job_id}"
 
 
-def part_file(sink: ParquetSink, job_id: str, subtask: int, attempt: int,
-              partition: str = "") -> str:  # fmt: skip
+def part_file(
+    sink: ParquetSink, job_id: str, subtask: int, attempt: int, partition: str = ""
+) -> str:
     """Each attempt's own file (in ``partition``, a ``col=value/...`` directory, for a
     partitioned sink): attempts never overwrite each other's output."""
     parts = [partition] if partition else []
-    return storage.join(staging_dir(sink, job_id), *parts, attempt_name(subtask, attempt, sink.format))
+    return storage.join(
+        staging_dir(sink, job_id), *parts, attempt_name(subtask, attempt, sink.format)
+    )
 
 
 def spark(fn: Callable[..., Any]) -> SparkFunction:
@@ -236,8 +257,9 @@ def check_operators(graph: JobGraph) -> None:
     for vertex in graph.vertices:
         inputs = len(vertex.sources) + len(vertex.inputs)
         op = vertex.operator
-        if op is not None and not isinstance(op, (SparkFunction, ArrowFunction, SqlOperator,
-                                                  ParquetSink)):
+        if op is not None and not isinstance(
+            op, (SparkFunction, ArrowFunction, SqlOperator, ParquetSink)
+        ):
             raise JobGraphError(
                 f"vertex {vertex.name!r}: operator {op!r} is not spark(fn), arrow(fn), SQL or a "
                 "ParquetSink"

@@ -18,8 +18,14 @@ __all__ = ["HIVE_NULL", "PARTITION_TYPES", "passes", "typed_value"]
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 PARTITION_TYPES = ("bigint", "date", "string")
-_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-            ">": operator.gt, ">=": operator.ge}  # fmt: skip
+_COMPARE = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 
 def typed_value(text: str | None, type_name: str) -> Any:

@@ -55,7 +55,9 @@ class ResultPartitionType(Enum):
         for member in cls:
             if member.label == label.lower():
                 return member
-        raise InvalidEdgeError(f"unknown result partition type {label!r}; use blocking or pipelined")
+        raise InvalidEdgeError(
+            f"unknown result partition type {label!r}; use blocking or pipelined"
+        )
 
 
 class PartitionerKind(Enum):
@@ -123,7 +125,9 @@ class Partitioner:
 
     @property
     def distribution_pattern(self) -> DistributionPattern:
-        return DistributionPattern.POINTWISE if self.is_pointwise else DistributionPattern.ALL_TO_ALL
+        return (
+            DistributionPattern.POINTWISE if self.is_pointwise else DistributionPattern.ALL_TO_ALL
+        )
 
     def __str__(self) -> str:
         if self.keys:

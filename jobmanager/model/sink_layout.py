@@ -28,8 +28,19 @@ from typing import Any
 
 from jobmanager.model.partition_filter import HIVE_NULL
 
-__all__ = ["DONE_PREFIX", "FORMATS", "attempt_name", "done_marker", "escape_path_name", "extension",
-           "final_name", "parse_attempt", "parse_done", "partition_dir", "partition_text"]
+__all__ = [
+    "DONE_PREFIX",
+    "FORMATS",
+    "attempt_name",
+    "done_marker",
+    "escape_path_name",
+    "extension",
+    "final_name",
+    "parse_attempt",
+    "parse_done",
+    "partition_dir",
+    "partition_text",
+]
 
 DONE_PREFIX = "_tidal-done-"
 FORMATS = ("parquet", "csv")
@@ -37,8 +48,26 @@ _EXTENSIONS = {"parquet": "parquet", "csv": "csv"}
 _ATTEMPT = re.compile(r"^part-(\d+)-(\d+)\.(parquet|csv)$")
 _DONE = re.compile(rf"^{DONE_PREFIX}(\d+)-(\d+)$")
 # Spark's ExternalCatalogUtils.charToEscape (the Unix set)
-_ESCAPED = frozenset([*map(chr, range(1, 0x20)), '"', "#", "%", "'", "*", "/", ":", "=", "?",
-                      "\\", "\x7f", "{", "[", "]", "^"])  # fmt: skip
+_ESCAPED = frozenset(
+    [
+        *map(chr, range(1, 0x20)),
+        '"',
+        "#",
+        "%",
+        "'",
+        "*",
+        "/",
+        ":",
+        "=",
+        "?",
+        "\\",
+        "\x7f",
+        "{",
+        "[",
+        "]",
+        "^",
+    ]
+)
 
 
 def extension(format: str) -> str:
@@ -117,5 +146,7 @@ def _java_double(value: float) -> str:
 
 def partition_dir(columns: tuple[str, ...], values: tuple) -> str:
     """``col=value/...`` for one partition, escaped as Spark escapes it."""
-    return "/".join(f"{escape_path_name(c)}={escape_path_name(partition_text(v))}"
-                    for c, v in zip(columns, values))  # fmt: skip
+    return "/".join(
+        f"{escape_path_name(c)}={escape_path_name(partition_text(v))}"
+        for c, v in zip(columns, values)
+    )

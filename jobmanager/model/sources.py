@@ -80,11 +80,15 @@ class FileSource:
 
     __slots__ = ("paths", "format", "partitioning", "columns", "csv_options", "partition_filter")
 
-    def __init__(self, paths: str | os.PathLike | Sequence[str | os.PathLike],
-                 format: str | None = None, partitioning: str | None = None,
-                 columns: Sequence[str] | None = None,
-                 csv_options: Mapping[str, Any] | None = None,
-                 partition_filter: Sequence[PartitionPredicate] = ()) -> None:
+    def __init__(
+        self,
+        paths: str | os.PathLike | Sequence[str | os.PathLike],
+        format: str | None = None,
+        partitioning: str | None = None,
+        columns: Sequence[str] | None = None,
+        csv_options: Mapping[str, Any] | None = None,
+        partition_filter: Sequence[PartitionPredicate] = (),
+    ) -> None:
         """``partition_filter``: hive partitions whose values fail any of these predicates are
         not read (see ``PartitionPredicate``)."""
         given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
@@ -102,8 +106,9 @@ class FileSource:
         return redact(self._key())
 
     def _key(self) -> str:
-        shown = [f"{name}={getattr(self, name)!r}" for name in self.__slots__[1:]
-                 if getattr(self, name)]
+        shown = [
+            f"{name}={getattr(self, name)!r}" for name in self.__slots__[1:] if getattr(self, name)
+        ]
         return f"FileSource({', '.join([repr(list(self.paths)), *shown])})"
 
     def __eq__(self, other: object) -> bool:
@@ -112,27 +117,32 @@ class FileSource:
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def splits(self, target_split_bytes: int, dynamic_filtering: Filters = None
-               ) -> list[FileSplit]:
+    def splits(self, target_split_bytes: int, dynamic_filtering: Filters = None) -> list[FileSplit]:
         """Every split of the source in path order, dropping hive partitions that a dynamic
         filter rules out; lists the files now, so the errors of a bad path surface here."""
         if target_split_bytes < 1:
             raise SourceError(repr(self), None, f"target split size {target_split_bytes} < 1")
         return self._listing(target_split_bytes, dynamic_filtering)[0]
 
-    def _listing(self, target_split_bytes: int, dynamic_filtering: Filters
-                 ) -> tuple[list, int, int, int]:  # fmt: skip
+    def _listing(
+        self, target_split_bytes: int, dynamic_filtering: Filters
+    ) -> tuple[list, int, int, int]:
         """The splits, how many files of how many bytes they cover, and how many files the
         dynamic filters pruned. Each Parquet file's
         footer is read for its row groups and schema, many at a time: thousands of small files
         on an object store are not thousands of round trips one after the other."""
-        filters = ((dynamic_filtering,) if isinstance(dynamic_filtering, DynamicFilteringInfo)
-                   else tuple(dynamic_filtering or ()))
+        filters = (
+            (dynamic_filtering,)
+            if isinstance(dynamic_filtering, DynamicFilteringInfo)
+            else tuple(dynamic_filtering or ())
+        )
         discovered = self._discover()
         files = self._surviving(discovered, filters)
         splittable = not self.csv_options.get("newlines_in_values", False)
         with ThreadPoolExecutor(min(_LISTING_THREADS, max(1, len(files)))) as pool:
-            listed = list(pool.map(lambda f: self._file_splits(f, target_split_bytes, splittable), files))
+            listed = list(
+                pool.map(lambda f: self._file_splits(f, target_split_bytes, splittable), files)
+            )
         result, columns = [], {}
         for file, (file_splits, schema) in zip(files, listed):
             self._check_column_types(file, schema, columns)
@@ -165,9 +175,16 @@ class FileSource:
         wanted = max(1, min(by_bytes, len(splits), context.parallelism_upper_bound))
         waves = in_whole_waves(wanted, context.slots)
         inferred = whole_file_parallelism(splits, waves, context.slots)
-        _log.info("source parallelism inferred", source=repr(self), splits=len(splits),
-                  files=files, read_bytes=read, upper_bound=context.parallelism_upper_bound,
-                  parallelism=inferred, listing_ms=int(seconds * 1000))  # fmt: skip
+        _log.info(
+            "source parallelism inferred",
+            source=repr(self),
+            splits=len(splits),
+            files=files,
+            read_bytes=read,
+            upper_bound=context.parallelism_upper_bound,
+            parallelism=inferred,
+            listing_ms=int(seconds * 1000),
+        )
         described = f"{files:,} files, {_size(size)}"
         if read != size:
             described += f", {_size(read)} in the columns read"
@@ -177,8 +194,10 @@ class FileSource:
         if waves != wanted:
             described += f"; {wanted} tasks -> {waves}, whole waves of {context.slots} slots"
         if inferred != waves:
-            described += (f"; {waves} tasks -> {inferred}, each reading whole files (Spark reads "
-                          "them itself, not through Arrow)")  # fmt: skip
+            described += (
+                f"; {waves} tasks -> {inferred}, each reading whole files (Spark reads "
+                "them itself, not through Arrow)"
+            )
         if pruned:
             dynamic = sorted({f.column for f in context.dynamic_filtering})
             static = sorted({predicate[0] for predicate in self.partition_filter})
@@ -206,9 +225,18 @@ class FileSource:
         if unknown:
             raise SourceError(repr(self), None, f"unknown csv options {unknown}")
         for column, type_name, op, _ in self.partition_filter:
-            if type_name not in PARTITION_TYPES or op not in ("=", "!=", "<", "<=", ">", ">=", "in"):
-                raise SourceError(repr(self), None, f"bad partition filter on {column!r}: "
-                                  f"{type_name} {op}")  # fmt: skip
+            if type_name not in PARTITION_TYPES or op not in (
+                "=",
+                "!=",
+                "<",
+                "<=",
+                ">",
+                ">=",
+                "in",
+            ):
+                raise SourceError(
+                    repr(self), None, f"bad partition filter on {column!r}: {type_name} {op}"
+                )
 
     def data_files(self) -> list[DataFile]:
         """The data files behind every path, deduplicated and sorted by path, before any
@@ -237,10 +265,13 @@ class FileSource:
             problem = "glob matches nothing" if glob.has_magic(path) else "path does not exist"
             raise SourceError(repr(self), pattern, problem)
         published = _published_files(fs, infos)
-        files = [self._data_file(fs, name, info, base) for name, info in infos.items()
-                 if info.get("type") != "directory"
-                 and (name == path or _is_data_path(name, base))
-                 and _published(name, published, base)]
+        files = [
+            self._data_file(fs, name, info, base)
+            for name, info in infos.items()
+            if info.get("type") != "directory"
+            and (name == path or _is_data_path(name, base))
+            and _published(name, published, base)
+        ]
         if not files:
             raise SourceError(repr(self), pattern, "no data files (hidden files are skipped)")
         return files
@@ -248,17 +279,26 @@ class FileSource:
     def _data_file(self, fs: Any, path: str, info: dict, base: str) -> DataFile:
         address = path if _is_local(fs) else fs.unstrip_protocol(path)
         directories = posixpath.relpath(posixpath.dirname(path), base).split("/")
-        values = tuple((key, unquote(value)) for key, sep, value
-                       in (part.partition("=") for part in directories) if sep and key)
+        values = tuple(
+            (key, unquote(value))
+            for key, sep, value in (part.partition("=") for part in directories)
+            if sep and key
+        )
         version = " ".join(str(info[key]) for key in _VERSION_KEYS if info.get(key) is not None)
-        return DataFile(address, info["size"], self.format or _format_of(path),
-                        values if self.partitioning == "hive" else (), version)  # fmt: skip
+        return DataFile(
+            address,
+            info["size"],
+            self.format or _format_of(path),
+            values if self.partitioning == "hive" else (),
+            version,
+        )
 
     def _check_formats(self, files: list[DataFile]) -> None:
         for file in files:
             if file.format is None:
-                raise SourceError(repr(self), file.path,
-                                  f"unknown file format; pass format= one of {_FORMATS}")
+                raise SourceError(
+                    repr(self), file.path, f"unknown file format; pass format= one of {_FORMATS}"
+                )
         by_format = {file.format: file.path for file in files}
         if len(by_format) > 1:
             mixed = ", ".join(f"{fmt} ({path})" for fmt, path in sorted(by_format.items()))
@@ -268,31 +308,40 @@ class FileSource:
         expected = _partition_columns(files)
         for file in files:
             if tuple(key for key, _ in file.partition_values) != expected:
-                raise SourceError(repr(self), file.path,
-                                  f"partition directories differ from {list(expected)}")
+                raise SourceError(
+                    repr(self), file.path, f"partition directories differ from {list(expected)}"
+                )
 
-    def _surviving(self, files: list[DataFile],
-                   filters: tuple[DynamicFilteringInfo, ...]) -> list[DataFile]:
+    def _surviving(
+        self, files: list[DataFile], filters: tuple[DynamicFilteringInfo, ...]
+    ) -> list[DataFile]:
         """Files whose hive partition values pass every filter on a partition column; the first
         filter of a column counts, as with ``InferenceContext.filter_for``."""
         columns = _partition_columns(files)
         allowed: dict[str, frozenset[str]] = {}
         for info in filters:
             if info.column not in columns:
-                _log.warning("dynamic filter on a column that is not a partition column ignored",
-                             source=repr(self), column=info.column, partition_columns=columns)
+                _log.warning(
+                    "dynamic filter on a column that is not a partition column ignored",
+                    source=repr(self),
+                    column=info.column,
+                    partition_columns=columns,
+                )
             else:
                 allowed.setdefault(info.column, frozenset(map(str, info.values)))
-        kept = [f for f in files
-                if all(value in allowed.get(key, (value,)) for key, value in f.partition_values)
-                and passes(dict(f.partition_values), self.partition_filter)]
+        kept = [
+            f
+            for f in files
+            if all(value in allowed.get(key, (value,)) for key, value in f.partition_values)
+            and passes(dict(f.partition_values), self.partition_filter)
+        ]
         if len(kept) < len(files):
-            _log.info("partitions pruned", source=repr(self),
-                      files=len(files), kept=len(kept))
+            _log.info("partitions pruned", source=repr(self), files=len(files), kept=len(kept))
         return kept
 
-    def _file_splits(self, file: DataFile, target: int, splittable: bool
-                     ) -> tuple[list[FileSplit], pa.Schema | None]:
+    def _file_splits(
+        self, file: DataFile, target: int, splittable: bool
+    ) -> tuple[list[FileSplit], pa.Schema | None]:
         """The file's splits, and its schema where the listing read it (Parquet's footer)."""
         try:
             if file.format == "parquet":
@@ -301,22 +350,27 @@ class FileSource:
         except (OSError, pa.ArrowException) as error:
             raise SourceError(repr(self), file.path, f"unreadable file: {error}") from error
 
-    def _check_column_types(self, file: DataFile, schema: pa.Schema | None,
-                            seen: dict[str, tuple[pa.DataType, str]]) -> None:
+    def _check_column_types(
+        self, file: DataFile, schema: pa.Schema | None, seen: dict[str, tuple[pa.DataType, str]]
+    ) -> None:
         """Files of one source must agree on the type of every column they share (a column
         only some files have is null in the others' rows): a task reading two that disagree
         would fail on every attempt, so the listing refuses them, naming both files."""
         for field in schema or ():
             first = seen.setdefault(field.name, (field.type, file.path))
             if first[0] != field.type:
-                raise SourceError(repr(self), file.path,
-                                  f"column {field.name!r} is {field.type} here but {first[0]} "
-                                  f"in {first[1]}: a source's files must agree on their "
-                                  "columns' types")  # fmt: skip
+                raise SourceError(
+                    repr(self),
+                    file.path,
+                    f"column {field.name!r} is {field.type} here but {first[0]} "
+                    f"in {first[1]}: a source's files must agree on their "
+                    "columns' types",
+                )
 
 
-def _parquet_splits(file: DataFile, target: int, columns: Sequence[str] | None
-                    ) -> tuple[list[FileSplit], pa.Schema]:  # fmt: skip
+def _parquet_splits(
+    file: DataFile, target: int, columns: Sequence[str] | None
+) -> tuple[list[FileSplit], pa.Schema]:
     """Consecutive row groups grouped up to about ``target`` bytes of the ``columns`` read (a
     row group is never cut), and the file's schema."""
     fs, path = fsspec.core.url_to_fs(file.path)
@@ -324,8 +378,9 @@ def _parquet_splits(file: DataFile, target: int, columns: Sequence[str] | None
         metadata = pq.read_metadata(handle)
     schema = metadata.schema.to_arrow_schema()
     wanted = None if columns is None else frozenset(columns)
-    groups = [_row_group_range(metadata.row_group(i), wanted)
-              for i in range(metadata.num_row_groups)]  # fmt: skip
+    groups = [
+        _row_group_range(metadata.row_group(i), wanted) for i in range(metadata.num_row_groups)
+    ]
     batches: list[list[int]] = []
     batch_bytes = 0
     for index, (_, length) in enumerate(groups):
@@ -334,9 +389,17 @@ def _parquet_splits(file: DataFile, target: int, columns: Sequence[str] | None
             batch_bytes = 0
         batches[-1].append(index)
         batch_bytes += length
-    return [FileSplit(file.path, "parquet", groups[batch[0]][0],
-                      sum(groups[i][1] for i in batch), tuple(batch), file.partition_values)
-            for batch in batches], schema
+    return [
+        FileSplit(
+            file.path,
+            "parquet",
+            groups[batch[0]][0],
+            sum(groups[i][1] for i in batch),
+            tuple(batch),
+            file.partition_values,
+        )
+        for batch in batches
+    ], schema
 
 
 def _row_group_range(row_group: Any, wanted: frozenset[str] | None) -> tuple[int, int]:
@@ -344,8 +407,12 @@ def _row_group_range(row_group: Any, wanted: frozenset[str] | None) -> tuple[int
     reads of it: those of the ``wanted`` columns (a nested column's chunks, ``name.field``,
     count for it), all of them for None."""
     columns = [row_group.column(i) for i in range(row_group.num_columns)]
-    starts = [c.dictionary_page_offset if c.has_dictionary_page and c.dictionary_page_offset
-              else c.data_page_offset for c in columns]
+    starts = [
+        c.dictionary_page_offset
+        if c.has_dictionary_page and c.dictionary_page_offset
+        else c.data_page_offset
+        for c in columns
+    ]
     read = [c for c in columns if wanted is None or _read_column(c.path_in_schema, wanted)]
     return min(starts, default=0), sum(c.total_compressed_size for c in read)
 
@@ -358,8 +425,10 @@ def _csv_splits(file: DataFile, target: int) -> list[FileSplit]:
     """``ceil(size / target)`` byte ranges of near-equal size; an empty file has none."""
     count = -(-file.size // target)
     bounds = [file.size * i // count for i in range(count + 1)] if count else []
-    return [FileSplit(file.path, "csv", lo, hi - lo, (), file.partition_values)
-            for lo, hi in zip(bounds, bounds[1:])]
+    return [
+        FileSplit(file.path, "csv", lo, hi - lo, (), file.partition_values)
+        for lo, hi in zip(bounds, bounds[1:])
+    ]
 
 
 def _listing(fs: Any, path: str) -> tuple[str | None, dict[str, dict]]:
@@ -368,12 +437,13 @@ def _listing(fs: Any, path: str) -> tuple[str | None, dict[str, dict]]:
     directory is its own base, and a file's base is its folder."""
     if glob.has_magic(path):
         parts = path.split("/")
-        base = "/".join(parts[:next(i for i, p in enumerate(parts) if glob.has_magic(p))]) or "/"
+        base = "/".join(parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))]) or "/"
         matches = fs.glob(path, detail=True)
         expanded: dict[str, dict] = {}
         for name, info in matches.items():
-            expanded |= fs.find(name, detail=True) if info.get("type") == "directory" \
-                else {name: info}
+            expanded |= (
+                fs.find(name, detail=True) if info.get("type") == "directory" else {name: info}
+            )
         return (base if matches else None), expanded
     if not fs.exists(path):
         return None, {}
@@ -420,8 +490,8 @@ def _is_data_path(path: str, base: str) -> bool:
     directories such as ``_c=1``) and checksum files."""
     parts = posixpath.relpath(path, base).split("/")
     return not path.endswith(".crc") and all(
-        not (part.startswith(".") or (part.startswith("_") and "=" not in part))
-        for part in parts)
+        not (part.startswith(".") or (part.startswith("_") and "=" not in part)) for part in parts
+    )
 
 
 def _partition_columns(files: list[DataFile]) -> tuple[str, ...]:

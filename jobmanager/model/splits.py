@@ -32,14 +32,36 @@ from jobmanager.errors import TidalError
 from jobmanager.messages.codec import register
 from jobmanager.model.storage import is_local
 
-__all__ = ["FileSplit", "SourceError", "WHOLE_FILES_SLACK", "assign_splits", "in_whole_waves",
-           "read_splits", "spark_reads_files", "whole_file_parallelism", "whole_files_fit"]
+__all__ = [
+    "FileSplit",
+    "SourceError",
+    "WHOLE_FILES_SLACK",
+    "assign_splits",
+    "in_whole_waves",
+    "read_splits",
+    "spark_reads_files",
+    "whole_file_parallelism",
+    "whole_files_fit",
+]
 
-CSV_PARSE_KEYS = {"delimiter", "quote_char", "double_quote", "escape_char", "newlines_in_values",
-                  "ignore_empty_lines"}
-CSV_CONVERT_KEYS = {"column_types", "null_values", "true_values", "false_values",
-                    "decimal_point", "strings_can_be_null", "quoted_strings_can_be_null",
-                    "timestamp_parsers"}
+CSV_PARSE_KEYS = {
+    "delimiter",
+    "quote_char",
+    "double_quote",
+    "escape_char",
+    "newlines_in_values",
+    "ignore_empty_lines",
+}
+CSV_CONVERT_KEYS = {
+    "column_types",
+    "null_values",
+    "true_values",
+    "false_values",
+    "decimal_point",
+    "strings_can_be_null",
+    "quoted_strings_can_be_null",
+    "timestamp_parsers",
+}
 PartitionValues = tuple[tuple[str, str], ...]
 # How much more than an even share of the bytes a subtask reading whole files may read: at
 # scale 10 of TPC-H, reading a share of files' row groups through Arrow and writing it again
@@ -104,8 +126,9 @@ def assign_splits(splits: Sequence[FileSplit], parallelism: int) -> list[list[Fi
 def spark_reads_files(splits: Sequence[FileSplit]) -> bool:
     """Whether a Spark task given these splits as whole files reads them itself: local Parquet
     files without partition values (which Spark would type differently)."""
-    return bool(splits) and all(s.format == "parquet" and not s.partition_values and
-                                is_local(s.path) for s in splits)  # fmt: skip
+    return bool(splits) and all(
+        s.format == "parquet" and not s.partition_values and is_local(s.path) for s in splits
+    )
 
 
 def whole_files_fit(splits: Sequence[FileSplit], parallelism: int) -> bool:
@@ -125,8 +148,7 @@ def whole_files_fit(splits: Sequence[FileSplit], parallelism: int) -> bool:
     return max(loads) * parallelism <= WHOLE_FILES_SLACK * total
 
 
-def whole_file_parallelism(splits: Sequence[FileSplit], parallelism: int,
-                           slots: int | None) -> int:  # fmt: skip
+def whole_file_parallelism(splits: Sequence[FileSplit], parallelism: int, slots: int | None) -> int:
     """``parallelism``, or where its subtasks would read shares of files Spark could read whole
     (``spark_reads_files``), the most subtasks down to half as many,
     in whole waves of ``slots`` or one file each (a last wave not quite full costs less than
@@ -167,9 +189,13 @@ def _balanced(splits: Sequence[FileSplit], units: list[list[int]], parallelism: 
         heapq.heappush(loads, (load + sizes[k], subtask))
 
 
-def read_splits(splits: Sequence[FileSplit], columns: Sequence[str] | None = None, *,
-                csv_options: Mapping[str, Any] | None = None,
-                source: str = "read_splits") -> pa.Table:
+def read_splits(
+    splits: Sequence[FileSplit],
+    columns: Sequence[str] | None = None,
+    *,
+    csv_options: Mapping[str, Any] | None = None,
+    source: str = "read_splits",
+) -> pa.Table:
     """Exactly the rows of ``splits``, in order, with hive partition values as string columns.
     CSV splits need the options of their source (``FileSource.read`` passes them); an error
     names ``source``."""
@@ -184,8 +210,9 @@ def read_splits(splits: Sequence[FileSplit], columns: Sequence[str] | None = Non
     return pa.concat_tables(tables, promote_options="default")
 
 
-def _read_split(split: FileSplit, columns: Sequence[str] | None,
-                csv_options: Mapping[str, Any]) -> pa.Table:
+def _read_split(
+    split: FileSplit, columns: Sequence[str] | None, csv_options: Mapping[str, Any]
+) -> pa.Table:
     partitions = dict(split.partition_values)
     file_columns = None if columns is None else [c for c in columns if c not in partitions]
     fs, path = fsspec.core.url_to_fs(split.path)
@@ -201,14 +228,17 @@ def _read_split(split: FileSplit, columns: Sequence[str] | None,
     return table if columns is None else table.select(list(columns))
 
 
-def _read_csv_range(file: Any, split: FileSplit, columns: list[str] | None,
-                    options: Mapping[str, Any]) -> pa.Table:
+def _read_csv_range(
+    file: Any, split: FileSplit, columns: list[str] | None, options: Mapping[str, Any]
+) -> pa.Table:
     parse = pacsv.ParseOptions(**{k: v for k, v in options.items() if k in CSV_PARSE_KEYS})
     has_header = "column_names" not in options
     names = list(options["column_names"]) if not has_header else _header_names(file, parse)
     types = {name: pa.string() for name in names} | dict(options.get("column_types", {}))
-    convert = pacsv.ConvertOptions(**{k: v for k, v in options.items() if k in CSV_CONVERT_KEYS}
-                                   | {"column_types": types, "include_columns": columns or []})
+    convert = pacsv.ConvertOptions(
+        **{k: v for k, v in options.items() if k in CSV_CONVERT_KEYS}
+        | {"column_types": types, "include_columns": columns or []}
+    )
     body = _owned_lines(file, split.start, split.start + split.length, has_header)
     if not body:
         return pa.schema([(n, types[n]) for n in columns or names]).empty_table()

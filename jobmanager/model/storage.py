@@ -35,4 +35,3 @@ def is_local(url: str) -> bool:
 
 def join(url: str, *parts: str) -> str:
     return "/".join([url.rstrip("/"), *parts]) if "://" in url else os.path.join(url, *parts)
-

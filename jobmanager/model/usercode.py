@@ -32,7 +32,9 @@ _OWN = {"jobmanager", "taskmanager", "shuffle", "blob", "pyspark", "pyarrow", "b
 
 def _code_reduce(code: types.CodeType):
     constructor, args = _internals._code_reduce(code)
-    return constructor, tuple(code.co_filename if arg == _DYNAMIC_FILE_NAME else arg for arg in args)
+    return constructor, tuple(
+        code.co_filename if arg == _DYNAMIC_FILE_NAME else arg for arg in args
+    )
 
 
 class _Pickler(cloudpickle.Pickler):
@@ -65,8 +67,11 @@ def _modules_of(things: Iterable[Any], installed: tuple[str, ...]) -> list[types
     for thing in things:
         name = getattr(thing, "__module__", None) or type(thing).__module__
         module = sys.modules.get(name)
-        if module is not None and name != "__main__" \
-                and _is_users(name, getattr(module, "__file__", None) or "", installed):  # fmt: skip
+        if (
+            module is not None
+            and name != "__main__"
+            and _is_users(name, getattr(module, "__file__", None) or "", installed)
+        ):
             found.append(module)
     return found
 
@@ -77,7 +82,10 @@ def _modules_under(folders: Iterable[str], installed: tuple[str, ...]) -> list[t
     found = []
     for name, module in list(sys.modules.items()) if roots else ():
         path = getattr(module, "__file__", None) or ""
-        if "." not in name and _is_users(name, path, installed) \
-                and os.path.abspath(path).startswith(roots):  # fmt: skip
+        if (
+            "." not in name
+            and _is_users(name, path, installed)
+            and os.path.abspath(path).startswith(roots)
+        ):
             found.append(module)
     return found

@@ -73,13 +73,17 @@ class PlannedQuery:
         lines = []
         for vertex in self.graph.topological_order():
             fixed = vertex.parallelism
-            lines.append(f"{vertex.name} (parallelism "
-                         f"{fixed if fixed is not None else 'decided at run time'})")
+            lines.append(
+                f"{vertex.name} (parallelism "
+                f"{fixed if fixed is not None else 'decided at run time'})"
+            )
             for edge in vertex.inputs:
                 split = ", splittable" if edge.splittable else ""
                 merged = ", pre-aggregated" if edge.pre_aggregated else ""
-                lines.append(f"  <- {edge.source.name}: {edge.partitioner}{split}{merged}"
-                             f"{_join_mark(edge.join)}")
+                lines.append(
+                    f"  <- {edge.source.name}: {edge.partitioner}{split}{merged}"
+                    f"{_join_mark(edge.join)}"
+                )
             for source in vertex.sources:
                 lines.append(f"  reads {source!r}")
             operator = vertex.operator
@@ -93,8 +97,13 @@ class PlannedQuery:
         return "\n".join(lines).rstrip() + "\n"
 
 
-def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
-             config: Configuration | None = None, name: str | None = None) -> PlannedQuery:
+def plan_sql(
+    query: str,
+    catalog: Catalog,
+    sink: ParquetSink,
+    config: Configuration | None = None,
+    name: str | None = None,
+) -> PlannedQuery:
     """Plan ``query`` over ``catalog``'s tables into a job whose result goes to ``sink``.
     Raises a ``jobmanager.errors.SqlError`` naming what is wrong and where."""
     config = config or Configuration()
@@ -114,8 +123,9 @@ def plan_sql(query: str, catalog: Catalog, sink: ParquetSink,
         mark_joins(result, strategy)
         tree = result.tree
         named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
-        result.tree = Project(named, "SELECT", tree, tuple((n, col(i)) for n, i in
-                                                           zip(relation.names, tree.ids)))
+        result.tree = Project(
+            named, "SELECT", tree, tuple((n, col(i)) for n, i in zip(relation.names, tree.ids))
+        )
         graph = job_graph(result, sink, name or "sql")
     return PlannedQuery(graph, relation.names, tuple(str(kind) for _, kind in named))
 
@@ -141,9 +151,11 @@ def _planning(step: str, query: str):
 def _bug(step: str, query: str) -> str:
     text = " ".join(query.split())
     text = text if len(text) <= 200 else text[:197] + "..."
-    return (f"bug in Tidal: its planner failed while {step} the query {text!r}; the query "
-            "is not at fault. Please report it with the query (the cause below is the "
-            "planner's own)")
+    return (
+        f"bug in Tidal: its planner failed while {step} the query {text!r}; the query "
+        "is not at fault. Please report it with the query (the cause below is the "
+        "planner's own)"
+    )
 
 
 def _join_mark(join: JoinInput | None) -> str:

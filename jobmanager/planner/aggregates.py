@@ -31,17 +31,36 @@ from sqlglot import exp
 
 from jobmanager.planner.expressions import type_of
 from jobmanager.planner.logical import (
-    Aggregate, Column, IdAllocator, Node, Project, Window, col, paren,
-)  # fmt: skip
+    Aggregate,
+    Column,
+    IdAllocator,
+    Node,
+    Project,
+    Window,
+    col,
+    paren,
+)
 from jobmanager.planner.types import BIGINT, DOUBLE, UNKNOWN, SqlType, bounded
 
 __all__ = ["SplitAggregate", "split_aggregate"]
 
-_SAME_AGAIN = (exp.Min, exp.Max, exp.LogicalAnd, exp.LogicalOr, exp.BitwiseAndAgg,
-               exp.BitwiseOrAgg, exp.BitwiseXorAgg)  # fmt: skip
+_SAME_AGAIN = (
+    exp.Min,
+    exp.Max,
+    exp.LogicalAnd,
+    exp.LogicalOr,
+    exp.BitwiseAndAgg,
+    exp.BitwiseOrAgg,
+    exp.BitwiseXorAgg,
+)
 _SAME_AGAIN_NAMES = {"every", "some", "bool_and", "bool_or"}
-_MOMENTS = {exp.Variance: "samp", exp.VariancePop: "pop", exp.Stddev: "samp_sqrt",
-            exp.StddevSamp: "samp_sqrt", exp.StddevPop: "pop_sqrt"}  # fmt: skip
+_MOMENTS = {
+    exp.Variance: "samp",
+    exp.VariancePop: "pop",
+    exp.Stddev: "samp_sqrt",
+    exp.StddevSamp: "samp_sqrt",
+    exp.StddevPop: "pop_sqrt",
+}
 
 
 @dataclass(frozen=True)
@@ -121,8 +140,9 @@ class _Plan:
         if isinstance(inner, exp.Count):
             state = self._state(filtered(inner.copy()), BIGINT)
             merged = self._merge(exp.Sum(this=col(state)), BIGINT)
-            self.results.append((agg_id, exp.Coalesce(this=col(merged),
-                                                      expressions=[exp.Literal.number(0)])))
+            self.results.append(
+                (agg_id, exp.Coalesce(this=col(merged), expressions=[exp.Literal.number(0)]))
+            )
             return True
         if isinstance(inner, exp.Sum):
             argument = self.kind(inner.this)
@@ -130,11 +150,13 @@ class _Plan:
                 return False
             state = self._state(filtered(inner.copy()), result)
             merged = self._merge(exp.Sum(this=col(state)), UNKNOWN)
-            self.results.append((agg_id, _cast(col(merged), result) if result.is_decimal
-                                 else col(merged)))  # fmt: skip
+            self.results.append(
+                (agg_id, _cast(col(merged), result) if result.is_decimal else col(merged))
+            )
             return True
-        if isinstance(inner, _SAME_AGAIN) or (isinstance(inner, exp.Anonymous) and
-                                              inner.name.lower() in _SAME_AGAIN_NAMES):
+        if isinstance(inner, _SAME_AGAIN) or (
+            isinstance(inner, exp.Anonymous) and inner.name.lower() in _SAME_AGAIN_NAMES
+        ):
             state = self._state(filtered(inner.copy()), result)
             if isinstance(inner, exp.Anonymous):
                 again = exp.Anonymous(this=inner.name, expressions=[col(state)])
@@ -163,8 +185,9 @@ class _Plan:
         total = self._merge(exp.Sum(this=col(summed)), UNKNOWN)
         count = self._merge(exp.Sum(this=col(counted)), BIGINT)
         if argument.is_decimal:
-            quotient = exp.Div(this=_cast(col(total), summed_type),
-                               expression=_cast(col(count), bounded(20, 0)))
+            quotient = exp.Div(
+                this=_cast(col(total), summed_type), expression=_cast(col(count), bounded(20, 0))
+            )
             value = _cast(quotient, result)
         else:
             value = exp.Div(this=col(total), expression=_cast(col(count), DOUBLE))
@@ -178,17 +201,33 @@ class _Plan:
         value = _cast(inner.this.copy(), DOUBLE)
         n = self._state(filtered(exp.Count(this=value.copy())), BIGINT)
         mean = self._state(filtered(exp.Avg(this=value.copy())), DOUBLE)
-        m2 = self._state(exp.Mul(this=paren(filtered(exp.VariancePop(this=value.copy()))),
-                                 expression=col(n)), DOUBLE)  # fmt: skip
+        m2 = self._state(
+            exp.Mul(this=paren(filtered(exp.VariancePop(this=value.copy()))), expression=col(n)),
+            DOUBLE,
+        )
         group_mean = self.ids.new("_gm")
         self.moments.append((n, mean, m2, group_mean))
         count = self._merge(exp.Sum(this=col(n)), BIGINT)
         deviation = exp.Sub(this=col(mean), expression=col(group_mean))
-        spread = exp.Add(this=col(m2), expression=exp.Mul(
-            this=col(n),
-            expression=exp.Mul(this=paren(deviation), expression=paren(deviation.copy()))))
-        squares = self._merge(exp.Sum(this=exp.Case(ifs=[exp.If(
-            this=exp.GT(this=col(n), expression=exp.Literal.number(0)), true=spread)])), DOUBLE)
+        spread = exp.Add(
+            this=col(m2),
+            expression=exp.Mul(
+                this=col(n),
+                expression=exp.Mul(this=paren(deviation), expression=paren(deviation.copy())),
+            ),
+        )
+        squares = self._merge(
+            exp.Sum(
+                this=exp.Case(
+                    ifs=[
+                        exp.If(
+                            this=exp.GT(this=col(n), expression=exp.Literal.number(0)), true=spread
+                        )
+                    ]
+                )
+            ),
+            DOUBLE,
+        )
         if statistic.startswith("samp"):
             divisor = exp.Sub(this=col(count), expression=exp.Literal.number(1))
             empty = exp.LTE(this=col(count), expression=exp.Literal.number(1))
@@ -197,8 +236,9 @@ class _Plan:
             empty = exp.EQ(this=col(count), expression=exp.Literal.number(0))
         ratio = exp.Div(this=col(squares), expression=paren(divisor))
         result = exp.Sqrt(this=ratio) if statistic.endswith("sqrt") else ratio
-        self.results.append((agg_id, exp.Case(ifs=[exp.If(this=empty, true=exp.Null())],
-                                              default=result)))
+        self.results.append(
+            (agg_id, exp.Case(ifs=[exp.If(this=empty, true=exp.Null())], default=result))
+        )
         return True
 
     def distinct(self, agg_id, call: exp.Expression, result: SqlType, extra_groups) -> None:
@@ -214,23 +254,32 @@ class _Plan:
             keys = tuple(g for g, _ in original.groups)
             functions = []
             for n, mean, _, group_mean in self.moments:
-                weighted = exp.Window(this=exp.Sum(this=exp.Mul(this=col(n), expression=col(mean))),
-                                      partition_by=[col(k) for k in keys])  # fmt: skip
+                weighted = exp.Window(
+                    this=exp.Sum(this=exp.Mul(this=col(n), expression=col(mean))),
+                    partition_by=[col(k) for k in keys],
+                )
                 count = exp.Window(this=exp.Sum(this=col(n)), partition_by=[col(k) for k in keys])
                 nonzero = exp.Nullif(this=count, expression=exp.Literal.number(0))
                 functions.append((group_mean, exp.Div(this=weighted, expression=nonzero)))
-            source = Window(leaf.columns + tuple((g, DOUBLE) for g, _ in functions),
-                            "merge of variances", leaf, keys, tuple(functions))  # fmt: skip
+            source = Window(
+                leaf.columns + tuple((g, DOUBLE) for g, _ in functions),
+                "merge of variances",
+                leaf,
+                keys,
+                tuple(functions),
+            )
         types = source.typer()
         merges = tuple((i, e) for i, e, _ in self.merges)
-        merge_columns = tuple((i, k if k.is_known else type_of(e, types))
-                              for i, e, k in self.merges)  # fmt: skip
+        merge_columns = tuple(
+            (i, k if k.is_known else type_of(e, types)) for i, e, k in self.merges
+        )
         groups = tuple((g, col(g)) for g, _ in original.groups)
         group_columns = tuple((g, types(g)) for g, _ in original.groups)
         merged = Aggregate(group_columns + merge_columns, original.origin, source, groups, merges)
         results = dict(self.results)
         exprs = tuple((g, col(g)) for g, _ in original.groups) + tuple(
-            (agg_id, results[agg_id]) for agg_id, _ in original.aggs)
+            (agg_id, results[agg_id]) for agg_id, _ in original.aggs
+        )
         return Project(original.columns, original.origin, merged, exprs)
 
 
@@ -247,7 +296,7 @@ def _cast(expression: exp.Expression, kind: SqlType) -> exp.Expression:
 
 
 def _unless_empty(count: exp.Expression, value: exp.Expression) -> exp.Expression:
-    return exp.Case(ifs=[exp.If(this=exp.EQ(this=count, expression=exp.Literal.number(0)),
-                                true=exp.Null())], default=value)  # fmt: skip
-
-
+    return exp.Case(
+        ifs=[exp.If(this=exp.EQ(this=count, expression=exp.Literal.number(0)), true=exp.Null())],
+        default=value,
+    )

@@ -92,17 +92,26 @@ class Table:
         wanted = {c.lower() for c in columns}
         return sum(c.listed_bytes for c in self.columns if c.name.lower() in wanted)
 
-    def source(self, columns: Sequence[str], partition_filter: Sequence[PartitionPredicate] = ()
-               ) -> FileSource:  # fmt: skip
+    def source(
+        self, columns: Sequence[str], partition_filter: Sequence[PartitionPredicate] = ()
+    ) -> FileSource:
         """A source reading ``columns`` (as the files spell them) of the partitions the filter
         lets through. A table whose types were read from a CSV sample reads every file so."""
         csv = dict(self.spec.csv_options)
         if self.format == "csv" and "column_types" not in csv:
-            csv["column_types"] = {c.name: _CSV_ARROW[c.type.name] for c in self.columns
-                                   if not c.partition and c.type.name in _CSV_ARROW}  # fmt: skip
-        return FileSource(self.spec.path, format=self.spec.format,
-                          partitioning=self.spec.partitioning, columns=list(columns),
-                          csv_options=csv or None, partition_filter=partition_filter)  # fmt: skip
+            csv["column_types"] = {
+                c.name: _CSV_ARROW[c.type.name]
+                for c in self.columns
+                if not c.partition and c.type.name in _CSV_ARROW
+            }
+        return FileSource(
+            self.spec.path,
+            format=self.spec.format,
+            partitioning=self.spec.partitioning,
+            columns=list(columns),
+            csv_options=csv or None,
+            partition_filter=partition_filter,
+        )
 
 
 _CSV_ARROW = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(),
@@ -154,8 +163,13 @@ class Catalog:
         for name, value in tables.items():
             spec = _spec(str(name), value, f"catalogue {path}")
             if "://" not in spec.path and not os.path.isabs(spec.path):
-                spec = TableSpec(spec.name, os.path.join(base, spec.path), spec.format,
-                                 spec.partitioning, spec.csv_options)  # fmt: skip
+                spec = TableSpec(
+                    spec.name,
+                    os.path.join(base, spec.path),
+                    spec.format,
+                    spec.partitioning,
+                    spec.csv_options,
+                )
             specs.append(spec)
         return cls(specs)
 
@@ -178,8 +192,9 @@ class Catalog:
     def table(self, name: str) -> Table:
         key = name.lower()
         if key not in self._specs:
-            raise UnknownTableError(f"unknown table {name!r}; the known tables are "
-                                    f"{', '.join(self.names) or 'none'}")  # fmt: skip
+            raise UnknownTableError(
+                f"unknown table {name!r}; the known tables are {', '.join(self.names) or 'none'}"
+            )
         if key not in self._described:
             self._described[key] = describe(self._specs[key])
         return self._described[key]
@@ -192,35 +207,49 @@ def _spec(name: str, value: Any, where: str) -> TableSpec:
         raise TableError(f"{where}: table {name!r} needs a path (or {{path: ..., format: ...}})")
     unknown = sorted(set(value) - _SPEC_KEYS)
     if unknown:
-        raise TableError(f"{where}: table {name!r}: unknown keys {unknown}; use "
-                         f"{sorted(_SPEC_KEYS)}")  # fmt: skip
-    return TableSpec(name, os.fspath(value["path"]), value.get("format"),
-                     value.get("partitioning"), dict(value.get("csv") or {}))  # fmt: skip
+        raise TableError(
+            f"{where}: table {name!r}: unknown keys {unknown}; use {sorted(_SPEC_KEYS)}"
+        )
+    return TableSpec(
+        name,
+        os.fspath(value["path"]),
+        value.get("format"),
+        value.get("partitioning"),
+        dict(value.get("csv") or {}),
+    )
 
 
 def describe(spec: TableSpec) -> Table:
     """The table's columns, with their types and bytes, from its files."""
     try:
-        source = FileSource(spec.path, format=spec.format, partitioning=spec.partitioning,
-                            csv_options=spec.csv_options or None)  # fmt: skip
+        source = FileSource(
+            spec.path,
+            format=spec.format,
+            partitioning=spec.partitioning,
+            csv_options=spec.csv_options or None,
+        )
         files = source.data_files()
     except SourceError as error:
-        raise TableError(f"table {spec.name!r} at {spec.path}: {error.args[0].split(': ', 1)[-1]}"
-                         ) from None  # fmt: skip
+        raise TableError(
+            f"table {spec.name!r} at {spec.path}: {error.args[0].split(': ', 1)[-1]}"
+        ) from None
     try:
         if files[0].format == "parquet":
             columns, rows = _parquet_columns(tuple(files))
         else:
             columns, rows = _csv_columns(files, spec.csv_options), None
     except (OSError, pa.ArrowException) as error:
-        raise TableError(f"table {spec.name!r} at {spec.path}: cannot read its files: {error}"
-                         ) from None  # fmt: skip
+        raise TableError(
+            f"table {spec.name!r} at {spec.path}: cannot read its files: {error}"
+        ) from None
     columns = [*columns, *_partition_columns(files)]
     seen: dict[str, str] = {}
     for column in columns:
         if seen.setdefault(column.name.lower(), column.name) != column.name:
-            raise TableError(f"table {spec.name!r}: columns {seen[column.name.lower()]!r} and "
-                             f"{column.name!r} differ only in case, which Spark cannot tell apart")
+            raise TableError(
+                f"table {spec.name!r}: columns {seen[column.name.lower()]!r} and "
+                f"{column.name!r} differ only in case, which Spark cannot tell apart"
+            )
     return Table(spec, files[0].format, tuple(columns), len(files), rows)
 
 
@@ -256,9 +285,10 @@ def _read_parquet_columns(files: tuple[DataFile, ...]) -> tuple[tuple[TableColum
                 top = chunk.path_in_schema.split(".")[0]
                 sizes[top] = sizes.get(top, 0) + chunk.total_compressed_size
                 bounds[top] = _widened(bounds.get(top, ()), chunk)
-    columns = tuple(TableColumn(name, kind, sizes.get(name, 0),
-                                bounds=_as_integers(bounds.get(name)))
-                    for name, kind in types.items())  # fmt: skip
+    columns = tuple(
+        TableColumn(name, kind, sizes.get(name, 0), bounds=_as_integers(bounds.get(name)))
+        for name, kind in types.items()
+    )
     return columns, sum(metadata.num_rows for metadata in footers)
 
 
@@ -294,9 +324,10 @@ def _csv_columns(files: list[DataFile], options: Mapping[str, Any]) -> list[Tabl
     with fs.open(path, "rb") as handle:
         sample = handle.read(_CSV_SAMPLE_BYTES)
     if len(sample) == _CSV_SAMPLE_BYTES and b"\n" in sample:
-        sample = sample[:sample.rindex(b"\n") + 1]
-    parse = pacsv.ParseOptions(**{k: v for k, v in options.items()
-                                  if k in ("delimiter", "quote_char", "escape_char")})  # fmt: skip
+        sample = sample[: sample.rindex(b"\n") + 1]
+    parse = pacsv.ParseOptions(
+        **{k: v for k, v in options.items() if k in ("delimiter", "quote_char", "escape_char")}
+    )
     names = options.get("column_names")
     read = pacsv.ReadOptions(column_names=list(names)) if names else pacsv.ReadOptions()
     convert = pacsv.ConvertOptions(column_types=dict(options.get("column_types", {})))

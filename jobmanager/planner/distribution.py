@@ -21,8 +21,17 @@ from jobmanager.planner.logical import Aggregate, Node, Project, Sort
 from jobmanager.planner.stages import Stage
 from jobmanager.planner.types import SqlType, wider
 
-__all__ = ["cast", "co_partitioned", "final_sort", "group_ids", "hash_type", "range_keys",
-           "satisfied", "sorts_where_grouped", "through_projection"]
+__all__ = [
+    "cast",
+    "co_partitioned",
+    "final_sort",
+    "group_ids",
+    "hash_type",
+    "range_keys",
+    "satisfied",
+    "sorts_where_grouped",
+    "through_projection",
+]
 
 
 def through_projection(distribution: tuple, node: Project) -> tuple:
@@ -43,8 +52,9 @@ def satisfied(distribution: tuple, columns: list[str], wanted: int) -> bool:
     return kind == "hash" and wanted > 0 and set(distribution[1]) <= set(columns)
 
 
-def co_partitioned(distribution: tuple, into_keys: list[str], other_keys: list[str]
-                   ) -> list[str] | None:  # fmt: skip
+def co_partitioned(
+    distribution: tuple, into_keys: list[str], other_keys: list[str]
+) -> list[str] | None:
     """When a side is hashed (``distribution``) on some of its join keys ``into_keys``: the
     other side's keys to hash on, so its rows reach the tasks holding their matches; else
     None."""
@@ -100,8 +110,9 @@ def range_keys(node: Sort, columns: list[str]) -> tuple[SortKey, ...] | None:
         key = ordered.this
         if not isinstance(key, exp.Column) or key.table or key.name not in columns:
             return None
-        keys.append(SortKey(key.name, bool(ordered.args.get("desc")),
-                            bool(ordered.args.get("nulls_first"))))  # fmt: skip
+        keys.append(
+            SortKey(key.name, bool(ordered.args.get("desc")), bool(ordered.args.get("nulls_first")))
+        )
     return tuple(keys)
 
 
@@ -114,12 +125,17 @@ def sorts_where_grouped(stage: Stage, distribution: tuple, keys: tuple[SortKey, 
     result. The aggregate's tasks then write the result themselves, one vertex and its tasks
     fewer (TPC-H's q1, q4, q7, q8, q9, q12, q22). Ordered by only some of the group keys, the
     groups agreeing on those would all go to one task, however many: not done."""
-    if stage.kind != "aggregate" or stage.sources or len(stage.inputs) != 1 or \
-            distribution[0] != "hash":  # fmt: skip
+    if (
+        stage.kind != "aggregate"
+        or stage.sources
+        or len(stage.inputs) != 1
+        or distribution[0] != "hash"
+    ):
         return False
     edge = stage.inputs[0]
-    if edge.partitioner.kind is not PartitionerKind.HASH or \
-            len(edge.partitioner.keys) != len(distribution[1]):  # fmt: skip
+    if edge.partitioner.kind is not PartitionerKind.HASH or len(edge.partitioner.keys) != len(
+        distribution[1]
+    ):
         return False
     by_output = dict(zip(distribution[1], edge.partitioner.keys))
     if {key.column for key in keys} != set(by_output):

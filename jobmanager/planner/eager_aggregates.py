@@ -30,9 +30,17 @@ from sqlglot import exp
 
 from jobmanager.planner.joins import equi_keys
 from jobmanager.planner.logical import (
-    Aggregate, IdAllocator, Join, Node, Project, Scan, col, references, substitute,
+    Aggregate,
+    IdAllocator,
+    Join,
+    Node,
+    Project,
+    Scan,
+    col,
+    references,
+    substitute,
     with_children,
-)  # fmt: skip
+)
 from jobmanager.planner.pushdown import parent_counts
 from jobmanager.planner.types import BIGINT
 
@@ -81,8 +89,11 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
     for counted, kept, position in sides:  # position: the counted side's, in the join
         key = keys[0][position].name
         taken = [_taken(substitute(e, mapping), set(counted.ids)) for _, e in top.aggs]
-        if (all(references(e) <= set(kept.ids) for _, e in groups)
-                and all(t is not None for t in taken) and _keys_repeat(counted, key)):
+        if (
+            all(references(e) <= set(kept.ids) for _, e in groups)
+            and all(t is not None for t in taken)
+            and _keys_repeat(counted, key)
+        ):
             break
     else:
         return None
@@ -92,21 +103,30 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
         if function is exp.Count:
             inner_aggs.append((partial, BIGINT, exp.Count(this=col(argument))))
             outer_aggs.append((total, BIGINT, exp.Sum(this=col(partial))))
-            finals.append((agg_id, exp.Coalesce(this=col(total),
-                                                expressions=[exp.Literal.number(0)])))  # fmt: skip
+            finals.append(
+                (agg_id, exp.Coalesce(this=col(total), expressions=[exp.Literal.number(0)]))
+            )
         else:
             kind = counted.type_of(argument)
             inner_aggs.append((partial, kind, function(this=col(argument))))
             outer_aggs.append((total, kind, function(this=col(partial))))
             finals.append((agg_id, col(total)))
-    per_key = Aggregate(((key, counted.type_of(key)), *((i, t) for i, t, _ in inner_aggs)),
-                        counted.origin, counted, ((key, col(key)),),
-                        tuple((i, e) for i, _, e in inner_aggs))  # fmt: skip
+    per_key = Aggregate(
+        ((key, counted.type_of(key)), *((i, t) for i, t, _ in inner_aggs)),
+        counted.origin,
+        counted,
+        ((key, col(key)),),
+        tuple((i, e) for i, _, e in inner_aggs),
+    )
     pair = (kept, per_key) if position == 1 else (per_key, kept)
     met = Join(pair[0].columns + pair[1].columns, join.origin, *pair, join.kind, join.condition)
-    grouped = Aggregate(tuple((i, top.type_of(i)) for i, _ in groups)
-                        + tuple((i, t) for i, t, _ in outer_aggs), top.origin, met, groups,
-                        tuple((i, e) for i, _, e in outer_aggs))  # fmt: skip
+    grouped = Aggregate(
+        tuple((i, top.type_of(i)) for i, _ in groups) + tuple((i, t) for i, t, _ in outer_aggs),
+        top.origin,
+        met,
+        groups,
+        tuple((i, e) for i, _, e in outer_aggs),
+    )
     exprs = tuple((i, col(i)) for i, _ in groups) + tuple(finals)
     return Project(top.columns, top.origin, grouped, exprs)
 

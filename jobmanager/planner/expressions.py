@@ -20,18 +20,73 @@ from jobmanager.planner.types import SqlType
 
 __all__ = ["AGGREGATE_NAMES", "check_condition", "is_aggregate", "spark_sql", "type_of"]
 
-AGGREGATE_NAMES = {"every", "some", "bool_and", "bool_or", "any_value", "count_if",
-                   "collect_set", "median", "mode", "kurtosis", "skewness"}  # fmt: skip
-_STRING_FUNCTIONS = (exp.Substring, exp.Upper, exp.Lower, exp.Trim, exp.Concat, exp.ConcatWs,
-                     exp.Initcap, exp.Left, exp.Right, exp.Pad, exp.RegexpReplace,
-                     exp.RegexpExtract, exp.Replace, exp.Reverse, exp.Repeat)  # fmt: skip
-_INT_FUNCTIONS = (exp.Extract, exp.Year, exp.Month, exp.Day, exp.Quarter, exp.DayOfWeek,
-                  exp.DayOfMonth, exp.DayOfYear, exp.WeekOfYear, exp.Length, exp.DateDiff,
-                  exp.StrPosition)  # fmt: skip
-_DOUBLE_FUNCTIONS = (exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow, exp.Stddev, exp.StddevPop,
-                     exp.StddevSamp, exp.Variance, exp.VariancePop)  # fmt: skip
-_BOOLEAN = (exp.Predicate, exp.Not, exp.And, exp.Or, exp.Xor, exp.Exists, exp.Boolean,
-            exp.LogicalAnd, exp.LogicalOr)  # fmt: skip
+AGGREGATE_NAMES = {
+    "every",
+    "some",
+    "bool_and",
+    "bool_or",
+    "any_value",
+    "count_if",
+    "collect_set",
+    "median",
+    "mode",
+    "kurtosis",
+    "skewness",
+}
+_STRING_FUNCTIONS = (
+    exp.Substring,
+    exp.Upper,
+    exp.Lower,
+    exp.Trim,
+    exp.Concat,
+    exp.ConcatWs,
+    exp.Initcap,
+    exp.Left,
+    exp.Right,
+    exp.Pad,
+    exp.RegexpReplace,
+    exp.RegexpExtract,
+    exp.Replace,
+    exp.Reverse,
+    exp.Repeat,
+)
+_INT_FUNCTIONS = (
+    exp.Extract,
+    exp.Year,
+    exp.Month,
+    exp.Day,
+    exp.Quarter,
+    exp.DayOfWeek,
+    exp.DayOfMonth,
+    exp.DayOfYear,
+    exp.WeekOfYear,
+    exp.Length,
+    exp.DateDiff,
+    exp.StrPosition,
+)
+_DOUBLE_FUNCTIONS = (
+    exp.Sqrt,
+    exp.Ln,
+    exp.Log,
+    exp.Exp,
+    exp.Pow,
+    exp.Stddev,
+    exp.StddevPop,
+    exp.StddevSamp,
+    exp.Variance,
+    exp.VariancePop,
+)
+_BOOLEAN = (
+    exp.Predicate,
+    exp.Not,
+    exp.And,
+    exp.Or,
+    exp.Xor,
+    exp.Exists,
+    exp.Boolean,
+    exp.LogicalAnd,
+    exp.LogicalOr,
+)
 _RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Ntile)
 _ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 _TEMPORAL = ("date", "timestamp", "timestamp_ntz")
@@ -56,8 +111,9 @@ def check_condition(node: exp.Expression, column: Callable[[str], SqlType], clau
     """A WHERE, HAVING or ON condition must be a boolean (Spark: FILTER_NOT_BOOLEAN)."""
     kind = type_of(node, column)
     if kind.is_known and kind.name not in ("boolean", "null"):
-        raise SqlTypeError(f"the {clause} condition {spark_sql(node)} is of type {kind}, not a "
-                           "boolean")  # fmt: skip
+        raise SqlTypeError(
+            f"the {clause} condition {spark_sql(node)} is of type {kind}, not a boolean"
+        )
 
 
 def spark_sql(node: exp.Expression) -> str:
@@ -80,10 +136,14 @@ class _Typer:
         left, right = self.of(node.left), self.of(node.right)
         operator = _ARITHMETIC[type(node)]
         if not (left.is_known and right.is_known) or "null" in (left.name, right.name):
-            return t.UNKNOWN if not (left.is_known and right.is_known) else (
-                right if left.name == "null" else left)
-        if "string" in (left.name, right.name) and (left.is_numeric or right.is_numeric or
-                                                   left == right):  # fmt: skip
+            return (
+                t.UNKNOWN
+                if not (left.is_known and right.is_known)
+                else (right if left.name == "null" else left)
+            )
+        if "string" in (left.name, right.name) and (
+            left.is_numeric or right.is_numeric or left == right
+        ):
             return t.DOUBLE if t.DOUBLE in (left, right) or operator == "/" else t.BIGINT
         if left.name in _TEMPORAL or right.name in _TEMPORAL:
             return self._temporal(node, operator, left, right)
@@ -94,8 +154,11 @@ class _Typer:
         return result
 
     def _temporal(self, node, operator: str, left: SqlType, right: SqlType) -> SqlType:
-        if operator in ("+", "-") and left.name in _TEMPORAL and (right.is_integral or
-                                                                 right.name == "interval"):
+        if (
+            operator in ("+", "-")
+            and left.name in _TEMPORAL
+            and (right.is_integral or right.name == "interval")
+        ):
             return left
         if operator == "+" and right.name in _TEMPORAL and left.is_integral:
             return right
@@ -106,14 +169,19 @@ class _Typer:
         raise _mismatch(node, left, right)
 
     def _predicate(self, node: exp.Expression) -> SqlType:
-        kinds = [self.of(child) for child in node.iter_expressions()
-                 if not isinstance(child, (exp.Subquery, exp.Select))]  # fmt: skip
+        kinds = [
+            self.of(child)
+            for child in node.iter_expressions()
+            if not isinstance(child, (exp.Subquery, exp.Select))
+        ]
         if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)):
             left, right = kinds
-            numeric_vs_temporal = (left.is_numeric and right.name in _TEMPORAL) or \
-                (right.is_numeric and left.name in _TEMPORAL)  # fmt: skip
-            boolean_vs_other = "boolean" in (left.name, right.name) and (left.is_numeric or
-                                                                          right.is_numeric)
+            numeric_vs_temporal = (left.is_numeric and right.name in _TEMPORAL) or (
+                right.is_numeric and left.name in _TEMPORAL
+            )
+            boolean_vs_other = "boolean" in (left.name, right.name) and (
+                left.is_numeric or right.is_numeric
+            )
             if numeric_vs_temporal or boolean_vs_other:
                 raise _mismatch(node, left, right)
         return t.BOOLEAN
@@ -134,8 +202,10 @@ class _Typer:
             kind = self.of(value)
             widened = t.wider(result, kind)
             if widened is None:
-                raise SqlTypeError(f"{spark_sql(node)}: its branches have types {result} and "
-                                   f"{kind}, which Spark cannot bring to one type")  # fmt: skip
+                raise SqlTypeError(
+                    f"{spark_sql(node)}: its branches have types {result} and "
+                    f"{kind}, which Spark cannot bring to one type"
+                )
             result = widened
         return result
 
@@ -146,8 +216,10 @@ class _Typer:
             kind = t.DOUBLE
         if kind.is_known and not kind.is_numeric and kind.name not in ("null", "interval"):
             name = "SUM" if isinstance(node, exp.Sum) else "AVG"
-            raise SqlTypeError(f"{spark_sql(node)}: {name} needs a number, but "
-                               f"{spark_sql(argument)} is of type {kind}")  # fmt: skip
+            raise SqlTypeError(
+                f"{spark_sql(node)}: {name} needs a number, but "
+                f"{spark_sql(argument)} is of type {kind}"
+            )
         return t.sum_type(kind) if isinstance(node, exp.Sum) else t.avg_type(kind)
 
     def _window(self, node: exp.Window) -> SqlType:
@@ -216,6 +288,7 @@ _RULES: tuple[tuple[type | tuple[type, ...], Callable[[_Typer, exp.Expression], 
     ((exp.TsOrDsAdd, exp.DateAdd, exp.DateSub), _constant(t.DATE)),
 )
 
+
 def _literal(node: exp.Literal) -> SqlType:
     if node.is_string:
         return t.STRING
@@ -231,8 +304,13 @@ def _literal(node: exp.Literal) -> SqlType:
         digits = len(whole.lstrip("-").lstrip("0")) + len(fraction)
         return t.decimal(max(digits, len(fraction), 1), len(fraction))
     value = int(text)
-    return t.INT if -(2**31) <= value < 2**31 else t.BIGINT if -(2**63) <= value < 2**63 else \
-        t.decimal(len(text.lstrip("-")), 0)  # fmt: skip
+    return (
+        t.INT
+        if -(2**31) <= value < 2**31
+        else t.BIGINT
+        if -(2**63) <= value < 2**63
+        else t.decimal(len(text.lstrip("-")), 0)
+    )
 
 
 def _int_literal(node: exp.Expression) -> int | None:
@@ -243,6 +321,7 @@ def _int_literal(node: exp.Expression) -> int | None:
 
 
 def _mismatch(node: exp.Expression, left: SqlType, right: SqlType) -> SqlTypeError:
-    return SqlTypeError(f"{spark_sql(node)}: the operands have incompatible types {left} and "
-                        f"{right} (Spark: DATATYPE_MISMATCH)")  # fmt: skip
-
+    return SqlTypeError(
+        f"{spark_sql(node)}: the operands have incompatible types {left} and "
+        f"{right} (Spark: DATATYPE_MISMATCH)"
+    )

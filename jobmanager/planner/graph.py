@@ -24,8 +24,7 @@ from jobmanager.planner.sqlgen import stage_sql
 
 __all__ = ["job_graph", "stages_in_order"]
 
-_COMPARISONS = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
-                exp.GTE: ">="}  # fmt: skip
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 _NAME_LENGTH = 60
 
@@ -54,19 +53,28 @@ def job_graph(result: Stage, sink: ParquetSink, name: str) -> JobGraph:
     stages = stages_in_order(result)
     joins = planned_joins(stages)  # each stage's, for explain
     for stage in stages:
-        views = tuple(f"s{i}" for i in range(len(stage.sources))) + \
-            tuple(f"in{i}" for i in range(len(stage.inputs)))  # fmt: skip
+        views = tuple(f"s{i}" for i in range(len(stage.sources))) + tuple(
+            f"in{i}" for i in range(len(stage.inputs))
+        )
         sql = stage_sql(stage)
         operator = SqlOperator(sql, views, stage.origin, with_hints(joins.get(id(stage), ()), sql))
-        sources = [BroadcastSource(source_of(scan)) if index in stage.whole else source_of(scan)
-                   for index, scan in enumerate(stage.sources)]  # fmt: skip
-        vertices[id(stage)] = graph.add_vertex(_unique(stage, names), stage.parallelism,
-                                               operator=operator, sources=sources)  # fmt: skip
+        sources = [
+            BroadcastSource(source_of(scan)) if index in stage.whole else source_of(scan)
+            for index, scan in enumerate(stage.sources)
+        ]
+        vertices[id(stage)] = graph.add_vertex(
+            _unique(stage, names), stage.parallelism, operator=operator, sources=sources
+        )
         for edge in stage.inputs:
             splittable = edge.splittable and not stage.relies_on_partitioning
-            graph.connect(vertices[id(edge.producer)], vertices[id(stage)], _typed(edge),
-                          splittable=splittable, join=edge.join,
-                          pre_aggregated=edge.pre_aggregated)  # fmt: skip
+            graph.connect(
+                vertices[id(edge.producer)],
+                vertices[id(stage)],
+                _typed(edge),
+                splittable=splittable,
+                join=edge.join,
+                pre_aggregated=edge.pre_aggregated,
+            )
     last = graph.add_vertex("result", operator=sink)
     graph.connect(vertices[id(result)], last, Partitioner.FORWARD)
     return graph
@@ -99,7 +107,8 @@ def partition_predicates(scan: Scan) -> tuple[PartitionPredicate, ...]:
         column = scan.table.column(name)
         if column is not None and column.partition:
             type_name = {"int": "bigint", "tinyint": "bigint", "smallint": "bigint"}.get(
-                column.type.name, column.type.name)
+                column.type.name, column.type.name
+            )
             if type_name in PARTITION_TYPES:
                 partitions[column_id] = (name, type_name)
     found = []
@@ -124,8 +133,10 @@ def _predicates(conjunct: exp.Expression, partitions: dict) -> list[PartitionPre
     operator = _COMPARISONS.get(type(conjunct))
     if operator is None:
         return []
-    for this, other, op in ((conjunct.this, conjunct.expression, operator),
-                            (conjunct.expression, conjunct.this, _FLIPPED[operator])):
+    for this, other, op in (
+        (conjunct.this, conjunct.expression, operator),
+        (conjunct.expression, conjunct.this, _FLIPPED[operator]),
+    ):
         target, value = partitions.get(_column(this)), _constant(other)
         if target and value is not None:
             return [(*target, op, (value,))]
@@ -154,7 +165,7 @@ def _constant(expression: exp.Expression) -> str | None:
 def _unique(stage: Stage, taken: set[str]) -> str:
     base = stage.kind + (f" {stage.detail}" if stage.detail else "")
     if len(base) > _NAME_LENGTH:
-        base = base[:_NAME_LENGTH - 3] + "..."
+        base = base[: _NAME_LENGTH - 3] + "..."
     name, n = base, 2
     while name in taken or name == "result":
         name, n = f"{base} #{n}", n + 1

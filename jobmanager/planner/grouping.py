@@ -17,8 +17,14 @@ from sqlglot import exp
 from jobmanager.errors import SqlError, UnsupportedSqlError
 from jobmanager.planner.expressions import is_aggregate, type_of
 from jobmanager.planner.logical import (
-    Aggregate, IdAllocator, Node, Project, Window, col, references,
-)  # fmt: skip
+    Aggregate,
+    IdAllocator,
+    Node,
+    Project,
+    Window,
+    col,
+    references,
+)
 from jobmanager.planner.scope import position
 
 __all__ = ["aggregate_calls", "aggregated", "with_windows"]
@@ -42,9 +48,13 @@ def aggregate_calls(expressions: Iterable[exp.Expression]) -> list[exp.Expressio
     return found
 
 
-def aggregated(node: Node, groups: list[exp.Expression], expressions: list[exp.Expression],
-               ids: IdAllocator, origin: str
-               ) -> tuple[Aggregate, list[exp.Expression]]:  # fmt: skip
+def aggregated(
+    node: Node,
+    groups: list[exp.Expression],
+    expressions: list[exp.Expression],
+    ids: IdAllocator,
+    origin: str,
+) -> tuple[Aggregate, list[exp.Expression]]:
     """The Aggregate of ``node`` by ``groups`` computing every aggregate call of
     ``expressions``, and ``expressions`` rewritten over its output."""
     types = node.typer()
@@ -57,27 +67,33 @@ def aggregated(node: Node, groups: list[exp.Expression], expressions: list[exp.E
     calls = aggregate_calls(expressions)
     for call in calls:
         if aggregate_calls([_unwrapped(call).this]):
-            raise SqlError(f"{call.sql(dialect='spark')}: an aggregate inside an aggregate",
-                           *position(call))  # fmt: skip
+            raise SqlError(
+                f"{call.sql(dialect='spark')}: an aggregate inside an aggregate", *position(call)
+            )
     call_ids = [ids.new(_readable(call)) for call in calls]
     columns = [(gid, type_of(g, types)) for gid, g in zip(group_ids, groups)]
     columns += [(cid, type_of(c, types)) for cid, c in zip(call_ids, calls)]
-    aggregate = Aggregate(tuple(columns), origin, node, tuple(zip(group_ids, groups)),
-                          tuple(zip(call_ids, calls)))  # fmt: skip
+    aggregate = Aggregate(
+        tuple(columns), origin, node, tuple(zip(group_ids, groups)), tuple(zip(call_ids, calls))
+    )
     rewritten = [_over_aggregate(e, groups, group_ids, calls, call_ids) for e in expressions]
     visible = set(group_ids) | set(call_ids)
     for before, after in zip(expressions, rewritten):
         missing = references(after) - visible
         if missing and not _is_placeholder(missing):
             name = min(missing)
-            raise SqlError(f"column {name!r} in {before.sql(dialect='spark')} is neither grouped "
-                           "nor inside an aggregate function (add it to GROUP BY, or wrap it in "
-                           "first() or any_value())", *position(before))  # fmt: skip
+            raise SqlError(
+                f"column {name!r} in {before.sql(dialect='spark')} is neither grouped "
+                "nor inside an aggregate function (add it to GROUP BY, or wrap it in "
+                "first() or any_value())",
+                *position(before),
+            )
     return aggregate, rewritten
 
 
-def with_windows(node: Node, expressions: list[exp.Expression], ids: IdAllocator
-                 ) -> tuple[Node, list[exp.Expression]]:  # fmt: skip
+def with_windows(
+    node: Node, expressions: list[exp.Expression], ids: IdAllocator
+) -> tuple[Node, list[exp.Expression]]:
     """``node`` with one Window node per distinct PARTITION BY of the window functions in
     ``expressions`` (partition expressions that are not columns computed first), and
     ``expressions`` reading the functions' columns."""
@@ -109,8 +125,9 @@ def with_windows(node: Node, expressions: list[exp.Expression], ids: IdAllocator
     return node, rewritten
 
 
-def _partition_ids(window: exp.Window, ids: IdAllocator,
-                   computed: list[tuple[str, exp.Expression]]) -> list[str]:  # fmt: skip
+def _partition_ids(
+    window: exp.Window, ids: IdAllocator, computed: list[tuple[str, exp.Expression]]
+) -> list[str]:
     """The ids of ``window``'s PARTITION BY keys; a key that is not a column gets a new id,
     and is added to ``computed`` to be projected before the window."""
     partition = []
@@ -128,19 +145,23 @@ def _with_computed(node: Node, computed: list[tuple[str, exp.Expression]]) -> No
     """``node``'s columns and the ``computed`` ones, projected."""
     types = node.typer()
     exprs = tuple((c, col(c)) for c in node.ids) + tuple(computed)
-    return Project(node.columns + tuple((i, type_of(e, types)) for i, e in computed),
-                   node.origin, node, exprs)  # fmt: skip
+    return Project(
+        node.columns + tuple((i, type_of(e, types)) for i, e in computed), node.origin, node, exprs
+    )
+
 
 def _over_aggregate(expression, groups, group_ids, calls, call_ids) -> exp.Expression:
     replacements = list(zip(calls, call_ids)) + [
-        (g, gid) for g, gid in zip(groups, group_ids) if not isinstance(g, exp.Column)]
+        (g, gid) for g, gid in zip(groups, group_ids) if not isinstance(g, exp.Column)
+    ]
     rewritten = _replace_equal(expression, replacements)
     column_groups = [(g, gid) for g, gid in zip(groups, group_ids) if isinstance(g, exp.Column)]
     return _replace_equal(rewritten, column_groups)
 
 
-def _replace_equal(expression: exp.Expression, pairs: list[tuple[exp.Expression, str]]
-                   ) -> exp.Expression:  # fmt: skip
+def _replace_equal(
+    expression: exp.Expression, pairs: list[tuple[exp.Expression, str]]
+) -> exp.Expression:
     """``expression`` with each subexpression equal to one of ``pairs`` replaced by its
     column; the outermost match wins and is not entered."""
     for target, column_id in pairs:
@@ -151,8 +172,10 @@ def _replace_equal(expression: exp.Expression, pairs: list[tuple[exp.Expression,
         if isinstance(value, exp.Expression):
             copy.set(key, _replace_equal(value, pairs))
         elif isinstance(value, list):
-            copy.set(key, [_replace_equal(v, pairs) if isinstance(v, exp.Expression) else v
-                           for v in value])  # fmt: skip
+            copy.set(
+                key,
+                [_replace_equal(v, pairs) if isinstance(v, exp.Expression) else v for v in value],
+            )
     return copy
 
 
@@ -171,4 +194,3 @@ def _readable(expression: exp.Expression) -> str:
         return expression.name
     name = type(expression).__name__.lower()
     return {"filter": "agg", "anonymous": expression.name.lower()}.get(name, name)
-

@@ -75,8 +75,9 @@ def _members(expression: exp.Expression) -> list[exp.Expression]:
     return [expression]
 
 
-def expand(node: Node, keys: list[exp.Expression], sets: Sets, ids: IdAllocator,
-           origin: str) -> Expand:  # fmt: skip
+def expand(
+    node: Node, keys: list[exp.Expression], sets: Sets, ids: IdAllocator, origin: str
+) -> Expand:
     """``node``'s rows once per set, with the keys (bound over ``node``) and the id."""
     types = node.typer()
     key_ids = [ids.new(k.name if isinstance(k, exp.Column) else "_key") for k in keys]
@@ -109,8 +110,9 @@ def _replace(expression: exp.Expression, rule) -> exp.Expression:
         if isinstance(value, exp.Expression):
             copy.set(key, _replace(value, rule))
         elif isinstance(value, list):
-            copy.set(key, [_replace(v, rule) if isinstance(v, exp.Expression) else v
-                           for v in value])  # fmt: skip
+            copy.set(
+                key, [_replace(v, rule) if isinstance(v, exp.Expression) else v for v in value]
+            )
     return copy
 
 
@@ -120,8 +122,9 @@ def _is_call(expression: exp.Expression) -> bool:
     return is_aggregate(expression) and not isinstance(expression.parent, exp.Window)
 
 
-def _grouping_call(expression: exp.Expression, keys: list[exp.Expression],
-                   gid: str) -> exp.Expression | None:  # fmt: skip
+def _grouping_call(
+    expression: exp.Expression, keys: list[exp.Expression], gid: str
+) -> exp.Expression | None:
     if not isinstance(expression, (exp.Grouping, exp.GroupingId)):
         return None
     arguments = list(expression.expressions)
@@ -131,15 +134,19 @@ def _grouping_call(expression: exp.Expression, keys: list[exp.Expression],
     for argument in arguments:
         match = next((i for i, key in enumerate(keys) if key == argument), None)
         if match is None:
-            raise SqlError(f"{expression.sql(dialect='spark')}: "
-                           f"{argument.sql(dialect='spark')} is not a grouping key",
-                           *position(expression))  # fmt: skip
+            raise SqlError(
+                f"{expression.sql(dialect='spark')}: "
+                f"{argument.sql(dialect='spark')} is not a grouping key",
+                *position(expression),
+            )
         positions.append(match)
     bits = [_bit(gid, len(keys) - 1 - p) for p in positions]
     if isinstance(expression, exp.Grouping):
         if len(bits) != 1:
-            raise SqlError(f"{expression.sql(dialect='spark')}: grouping() takes one key",
-                           *position(expression))  # fmt: skip
+            raise SqlError(
+                f"{expression.sql(dialect='spark')}: grouping() takes one key",
+                *position(expression),
+            )
         return exp.Cast(this=bits[0], to=exp.DataType.build("TINYINT"))
     total = None
     for n, bit in enumerate(bits):

@@ -28,15 +28,26 @@ if TYPE_CHECKING:
 __all__ = ["in_task"]
 
 
-def in_task(node: Node, column_id: str, expression: exp.Expression, scope: Scope,
-            relations: Relations, read_as: dict[str, str] | None = None) -> SubqueryColumn:  # fmt: skip
+def in_task(
+    node: Node,
+    column_id: str,
+    expression: exp.Expression,
+    scope: Scope,
+    relations: Relations,
+    read_as: dict[str, str] | None = None,
+) -> SubqueryColumn:
     """``node`` with ``expression`` (an EXISTS, an IN over a query, or a scalar subquery,
     qualified, as the query wrote it) evaluated per row as ``column_id``; ``read_as``: see
     ``subqueries.attach``."""
     read_as = read_as or {}
     tree = expression.copy()
-    inner = tree.this if isinstance(tree, exp.Exists) else tree.args.get("query") if \
-        isinstance(tree, exp.In) else tree  # fmt: skip
+    inner = (
+        tree.this
+        if isinstance(tree, exp.Exists)
+        else tree.args.get("query")
+        if isinstance(tree, exp.In)
+        else tree
+    )
     _read_outer(inner, scope, set(node.ids), read_as)
     if isinstance(tree, exp.In):
         tree.set("this", _outer_columns(scope.bind(tree.this).expression, read_as))
@@ -47,12 +58,21 @@ def in_task(node: Node, column_id: str, expression: exp.Expression, scope: Scope
         kind = BOOLEAN
     text = expression.sql(dialect="spark")
     origin = text if len(text) <= 160 else text[:157] + "..."
-    return SubqueryColumn(node.columns + ((column_id, kind),), f"{origin} (per row, by Spark)",
-                          node, column_id, tree, inputs, placeholders, names)  # fmt: skip
+    return SubqueryColumn(
+        node.columns + ((column_id, kind),),
+        f"{origin} (per row, by Spark)",
+        node,
+        column_id,
+        tree,
+        inputs,
+        placeholders,
+        names,
+    )
 
 
-def _read_outer(query: exp.Expression, scope: Scope, available: set[str],
-                read_as: dict[str, str]) -> None:  # fmt: skip
+def _read_outer(
+    query: exp.Expression, scope: Scope, available: set[str], read_as: dict[str, str]
+) -> None:
     """Each column of ``query`` that names a relation around it replaced, in place, by the
     id of the enclosing query's column, read as ``OUTER.id``."""
     own = own_aliases(query)
@@ -63,11 +83,16 @@ def _read_outer(query: exp.Expression, scope: Scope, available: set[str],
         column_id, _ = scope.resolve(column)
         column_id = read_as.get(column_id, column_id)
         if column_id not in available:
-            raise UnsupportedSqlError(f"{column.sql(dialect='spark')} reads a query further "
-                                      "out than the one around the subquery",
-                                      *position(column))  # fmt: skip
-        column.replace(exp.Column(this=exp.to_identifier(column_id, quoted=True),
-                                  table=exp.to_identifier(OUTER)))  # fmt: skip
+            raise UnsupportedSqlError(
+                f"{column.sql(dialect='spark')} reads a query further "
+                "out than the one around the subquery",
+                *position(column),
+            )
+        column.replace(
+            exp.Column(
+                this=exp.to_identifier(column_id, quoted=True), table=exp.to_identifier(OUTER)
+            )
+        )
 
 
 def _outer_columns(expression: exp.Expression, read_as: dict[str, str]) -> exp.Expression:
@@ -76,8 +101,9 @@ def _outer_columns(expression: exp.Expression, read_as: dict[str, str]) -> exp.E
     def qualify(found: exp.Expression) -> exp.Expression:
         if isinstance(found, exp.Column) and not found.table:
             name = read_as.get(found.name, found.name)
-            return exp.Column(this=exp.to_identifier(name, quoted=True),
-                              table=exp.to_identifier(OUTER))  # fmt: skip
+            return exp.Column(
+                this=exp.to_identifier(name, quoted=True), table=exp.to_identifier(OUTER)
+            )
         return found
 
     return expression.copy().transform(qualify, copy=False)

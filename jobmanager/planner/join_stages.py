@@ -22,8 +22,14 @@ __all__ = ["JoinStages"]
 
 _BROADCAST_LEFT = ("inner", "cross", "right")
 _BROADCAST_RIGHT = ("inner", "cross", "left", "semi", "anti")
-_SPLITTABLE = {"inner": (True, True), "left": (True, False), "semi": (True, False),
-               "anti": (True, False), "right": (False, True), "full": (False, False)}  # fmt: skip
+_SPLITTABLE = {
+    "inner": (True, True),
+    "left": (True, False),
+    "semi": (True, False),
+    "anti": (True, False),
+    "right": (False, True),
+    "full": (False, False),
+}
 
 
 class JoinStages:
@@ -42,8 +48,11 @@ class JoinStages:
             if left_ok:
                 return self._broadcast(node, right=False)
             return self._in_one_task(node)
-        if right_ok and right_small and (not (left_ok and left_small) or
-                                         self._size(node.right) <= self._size(node.left)):
+        if (
+            right_ok
+            and right_small
+            and (not (left_ok and left_small) or self._size(node.right) <= self._size(node.left))
+        ):
             return self._broadcast(node, right=True)
         if left_ok and left_small:
             return self._broadcast(node, right=False)
@@ -55,8 +64,11 @@ class JoinStages:
         where it may (``whole_reads``)."""
         big, small = (node.left, node.right) if right else (node.right, node.left)
         opened = self.cont(self.build(big))
-        if node.kind != "single" and may_read_whole(opened.stage) and \
-                tiny_read(small, self.parents, self.read_whole):  # fmt: skip
+        if (
+            node.kind != "single"
+            and may_read_whole(opened.stage)
+            and tiny_read(small, self.parents, self.read_whole)
+        ):
             leaf = read_whole(small, opened.stage)
         else:
             built = self.build(small)
@@ -72,19 +84,24 @@ class JoinStages:
         return opened
 
     def _in_one_task(self, node: Join) -> OpenStage:
-        edges = [self.exchange(self.build(side), Partitioner.REBALANCE)
-                 for side in (node.left, node.right)]  # fmt: skip
+        edges = [
+            self.exchange(self.build(side), Partitioner.REBALANCE)
+            for side in (node.left, node.right)
+        ]
         stage, (left, right) = self.fresh("join", node.origin, edges, parallelism=1)
         return OpenStage(stage, replace(node, left=left, right=right), ("single",))
 
-    def _hash_join(self, node: Join, keys: list[tuple[exp.Expression, exp.Expression]]) -> OpenStage:
+    def _hash_join(
+        self, node: Join, keys: list[tuple[exp.Expression, exp.Expression]]
+    ) -> OpenStage:
         left, right = self.build(node.left), self.build(node.right)
         if node.kind in ("semi", "anti") and not right.shared:
             right.tree = distinct_keys(node, right.tree)
         left, left_keys, right, right_keys = self._keyed(left, right, keys)
         for into, other, into_keys, other_keys, into_is_left in (
-                (left, right, left_keys, right_keys, True),
-                (right, left, right_keys, left_keys, False)):  # fmt: skip
+            (left, right, left_keys, right_keys, True),
+            (right, left, right_keys, left_keys, False),
+        ):
             matched = co_partitioned(into.distribution, into_keys, other_keys)
             if matched is not None and not into.shared:
                 into.stage.relies_on_partitioning = True
@@ -94,17 +111,21 @@ class JoinStages:
                 into.tree = replace(node, left=pair[0], right=right_tree)
                 into.stage.hints[id(into.tree)] = self._build_side(node)
                 into.stage.origin = joined_origin(into.stage.origin, node.origin)
-                into.distribution = _after_join(node.kind, into_is_left, into.distribution,
-                                                tuple(matched))  # fmt: skip
+                into.distribution = _after_join(
+                    node.kind, into_is_left, into.distribution, tuple(matched)
+                )
                 return into
         split_left, split_right = _SPLITTABLE.get(node.kind, (False, False))
-        edges = [self.exchange(left, Partitioner.hash(*left_keys)),
-                 self.exchange(right, Partitioner.hash(*right_keys))]
+        edges = [
+            self.exchange(left, Partitioner.hash(*left_keys)),
+            self.exchange(right, Partitioner.hash(*right_keys)),
+        ]
         edges[0].splittable, edges[1].splittable = split_left, split_right
         stage, (left_leaf, right_leaf) = self.fresh("join", node.origin, edges)
         stage.detail = ", ".join(left_keys)
         distribution = {"right": ("hash", tuple(right_keys)), "full": ("any",)}.get(
-            node.kind, ("hash", tuple(left_keys)))
+            node.kind, ("hash", tuple(left_keys))
+        )
         if self.forced_skew and (split_left or split_right):
             distribution = ("any",)  # a cut key's rows leave the join in several tasks
         right_tree = _kept_keys_only(stage, node, left_leaf, right_leaf)
@@ -115,14 +136,17 @@ class JoinStages:
     def _build_side(self, node: Join) -> str:
         """Which input Spark, inside the task, holds in memory to probe with the other: the
         smaller by the estimates, where the join's kind allows."""
-        if node.kind in _BROADCAST_RIGHT and (node.kind not in _BROADCAST_LEFT or
-                                              self._size(node.right) <= self._size(node.left)):
+        if node.kind in _BROADCAST_RIGHT and (
+            node.kind not in _BROADCAST_LEFT or self._size(node.right) <= self._size(node.left)
+        ):
             return "right"
         if node.kind in _BROADCAST_LEFT:
             return "left"
         return "right" if self._size(node.right) <= self._size(node.left) else "left"
 
-    def _keyed(self, left: OpenStage, right: OpenStage, keys) -> tuple[OpenStage, list[str], OpenStage, list[str]]:
+    def _keyed(
+        self, left: OpenStage, right: OpenStage, keys
+    ) -> tuple[OpenStage, list[str], OpenStage, list[str]]:
         """Both sides with a column per join key, of one type on both sides: the hash edges
         hash columns, and equal values must hash alike (a decimal by its stored bytes)."""
         left_types = left.tree.typer()

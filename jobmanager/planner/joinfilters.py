@@ -47,9 +47,19 @@ from sqlglot import exp
 
 from jobmanager.planner.joins import equi_keys, estimate_bytes, reads_filtered
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Node, Project, Scan, col, conjoin, paren, references,
-    substitute, with_children,
-)  # fmt: skip
+    Aggregate,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    col,
+    conjoin,
+    paren,
+    references,
+    substitute,
+    with_children,
+)
 from jobmanager.planner.pushdown import parent_counts
 from jobmanager.planner.selectivity import kept_share
 
@@ -85,8 +95,11 @@ class _JoinKeyFilter:
         if isinstance(node, Join) and node.kind in _KINDS + ("anti",):
             left, right = children
             filtered = self._filtered(node, left, right, True) if node.kind in _KINDS else None
-            children = (filtered, right) if filtered is not None else \
-                (left, self._filtered(node, right, left, False) or right)  # fmt: skip
+            children = (
+                (filtered, right)
+                if filtered is not None
+                else (left, self._filtered(node, right, left, False) or right)
+            )
         result = with_children(node, [self.rebuild(c) for c in children])
         self.done[id(node)] = result
         return result
@@ -113,9 +126,10 @@ class _JoinKeyFilter:
             return None
         source, pairs, names = found
         mapping = {top: col(name) for top, name in names.items()}
-        condition = conjoin(exp.EQ(this=paren(mine.copy()),
-                                   expression=paren(substitute(theirs, mapping)))
-                            for mine, theirs in pairs)  # fmt: skip
+        condition = conjoin(
+            exp.EQ(this=paren(mine.copy()), expression=paren(substitute(theirs, mapping)))
+            for mine, theirs in pairs
+        )
         result: Node = Join(read.columns, join.origin, read, source, "semi", condition)
         if isinstance(target, Aggregate):
             result = replace(target, child=result)
@@ -127,8 +141,11 @@ class _JoinKeyFilter:
         """Whether the scan a join looks up is worth filtering by ``source``: a semi or anti
         join's, however big; a broadcast one; or, hashed, where ``source`` keeps at most
         ``_SELECTIVE`` of its table's rows, so the scan's are expected to shrink as much."""
-        return (join.kind in ("semi", "anti") or self._size(scan) <= self.threshold
-                or kept_share(source) <= _SELECTIVE)
+        return (
+            join.kind in ("semi", "anti")
+            or self._size(scan) <= self.threshold
+            or kept_share(source) <= _SELECTIVE
+        )
 
     def _down_to_target(self, side: Node) -> tuple[list[Node], Node | None, dict[str, str]]:
         """The projections and filters over ``side``'s aggregate or scan, that node, and each
@@ -149,9 +166,9 @@ class _JoinKeyFilter:
             node = node.child
         return chain, None, renamed
 
-    def _keys_source(self, node: Node, pairs: list[Pair], read: Node,
-                     names: dict[str, str] | None = None
-                     ) -> tuple[Node, list[Pair], dict[str, str]] | None:  # fmt: skip
+    def _keys_source(
+        self, node: Node, pairs: list[Pair], read: Node, names: dict[str, str] | None = None
+    ) -> tuple[Node, list[Pair], dict[str, str]] | None:
         """The first node down ``node`` that gives the columns of some of the keys and pays
         as a filter, those keys, and the ids their columns have there: ``node`` itself, or
         an input of its inner joins (the kept side of its semi joins) that gives keys, whose

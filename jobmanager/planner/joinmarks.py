@@ -39,8 +39,15 @@ from jobmanager.planner.graph import stages_in_order
 from jobmanager.planner.logical import Join, Node, Project
 from jobmanager.planner.physical import Input, Stage, StageEdge
 
-__all__ = ["AUTO", "NONE", "RUNTIME_ONLY", "STRATEGY", "broadcast_strategy", "mark_joins",
-           "static_threshold"]  # fmt: skip
+__all__ = [
+    "AUTO",
+    "NONE",
+    "RUNTIME_ONLY",
+    "STRATEGY",
+    "broadcast_strategy",
+    "mark_joins",
+    "static_threshold",
+]
 
 STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
 AUTO, RUNTIME_ONLY, NONE = "AUTO", "RUNTIME_ONLY", "NONE"
@@ -49,8 +56,14 @@ AUTO, RUNTIME_ONLY, NONE = "AUTO", "RUNTIME_ONLY", "NONE"
 # [OUTER] -> left, LEFT SEMI, EXISTS and IN -> semi, LEFT ANTI, NOT EXISTS and NOT IN -> anti)
 # as JoinInput names them; cross and single (a scalar subquery's row) joins have no keys to
 # hash on, so they are never shuffled joins and never marked.
-_KINDS = {"inner": "inner", "left": "left", "right": "right", "full": "full", "semi": "semi",
-          "anti": "anti"}  # fmt: skip
+_KINDS = {
+    "inner": "inner",
+    "left": "left",
+    "right": "right",
+    "full": "full",
+    "semi": "semi",
+    "anti": "anti",
+}
 
 
 def broadcast_strategy(config: Mapping[str, Any]) -> str:
@@ -121,8 +134,11 @@ def _sides(stage: Stage, node: Node) -> tuple[StageEdge, StageEdge] | None:
     if not isinstance(node, Join) or node.kind not in _KINDS:
         return None
     right = node.right
-    if isinstance(right, Join) and isinstance(right.right, Project) and \
-            right.right.child is node.left:  # fmt: skip
+    if (
+        isinstance(right, Join)
+        and isinstance(right.right, Project)
+        and right.right.child is node.left
+    ):
         right = right.left  # cut to the left side's keys in the task: exact however split
     if not (isinstance(node.left, Input) and isinstance(right, Input)):
         return None
@@ -134,7 +150,7 @@ def _sides(stage: Stage, node: Node) -> tuple[StageEdge, StageEdge] | None:
 
 def _edge(stage: Stage, leaf: Input) -> StageEdge:
     """The input edge whose rows ``leaf`` reads (view ``in<n>``: the stage's n-th input)."""
-    return stage.inputs[int(leaf.view[len("in"):])]
+    return stage.inputs[int(leaf.view[len("in") :])]
 
 
 def _nodes(node: Node) -> Iterator[Node]:

@@ -55,8 +55,13 @@ def with_hints(joins: tuple[PlannedJoin, ...], sql: str) -> tuple[PlannedJoin, .
     for join in joins:
         name = "SHUFFLE_HASH" if join.kind == "full" else "BROADCAST"
         left, right = aliases.get(join.left), aliases.get(join.right)
-        if join.strategy == PlannedJoin.RUNTIME and left and right and join.side and \
-                f"/*+ {name}({left if join.side == 'left' else right}) */" in sql:  # fmt: skip
+        if (
+            join.strategy == PlannedJoin.RUNTIME
+            and left
+            and right
+            and join.side
+            and f"/*+ {name}({left if join.side == 'left' else right}) */" in sql
+        ):
             join = replace(join, hints=(f"{name}({left})", f"{name}({right})"))
         hinted.append(join)
     return tuple(hinted)
@@ -64,14 +69,23 @@ def with_hints(joins: tuple[PlannedJoin, ...], sql: str) -> tuple[PlannedJoin, .
 
 def _planned(stage: Stage, node: Join, memo: dict) -> PlannedJoin:
     """``node``'s join, its id left empty unless it is marked."""
-    edges = {side: _edge(stage, child) for side, child in (("left", node.left), ("right", node.right))}
-    views = {side: child.view if isinstance(child, Input) else _whole_view(stage, child)
-             for side, child in (("left", node.left), ("right", node.right))}  # fmt: skip
-    listed = {side: _listed(stage, child, memo) for side, child in
-              (("left", node.left), ("right", node.right))}  # fmt: skip
+    edges = {
+        side: _edge(stage, child) for side, child in (("left", node.left), ("right", node.right))
+    }
+    views = {
+        side: child.view if isinstance(child, Input) else _whole_view(stage, child)
+        for side, child in (("left", node.left), ("right", node.right))
+    }
+    listed = {
+        side: _listed(stage, child, memo)
+        for side, child in (("left", node.left), ("right", node.right))
+    }
     hint = stage.hints.get(id(node), "")
-    broadcast = [side for side, child in (("left", node.left), ("right", node.right))
-                 if _sent_whole(stage, child, edges[side])]
+    broadcast = [
+        side
+        for side, child in (("left", node.left), ("right", node.right))
+        if _sent_whole(stage, child, edges[side])
+    ]
     marks = [e.join for e in edges.values() if e is not None and e.join is not None]
     if broadcast:
         strategy, side, join = PlannedJoin.BROADCAST, broadcast[0], ""
@@ -79,8 +93,16 @@ def _planned(stage: Stage, node: Join, memo: dict) -> PlannedJoin:
         strategy, side, join = PlannedJoin.RUNTIME, hint, marks[0].join
     else:
         strategy, side, join = PlannedJoin.SHUFFLED, hint, ""
-    return PlannedJoin(join, node.kind, strategy, side, views["left"], views["right"],
-                       listed["left"], listed["right"])  # fmt: skip
+    return PlannedJoin(
+        join,
+        node.kind,
+        strategy,
+        side,
+        views["left"],
+        views["right"],
+        listed["left"],
+        listed["right"],
+    )
 
 
 def _sent_whole(stage: Stage, child: Node, edge) -> bool:
@@ -94,12 +116,12 @@ def _whole_view(stage: Stage, child: Node) -> str:
     """The view of the source the side reads, when every task reads that source whole."""
     while not isinstance(child, Source) and len(child.children) == 1:
         child = child.children[0]
-    whole = isinstance(child, Source) and int(child.view[len("s"):]) in stage.whole
+    whole = isinstance(child, Source) and int(child.view[len("s") :]) in stage.whole
     return child.view if whole else ""
 
 
 def _edge(stage: Stage, child: Node):
-    return stage.inputs[int(child.view[len("in"):])] if isinstance(child, Input) else None
+    return stage.inputs[int(child.view[len("in") :])] if isinstance(child, Input) else None
 
 
 def _listed(stage: Stage, node: Node, memo: dict) -> int:
@@ -107,7 +129,7 @@ def _listed(stage: Stage, node: Node, memo: dict) -> int:
 
     def leaf(n: Node) -> int | None:
         if isinstance(n, Input):
-            producer = stage.inputs[int(n.view[len("in"):])].producer
+            producer = stage.inputs[int(n.view[len("in") :])].producer
             return _listed(producer, producer.tree, memo)
         if isinstance(n, Source):
             return estimate_bytes(n.scan, memo)

@@ -37,22 +37,40 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Filter, Join, Limit, Node, OneRow, Scan, SetOp, Values, WholeQuery, conjoin,
-    conjuncts, nodes_of, references, with_children,
-)  # fmt: skip
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    OneRow,
+    Scan,
+    SetOp,
+    Values,
+    WholeQuery,
+    conjoin,
+    conjuncts,
+    nodes_of,
+    references,
+    with_children,
+)
 from jobmanager.planner.pushdown import parent_counts
 from jobmanager.planner.selectivity import scan_selectivity
 
 __all__ = [
-    "equi_keys", "estimate_bytes", "reads_filtered", "reorder_joins", "repeats",
+    "equi_keys",
+    "estimate_bytes",
+    "reads_filtered",
+    "reorder_joins",
+    "repeats",
 ]
 
 _ROW_BYTES = 64
 _SEMI_JOIN_SELECTIVITY = 0.1  # Calcite's RelMdUtil.getSemiJoinRowCount, with RexUtil's guess
 
 
-def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
-                   leaf: Callable[[Node], int | None] | None = None) -> int:  # fmt: skip
+def estimate_bytes(
+    node: Node, memo: dict[int, int] | None = None, leaf: Callable[[Node], int | None] | None = None
+) -> int:
     """``leaf``: the size of a node it knows (a stage's input, read from another stage), so a
     stage's tree is estimated as the plan it was cut from."""
     memo = {} if memo is None else memo
@@ -62,8 +80,7 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
     if known is not None:
         size = known
     elif isinstance(node, Scan):
-        size = int(node.table.listed_bytes([c for _, c in node.mapping]) *
-                   scan_selectivity(node))  # fmt: skip
+        size = int(node.table.listed_bytes([c for _, c in node.mapping]) * scan_selectivity(node))
     elif isinstance(node, (OneRow, Values)):
         size = _ROW_BYTES * max(1, len(getattr(node, "rows", ())))
     elif isinstance(node, Join) and node.kind == "semi" and drops_rows(node.right):
@@ -85,8 +102,9 @@ def estimate_bytes(node: Node, memo: dict[int, int] | None = None,
 Pairs = list[tuple[exp.Expression, exp.Expression]]
 
 
-def equi_keys(condition: exp.Expression | None, left_ids: set[str], right_ids: set[str]
-              ) -> tuple[Pairs, list[exp.Expression]]:  # fmt: skip
+def equi_keys(
+    condition: exp.Expression | None, left_ids: set[str], right_ids: set[str]
+) -> tuple[Pairs, list[exp.Expression]]:
     """The condition's equalities between an expression of each side, as (left, right), and
     the conjuncts that are not such equalities."""
     keys, rest = [], []
@@ -133,8 +151,11 @@ class _Reorderer:
         return result
 
     def _flatten(self, node: Node) -> tuple[list[Node], list[exp.Expression]]:
-        if isinstance(node, Join) and node.kind in ("inner", "cross") and \
-                self.parents.get(id(node), 0) <= 1:  # fmt: skip
+        if (
+            isinstance(node, Join)
+            and node.kind in ("inner", "cross")
+            and self.parents.get(id(node), 0) <= 1
+        ):
             left, left_conditions = self._flatten(node.left)
             right, right_conditions = self._flatten(node.right)
             return left + right, left_conditions + right_conditions + conjuncts(node.condition)
@@ -148,6 +169,7 @@ class _Reorderer:
         outer = references(node.condition) - set(right.ids) if node.condition is not None else set()
         for leaf in leaves:
             if outer and outer <= set(leaf.ids):
+
                 def semi(kept: Node) -> Node:
                     return Join(kept.columns, node.origin, kept, right, node.kind, node.condition)
 
@@ -157,8 +179,12 @@ class _Reorderer:
     def _size(self, node: Node) -> int:
         return estimate_bytes(node, self.sizes)
 
-    def _ordered(self, leaves: list[Node], conditions: list[exp.Expression],
-                 semis: dict[int, Callable[[Node], Node]] | None = None) -> Node:
+    def _ordered(
+        self,
+        leaves: list[Node],
+        conditions: list[exp.Expression],
+        semis: dict[int, Callable[[Node], Node]] | None = None,
+    ) -> Node:
         """``semis``: by a leaf's identity, the semi or anti join that filters it."""
         semis = semis or {}
         remaining = list(leaves)
@@ -178,8 +204,9 @@ class _Reorderer:
             spine.append(current)
         return self._semi_placed(first, spine, semis.get(id(first)))
 
-    def _semi_placed(self, leaf: Node, spine: list[Join], semi: Callable[[Node], Node] | None
-                     ) -> Node:  # fmt: skip
+    def _semi_placed(
+        self, leaf: Node, spine: list[Join], semi: Callable[[Node], Node] | None
+    ) -> Node:
         """The joins of ``spine``, left-deep over ``leaf``, with ``semi`` (a semi or anti
         join reading ``leaf``'s columns) over ``leaf`` joined with the small inputs joined to
         it first (the broadcasts into its scan) where one of them is filtered, else over
@@ -204,8 +231,13 @@ class _Reorderer:
         safe = [leaf for leaf in connected if not _many_to_many(current, leaf, unused)]
         return self._smallest(safe or connected or remaining, current, remaining, unused)
 
-    def _smallest(self, candidates: list[Node], current: Node, remaining: list[Node],
-                  unused: list[exp.Expression]) -> Node:  # fmt: skip
+    def _smallest(
+        self,
+        candidates: list[Node],
+        current: Node,
+        remaining: list[Node],
+        unused: list[exp.Expression],
+    ) -> Node:
         """The smallest of ``candidates``, a small one that filters first: filtered, or the
         one way to a small filtered input; it drops rows the others would each look up (TPC-H
         q08: ``lineitem`` meets the one type's parts before every supplier and its nation;
@@ -213,26 +245,36 @@ class _Reorderer:
 
         def filters(leaf: Node) -> bool:
             return reads_filtered(leaf) or any(
-                other is not leaf and self._small(other) and reads_filtered(other) and
-                _connects(leaf, other, unused) and not _connects(current, other, unused)
-                for other in remaining)  # fmt: skip
+                other is not leaf
+                and self._small(other)
+                and reads_filtered(other)
+                and _connects(leaf, other, unused)
+                and not _connects(current, other, unused)
+                for other in remaining
+            )
 
         filtering = [leaf for leaf in candidates if self._small(leaf) and filters(leaf)]
-        return min(filtering or candidates, key=lambda leaf: (self._size(leaf),
-                                                              remaining.index(leaf)))
+        return min(
+            filtering or candidates, key=lambda leaf: (self._size(leaf), remaining.index(leaf))
+        )
 
-    def _with_own_small_sides(self, big: Node, current: Node, remaining: list[Node],
-                              unused: list[exp.Expression]
-                              ) -> tuple[list[Join], list[exp.Expression]]:  # fmt: skip
+    def _with_own_small_sides(
+        self, big: Node, current: Node, remaining: list[Node], unused: list[exp.Expression]
+    ) -> tuple[list[Join], list[exp.Expression]]:
         """``big`` joined first with the small inputs only it connects to (not what is joined
         so far), each join in turn: they filter it where it is read, before it crosses an
         exchange (TPC-H Q3: the segment's customers into the orders scan, then orders meet
         lineitem)."""
         spine: list[Join] = []
         while True:
-            own = [leaf for leaf in remaining if self._small(leaf) and
-                   _connects(big, leaf, unused) and not _connects(current, leaf, unused)
-                   and not _many_to_many(big, leaf, unused)]
+            own = [
+                leaf
+                for leaf in remaining
+                if self._small(leaf)
+                and _connects(big, leaf, unused)
+                and not _connects(current, leaf, unused)
+                and not _many_to_many(big, leaf, unused)
+            ]
             if not own:
                 return spine, unused
             leaf = self._smallest(own, big, remaining, unused)
@@ -243,15 +285,22 @@ class _Reorderer:
     def _small(self, node: Node) -> bool:
         return 0 <= self.threshold and self._size(node) <= self.threshold
 
-    def _joined(self, left: Node, right: Node, unused: list[exp.Expression]
-                ) -> tuple[Join, list[exp.Expression]]:  # fmt: skip
+    def _joined(
+        self, left: Node, right: Node, unused: list[exp.Expression]
+    ) -> tuple[Join, list[exp.Expression]]:
         """``left`` joined with ``right`` on every unused condition they now both cover."""
         available = set(left.ids) | set(right.ids)
         applicable = [c for c in unused if references(c) <= available]
         rest = [c for c in unused if not references(c) <= available]
         condition = conjoin(applicable)
-        joined = Join(left.columns + right.columns, _origin(left, right, condition), left, right,
-                      "inner" if condition is not None else "cross", condition)  # fmt: skip
+        joined = Join(
+            left.columns + right.columns,
+            _origin(left, right, condition),
+            left,
+            right,
+            "inner" if condition is not None else "cross",
+            condition,
+        )
         return joined, rest
 
 
@@ -295,4 +344,3 @@ def repeats(node: Node, key: exp.Expression) -> bool:
 def _origin(left: Node, right: Node, condition: exp.Expression | None) -> str:
     on = f" ON {condition.sql(dialect='spark')}" if condition is not None else ""
     return f"JOIN{on}"
-

@@ -23,10 +23,32 @@ from jobmanager.planner.catalog import Table
 from jobmanager.planner.types import UNKNOWN, SqlType
 
 __all__ = [
-    "Aggregate", "Column", "Expand", "Filter", "IdAllocator", "Join", "Limit", "Node", "OneRow", "Project",
-    "Scan", "SetOp", "Sort", "SubqueryColumn", "Values", "WholeQuery", "Window", "col", "conjoin", "conjuncts", "nodes_of",
-    "paren", "references", "substitute", "with_children",
-]  # fmt: skip
+    "Aggregate",
+    "Column",
+    "Expand",
+    "Filter",
+    "IdAllocator",
+    "Join",
+    "Limit",
+    "Node",
+    "OneRow",
+    "Project",
+    "Scan",
+    "SetOp",
+    "Sort",
+    "SubqueryColumn",
+    "Values",
+    "WholeQuery",
+    "Window",
+    "col",
+    "conjoin",
+    "conjuncts",
+    "nodes_of",
+    "paren",
+    "references",
+    "substitute",
+    "with_children",
+]
 
 Column = tuple[str, SqlType]
 JOIN_KINDS = ("inner", "cross", "left", "right", "full", "semi", "anti", "single")
@@ -39,8 +61,17 @@ def col(column_id: str) -> exp.Column:
 def paren(expression: exp.Expression) -> exp.Expression:
     """``expression`` safe to put inside another: sqlglot prints trees as built, without
     adding the parentheses an operator's precedence needs (``(a + b) * c``)."""
-    atomic = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Func, exp.Cast,
-              exp.Window, exp.Subquery)  # fmt: skip
+    atomic = (
+        exp.Column,
+        exp.Literal,
+        exp.Null,
+        exp.Boolean,
+        exp.Paren,
+        exp.Func,
+        exp.Cast,
+        exp.Window,
+        exp.Subquery,
+    )
     return expression if isinstance(expression, atomic) else exp.Paren(this=expression)
 
 

@@ -50,19 +50,23 @@ def parse(query: str) -> exp.Expression:
         column = first.get("col")
         if column is not None:  # sqlglot notes where the token ends
             column = max(1, column - len(token) + 1)
-        raise SqlSyntaxError(f"syntax error at {token!r}: {_plain(what)}", first.get("line"),
-                             column) from None  # fmt: skip
+        raise SqlSyntaxError(
+            f"syntax error at {token!r}: {_plain(what)}", first.get("line"), column
+        ) from None
     except TokenError as error:
         raise SqlSyntaxError(f"syntax error: {error}") from None
     if not statements:
         raise SqlSyntaxError("the query is empty")
     if len(statements) > 1:
-        raise UnsupportedSqlError(f"one query at a time: this text holds {len(statements)} "
-                                  "statements")  # fmt: skip
+        raise UnsupportedSqlError(
+            f"one query at a time: this text holds {len(statements)} statements"
+        )
     statement = statements[0]
     if not isinstance(statement, _QUERY_TYPES):
-        raise UnsupportedSqlError(f"only queries run here, not {statement.key.upper()} "
-                                  "statements; write a result with output=... instead")  # fmt: skip
+        raise UnsupportedSqlError(
+            f"only queries run here, not {statement.key.upper()} "
+            "statements; write a result with output=... instead"
+        )
     return statement
 
 
@@ -74,11 +78,19 @@ def qualified(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
     for table in tree.find_all(exp.Table):
         if catalog.has(table.name) and table.name.lower() not in schema:
             described = catalog.table(table.name)
-            schema[table.name.lower()] = {c.name.lower(): str(c.type) if c.type.is_known
-                                          else "string" for c in described.columns}  # fmt: skip
+            schema[table.name.lower()] = {
+                c.name.lower(): str(c.type) if c.type.is_known else "string"
+                for c in described.columns
+            }
     try:
-        return qualify(tree, schema=schema, dialect="spark", expand_stars=True,
-                       validate_qualify_columns=True, identify=False)  # fmt: skip
+        return qualify(
+            tree,
+            schema=schema,
+            dialect="spark",
+            expand_stars=True,
+            validate_qualify_columns=True,
+            identify=False,
+        )
     except OptimizeError as error:
         raise _column_error(str(error), tree, schema) from None
 
@@ -86,8 +98,11 @@ def qualified(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
 def projection_name(projection: exp.Expression) -> str:
     """The name Spark gives a SELECT list item: its alias, its column's name, or its text."""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
-    if isinstance(projection, exp.Alias) and projection.alias.startswith("_col_") and \
-            SPARK_NAME in inner.meta:  # fmt: skip
+    if (
+        isinstance(projection, exp.Alias)
+        and projection.alias.startswith("_col_")
+        and SPARK_NAME in inner.meta
+    ):
         return inner.meta[SPARK_NAME]
     return projection.alias_or_name
 
@@ -98,14 +113,17 @@ def _check_tables(tree: exp.Expression, catalog: Catalog) -> None:
         name = table.name
         if not name or name.lower() in ctes or catalog.has(name):
             if table.args.get("db"):
-                raise UnsupportedSqlError(f"table {table.sql(dialect='spark')}: database names "
-                                          "are not supported; name tables as given")  # fmt: skip
+                raise UnsupportedSqlError(
+                    f"table {table.sql(dialect='spark')}: database names "
+                    "are not supported; name tables as given"
+                )
             continue
         close = catalog.closest(name)
         hint = f"; did you mean {close!r}?" if close else ""
         known = ", ".join(catalog.names) or "none (pass tables={...} or --table name=path)"
-        raise UnknownTableError(f"unknown table {name!r}{hint} The known tables are {known}",
-                                *position(table))  # fmt: skip
+        raise UnknownTableError(
+            f"unknown table {name!r}{hint} The known tables are {known}", *position(table)
+        )
 
 
 def _remember_spark_names(tree: exp.Expression) -> None:
@@ -114,8 +132,9 @@ def _remember_spark_names(tree: exp.Expression) -> None:
     for select in tree.find_all(exp.Select):
         for projection in select.expressions:
             if not isinstance(projection, (exp.Alias, exp.Column, exp.Star)):
-                projection.meta[SPARK_NAME] = projection.sql(dialect="spark",
-                                                             normalize_functions="lower")
+                projection.meta[SPARK_NAME] = projection.sql(
+                    dialect="spark", normalize_functions="lower"
+                )
 
 
 def _column_error(message: str, tree: exp.Expression, schema: dict) -> Exception:
@@ -124,11 +143,20 @@ def _column_error(message: str, tree: exp.Expression, schema: dict) -> Exception
         return UnsupportedSqlError(f"the query cannot be analysed: {message}")
     name = match.group("name").lower()
     line, column = _position_of(tree, name)
-    having = sorted({table.alias_or_name for table in tree.find_all(exp.Table)
-                     if name in schema.get(table.name.lower(), {})})  # fmt: skip
+    having = sorted(
+        {
+            table.alias_or_name
+            for table in tree.find_all(exp.Table)
+            if name in schema.get(table.name.lower(), {})
+        }
+    )
     if len(having) > 1:
-        return UnknownColumnError(f"ambiguous column {name!r}: tables {', '.join(having)} all "
-                                  f"have it; qualify it, e.g. {having[0]}.{name}", line, column)
+        return UnknownColumnError(
+            f"ambiguous column {name!r}: tables {', '.join(having)} all "
+            f"have it; qualify it, e.g. {having[0]}.{name}",
+            line,
+            column,
+        )
     known = sorted({c for columns in schema.values() for c in columns})
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""

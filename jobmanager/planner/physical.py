@@ -57,7 +57,7 @@ from jobmanager.planner.distribution import (
     satisfied,
     sorts_where_grouped,
     through_projection,
-)  # fmt: skip
+)
 from jobmanager.planner.expressions import type_of
 from jobmanager.planner.joins import estimate_bytes
 from jobmanager.planner.logical import (
@@ -78,7 +78,7 @@ from jobmanager.planner.logical import (
     WholeQuery,
     Window,
     col,
-)  # fmt: skip
+)
 from jobmanager.planner.pushdown import parent_counts
 from jobmanager.planner.join_stages import JoinStages
 from jobmanager.planner.stages import Input, OpenStage, Source, Stage, StageEdge, joined_origin
@@ -86,23 +86,31 @@ from jobmanager.planner.stages import Input, OpenStage, Source, Stage, StageEdge
 __all__ = ["Input", "Source", "Stage", "StageEdge", "cut_into_stages"]
 
 
-def cut_into_stages(root: Node, threshold: int, ids: IdAllocator, skew: str = "auto",
-                    read_whole: int = -1) -> Stage:  # fmt: skip
+def cut_into_stages(
+    root: Node, threshold: int, ids: IdAllocator, skew: str = "auto", read_whole: int = -1
+) -> Stage:
     """The stages of ``root``; returns the last one (the query's result). ``skew``: the
     skewed join strategy (none, auto, forced); forced leaves a join hashed in its own stage,
     since a cut skewed key spreads the join's output over tasks, and the operators after it
     that would use that hashing exchange the rows again. ``read_whole``: the most listed bytes
     of a broadcast side that the other side's tasks read themselves (-1: none)."""
-    cutter = _Cutter(parent_counts(root), threshold, ids, final_sort(root), skew == "forced",
-                     read_whole)  # fmt: skip
+    cutter = _Cutter(
+        parent_counts(root), threshold, ids, final_sort(root), skew == "forced", read_whole
+    )
     opened = cutter.cont(cutter.build(root))
     return cutter.close(opened)
 
 
 class _Cutter(JoinStages):
-    def __init__(self, parents: dict[int, int], threshold: int, ids: IdAllocator,
-                 final_sort: int | None = None, forced_skew: bool = False,
-                 read_whole: int = -1) -> None:  # fmt: skip
+    def __init__(
+        self,
+        parents: dict[int, int],
+        threshold: int,
+        ids: IdAllocator,
+        final_sort: int | None = None,
+        forced_skew: bool = False,
+        read_whole: int = -1,
+    ) -> None:
         self.parents = parents
         self.read_whole = read_whole
         self.threshold = threshold
@@ -119,8 +127,9 @@ class _Cutter(JoinStages):
             return self._build(node)
         if id(node) not in self.shared:
             opened = self._build(node)
-            self.shared[id(node)] = OpenStage(self.close(opened), opened.tree, opened.distribution,
-                                          shared=True)  # fmt: skip
+            self.shared[id(node)] = OpenStage(
+                self.close(opened), opened.tree, opened.distribution, shared=True
+            )
         return self.shared[id(node)]
 
     def close(self, opened: OpenStage) -> Stage:
@@ -141,8 +150,9 @@ class _Cutter(JoinStages):
         leaf = stage.input(StageEdge(opened.stage, Partitioner.FORWARD))
         return OpenStage(stage, leaf)
 
-    def fresh(self, kind: str, origin: str, edges: list[StageEdge], parallelism: int | None = None
-              ) -> tuple[Stage, list[Input]]:  # fmt: skip
+    def fresh(
+        self, kind: str, origin: str, edges: list[StageEdge], parallelism: int | None = None
+    ) -> tuple[Stage, list[Input]]:
         stage = Stage(kind, origin, parallelism=parallelism)
         return stage, [stage.input(edge) for edge in edges]
 
@@ -150,8 +160,13 @@ class _Cutter(JoinStages):
 
     def _build(self, node: Node) -> OpenStage:
         if isinstance(node, Scan):
-            stage = Stage("scan", node.origin, detail=node.table.name if node.alias.lower() ==
-                          node.table.name.lower() else f"{node.table.name} {node.alias}")
+            stage = Stage(
+                "scan",
+                node.origin,
+                detail=node.table.name
+                if node.alias.lower() == node.table.name.lower()
+                else f"{node.table.name} {node.alias}",
+            )
             return OpenStage(stage, stage.source(node))
         if isinstance(node, (OneRow, Values)):
             stage = Stage("values", node.origin, parallelism=1)
@@ -161,7 +176,7 @@ class _Cutter(JoinStages):
             opened.tree = replace(node, child=opened.tree)
             return opened
         if isinstance(node, Project):
-            reading = node.origin[len("FROM "):] if node.origin.startswith("FROM ") else ""
+            reading = node.origin[len("FROM ") :] if node.origin.startswith("FROM ") else ""
             opened = self.cont(self.build(node.child), reading)
             opened.tree = replace(node, child=opened.tree)
             opened.distribution = through_projection(opened.distribution, node)
@@ -188,7 +203,9 @@ class _Cutter(JoinStages):
     def _small(self, node: Node) -> bool:
         return self.threshold >= 0 and self._size(node) <= self.threshold
 
-    def _with_columns(self, opened: OpenStage, exprs: list[exp.Expression]) -> tuple[OpenStage, list[str]]:
+    def _with_columns(
+        self, opened: OpenStage, exprs: list[exp.Expression]
+    ) -> tuple[OpenStage, list[str]]:
         """``opened`` with a column for each expression that is not one already."""
         if all(isinstance(e, exp.Column) for e in exprs):
             return opened, [e.name for e in exprs]
@@ -204,8 +221,9 @@ class _Cutter(JoinStages):
             names.append(key_id)
         tree = opened.tree
         columns = tree.columns + tuple((i, type_of(e, types)) for i, e in added)
-        opened.tree = Project(columns, tree.origin, tree,
-                              tuple((c, col(c)) for c in tree.ids) + tuple(added))  # fmt: skip
+        opened.tree = Project(
+            columns, tree.origin, tree, tuple((c, col(c)) for c in tree.ids) + tuple(added)
+        )
         return opened, names
 
     def _aggregate(self, node: Aggregate) -> OpenStage:
@@ -222,19 +240,27 @@ class _Cutter(JoinStages):
         single = not node.groups
         split = split_aggregate(node, self.ids)
         if split is not None:
-            partial, (leaf,) = self.fresh("partial aggregate", node.origin,
-                                          [self.exchange(opened, Partitioner.FORWARD)])
+            partial, (leaf,) = self.fresh(
+                "partial aggregate", node.origin, [self.exchange(opened, Partitioner.FORWARD)]
+            )
             partial.tree = Aggregate(split.columns, node.origin, leaf, split.groups, split.states)
             partitioner = Partitioner.REBALANCE if single else Partitioner.hash(*split.keys)
-            final, (leaf,) = self.fresh("aggregate", node.origin,
-                                        [StageEdge(partial, partitioner, pre_aggregated=True)],
-                                        1 if single else None)  # fmt: skip
+            final, (leaf,) = self.fresh(
+                "aggregate",
+                node.origin,
+                [StageEdge(partial, partitioner, pre_aggregated=True)],
+                1 if single else None,
+            )
             tree = split.final(leaf)
         else:
             opened, keys = self._with_columns(opened, [e for _, e in node.groups])
             partitioner = Partitioner.REBALANCE if single else Partitioner.hash(*keys)
-            final, (leaf,) = self.fresh("aggregate", node.origin,
-                                        [self.exchange(opened, partitioner)], 1 if single else None)
+            final, (leaf,) = self.fresh(
+                "aggregate",
+                node.origin,
+                [self.exchange(opened, partitioner)],
+                1 if single else None,
+            )
             groups = tuple((g, col(k)) for (g, _), k in zip(node.groups, keys))
             tree = replace(node, child=leaf, groups=groups)
         final.detail = ", ".join(g for g, _ in node.groups)
@@ -249,8 +275,9 @@ class _Cutter(JoinStages):
         else:
             single = not node.partition
             partitioner = Partitioner.REBALANCE if single else Partitioner.hash(*node.partition)
-            stage, (leaf,) = self.fresh("window", node.origin, [self.exchange(opened, partitioner)],
-                                        1 if single else None)  # fmt: skip
+            stage, (leaf,) = self.fresh(
+                "window", node.origin, [self.exchange(opened, partitioner)], 1 if single else None
+            )
             stage.detail = ", ".join(node.partition)
             opened = OpenStage(stage, leaf, ("single",) if single else ("hash", node.partition))
         opened.tree = replace(node, child=opened.tree)
@@ -264,8 +291,11 @@ class _Cutter(JoinStages):
             return opened
         if id(node) == self.final_sort:
             keys = range_keys(node, opened.tree.ids)
-            if keys is not None and not opened.shared and \
-                    sorts_where_grouped(opened.stage, opened.distribution, keys):  # fmt: skip
+            if (
+                keys is not None
+                and not opened.shared
+                and sorts_where_grouped(opened.stage, opened.distribution, keys)
+            ):
                 opened.tree = replace(node, child=opened.tree)
                 opened.stage.origin = joined_origin(opened.stage.origin, node.origin)
                 return OpenStage(opened.stage, opened.tree, ("any",))
@@ -276,15 +306,18 @@ class _Cutter(JoinStages):
                 return OpenStage(stage, replace(node, child=leaf), ("any",))
         edge_from = opened
         if node.limit is not None:
-            local, (leaf,) = self.fresh("top-n per task" if isinstance(node, Sort) else
-                                        "limit per task", node.origin,
-                                        [self.exchange(opened, Partitioner.FORWARD)])  # fmt: skip
+            local, (leaf,) = self.fresh(
+                "top-n per task" if isinstance(node, Sort) else "limit per task",
+                node.origin,
+                [self.exchange(opened, Partitioner.FORWARD)],
+            )
             local.tree = replace(node, child=leaf, limit=node.limit + node.offset, offset=0)
             local.detail = str(node.limit)
             edge_from = OpenStage(local, local.tree)
         kind = "sort" if node.limit is None else "top-n" if isinstance(node, Sort) else "limit"
-        stage, (leaf,) = self.fresh(kind, node.origin,
-                                    [self.exchange(edge_from, Partitioner.REBALANCE)], 1)
+        stage, (leaf,) = self.fresh(
+            kind, node.origin, [self.exchange(edge_from, Partitioner.REBALANCE)], 1
+        )
         stage.detail = "" if node.limit is None else str(node.limit)
         return OpenStage(stage, replace(node, child=leaf), ("single",))
 
@@ -295,12 +328,19 @@ class _Cutter(JoinStages):
         alike = [i for i in range(len(node.columns)) if _hash_alike(node.inputs, i)]
         if keyed and not alike:
             edges = [self.exchange(self.build(c), Partitioner.REBALANCE) for c in node.inputs]
-            stage, leaves = self.fresh(node.kind + ("" if node.distinct else " all"),
-                                       node.origin, edges, 1)  # fmt: skip
+            stage, leaves = self.fresh(
+                node.kind + ("" if node.distinct else " all"), node.origin, edges, 1
+            )
             return OpenStage(stage, replace(node, inputs=tuple(leaves)), ("single",))
-        edges = [self.exchange(self.build(child), Partitioner.hash(*[child.ids[i] for i in alike])
-                               if keyed else Partitioner.REBALANCE)
-                 for child in node.inputs]  # fmt: skip
+        edges = [
+            self.exchange(
+                self.build(child),
+                Partitioner.hash(*[child.ids[i] for i in alike])
+                if keyed
+                else Partitioner.REBALANCE,
+            )
+            for child in node.inputs
+        ]
         kind = node.kind + ("" if node.distinct else " all")
         stage, leaves = self.fresh(kind, node.origin, edges)
         distribution = ("hash", tuple(node.ids[i] for i in alike)) if keyed else ("any",)
@@ -310,8 +350,10 @@ class _Cutter(JoinStages):
         """The subquery evaluated in the stage of the rows it is evaluated for, its tables
         sent whole into each task."""
         opened = self.cont(self.build(node.child))
-        leaves = tuple(opened.stage.input(self.exchange(self.build(i), Partitioner.BROADCAST))
-                       for i in node.inputs)  # fmt: skip
+        leaves = tuple(
+            opened.stage.input(self.exchange(self.build(i), Partitioner.BROADCAST))
+            for i in node.inputs
+        )
         opened.tree = replace(node, child=opened.tree, inputs=leaves)
         opened.stage.origin = joined_origin(opened.stage.origin, node.origin)
         return opened
@@ -333,8 +375,7 @@ def _hash_alike(inputs: tuple[Node, ...], index: int) -> bool:
     """Whether column ``index`` of every input hashes equal values alike: its types known and
     needing no cast between them (``hash_type``)."""
     kinds = [child.columns[index][1] for child in inputs]
-    return all(k.is_known for k in kinds) and all(
-        hash_type(kinds[0], k) is None for k in kinds[1:])
+    return all(k.is_known for k in kinds) and all(hash_type(kinds[0], k) is None for k in kinds[1:])
 
 
 def _aggregates_what_it_reads(tree: Node) -> bool:

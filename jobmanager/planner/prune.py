@@ -15,9 +15,27 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    OUTER, Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, Scan, SetOp, Sort,
-    SubqueryColumn, Values, WholeQuery, Window, col, nodes_of, references, substitute,
-)  # fmt: skip
+    OUTER,
+    Aggregate,
+    Expand,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    OneRow,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    SubqueryColumn,
+    Values,
+    WholeQuery,
+    Window,
+    col,
+    nodes_of,
+    references,
+    substitute,
+)
 
 __all__ = ["prune_columns"]
 
@@ -38,8 +56,11 @@ def prune_columns(root: Node, trim: bool = True) -> Node:
         made = _rebuild(node, needed[id(node)], rebuilt)
         if trim and isinstance(node, (Filter, Join, Sort, Limit)):
             made = _trimmed(made, needed[id(node)])
-        if isinstance(made, Project) and isinstance(made.child, Project) and \
-                parents.get(id(node.children[0]), 0) <= 1:  # fmt: skip
+        if (
+            isinstance(made, Project)
+            and isinstance(made.child, Project)
+            and parents.get(id(node.children[0]), 0) <= 1
+        ):
             made = _merged(made)
         rebuilt[id(node)] = made
     return rebuilt[id(root)]
@@ -96,8 +117,7 @@ def _asks_expand(node: Expand, wanted: set[str]) -> list[tuple[Node, set[str]]]:
     return [(node.child, (wanted & set(node.child.ids)) | _uses(k for _, k in node.keys))]
 
 
-def _asks_subquery_column(node: SubqueryColumn, wanted: set[str]
-                          ) -> list[tuple[Node, set[str]]]:  # fmt: skip
+def _asks_subquery_column(node: SubqueryColumn, wanted: set[str]) -> list[tuple[Node, set[str]]]:
     """The child's columns read, and of each input the columns the subquery names (by name:
     its text is qualified, ``*`` expanded)."""
     read = {c.name for c in node.expression.find_all(exp.Column) if c.table == OUTER}
@@ -105,13 +125,23 @@ def _asks_subquery_column(node: SubqueryColumn, wanted: set[str]
     asked = (wanted | read) & set(node.child.ids)
     return [(node.child, asked)] + [
         (i, {c for c, n in zip(i.ids, names) if n.lower() in named} or set(i.ids[:1]))
-        for i, names in zip(node.inputs, node.names)]
+        for i, names in zip(node.inputs, node.names)
+    ]
 
 
-_ASKS = {Filter: _asks_filter, Project: _asks_project, Join: _asks_join,
-         Aggregate: _asks_aggregate, Window: _asks_window, Sort: _asks_sort, Limit: _asks_limit,
-         SetOp: _asks_set_op, WholeQuery: _asks_set_op, Expand: _asks_expand,
-         SubqueryColumn: _asks_subquery_column}  # fmt: skip
+_ASKS = {
+    Filter: _asks_filter,
+    Project: _asks_project,
+    Join: _asks_join,
+    Aggregate: _asks_aggregate,
+    Window: _asks_window,
+    Sort: _asks_sort,
+    Limit: _asks_limit,
+    SetOp: _asks_set_op,
+    WholeQuery: _asks_set_op,
+    Expand: _asks_expand,
+    SubqueryColumn: _asks_subquery_column,
+}
 
 
 def _rebuild(node: Node, wanted: set[str], rebuilt: dict[int, Node]) -> Node:
@@ -143,8 +173,12 @@ def _rebuild_passing(node: Filter | Sort | Limit, wanted: set[str], child) -> No
 def _rebuild_project(node: Project, wanted: set[str], child) -> Node:
     keep = _at_least_one(wanted, node)
     exprs = tuple((i, e) for i, e in node.exprs if i in keep)
-    return replace(node, columns=tuple(c for c in node.columns if c[0] in keep),
-                   child=child(node.child), exprs=exprs)  # fmt: skip
+    return replace(
+        node,
+        columns=tuple(c for c in node.columns if c[0] in keep),
+        child=child(node.child),
+        exprs=exprs,
+    )
 
 
 def _rebuild_join(node: Join, wanted: set[str], child) -> Node:
@@ -158,8 +192,12 @@ def _rebuild_aggregate(node: Aggregate, wanted: set[str], child) -> Node:
     if not node.groups and not aggs:
         aggs = node.aggs[:1]
     kept = {i for i, _ in node.groups} | {i for i, _ in aggs}
-    return replace(node, columns=tuple(c for c in node.columns if c[0] in kept),
-                   child=child(node.child), aggs=aggs)  # fmt: skip
+    return replace(
+        node,
+        columns=tuple(c for c in node.columns if c[0] in kept),
+        child=child(node.child),
+        aggs=aggs,
+    )
 
 
 def _rebuild_window(node: Window, wanted: set[str], child) -> Node:
@@ -178,24 +216,38 @@ def _rebuild_expand(node: Expand, wanted: set[str], child) -> Node:
     """The child's columns asked for, then every key, the id and the position: the sets'
     aggregate groups by all of them."""
     inner = child(node.child)
-    added = node.columns[len(node.child.columns):]
+    added = node.columns[len(node.child.columns) :]
     return replace(node, columns=inner.columns + added, child=inner)
 
 
 def _rebuild_subquery_column(node: SubqueryColumn, wanted: set[str], child) -> Node:
     inner = child(node.child)
     inputs = tuple(child(i) for i in node.inputs)
-    names = tuple(tuple(dict(zip(old.ids, n))[c] for c in new.ids)
-                  for old, new, n in zip(node.inputs, inputs, node.names))  # fmt: skip
-    return replace(node, columns=inner.columns + node.columns[-1:], child=inner, inputs=inputs,
-                   names=names)
+    names = tuple(
+        tuple(dict(zip(old.ids, n))[c] for c in new.ids)
+        for old, new, n in zip(node.inputs, inputs, node.names)
+    )
+    return replace(
+        node, columns=inner.columns + node.columns[-1:], child=inner, inputs=inputs, names=names
+    )
 
 
-_REBUILDS = {Scan: _rebuild_scan, OneRow: _rebuild_leaf, Values: _rebuild_leaf,
-             Filter: _rebuild_passing, Sort: _rebuild_passing, Limit: _rebuild_passing,
-             Project: _rebuild_project, Join: _rebuild_join, Aggregate: _rebuild_aggregate,
-             Window: _rebuild_window, SetOp: _rebuild_set_op, WholeQuery: _rebuild_set_op,
-             Expand: _rebuild_expand, SubqueryColumn: _rebuild_subquery_column}  # fmt: skip
+_REBUILDS = {
+    Scan: _rebuild_scan,
+    OneRow: _rebuild_leaf,
+    Values: _rebuild_leaf,
+    Filter: _rebuild_passing,
+    Sort: _rebuild_passing,
+    Limit: _rebuild_passing,
+    Project: _rebuild_project,
+    Join: _rebuild_join,
+    Aggregate: _rebuild_aggregate,
+    Window: _rebuild_window,
+    SetOp: _rebuild_set_op,
+    WholeQuery: _rebuild_set_op,
+    Expand: _rebuild_expand,
+    SubqueryColumn: _rebuild_subquery_column,
+}
 
 
 def _merged(node: Project) -> Project:

@@ -22,16 +22,52 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    Aggregate, Expand, Filter, Join, Limit, Node, Project, Scan, SetOp, Sort, SubqueryColumn,
-    WholeQuery, Window, col, conjoin, conjuncts, nodes_of, references, substitute,
-)  # fmt: skip
+    Aggregate,
+    Expand,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    SubqueryColumn,
+    WholeQuery,
+    Window,
+    col,
+    conjoin,
+    conjuncts,
+    nodes_of,
+    references,
+    substitute,
+)
 
 __all__ = ["parent_counts", "push_filters"]
 
-_NULL_TOLERANT = (exp.Coalesce, exp.Case, exp.If, exp.Nullif, exp.Is, exp.Or, exp.Not,
-                  exp.NullSafeEQ, exp.NullSafeNEQ)  # fmt: skip
-_REJECTING = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.In,
-              exp.Between)  # fmt: skip
+_NULL_TOLERANT = (
+    exp.Coalesce,
+    exp.Case,
+    exp.If,
+    exp.Nullif,
+    exp.Is,
+    exp.Or,
+    exp.Not,
+    exp.NullSafeEQ,
+    exp.NullSafeNEQ,
+)
+_REJECTING = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.Like,
+    exp.ILike,
+    exp.In,
+    exp.Between,
+)
 
 
 def parent_counts(root: Node) -> dict[int, int]:
@@ -114,8 +150,9 @@ class _Pusher:
 
     def _whole(self, node: WholeQuery, predicates: list[exp.Expression]) -> Node:
         """Nothing goes into a query Spark runs whole; its inputs are planned as any."""
-        return _on_top(replace(node, inputs=tuple(self.push(c, []) for c in node.inputs)),
-                       predicates)
+        return _on_top(
+            replace(node, inputs=tuple(self.push(c, []) for c in node.inputs)), predicates
+        )
 
     def _expand(self, node: Expand, predicates: list[exp.Expression]) -> Node:
         """A filter stays above the sets' rows (it may read a nulled key); the child is
@@ -132,25 +169,39 @@ class _Pusher:
     def _join(self, node: Join, predicates: list[exp.Expression]) -> Node:
         left_ids, right_ids = set(node.left.ids), set(node.right.ids)
         kind = _strengthened(node.kind, predicates, left_ids, right_ids)
-        where_left, where_right, above, where_stay = _routed_where(kind, predicates, left_ids,
-                                                                   right_ids)  # fmt: skip
+        where_left, where_right, above, where_stay = _routed_where(
+            kind, predicates, left_ids, right_ids
+        )
         on = [p for part in conjuncts(node.condition) for p in _factored(part)]
         on_left, on_right, on_stay = _routed_on(kind, on, left_ids, right_ids)
         stay = where_stay + on_stay
         implied_left, implied_right = _implied_filters(kind, stay, left_ids, right_ids)
         if kind == "cross" and stay:
             kind = "inner"
-        joined = replace(node, left=self.push(node.left, where_left + on_left + implied_left),
-                         right=self.push(node.right, where_right + on_right + implied_right),
-                         kind=kind, condition=conjoin(stay))  # fmt: skip
+        joined = replace(
+            node,
+            left=self.push(node.left, where_left + on_left + implied_left),
+            right=self.push(node.right, where_right + on_right + implied_right),
+            kind=kind,
+            condition=conjoin(stay),
+        )
         return _on_top(joined, above)
 
 
-_REBUILDS = {Filter: _Pusher._filter, Scan: _Pusher._scan, Project: _Pusher._project,
-             Join: _Pusher._join, Aggregate: _Pusher._aggregate, Window: _Pusher._window,
-             SetOp: _Pusher._set_op, Sort: _Pusher._sorted, Limit: _Pusher._sorted,
-             WholeQuery: _Pusher._whole, Expand: _Pusher._expand,
-             SubqueryColumn: _Pusher._subquery_column}  # fmt: skip
+_REBUILDS = {
+    Filter: _Pusher._filter,
+    Scan: _Pusher._scan,
+    Project: _Pusher._project,
+    Join: _Pusher._join,
+    Aggregate: _Pusher._aggregate,
+    Window: _Pusher._window,
+    SetOp: _Pusher._set_op,
+    Sort: _Pusher._sorted,
+    Limit: _Pusher._sorted,
+    WholeQuery: _Pusher._whole,
+    Expand: _Pusher._expand,
+    SubqueryColumn: _Pusher._subquery_column,
+}
 
 # the join kinds whose rows of a side survive as they are, so a filter of that side may go below
 _WHERE_TO_LEFT = ("inner", "cross", "left", "semi", "anti", "single")
@@ -160,8 +211,9 @@ _ON_TO_LEFT = ("inner", "cross", "right")
 _ON_TO_RIGHT = ("inner", "cross", "left", "semi", "anti")
 
 
-def _strengthened(kind: str, predicates: list[exp.Expression], left_ids: set[str],
-                  right_ids: set[str]) -> str:  # fmt: skip
+def _strengthened(
+    kind: str, predicates: list[exp.Expression], left_ids: set[str], right_ids: set[str]
+) -> str:
     """An outer join whose WHERE rejects the NULLs it adds on a side is not outer there."""
     if kind in ("left", "full") and any(_rejects_nulls(p, right_ids) for p in predicates):
         kind = "inner" if kind == "left" else "right"
@@ -170,8 +222,9 @@ def _strengthened(kind: str, predicates: list[exp.Expression], left_ids: set[str
     return kind
 
 
-def _sorted_to_sides(predicates: list[exp.Expression], kind: str,
-                     *sides: tuple[set[str], tuple[str, ...], list]) -> list:  # fmt: skip
+def _sorted_to_sides(
+    predicates: list[exp.Expression], kind: str, *sides: tuple[set[str], tuple[str, ...], list]
+) -> list:
     """Each predicate appended to the list of the first side ``(ids, kinds, into)`` that may
     take it (it reads only columns in ``ids``, and the join's ``kind`` is in ``kinds``); the
     predicates no side takes are returned, in order. A predicate reading no column fits every
@@ -188,29 +241,37 @@ def _sorted_to_sides(predicates: list[exp.Expression], kind: str,
     return rest
 
 
-def _routed_where(kind: str, predicates: list[exp.Expression], left_ids: set[str],
-                  right_ids: set[str]) -> tuple[list, list, list, list]:  # fmt: skip
+def _routed_where(
+    kind: str, predicates: list[exp.Expression], left_ids: set[str], right_ids: set[str]
+) -> tuple[list, list, list, list]:
     """The WHERE conjuncts above a join: (to its left, to its right, above it, into its
     condition)."""
     to_left, to_right = [], []
-    rest = _sorted_to_sides(predicates, kind, (left_ids, _WHERE_TO_LEFT, to_left),
-                            (right_ids, _WHERE_TO_RIGHT, to_right))  # fmt: skip
+    rest = _sorted_to_sides(
+        predicates,
+        kind,
+        (left_ids, _WHERE_TO_LEFT, to_left),
+        (right_ids, _WHERE_TO_RIGHT, to_right),
+    )
     if kind in ("inner", "cross"):
         return to_left, to_right, [], rest
     return to_left, to_right, rest, []
 
 
-def _routed_on(kind: str, on: list[exp.Expression], left_ids: set[str],
-               right_ids: set[str]) -> tuple[list, list, list]:  # fmt: skip
+def _routed_on(
+    kind: str, on: list[exp.Expression], left_ids: set[str], right_ids: set[str]
+) -> tuple[list, list, list]:
     """The ON conjuncts: (to the left, to the right, kept in the condition)."""
     to_left, to_right = [], []
-    stay = _sorted_to_sides(on, kind, (right_ids, _ON_TO_RIGHT, to_right),
-                            (left_ids, _ON_TO_LEFT, to_left))  # fmt: skip
+    stay = _sorted_to_sides(
+        on, kind, (right_ids, _ON_TO_RIGHT, to_right), (left_ids, _ON_TO_LEFT, to_left)
+    )
     return to_left, to_right, stay
 
 
-def _implied_filters(kind: str, stay: list[exp.Expression], left_ids: set[str],
-                     right_ids: set[str]) -> tuple[list, list]:  # fmt: skip
+def _implied_filters(
+    kind: str, stay: list[exp.Expression], left_ids: set[str], right_ids: set[str]
+) -> tuple[list, list]:
     """What the join's condition implies of each side; an implied filter drops no row the
     join would keep."""
     to_left, to_right = [], []
@@ -220,6 +281,7 @@ def _implied_filters(kind: str, stay: list[exp.Expression], left_ids: set[str],
         if kind in _ON_TO_RIGHT:
             to_right += _implied(predicate, right_ids)
     return to_left, to_right
+
 
 def _on_top(node: Node, predicates: list[exp.Expression]) -> Node:
     if not predicates:
@@ -247,8 +309,10 @@ def _rejects_nulls(predicate: exp.Expression, ids: set[str]) -> bool:
     if not isinstance(predicate, _REJECTING):
         return False
     operands = list(predicate.iter_expressions())
-    return any(references(o) & ids and not any(isinstance(n, _NULL_TOLERANT) for n in o.walk())
-               for o in operands)  # fmt: skip
+    return any(
+        references(o) & ids and not any(isinstance(n, _NULL_TOLERANT) for n in o.walk())
+        for o in operands
+    )
 
 
 def _factored(predicate: exp.Expression) -> list[exp.Expression]:

@@ -18,8 +18,15 @@ from jobmanager.errors import SqlError, UnsupportedSqlError
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
 from jobmanager.planner.logical import (
-    IdAllocator, Join, Node, Project, Scan, SetOp, Values, col,
-)  # fmt: skip
+    IdAllocator,
+    Join,
+    Node,
+    Project,
+    Scan,
+    SetOp,
+    Values,
+    col,
+)
 from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.types import wider
 
@@ -60,8 +67,9 @@ class Relations:
         with_ = query.args.get("with_")
         if with_ is not None and with_.args.get("recursive"):
             raise UnsupportedSqlError("recursive CTEs are not supported", *position(with_))
-        self._ctes.append({cte.alias_or_name.lower(): _Cte(cte)
-                           for cte in (with_.expressions if with_ else [])})  # fmt: skip
+        self._ctes.append(
+            {cte.alias_or_name.lower(): _Cte(cte) for cte in (with_.expressions if with_ else [])}
+        )
 
     def leave(self) -> None:
         self._ctes.pop()
@@ -94,15 +102,19 @@ class Relations:
         elif isinstance(item, exp.Values):
             node, relation_names = self._values(item)
         else:
-            raise UnsupportedSqlError(f"{item.key.upper()} in FROM is not supported yet",
-                                      *position(item))  # fmt: skip
+            raise UnsupportedSqlError(
+                f"{item.key.upper()} in FROM is not supported yet", *position(item)
+            )
         table_alias = item.args.get("alias")
-        renamed = [c.name for c in table_alias.columns] if table_alias and \
-            table_alias.columns else None  # fmt: skip
+        renamed = (
+            [c.name for c in table_alias.columns] if table_alias and table_alias.columns else None
+        )
         if renamed:
             if len(renamed) != len(relation_names):
-                raise SqlError(f"{alias}: {len(renamed)} column names for "
-                               f"{len(relation_names)} columns", *position(item))  # fmt: skip
+                raise SqlError(
+                    f"{alias}: {len(renamed)} column names for {len(relation_names)} columns",
+                    *position(item),
+                )
             relation_names = renamed
         relation = {}
         for name, (column_id, kind) in zip(relation_names, node.columns):
@@ -115,8 +127,11 @@ class Relations:
         mapping = tuple((self.ids.new(c.name), c.name) for c in described.columns)
         columns = tuple((i, c.type) for (i, _), c in zip(mapping, described.columns))
         alias = table.alias_or_name
-        origin = described.name if alias.lower() == described.name.lower() else \
-            f"{described.name} AS {alias}"  # fmt: skip
+        origin = (
+            described.name
+            if alias.lower() == described.name.lower()
+            else f"{described.name} AS {alias}"
+        )
         names = [c.name for c in described.columns]
         return Scan(columns, f"FROM {origin}", described, alias, mapping), names
 
@@ -137,9 +152,11 @@ class Relations:
         schema = {}
         for table in query.find_all(exp.Table):
             if self.catalog.has(table.name) and self._cte(table.name) is None:
-                schema[table.name.lower()] = {c.name.lower(): str(c.type) for c in
-                                              self.catalog.table(table.name).columns
-                                              if c.type.is_known}  # fmt: skip
+                schema[table.name.lower()] = {
+                    c.name.lower(): str(c.type)
+                    for c in self.catalog.table(table.name).columns
+                    if c.type.is_known
+                }
         return schema
 
     def _cte(self, name: str) -> _Cte | None:
@@ -150,8 +167,10 @@ class Relations:
 
     def _cte_reference(self, cte: _Cte, table: exp.Table) -> tuple[Node, list[str]]:
         if cte.translating:
-            raise UnsupportedSqlError(f"CTE {table.name!r} reads itself (recursive CTEs are "
-                                      "not supported)", *position(table))  # fmt: skip
+            raise UnsupportedSqlError(
+                f"CTE {table.name!r} reads itself (recursive CTEs are not supported)",
+                *position(table),
+            )
         if cte.relation is None:
             cte.translating = True
             depth = len(self._ctes)
@@ -162,8 +181,9 @@ class Relations:
                 self._ctes = saved
                 cte.translating = False
         relation = cte.relation
-        exprs = tuple((self.ids.new(name), col(i)) for name, i in zip(relation.names,
-                                                                        relation.node.ids))
+        exprs = tuple(
+            (self.ids.new(name), col(i)) for name, i in zip(relation.names, relation.node.ids)
+        )
         columns = tuple((i, kind) for (i, _), (_, kind) in zip(exprs, relation.node.columns))
         return Project(columns, f"FROM {table.name}", relation.node, exprs), list(relation.names)
 
@@ -173,8 +193,11 @@ class Relations:
         if any(len(row) != width for row in rows):
             raise SqlError("VALUES rows of different lengths", *position(values))
         alias = values.args.get("alias")
-        names = [c.name for c in alias.columns] if alias and alias.columns else \
-            [f"col{i + 1}" for i in range(width)]  # fmt: skip
+        names = (
+            [c.name for c in alias.columns]
+            if alias and alias.columns
+            else [f"col{i + 1}" for i in range(width)]
+        )
         kinds = []
         for index in range(width):
             kind = None
@@ -190,20 +213,31 @@ class Relations:
         left = self._query(query.this, outer)
         right = self._query(query.expression, outer)
         if len(left.names) != len(right.names):
-            raise SqlError(f"{kind.upper()} of {len(left.names)} and {len(right.names)} "
-                           "columns: both sides must give as many", *position(query))  # fmt: skip
+            raise SqlError(
+                f"{kind.upper()} of {len(left.names)} and {len(right.names)} "
+                "columns: both sides must give as many",
+                *position(query),
+            )
         kinds = []
         for (name, a), (_, b) in zip(left.node.columns, right.node.columns):
             widened = wider(a, b)
             if widened is None:
-                raise SqlError(f"{kind.upper()}: column {len(kinds) + 1} is {a} on one side "
-                               f"and {b} on the other", *position(query))  # fmt: skip
+                raise SqlError(
+                    f"{kind.upper()}: column {len(kinds) + 1} is {a} on one side "
+                    f"and {b} on the other",
+                    *position(query),
+                )
             kinds.append(widened)
         inputs = tuple(self._cast_to(relation.node, kinds) for relation in (left, right))
         ids = [self.ids.new(name) for name in left.names]
         distinct = bool(query.args.get("distinct", True))
-        node = SetOp(tuple(zip(ids, kinds)), f"{kind.upper()}{'' if distinct else ' ALL'}",
-                     kind, distinct, inputs)  # fmt: skip
+        node = SetOp(
+            tuple(zip(ids, kinds)),
+            f"{kind.upper()}{'' if distinct else ' ALL'}",
+            kind,
+            distinct,
+            inputs,
+        )
         return Relation(node, left.names)
 
     def _cast_to(self, node: Node, kinds) -> Node:
@@ -211,8 +245,13 @@ class Relations:
             return node
         exprs = []
         for (column_id, kind), wanted in zip(node.columns, kinds):
-            value = col(column_id) if kind == wanted or not wanted.is_known else exp.Cast(
-                this=col(column_id), to=exp.DataType.build(str(wanted), dialect="spark"))
+            value = (
+                col(column_id)
+                if kind == wanted or not wanted.is_known
+                else exp.Cast(
+                    this=col(column_id), to=exp.DataType.build(str(wanted), dialect="spark")
+                )
+            )
             exprs.append((self.ids.new(column_id), value))
         columns = tuple((i, k) for (i, _), k in zip(exprs, kinds))
         return Project(columns, node.origin, node, tuple(exprs))

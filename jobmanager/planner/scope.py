@@ -53,22 +53,29 @@ class Scope:
 
         return UNKNOWN
 
-    def bind(self, expression: exp.Expression, on_subquery: SubqueryHook | None = None,
-             extra: dict[str, str] | None = None) -> Bound:  # fmt: skip
+    def bind(
+        self,
+        expression: exp.Expression,
+        on_subquery: SubqueryHook | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> Bound:
         """``expression`` with every column an id. ``extra`` resolves unqualified names first
         (select aliases in ORDER BY and HAVING); ``on_subquery`` replaces a subquery (scalar,
         EXISTS or IN) with what it returns, and without it a subquery is refused."""
         found_outer = False
-        lambdas = {p.name.lower() for lam in expression.find_all(exp.Lambda)
-                   for p in lam.expressions}  # fmt: skip
+        lambdas = {
+            p.name.lower() for lam in expression.find_all(exp.Lambda) for p in lam.expressions
+        }
 
         def replace(node: exp.Expression) -> exp.Expression:
             nonlocal found_outer
             if isinstance(node, (exp.Subquery, exp.Exists)) or (
-                    isinstance(node, exp.In) and node.args.get("query")):  # fmt: skip
+                isinstance(node, exp.In) and node.args.get("query")
+            ):
                 if on_subquery is None:
-                    raise UnsupportedSqlError(f"a subquery here ({_short(node)}) is not "
-                                              "supported yet", *position(node))  # fmt: skip
+                    raise UnsupportedSqlError(
+                        f"a subquery here ({_short(node)}) is not supported yet", *position(node)
+                    )
                 return on_subquery(node)
             if not isinstance(node, exp.Column) or node.name.lower() in lambdas:
                 return node
@@ -79,8 +86,7 @@ class Scope:
         bound = _transform_outside_subqueries(expression.copy(), replace)
         return Bound(bound, found_outer)
 
-    def resolve(self, column: exp.Column, extra: dict[str, str] | None = None
-                ) -> tuple[str, bool]:  # fmt: skip
+    def resolve(self, column: exp.Column, extra: dict[str, str] | None = None) -> tuple[str, bool]:
         """The id a column names, and whether it is the enclosing query's."""
         name, table = column.name.lower(), column.table.lower()
         if not table and extra and name in extra:
@@ -89,13 +95,17 @@ class Scope:
             hit = scope._lookup(name, table)
             if hit is not None:
                 if level > 1:
-                    raise UnsupportedSqlError(f"column {column.sql(dialect='spark')} refers to a "
-                                              "query two levels out; only a subquery's own "
-                                              "enclosing query may be referred to",
-                                              *position(column))  # fmt: skip
+                    raise UnsupportedSqlError(
+                        f"column {column.sql(dialect='spark')} refers to a "
+                        "query two levels out; only a subquery's own "
+                        "enclosing query may be referred to",
+                        *position(column),
+                    )
                 return hit, level == 1
-        known = sorted({n for scope in self._chain() for rel in scope.relations.values()
-                        for n in rel} | set(extra or ()))  # fmt: skip
+        known = sorted(
+            {n for scope in self._chain() for rel in scope.relations.values() for n in rel}
+            | set(extra or ())
+        )
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return_name = f"{table}.{name}" if table else name
@@ -108,8 +118,10 @@ class Scope:
         hits = [rel[name][0] for rel in self.relations.values() if name in rel]
         if len(hits) > 1:
             owners = sorted(alias for alias, rel in self.relations.items() if name in rel)
-            raise UnknownColumnError(f"ambiguous column {name!r}: {', '.join(owners)} all have "
-                                     f"it; qualify it, e.g. {owners[0]}.{name}")  # fmt: skip
+            raise UnknownColumnError(
+                f"ambiguous column {name!r}: {', '.join(owners)} all have "
+                f"it; qualify it, e.g. {owners[0]}.{name}"
+            )
         return hits[0] if hits else None
 
     def _chain(self):
@@ -129,8 +141,15 @@ def _transform_outside_subqueries(expression: exp.Expression, replace) -> exp.Ex
         if isinstance(value, exp.Expression):
             expression.set(key, _transform_outside_subqueries(value, replace))
         elif isinstance(value, list):
-            expression.set(key, [_transform_outside_subqueries(v, replace)
-                                 if isinstance(v, exp.Expression) else v for v in value])
+            expression.set(
+                key,
+                [
+                    _transform_outside_subqueries(v, replace)
+                    if isinstance(v, exp.Expression)
+                    else v
+                    for v in value
+                ],
+            )
     return expression
 
 

@@ -91,8 +91,7 @@ def _guess(condition: exp.Expression, bounds: Bounds) -> float:
     return 0.25
 
 
-def _allowed(condition: exp.Expression, bounds: Bounds
-             ) -> tuple[str, tuple[float, float]] | None:  # fmt: skip
+def _allowed(condition: exp.Expression, bounds: Bounds) -> tuple[str, tuple[float, float]] | None:
     """The column a comparison or BETWEEN compares with constants, and the values it allows
     (ends included); None unless it is such a condition on a column in ``bounds``."""
     if isinstance(condition, exp.Between):
@@ -107,8 +106,12 @@ def _allowed(condition: exp.Expression, bounds: Bounds
             column, value, kind = condition.expression, _constant(condition.this), _MIRRORED[kind]
         if value is None:
             return None
-        interval = {exp.GT: (value + 1, _UNBOUNDED), exp.GTE: (value, _UNBOUNDED),
-                    exp.LT: (-_UNBOUNDED, value - 1), exp.LTE: (-_UNBOUNDED, value)}[kind]
+        interval = {
+            exp.GT: (value + 1, _UNBOUNDED),
+            exp.GTE: (value, _UNBOUNDED),
+            exp.LT: (-_UNBOUNDED, value - 1),
+            exp.LTE: (-_UNBOUNDED, value),
+        }[kind]
     else:
         return None
     if not isinstance(column, exp.Column) or column.name not in bounds:

@@ -31,12 +31,20 @@ def distinct_keys(join: Join, tree: Node) -> Node:
     whether a key is there matters, and each of the other side's tasks builds its table from
     the distinct keys (TPC-H q22: a million and a half orders, a hundred thousand customers)."""
     keys, rest = equi_keys(join.condition, set(join.left.ids), set(join.right.ids))
-    if rest or not keys or not all(isinstance(b, exp.Column) and repeats(join.right, b)
-                                   for _, b in keys):  # fmt: skip
+    if (
+        rest
+        or not keys
+        or not all(isinstance(b, exp.Column) and repeats(join.right, b) for _, b in keys)
+    ):
         return tree
     ids = list(dict.fromkeys(b.name for _, b in keys))
-    return Aggregate(tuple((i, tree.type_of(i)) for i in ids), join.origin, tree,
-                     tuple((i, col(i)) for i in ids), ())
+    return Aggregate(
+        tuple((i, tree.type_of(i)) for i in ids),
+        join.origin,
+        tree,
+        tuple((i, col(i)) for i in ids),
+        (),
+    )
 
 
 def kept_keys_only(join: Join, left: Node, right: Node) -> Join | None:
@@ -46,17 +54,26 @@ def kept_keys_only(join: Join, left: Node, right: Node) -> Join | None:
     anti joins and filters, which only drop rows, so a task reads them without recomputing
     those (q21: the NOT EXISTS takes its keys from the late lines, not from the EXISTS)."""
     keys, rest = equi_keys(join.condition, set(join.left.ids), set(join.right.ids))
-    if join.kind not in ("semi", "anti") or not keys or not rest or \
-            not all(isinstance(a, exp.Column) and isinstance(b, exp.Column) for a, b in keys):
+    if (
+        join.kind not in ("semi", "anti")
+        or not keys
+        or not rest
+        or not all(isinstance(a, exp.Column) and isinstance(b, exp.Column) for a, b in keys)
+    ):
         return None
     names = list(dict.fromkeys(a.name for a, _ in keys))
     source = left
     while isinstance(source, (Filter, Join)) and (
-            isinstance(source, Filter) or source.kind in ("semi", "anti")):
+        isinstance(source, Filter) or source.kind in ("semi", "anti")
+    ):
         source = source.children[0]
     if not set(names) <= set(source.ids):
         return None
-    kept = Project(tuple((i, source.type_of(i)) for i in names), join.origin, source,
-                   tuple((i, col(i)) for i in names))
+    kept = Project(
+        tuple((i, source.type_of(i)) for i in names),
+        join.origin,
+        source,
+        tuple((i, col(i)) for i in names),
+    )
     condition = conjoin(exp.EQ(this=b.copy(), expression=a.copy()) for a, b in keys)
     return Join(right.columns, join.origin, right, kept, "semi", condition)

@@ -15,9 +15,24 @@ from __future__ import annotations
 from sqlglot import exp
 
 from jobmanager.planner.logical import (
-    OUTER, Aggregate, Expand, Filter, Join, Limit, Node, OneRow, Project, SetOp, Sort, Values, WholeQuery,
-    SubqueryColumn, Window, col, substitute,
-)  # fmt: skip
+    OUTER,
+    Aggregate,
+    Expand,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    OneRow,
+    Project,
+    SetOp,
+    Sort,
+    Values,
+    WholeQuery,
+    SubqueryColumn,
+    Window,
+    col,
+    substitute,
+)
 from jobmanager.planner.physical import Input, Source, Stage
 
 __all__ = ["stage_sql"]
@@ -87,10 +102,14 @@ class _Renderer:
         return select
 
     def _values(self, node: Values) -> exp.Select:
-        alias = exp.TableAlias(this=exp.to_identifier("v"),
-                               columns=[exp.to_identifier(i, quoted=True) for i in node.ids])
-        values = exp.Values(expressions=[exp.Tuple(expressions=[v.copy() for v in row])
-                                         for row in node.rows], alias=alias)  # fmt: skip
+        alias = exp.TableAlias(
+            this=exp.to_identifier("v"),
+            columns=[exp.to_identifier(i, quoted=True) for i in node.ids],
+        )
+        values = exp.Values(
+            expressions=[exp.Tuple(expressions=[v.copy() for v in row]) for row in node.rows],
+            alias=alias,
+        )
         return _projection_of(node.ids, values)
 
     def _filter(self, node: Filter) -> exp.Select:
@@ -105,9 +124,12 @@ class _Renderer:
             definitions = _definitions(child)
             child.set("expressions", [_as(substitute(e, definitions), i) for i, e in node.exprs])
             return child
-        if _renames_only(node) and isinstance(child, exp.Select) and not any(
-                child.args.get(k) for k in ("group", "having", "distinct")) and \
-                not _orders_by_window(child):  # fmt: skip
+        if (
+            _renames_only(node)
+            and isinstance(child, exp.Select)
+            and not any(child.args.get(k) for k in ("group", "having", "distinct"))
+            and not _orders_by_window(child)
+        ):
             definitions = _definitions(child)
             child.set("expressions", [_as(definitions[e.name].copy(), i) for i, e in node.exprs])
             if child.args.get("order"):  # its keys may name the aliases renamed away
@@ -133,18 +155,29 @@ class _Renderer:
         for index, present in enumerate(node.sets):
             fields = []
             for position, (key_id, key) in enumerate(node.keys):
-                value = substitute(key, definitions) if position in present else _null(
-                    kinds[key_id])
+                value = (
+                    substitute(key, definitions) if position in present else _null(kinds[key_id])
+                )
                 fields.append((key_id, value))
-            absent = sum(1 << (len(node.keys) - 1 - p) for p in range(len(node.keys))
-                         if p not in present)  # fmt: skip
-            fields.append((node.gid, exp.Cast(this=exp.Literal.number(absent),
-                                              to=exp.DataType.build("BIGINT"))))
+            absent = sum(
+                1 << (len(node.keys) - 1 - p) for p in range(len(node.keys)) if p not in present
+            )
+            fields.append(
+                (
+                    node.gid,
+                    exp.Cast(this=exp.Literal.number(absent), to=exp.DataType.build("BIGINT")),
+                )
+            )
             if node.pos:
                 fields.append((node.pos, exp.Literal.number(index)))
-            rows.append(exp.Struct(expressions=[
-                exp.PropertyEQ(this=exp.to_identifier(i, quoted=True), expression=v)
-                for i, v in fields]))  # fmt: skip
+            rows.append(
+                exp.Struct(
+                    expressions=[
+                        exp.PropertyEQ(this=exp.to_identifier(i, quoted=True), expression=v)
+                        for i, v in fields
+                    ]
+                )
+            )
         kept = [_as(definitions.get(i, col(i)).copy(), i) for i in node.child.ids]
         child.set("expressions", kept + [exp.Inline(this=exp.Array(expressions=rows))])
         return child
@@ -156,8 +189,11 @@ class _Renderer:
         else:
             child, definitions = self._wrapped(child, node.child.ids), {}
         groups = [substitute(e, definitions) for _, e in node.groups]
-        child.set("expressions", [_as(g.copy(), i) for (i, _), g in zip(node.groups, groups)] +
-                  [_as(substitute(e, definitions), i) for i, e in node.aggs])  # fmt: skip
+        child.set(
+            "expressions",
+            [_as(g.copy(), i) for (i, _), g in zip(node.groups, groups)]
+            + [_as(substitute(e, definitions), i) for i, e in node.aggs],
+        )
         if groups:
             child.set("group", exp.Group(expressions=[_not_ordinal(g.copy()) for g in groups]))
         return child
@@ -174,8 +210,11 @@ class _Renderer:
 
     def _ordered(self, node: Sort | Limit) -> exp.Select:
         child = self.select(node.child)
-        if any(child.args.get(k) for k in ("order", "limit", "offset")) or \
-                not isinstance(child, exp.Select) or child.args.get("distinct"):  # fmt: skip
+        if (
+            any(child.args.get(k) for k in ("order", "limit", "offset"))
+            or not isinstance(child, exp.Select)
+            or child.args.get("distinct")
+        ):
             child = self._wrapped(child, node.child.ids)
         if isinstance(node, Sort):
             child.set("order", exp.Order(expressions=[k.copy() for k in node.keys]))
@@ -196,8 +235,12 @@ class _Renderer:
             return select
         right = self._relation(node.right)
         join_side, kind = _JOIN_SQL[node.kind]
-        join = exp.Join(this=right, side=join_side or None, kind=kind,
-                        on=node.condition.copy() if node.condition is not None else None)
+        join = exp.Join(
+            this=right,
+            side=join_side or None,
+            kind=kind,
+            on=node.condition.copy() if node.condition is not None else None,
+        )
         if node.kind == "cross":
             join = exp.Join(this=right, kind="CROSS")
         select = exp.Select(expressions=[col(i) for i in node.ids])
@@ -206,8 +249,12 @@ class _Renderer:
         if side is not None:
             build = (right if side == "right" else left).alias_or_name
             name = "SHUFFLE_HASH" if node.kind == "full" else "BROADCAST"
-            select.set("hint", exp.Hint(expressions=[exp.Anonymous(
-                this=name, expressions=[exp.to_identifier(build)])]))
+            select.set(
+                "hint",
+                exp.Hint(
+                    expressions=[exp.Anonymous(this=name, expressions=[exp.to_identifier(build)])]
+                ),
+            )
         return select
 
     def _set_operation(self, node: SetOp) -> exp.Select:
@@ -226,8 +273,9 @@ class _Renderer:
     def _subquery_column(self, node: SubqueryColumn) -> exp.Select:
         """The child's row under ``OUTER``, and the subquery expression over it."""
         expression = self._reading(node.expression, node.inputs, node.placeholders, node.names)
-        child = exp.Subquery(this=self.select(node.child), alias=exp.TableAlias(
-            this=exp.to_identifier(OUTER)))
+        child = exp.Subquery(
+            this=self.select(node.child), alias=exp.TableAlias(this=exp.to_identifier(OUTER))
+        )
         select = _projection_of(node.child.ids, child)
         select.expressions.append(_as(expression, node.column_id))
         return select
@@ -243,8 +291,9 @@ class _Renderer:
 
         def read(found: exp.Expression) -> exp.Expression:
             if isinstance(found, exp.Table) and found.name in reads:
-                return exp.Subquery(this=reads[found.name].copy(),
-                                    alias=found.args.get("alias").copy())
+                return exp.Subquery(
+                    this=reads[found.name].copy(), alias=found.args.get("alias").copy()
+                )
             return found
 
         return tree.copy().transform(read, copy=False)
@@ -254,8 +303,10 @@ class _Renderer:
         uses; its columns renamed to the plan's ids by position."""
         query = self._reading(node.query, node.inputs, node.placeholders, node.names)
         self.aliases += 1
-        alias = exp.TableAlias(this=exp.to_identifier(f"t{self.aliases}"),
-                               columns=[exp.to_identifier(i, quoted=True) for i in node.ids])
+        alias = exp.TableAlias(
+            this=exp.to_identifier(f"t{self.aliases}"),
+            columns=[exp.to_identifier(i, quoted=True) for i in node.ids],
+        )
         return _projection_of(node.ids, exp.Subquery(this=query, alias=alias))
 
     def _relation(self, node: Node) -> exp.Expression:
@@ -264,13 +315,15 @@ class _Renderer:
         alias = f"t{self.aliases}"
         if isinstance(node, Input):
             return exp.to_table(node.view, alias=alias)
-        return exp.Subquery(this=self.select(node), alias=exp.TableAlias(
-            this=exp.to_identifier(alias)))
+        return exp.Subquery(
+            this=self.select(node), alias=exp.TableAlias(this=exp.to_identifier(alias))
+        )
 
     def _wrapped(self, query: exp.Expression, ids: list[str]) -> exp.Select:
         self.aliases += 1
-        subquery = exp.Subquery(this=query, alias=exp.TableAlias(
-            this=exp.to_identifier(f"t{self.aliases}")))
+        subquery = exp.Subquery(
+            this=query, alias=exp.TableAlias(this=exp.to_identifier(f"t{self.aliases}"))
+        )
         return _projection_of(ids, subquery)
 
 
@@ -327,18 +380,27 @@ def _simple(select: exp.Expression) -> bool:
     be folded into it."""
     if not isinstance(select, exp.Select):
         return False
-    if any(select.args.get(k) for k in ("group", "having", "order", "limit", "offset",
-                                          "distinct")):
+    if any(select.args.get(k) for k in ("group", "having", "order", "limit", "offset", "distinct")):
         return False
-    return not any(e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Select, *_GENERATORS) or
-                   any(_is_generator(f) for f in e.find_all(exp.Anonymous))
-                   for e in select.expressions)  # fmt: skip
+    return not any(
+        e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Select, *_GENERATORS)
+        or any(_is_generator(f) for f in e.find_all(exp.Anonymous))
+        for e in select.expressions
+    )
 
 
 # a generator's rows replace its input row's, so nothing above it may fold into its SELECT
 _GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
-_ANONYMOUS_GENERATORS = {"json_tuple", "inline_outer", "posexplode_outer", "explode_outer",
-                         "stack", "inline", "posexplode", "explode"}
+_ANONYMOUS_GENERATORS = {
+    "json_tuple",
+    "inline_outer",
+    "posexplode_outer",
+    "explode_outer",
+    "stack",
+    "inline",
+    "posexplode",
+    "explode",
+}
 
 
 def _not_ordinal(key: exp.Expression) -> exp.Expression:

@@ -52,8 +52,9 @@ class Pending:
     predicate: bool = False
 
 
-def semi_or_anti(translator: Translator, node: Node, conjunct: exp.Expression, scope: Scope
-                 ) -> Node | None:  # fmt: skip
+def semi_or_anti(
+    translator: Translator, node: Node, conjunct: exp.Expression, scope: Scope
+) -> Node | None:
     """``node`` semi- or anti-joined with the subquery of ``conjunct`` when it is one of
     EXISTS, NOT EXISTS, IN (query), NOT IN (query); else None."""
     negated = isinstance(conjunct, exp.Not)
@@ -63,15 +64,24 @@ def semi_or_anti(translator: Translator, node: Node, conjunct: exp.Expression, s
         correlation = Correlation()
         relation = translator.query(_unwrap(inner.this), scope, correlation)
         condition = conjoin(correlation.conjuncts) or exp.true()
-        return Join(node.columns, _origin(conjunct), node, relation.node,
-                    "anti" if negated else "semi", condition)  # fmt: skip
+        return Join(
+            node.columns,
+            _origin(conjunct),
+            node,
+            relation.node,
+            "anti" if negated else "semi",
+            condition,
+        )
     if isinstance(inner, exp.In) and inner.args.get("query") is not None:
         correlation = Correlation()
         relation = translator.query(_unwrap(inner.args["query"]), scope, correlation)
         left = inner.this.expressions if isinstance(inner.this, exp.Tuple) else [inner.this]
         if len(left) != len(relation.names):
-            raise SqlError(f"{_origin(conjunct)}: IN compares {len(left)} values with a "
-                           f"subquery of {len(relation.names)} columns", *position(conjunct))
+            raise SqlError(
+                f"{_origin(conjunct)}: IN compares {len(left)} values with a "
+                f"subquery of {len(relation.names)} columns",
+                *position(conjunct),
+            )
         pairs = []
         for value, column_id in zip(left, relation.node.ids):
             bound = scope.bind(value).expression
@@ -79,13 +89,24 @@ def semi_or_anti(translator: Translator, node: Node, conjunct: exp.Expression, s
             is_null = exp.Is(this=exp.Paren(this=equal.copy()), expression=exp.Null())
             pairs.append(exp.Paren(this=exp.or_(equal, is_null)) if negated else equal)
         condition = conjoin(pairs + correlation.conjuncts)
-        return Join(node.columns, _origin(conjunct), node, relation.node,
-                    "anti" if negated else "semi", condition)  # fmt: skip
+        return Join(
+            node.columns,
+            _origin(conjunct),
+            node,
+            relation.node,
+            "anti" if negated else "semi",
+            condition,
+        )
     return None
 
 
-def attach(translator: Translator, node: Node, pending: list[Pending], scope: Scope,
-           read_as: dict[str, str] | None = None) -> Node:  # fmt: skip
+def attach(
+    translator: Translator,
+    node: Node,
+    pending: list[Pending],
+    scope: Scope,
+    read_as: dict[str, str] | None = None,
+) -> Node:
     """``node`` with each pending subquery's value under its placeholder: a scalar subquery
     joined on where its correlation allows; else, and for EXISTS and IN inside an expression,
     evaluated per row in the task (``in_task``). ``read_as``: a column of ``scope`` that
@@ -94,30 +115,36 @@ def attach(translator: Translator, node: Node, pending: list[Pending], scope: Sc
     read_as = read_as or {}
     for item in pending:
         if item.predicate:
-            node = in_task(node, item.column_id, item.query, scope, translator.relations,
-                           read_as)  # fmt: skip
+            node = in_task(node, item.column_id, item.query, scope, translator.relations, read_as)
             continue
         correlation = Correlation(group_keys=True)
         try:
             relation = translator.query(_unwrap(item.query), scope, correlation)
         except UnsupportedSqlError:
-            node = in_task(node, item.column_id, item.query, scope, translator.relations,
-                           read_as)  # fmt: skip
+            node = in_task(node, item.column_id, item.query, scope, translator.relations, read_as)
             continue
         if len(relation.names) != 1:
-            raise SqlError(f"a scalar subquery must give one column, this one gives "
-                           f"{len(relation.names)}: {_origin(item.query)}",
-                           *position(item.query))  # fmt: skip
+            raise SqlError(
+                f"a scalar subquery must give one column, this one gives "
+                f"{len(relation.names)}: {_origin(item.query)}",
+                *position(item.query),
+            )
         value_id = relation.node.ids[0]
         value_type = relation.node.columns[0][1]
         if not correlation.conjuncts:
-            renamed = Project(((item.column_id, value_type),), _origin(item.query),
-                              relation.node, ((item.column_id, col(value_id)),))  # fmt: skip
-            node = Join(node.columns + renamed.columns, _origin(item.query), node, renamed,
-                        "single")  # fmt: skip
+            renamed = Project(
+                ((item.column_id, value_type),),
+                _origin(item.query),
+                relation.node,
+                ((item.column_id, col(value_id)),),
+            )
+            node = Join(
+                node.columns + renamed.columns, _origin(item.query), node, renamed, "single"
+            )
             continue
-        correlation.keys = [(inner_id, _read_as(outer, read_as))
-                            for inner_id, outer in correlation.keys]  # fmt: skip
+        correlation.keys = [
+            (inner_id, _read_as(outer, read_as)) for inner_id, outer in correlation.keys
+        ]
         node = _correlated(node, relation.node, value_id, value_type, item, correlation)
     return node
 
@@ -125,35 +152,48 @@ def attach(translator: Translator, node: Node, pending: list[Pending], scope: Sc
 def _read_as(expression: exp.Expression, read_as: dict[str, str]) -> exp.Expression:
     if not read_as:
         return expression
-    return expression.transform(lambda e: col(read_as[e.name]) if isinstance(e, exp.Column)
-                                and not e.table and e.name in read_as else e)  # fmt: skip
+    return expression.transform(
+        lambda e: (
+            col(read_as[e.name])
+            if isinstance(e, exp.Column) and not e.table and e.name in read_as
+            else e
+        )
+    )
 
 
-def _correlated(node: Node, inner: Node, value_id: str, value_type, item: Pending,
-                correlation: Correlation) -> Node:  # fmt: skip
+def _correlated(
+    node: Node, inner: Node, value_id: str, value_type, item: Pending, correlation: Correlation
+) -> Node:
     """Left join with the subquery grouped by its correlation keys; COUNT's empty value (0)
     where no group matched, told apart from a NULL aggregate by a matched flag."""
-    condition = conjoin(exp.EQ(this=paren(outer.copy()), expression=col(inner_id))
-                        for inner_id, outer in correlation.keys)  # fmt: skip
+    condition = conjoin(
+        exp.EQ(this=paren(outer.copy()), expression=col(inner_id))
+        for inner_id, outer in correlation.keys
+    )
     empty = _empty_value(item.query)
     if empty is None:
-        joined = Join(node.columns + inner.columns, _origin(item.query), node, inner, "left",
-                      condition)  # fmt: skip
+        joined = Join(
+            node.columns + inner.columns, _origin(item.query), node, inner, "left", condition
+        )
         value = col(value_id)
     else:
         flag = value_id + "_matched"
         exprs = tuple((c, col(c)) for c in inner.ids) + ((flag, exp.true()),)
         flagged = Project(inner.columns + ((flag, BOOLEAN),), inner.origin, inner, exprs)
-        joined = Join(node.columns + flagged.columns, _origin(item.query), node, flagged,
-                      "left", condition)  # fmt: skip
-        value = exp.Case(ifs=[exp.If(this=exp.Is(this=col(flag), expression=exp.Null()),
-                                     true=empty)], default=col(value_id))  # fmt: skip
+        joined = Join(
+            node.columns + flagged.columns, _origin(item.query), node, flagged, "left", condition
+        )
+        value = exp.Case(
+            ifs=[exp.If(this=exp.Is(this=col(flag), expression=exp.Null()), true=empty)],
+            default=col(value_id),
+        )
     exprs = tuple((c, col(c)) for c in node.ids) + ((item.column_id, value),)
     return Project(node.columns + ((item.column_id, value_type),), joined.origin, joined, exprs)
 
 
-def correlation_key(conjunct: exp.Expression, outer_ids: set[str]
-                    ) -> tuple[exp.Expression, exp.Expression] | None:  # fmt: skip
+def correlation_key(
+    conjunct: exp.Expression, outer_ids: set[str]
+) -> tuple[exp.Expression, exp.Expression] | None:
     """(inner side, outer side) of an equality between an expression of the subquery's own
     columns and one of the enclosing query's; None for any other conjunct."""
     if not isinstance(conjunct, exp.EQ):
@@ -166,16 +206,19 @@ def correlation_key(conjunct: exp.Expression, outer_ids: set[str]
     return None
 
 
-def require_equalities(correlation: Correlation, outer_ids: set[str], where: exp.Expression
-                       ) -> list[tuple[exp.Expression, exp.Expression]]:  # fmt: skip
+def require_equalities(
+    correlation: Correlation, outer_ids: set[str], where: exp.Expression
+) -> list[tuple[exp.Expression, exp.Expression]]:
     keys = []
     for conjunct in correlation.conjuncts:
         key = correlation_key(conjunct, outer_ids)
         if key is None:
-            raise UnsupportedSqlError(f"a correlated scalar subquery may only compare its own "
-                                      f"columns for equality with the outer query's; "
-                                      f"{conjunct.sql(dialect='spark')} does something else",
-                                      *position(where))  # fmt: skip
+            raise UnsupportedSqlError(
+                f"a correlated scalar subquery may only compare its own "
+                f"columns for equality with the outer query's; "
+                f"{conjunct.sql(dialect='spark')} does something else",
+                *position(where),
+            )
         keys.append(key)
     return keys
 
@@ -189,11 +232,20 @@ def _empty_value(query: exp.Expression) -> exp.Expression | None:
         return None
     value = projection.this if isinstance(projection, exp.Alias) else projection
     replaced = value.copy().transform(
-        lambda n: exp.Literal.number(0) if isinstance(n, exp.Count) else
-        exp.Null() if isinstance(n, exp.AggFunc) else n)  # fmt: skip
+        lambda n: (
+            exp.Literal.number(0)
+            if isinstance(n, exp.Count)
+            else exp.Null()
+            if isinstance(n, exp.AggFunc)
+            else n
+        )
+    )
     if any(isinstance(n, exp.Column) for n in replaced.walk()):
-        raise UnsupportedSqlError(f"a correlated scalar subquery counting with columns outside "
-                                  f"its aggregates: {_origin(query)}", *position(query))
+        raise UnsupportedSqlError(
+            f"a correlated scalar subquery counting with columns outside "
+            f"its aggregates: {_origin(query)}",
+            *position(query),
+        )
     return replaced
 
 
@@ -206,4 +258,3 @@ def _unwrap(query: exp.Expression) -> exp.Expression:
 def _origin(node: exp.Expression) -> str:
     text = node.sql(dialect="spark")
     return text if len(text) <= 200 else text[:197] + "..."
-

@@ -21,16 +21,31 @@ from jobmanager.planner.expressions import check_condition, type_of
 from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
 from jobmanager.planner.grouping_sets import expand, grouping_sets, over_sets
 from jobmanager.planner.logical import (
-    Aggregate, Filter, IdAllocator, Limit, Node, OneRow, Project, Sort, col,
-    conjoin, conjuncts, references, substitute,
-)  # fmt: skip
+    Aggregate,
+    Filter,
+    IdAllocator,
+    Limit,
+    Node,
+    OneRow,
+    Project,
+    Sort,
+    col,
+    conjoin,
+    conjuncts,
+    references,
+    substitute,
+)
 from jobmanager.planner.parse import projection_name
 from jobmanager.planner.relations import Relation, Relations
 from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.whole_query import reads_enclosing, whole_query
 from jobmanager.planner.subqueries import (
-    Correlation, Pending, attach, require_equalities, semi_or_anti,
-)  # fmt: skip
+    Correlation,
+    Pending,
+    attach,
+    require_equalities,
+    semi_or_anti,
+)
 
 __all__ = ["Relation", "Translator"]
 
@@ -47,8 +62,12 @@ class Translator:
         self.text = text.lower()
         self.relations = Relations(catalog, self.ids, self.query)
 
-    def query(self, query: exp.Expression, outer: Scope | None = None,
-              correlation: Correlation | None = None) -> Relation:  # fmt: skip
+    def query(
+        self,
+        query: exp.Expression,
+        outer: Scope | None = None,
+        correlation: Correlation | None = None,
+    ) -> Relation:
         """``query`` planned; a query the planner cannot cut that reads nothing of the queries
         around it runs whole (``whole_query``), so only an error Spark would raise remains."""
         entered = False
@@ -72,14 +91,18 @@ class Translator:
             return str(error)
         if isinstance(error, SqlError):
             named = _QUOTED.findall(str(error))
-            return f"the planner lost a column it made ({error})" if named and \
-                named[0].lower() not in self.text else None  # fmt: skip
+            return (
+                f"the planner lost a column it made ({error})"
+                if named and named[0].lower() not in self.text
+                else None
+            )
         if isinstance(error, TidalError):
             return None
         return f"the planner failed on it ({type(error).__name__}: {error}); a bug in Tidal"
 
-    def _query(self, query: exp.Expression, outer: Scope | None,
-               correlation: Correlation | None) -> Relation:  # fmt: skip
+    def _query(
+        self, query: exp.Expression, outer: Scope | None, correlation: Correlation | None
+    ) -> Relation:
         if isinstance(query, exp.Select):
             return self._select(query, outer, correlation)
         if isinstance(query, exp.Subquery):
@@ -88,20 +111,26 @@ class Translator:
             if correlation is not None and _reads_outer(query, outer):
                 raise UnsupportedSqlError("a correlated set operation", *position(query))
             return self._ordered(query, self.relations.set_operation(query, outer))
-        raise UnsupportedSqlError(f"{query.key.upper()} is not supported here",
-                                  *position(query))  # fmt: skip
+        raise UnsupportedSqlError(f"{query.key.upper()} is not supported here", *position(query))
 
     # -- SELECT ---------------------------------------------------------------------------------
 
-    def _select(self, select: exp.Select, outer: Scope | None,
-                correlation: Correlation | None) -> Relation:  # fmt: skip
+    def _select(
+        self, select: exp.Select, outer: Scope | None, correlation: Correlation | None
+    ) -> Relation:
         if any(_generates(p) for p in select.expressions):
             _as_lateral_views(select)  # so the query, run whole, names each of its columns
-            raise UnsupportedSqlError("a generator (its rows replace the row it reads, which "
-                                      "the planner's projections do not)", *position(select))
+            raise UnsupportedSqlError(
+                "a generator (its rows replace the row it reads, which "
+                "the planner's projections do not)",
+                *position(select),
+            )
         scope = Scope(outer)
-        node = (self.relations.from_clause(select, scope) if select.args.get("from_")
-                else OneRow((), "SELECT"))
+        node = (
+            self.relations.from_clause(select, scope)
+            if select.args.get("from_")
+            else OneRow((), "SELECT")
+        )
         where = select.args.get("where")
         if where is not None:
             node = self._where(node, where.this, scope, correlation)
@@ -112,8 +141,9 @@ class Translator:
         having = select.args.get("having")
         extras = [scope.bind(having.this, hook).expression] if having else []
         groups, aggregating, sets = self._grouping(select, scope, correlation, bound + extras)
-        order_bound = self._order_keys(_order_items(select), scope, names, bound,
-                                       [p.alias_or_name for p in select.expressions])
+        order_bound = self._order_keys(
+            _order_items(select), scope, names, bound, [p.alias_or_name for p in select.expressions]
+        )
         pre_order = [e for e, is_output in order_bound if not is_output]
         keys_read_as: dict[str, str] = {}  # a grouping set's key column: its nulled one
         if aggregating:
@@ -121,32 +151,38 @@ class Translator:
             if sets is not None:
                 node, groups, selected = self._expanded(node, groups, sets, selected, select)
                 keys_read_as = {k.name: i for i, k in node.keys if isinstance(k, exp.Column)}
-            node, rewritten = _checked(lambda: aggregated(
-                node, groups, selected, self.ids, _origin_group(select)), select)
+            node, rewritten = _checked(
+                lambda: aggregated(node, groups, selected, self.ids, _origin_group(select)), select
+            )
             bound, extras, pre_order = _split(rewritten, len(bound), len(extras))
             if correlation is not None and correlation.group_keys and correlation.conjuncts:
-                correlation.keys = [(gid, outer) for (gid, _), (_, outer)
-                                    in zip(node.groups, correlation.keys)]  # fmt: skip
+                correlation.keys = [
+                    (gid, outer) for (gid, _), (_, outer) in zip(node.groups, correlation.keys)
+                ]
         node = attach(self, node, pending, scope, keys_read_as)
         if extras:
             check_condition(extras[0], node.typer(), "HAVING")
-            node = Filter(node.columns, f"HAVING {having.this.sql(dialect='spark')}", node,
-                          extras[0])  # fmt: skip
+            node = Filter(
+                node.columns, f"HAVING {having.this.sql(dialect='spark')}", node, extras[0]
+            )
         node, windowed = with_windows(node, bound + pre_order, self.ids)
-        bound, pre_order = windowed[:len(bound)], windowed[len(bound):]
+        bound, pre_order = windowed[: len(bound)], windowed[len(bound) :]
         return self._project(select, node, names, bound, order_bound, pre_order, correlation)
 
-    def _expanded(self, node: Node, keys: list, sets: list, selected: list,
-                  select: exp.Select) -> tuple[Node, list, list]:  # fmt: skip
+    def _expanded(
+        self, node: Node, keys: list, sets: list, selected: list, select: exp.Select
+    ) -> tuple[Node, list, list]:
         """The rows once per grouping set, the aggregate's groups (the keys, the id and any
         position) and the selected expressions over the expanded rows."""
         node = expand(node, keys, sets, self.ids, _origin_group(select))
-        groups = [col(i) for i, _ in node.keys] + [col(node.gid)] + \
-            ([col(node.pos)] if node.pos else [])  # fmt: skip
+        groups = (
+            [col(i) for i, _ in node.keys] + [col(node.gid)] + ([col(node.pos)] if node.pos else [])
+        )
         return node, groups, [over_sets(e, node) for e in selected]
 
-    def _grouping(self, select: exp.Select, scope: Scope, correlation: Correlation | None,
-                  selected: list) -> tuple[list, bool, list | None]:  # fmt: skip
+    def _grouping(
+        self, select: exp.Select, scope: Scope, correlation: Correlation | None, selected: list
+    ) -> tuple[list, bool, list | None]:
         """The GROUP BY keys bound, whether the SELECT aggregates at all, and its grouping
         sets (None without ROLLUP, CUBE or GROUPING SETS); a correlated scalar subquery groups
         by the inner side of its correlation instead."""
@@ -158,14 +194,17 @@ class Translator:
         if correlation is None or not correlation.conjuncts:
             return groups, aggregating, sets
         if sets is not None:
-            raise UnsupportedSqlError("a correlated subquery with grouping sets",
-                                      *position(group))  # fmt: skip
+            raise UnsupportedSqlError("a correlated subquery with grouping sets", *position(group))
         if correlation.group_keys:
-            return (*self._correlation_groups(correlation, scope, groups,
-                                              select.args.get("where")), None)  # fmt: skip
+            return (
+                *self._correlation_groups(correlation, scope, groups, select.args.get("where")),
+                None,
+            )
         if aggregating:
-            raise UnsupportedSqlError("a correlated EXISTS or IN subquery that aggregates is "
-                                      "not supported yet", *position(select))  # fmt: skip
+            raise UnsupportedSqlError(
+                "a correlated EXISTS or IN subquery that aggregates is not supported yet",
+                *position(select),
+            )
         return groups, aggregating, None
 
     def _project(self, select, node, names, bound, order_bound, pre_order, correlation):
@@ -174,16 +213,20 @@ class Translator:
             _add_correlated(exprs, dict(node.columns), correlation)
         kept = len(exprs)  # what the query gives: its projection and what a join needs of it
         hidden = self._hidden(exprs, pre_order)
-        node = Project(_typed(select, exprs, node), "SELECT " + ", ".join(names), node,
-                       tuple(exprs))  # fmt: skip
+        node = Project(
+            _typed(select, exprs, node), "SELECT " + ", ".join(names), node, tuple(exprs)
+        )
         node = _distinct(select, node, hides_order_keys=len(exprs) > kept)
         hidden_ids = iter(hidden)
-        keys = [_ordered(ordered, expression if is_output else col(next(hidden_ids)))
-                for (expression, is_output), ordered in zip(order_bound, _order_items(select))]
+        keys = [
+            _ordered(ordered, expression if is_output else col(next(hidden_ids)))
+            for (expression, is_output), ordered in zip(order_bound, _order_items(select))
+        ]
         node = self._limited(select, node, keys)
         if len(exprs) > kept:
-            node = Project(node.columns[:kept], node.origin, node,
-                           tuple((i, col(i)) for i, _ in exprs[:kept]))  # fmt: skip
+            node = Project(
+                node.columns[:kept], node.origin, node, tuple((i, col(i)) for i, _ in exprs[:kept])
+            )
         return Relation(node, tuple(names))
 
     def _named(self, names, bound) -> list[tuple[str, exp.Expression]]:
@@ -210,20 +253,25 @@ class Translator:
             hidden.append(match)
         return hidden
 
-    def _order_keys(self, items, scope: Scope, names, bound, qualified_names=()
-                    ) -> list[tuple[exp.Expression, bool]]:  # fmt: skip
+    def _order_keys(
+        self, items, scope: Scope, names, bound, qualified_names=()
+    ) -> list[tuple[exp.Expression, bool]]:
         """Each ORDER BY key bound: (the key over the projection's ids, True) when it names a
         projection (by its name, or by the name qualification gave it); else (the key over
         the columns before the projection, False)."""
         aliases = {name.lower(): f"__out{i}" for i, name in enumerate(names)}
-        aliases.update({alias.lower(): f"__out{i}" for i, alias in enumerate(qualified_names)
-                        if alias.startswith("_col_")})  # ORDER BY 4 qualified to its alias
+        aliases.update(
+            {
+                alias.lower(): f"__out{i}"
+                for i, alias in enumerate(qualified_names)
+                if alias.startswith("_col_")
+            }
+        )  # ORDER BY 4 qualified to its alias
         result = []
         for ordered in items:
             key = ordered.this
             if isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
-                result.append((exp.Column(this=exp.to_identifier(
-                    aliases[key.name.lower()])), True))  # fmt: skip
+                result.append((exp.Column(this=exp.to_identifier(aliases[key.name.lower()])), True))
                 continue
             outputs = {f"__out{i}": b for i, b in enumerate(bound)}
             expression = scope.bind(key, extra=aliases).expression
@@ -233,8 +281,9 @@ class Translator:
     def _limited(self, query, node: Node, keys: list[exp.Ordered]) -> Node:
         limit = _integer(query.args.get("limit"), "LIMIT")
         offset = _integer(query.args.get("offset"), "OFFSET") or 0
-        tail = " ".join(query.args[k].sql(dialect="spark") for k in ("limit", "offset")
-                        if query.args.get(k))  # fmt: skip
+        tail = " ".join(
+            query.args[k].sql(dialect="spark") for k in ("limit", "offset") if query.args.get(k)
+        )
         if keys:
             ids = node.ids
             keys = [_resolve_output(k, ids) for k in keys]
@@ -254,15 +303,17 @@ class Translator:
         for ordered in items:
             key = ordered.this
             if not isinstance(key, exp.Column) or key.name.lower() not in by_name:
-                raise UnsupportedSqlError("ORDER BY after a set operation may only name its "
-                                          "columns", *position(ordered))  # fmt: skip
+                raise UnsupportedSqlError(
+                    "ORDER BY after a set operation may only name its columns", *position(ordered)
+                )
             keys.append(_ordered(ordered, col(by_name[key.name.lower()])))
         return Relation(self._limited(query, relation.node, keys), relation.names)
 
     def _correlation_groups(self, correlation: Correlation, scope: Scope, groups, where):
         if groups:
-            raise UnsupportedSqlError("a correlated scalar subquery with GROUP BY is not "
-                                      "supported", *position(where))  # fmt: skip
+            raise UnsupportedSqlError(
+                "a correlated scalar subquery with GROUP BY is not supported", *position(where)
+            )
         outer_ids = set(scope.outer.types) if scope.outer else set()
         keys = require_equalities(correlation, outer_ids, where)
         correlation.keys = [("", outer) for _, outer in keys]
@@ -270,8 +321,9 @@ class Translator:
 
     # -- FROM and WHERE -------------------------------------------------------------------------
 
-    def _where(self, node: Node, condition: exp.Expression, scope: Scope,
-               correlation: Correlation | None) -> Node:  # fmt: skip
+    def _where(
+        self, node: Node, condition: exp.Expression, scope: Scope, correlation: Correlation | None
+    ) -> Node:
         condition_text = condition
         filters, pending = [], []
         hook = self._scalar_hook(pending)
@@ -283,8 +335,9 @@ class Translator:
             bound = scope.bind(conjunct, hook)
             if bound.outer:
                 if correlation is None:
-                    raise UnsupportedSqlError("a column of an enclosing query here",
-                                              *position(conjunct))  # fmt: skip
+                    raise UnsupportedSqlError(
+                        "a column of an enclosing query here", *position(conjunct)
+                    )
                 correlation.conjuncts.append(bound.expression)
                 continue
             filters.append(bound.expression)
@@ -292,8 +345,12 @@ class Translator:
         if filters:
             condition = conjoin(filters)
             _checked(lambda: check_condition(condition, node.typer(), "WHERE"), condition_text)
-            node = Filter(node.columns, "WHERE " + " AND ".join(
-                f.sql(dialect="spark") for f in filters), node, condition)  # fmt: skip
+            node = Filter(
+                node.columns,
+                "WHERE " + " AND ".join(f.sql(dialect="spark") for f in filters),
+                node,
+                condition,
+            )
         return node
 
     def _scalar_hook(self, pending: list[Pending]):
@@ -305,6 +362,7 @@ class Translator:
         return hook
 
     # -- set operations -------------------------------------------------------------------------
+
 
 def _checked(check, where: exp.Expression):
     """``check()``, its type error placed at ``where`` in the user's text."""
@@ -321,7 +379,7 @@ def _split(values: list, *sizes: int) -> list[list]:
     """``values`` cut into consecutive pieces of ``sizes``, then the rest."""
     pieces, start = [], 0
     for size in sizes:
-        pieces.append(values[start:start + size])
+        pieces.append(values[start : start + size])
         start += size
     return [*pieces, values[start:]]
 
@@ -355,23 +413,34 @@ def _distinct(select: exp.Select, node: Node, hides_order_keys: bool) -> Node:
     if distinct.args.get("on"):
         raise UnsupportedSqlError("DISTINCT ON is not supported", *position(distinct))
     if hides_order_keys:
-        raise SqlError("with SELECT DISTINCT, ORDER BY may only name selected columns",
-                       *position(select))  # fmt: skip
-    return Aggregate(node.columns, "SELECT DISTINCT", node, tuple((i, col(i)) for i in node.ids),
-                     ())  # fmt: skip
+        raise SqlError(
+            "with SELECT DISTINCT, ORDER BY may only name selected columns", *position(select)
+        )
+    return Aggregate(
+        node.columns, "SELECT DISTINCT", node, tuple((i, col(i)) for i in node.ids), ()
+    )
 
 
 _GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
-_NAMED_GENERATORS = {"explode", "explode_outer", "posexplode", "posexplode_outer", "inline",
-                     "inline_outer", "stack", "json_tuple"}
+_NAMED_GENERATORS = {
+    "explode",
+    "explode_outer",
+    "posexplode",
+    "posexplode_outer",
+    "inline",
+    "inline_outer",
+    "stack",
+    "json_tuple",
+}
 
 
 def _generates(projection: exp.Expression) -> bool:
     """Whether ``projection`` calls a generator (``EXPLODE``, ``POSEXPLODE``, ``INLINE``,
     ``STACK``, ``JSON_TUPLE``), not inside a subquery of its own."""
     for node in projection.walk(prune=lambda n: isinstance(n, exp.Query)):
-        if isinstance(node, _GENERATORS) or (isinstance(node, exp.Anonymous) and
-                                             node.name.lower() in _NAMED_GENERATORS):
+        if isinstance(node, _GENERATORS) or (
+            isinstance(node, exp.Anonymous) and node.name.lower() in _NAMED_GENERATORS
+        ):
             return True
     return False
 
@@ -386,9 +455,15 @@ def _as_lateral_views(select: exp.Select) -> None:
             continue
         view = f"__generated{len(select.args.get('laterals') or [])}"
         names = [a.copy() for a in projection.expressions]
-        select.append("laterals", exp.Lateral(this=projection.this.copy(), view=True,
-                                               outer=False, alias=exp.TableAlias(
-            this=exp.to_identifier(view), columns=names)))  # fmt: skip
+        select.append(
+            "laterals",
+            exp.Lateral(
+                this=projection.this.copy(),
+                view=True,
+                outer=False,
+                alias=exp.TableAlias(this=exp.to_identifier(view), columns=names),
+            ),
+        )
         items += [exp.column(n.name, view, quoted=n.quoted) for n in names]
     select.set("expressions", items)
 
@@ -420,16 +495,21 @@ def _integer(clause: exp.Expression | None, what: str) -> int | None:
         return None
     value = clause.args.get("expression") or clause.this
     if not isinstance(value, exp.Literal) or value.is_string or not value.this.isdigit():
-        raise UnsupportedSqlError(f"{what} must be a non-negative integer, not "
-                                  f"{value.sql(dialect='spark')}", *position(clause))  # fmt: skip
+        raise UnsupportedSqlError(
+            f"{what} must be a non-negative integer, not {value.sql(dialect='spark')}",
+            *position(clause),
+        )
     return int(value.this)
 
 
 def _order_as_written(query: exp.Expression) -> str:
     """The ORDER BY as the user wrote it: a key qualification named ``_col_3`` (an ordinal,
     or an unaliased projection) by the name Spark gives that projection."""
-    spark_names = {p.alias: projection_name(p) for p in getattr(query, "expressions", [])
-                   if isinstance(p, exp.Alias) and p.alias.startswith("_col_")}  # fmt: skip
+    spark_names = {
+        p.alias: projection_name(p)
+        for p in getattr(query, "expressions", [])
+        if isinstance(p, exp.Alias) and p.alias.startswith("_col_")
+    }
 
     def named(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and not node.table and node.name in spark_names:
@@ -450,6 +530,6 @@ def _origin_group(select: exp.Select) -> str:
 
 
 def _reads_outer(query: exp.Expression, outer: Scope | None) -> bool:
-    return outer is not None and any(c.table and c.table.lower() in outer.relations
-                                     for c in query.find_all(exp.Column))  # fmt: skip
-
+    return outer is not None and any(
+        c.table and c.table.lower() in outer.relations for c in query.find_all(exp.Column)
+    )

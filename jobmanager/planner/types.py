@@ -144,17 +144,35 @@ def parse_type(text: str) -> SqlType:
     """A type as a CAST names it (``DECIMAL(15, 2)``, ``INT``, ``DATE`` ...)."""
     name = text.strip().lower()
     if name.startswith(("decimal", "numeric", "dec")):
-        inside = name[name.find("(") + 1:name.rfind(")")] if "(" in name else ""
+        inside = name[name.find("(") + 1 : name.rfind(")")] if "(" in name else ""
         parts = [int(p) for p in inside.split(",") if p.strip()] if inside else []
         precision = parts[0] if parts else 10
         return decimal(precision, parts[1] if len(parts) > 1 else 0)
-    aliases = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint",
-               "real": "float", "text": "string", "varchar": "string", "char": "string",
-               "bool": "boolean", "timestamp_ltz": "timestamp"}  # fmt: skip
+    aliases = {
+        "integer": "int",
+        "long": "bigint",
+        "short": "smallint",
+        "byte": "tinyint",
+        "real": "float",
+        "text": "string",
+        "varchar": "string",
+        "char": "string",
+        "bool": "boolean",
+        "timestamp_ltz": "timestamp",
+    }
     base = name.split("(")[0].strip()
     base = aliases.get(base, base)
-    known = {*_INTEGRAL_RANK, "float", "double", "string", "boolean", "date", "timestamp",
-             "timestamp_ntz", "binary"}  # fmt: skip
+    known = {
+        *_INTEGRAL_RANK,
+        "float",
+        "double",
+        "string",
+        "boolean",
+        "date",
+        "timestamp",
+        "timestamp_ntz",
+        "binary",
+    }
     return SqlType(base) if base in known else UNKNOWN
 
 
@@ -183,8 +201,9 @@ def wider(a: SqlType, b: SqlType) -> SqlType | None:
     return None
 
 
-def arithmetic(operator: str, a: SqlType, b: SqlType, literal: tuple[int | None, int | None]
-               = (None, None)) -> SqlType | None:  # fmt: skip
+def arithmetic(
+    operator: str, a: SqlType, b: SqlType, literal: tuple[int | None, int | None] = (None, None)
+) -> SqlType | None:
     """The type of ``a <operator> b`` for ``+ - * / %`` on numbers; None when the operands are
     not both numbers (the caller handles dates and intervals). ``literal``: the value of either
     operand when it is an integer literal (it meets a decimal with its own digits)."""

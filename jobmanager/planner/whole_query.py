@@ -30,13 +30,24 @@ if TYPE_CHECKING:
 __all__ = ["output_types", "own_aliases", "reads_enclosing", "tables_as_inputs", "whole_query"]
 
 PLACEHOLDER = "__tidal_whole_{}"
-_SURE_TYPES = ("tinyint", "smallint", "int", "bigint", "double", "float", "string", "boolean",
-               "date", "timestamp")  # fmt: skip
+_SURE_TYPES = (
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "double",
+    "float",
+    "string",
+    "boolean",
+    "date",
+    "timestamp",
+)
 _ORIGIN_LENGTH = 160
 
 
-def whole_query(query: exp.Expression, reason: str, relations: Relations,
-                ids: IdAllocator) -> Relation:  # fmt: skip
+def whole_query(
+    query: exp.Expression, reason: str, relations: Relations, ids: IdAllocator
+) -> Relation:
     """``query`` (a qualified query or set operation) as one ``WholeQuery``."""
     from jobmanager.planner.relations import Relation
 
@@ -46,14 +57,22 @@ def whole_query(query: exp.Expression, reason: str, relations: Relations,
     types = output_types(query, relations, len(output))
     columns = tuple((ids.new(name), kind) for name, kind in zip(output, types))
     text = _as_written(query)
-    origin = text if len(text) <= _ORIGIN_LENGTH else text[:_ORIGIN_LENGTH - 3] + "..."
-    node = WholeQuery(columns, f"{origin} (run whole by Spark: {reason})", tree, inputs,
-                      placeholders, names, reason)  # fmt: skip
+    origin = text if len(text) <= _ORIGIN_LENGTH else text[: _ORIGIN_LENGTH - 3] + "..."
+    node = WholeQuery(
+        columns,
+        f"{origin} (run whole by Spark: {reason})",
+        tree,
+        inputs,
+        placeholders,
+        names,
+        reason,
+    )
     return Relation(node, tuple(output))
 
 
-def tables_as_inputs(tree: exp.Expression, relations: Relations
-                     ) -> tuple[tuple, tuple[str, ...], tuple[tuple[str, ...], ...]]:  # fmt: skip
+def tables_as_inputs(
+    tree: exp.Expression, relations: Relations
+) -> tuple[tuple, tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """Each table ``tree`` reads (a CTE from outside it, or the catalogue's) replaced in place
     by a placeholder under the same alias: the inputs (one per table, however often read),
     their placeholders and their columns' names."""
@@ -77,10 +96,12 @@ def tables_as_inputs(tree: exp.Expression, relations: Relations
 def own_aliases(query: exp.Expression) -> set[str]:
     """The names relations inside ``query`` go by (lower case)."""
     own = {t.alias_or_name.lower() for t in query.find_all(exp.Table)}
-    own |= {s.alias_or_name.lower() for s in query.find_all(exp.Subquery, exp.Values)
-            if s.alias_or_name}  # fmt: skip
-    own |= {u.alias_or_name.lower() for u in query.find_all(exp.Unnest, exp.Lateral)
-            if u.alias_or_name}  # fmt: skip
+    own |= {
+        s.alias_or_name.lower() for s in query.find_all(exp.Subquery, exp.Values) if s.alias_or_name
+    }
+    own |= {
+        u.alias_or_name.lower() for u in query.find_all(exp.Unnest, exp.Lateral) if u.alias_or_name
+    }
     return own
 
 
@@ -107,8 +128,10 @@ def reads_enclosing(query: exp.Expression) -> bool:
     relation inside it has (the tree is qualified: every column names its relation)."""
     own = own_aliases(query)
     lambdas = {p.name.lower() for lam in query.find_all(exp.Lambda) for p in lam.expressions}
-    return any(c.table and c.table.lower() not in own and c.name.lower() not in lambdas
-               for c in query.find_all(exp.Column))  # fmt: skip
+    return any(
+        c.table and c.table.lower() not in own and c.name.lower() not in lambdas
+        for c in query.find_all(exp.Column)
+    )
 
 
 def output_types(query: exp.Expression, relations: Relations, width: int) -> list[SqlType]:
@@ -124,6 +147,9 @@ def output_types(query: exp.Expression, relations: Relations, width: int) -> lis
         kind = projection.type
         text = kind.sql(dialect="spark") if isinstance(kind, exp.DataType) else ""
         parsed = parse_type(text) if text else UNKNOWN
-        types.append(parsed if parsed.name in _SURE_TYPES and not isinstance(query, exp.SetOperation)
-                     else UNKNOWN)
+        types.append(
+            parsed
+            if parsed.name in _SURE_TYPES and not isinstance(query, exp.SetOperation)
+            else UNKNOWN
+        )
     return types + [UNKNOWN] * (width - len(types))

@@ -37,8 +37,11 @@ def tiny_read(node: Node, parents: dict[int, int], threshold: int) -> bool:
     most ``threshold``."""
     while isinstance(node, (Filter, Project)) and parents.get(id(node), 0) <= 1:
         node = node.child
-    return (isinstance(node, Scan) and parents.get(id(node), 0) <= 1 and
-            node.table.listed_bytes([c for _, c in node.mapping]) <= threshold)
+    return (
+        isinstance(node, Scan)
+        and parents.get(id(node), 0) <= 1
+        and node.table.listed_bytes([c for _, c in node.mapping]) <= threshold
+    )
 
 
 def read_whole(node: Node, stage: Stage) -> Node:

@@ -87,9 +87,16 @@ def create_job_manager(job_id: str, store_root: str, recovery: bool = True):
     retries = -1 if recovery else 0
     return (
         actor_class(JobManagerActor)
-        .options(name=job_manager_name(job_id), namespace=NAMESPACE, lifetime="detached",
-                 num_cpus=0, max_concurrency=64, max_restarts=retries,
-                 max_task_retries=retries, scheduling_strategy=here())  # fmt: skip
+        .options(
+            name=job_manager_name(job_id),
+            namespace=NAMESPACE,
+            lifetime="detached",
+            num_cpus=0,
+            max_concurrency=64,
+            max_restarts=retries,
+            max_task_retries=retries,
+            scheduling_strategy=here(),
+        )
         .remote(job_id, store_root)
     )
 
@@ -166,21 +173,25 @@ class JobManagerActor(JobEnding):
         cluster_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         early = EarlyLease.ask(self.job_id, settings, cluster_cpus)
         try:
-            job_graph, store, blobs, submitted, events = self._admit(graph, settings, cluster_cpus,
-                                                                     submitted_at)  # fmt: skip
+            job_graph, store, blobs, submitted, events = self._admit(
+                graph, settings, cluster_cpus, submitted_at
+            )
         except BaseException:
             release_job(self.job_id)  # the early lease: the job will not run
             raise
-        self._take(store, submitted, new_state(job_graph, submitted, self.job_id), events, blobs,
-                   early)
+        self._take(
+            store, submitted, new_state(job_graph, submitted, self.job_id), events, blobs, early
+        )
         self.mailbox.put(ev.JobStarted())
         self._start_loop()
-        self.log.info("job manager ready", job_name=job_graph.name,
-                      since_submit_ms=int((time.time() - submitted_at) * 1000),
-                      init_ms=int((time.time() - began) * 1000))  # fmt: skip
+        self.log.info(
+            "job manager ready",
+            job_name=job_graph.name,
+            since_submit_ms=int((time.time() - submitted_at) * 1000),
+            init_ms=int((time.time() - began) * 1000),
+        )
 
-    def _admit(self, graph: bytes, settings: Configuration, cluster_cpus: int,
-               submitted_at: float):  # fmt: skip
+    def _admit(self, graph: bytes, settings: Configuration, cluster_cpus: int, submitted_at: float):
         """Take the job in: its store, its chains and its sources asked (``admit``), its code
         stored, ``JobSubmitted`` written to its log. Returns the graph, the store, its blobs,
         that event and the log."""
@@ -189,8 +200,10 @@ class JobManagerActor(JobEnding):
         store.create()
         blobs = store.blobs()
         chains, inferred = admit(job_graph, settings, cluster_cpus, blobs, self.job_id)
-        code_keys = tuple((v.name, blobs.put(serialize_vertex_code(v)).digest)
-                          for v in runnable_vertices(chained_graph(job_graph, chains), settings))  # fmt: skip
+        code_keys = tuple(
+            (v.name, blobs.put(serialize_vertex_code(v)).digest)
+            for v in runnable_vertices(chained_graph(job_graph, chains), settings)
+        )
         submitted = ev.JobSubmitted(
             job_graph.name,
             blobs.put(graph).digest,
@@ -198,21 +211,35 @@ class JobManagerActor(JobEnding):
             submitted_at,
             cluster_cpus,
             code_keys,
-            tuple(v.operator.path for v in job_graph.vertices if isinstance(v.operator, ParquetSink)),
+            tuple(
+                v.operator.path for v in job_graph.vertices if isinstance(v.operator, ParquetSink)
+            ),
             chains,
             inferred,
-            tuple(v.operator.path for v in job_graph.vertices
-                  if isinstance(v.operator, ResultSink)),  # fmt: skip
+            tuple(
+                v.operator.path for v in job_graph.vertices if isinstance(v.operator, ResultSink)
+            ),
         )
         events = store.open_log(settings["job-event.store.write-buffer.size"])
         events.append(submitted)
         events.flush()
-        jobrecords.record_job(self.job_id, store.url, settings["execution.batch.job-recovery.enabled"],
-                              work_directory(settings, self.job_id))  # fmt: skip
+        jobrecords.record_job(
+            self.job_id,
+            store.url,
+            settings["execution.batch.job-recovery.enabled"],
+            work_directory(settings, self.job_id),
+        )
         return job_graph, store, blobs, submitted, events
 
-    def _take(self, store: JobStore, submitted, state, events, blobs,
-              early_lease: EarlyLease | None = None) -> None:
+    def _take(
+        self,
+        store: JobStore,
+        submitted,
+        state,
+        events,
+        blobs,
+        early_lease: EarlyLease | None = None,
+    ) -> None:
         """Hold the job: its store, log, state and an executor for its commands."""
         self.store, self.events, self.blobs = store, events, blobs
         self.config = Configuration(dict(submitted.config))
@@ -247,8 +274,10 @@ class JobManagerActor(JobEnding):
         try:
             attempts = store.recovery_attempt() if store.exists() else 1
             if attempts > MAX_RECOVERIES_IN_A_ROW:
-                raise TidalError(f"the JobManager died {attempts - 1} times in a row while "
-                                 f"taking the job over from {store.url}")  # fmt: skip
+                raise TidalError(
+                    f"the JobManager died {attempts - 1} times in a row while "
+                    f"taking the job over from {store.url}"
+                )
             replayed = replay_store(store, self.job_id)
             with self.lock:
                 self.submitted, self.ledger = replayed.submitted, replayed.ledger
@@ -257,10 +286,12 @@ class JobManagerActor(JobEnding):
             self._take(store, replayed.submitted, replayed.state, events, store.blobs())
             replayed_s = time.time() - began
             reports, handles = reconnect(
-                self.job_id, replayed.state, ray.get_runtime_context().current_actor,
+                self.job_id,
+                replayed.state,
+                ray.get_runtime_context().current_actor,
                 os.path.join(self.work_dir, "shuffle"),
                 settings["execution.batch.job-recovery.previous-worker.recovery.timeout"] / 1000,
-            )  # fmt: skip
+            )
             for tm_id, handle in handles.items():
                 self.executor.adopt(tm_id, handle)
             self._apply([ev.JobManagerRecovered(now_ms(), tuple(reports))])
@@ -271,15 +302,22 @@ class JobManagerActor(JobEnding):
             if replayed.state.ended is not None:  # it had ended: only answering was left to do
                 self._finish()
         except Exception as error:
-            cause = str(error) if isinstance(error, TidalError) else f"{type(error).__name__}: {error}"
+            cause = (
+                str(error) if isinstance(error, TidalError) else f"{type(error).__name__}: {error}"
+            )
             self.log.error("recovery failed", cause=cause, traceback=traceback.format_exc())
             self._give_up(f"the job could not be recovered: {cause}")
             return
         self.recovering = False
         self._start_loop()
-        self.log.info("job taken over", events=replayed.events, snapshot=replayed.from_snapshot,
-                      task_managers=len(reports), replay_ms=int(replayed_s * 1000),
-                      recovery_ms=int((time.time() - began) * 1000))  # fmt: skip
+        self.log.info(
+            "job taken over",
+            events=replayed.events,
+            snapshot=replayed.from_snapshot,
+            task_managers=len(reports),
+            replay_ms=int(replayed_s * 1000),
+            recovery_ms=int((time.time() - began) * 1000),
+        )
 
     def _give_up(self, cause: str) -> None:
         """The job cannot go on: fail it, leave nothing behind but what it published."""
@@ -330,12 +368,18 @@ class JobManagerActor(JobEnding):
         ``final``: the end itself, for storing it."""
         with self.lock:
             if not self.started or self.state is None:
-                waiting = (JobStatus.STANDBY if not self.started else
-                           JobStatus.RECONCILING if self.recovering else JobStatus.CREATED)  # fmt: skip
+                waiting = (
+                    JobStatus.STANDBY
+                    if not self.started
+                    else JobStatus.RECONCILING
+                    if self.recovering
+                    else JobStatus.CREATED
+                )
                 details = empty_status(self.job_id, self.submitted, waiting)
             else:
-                details = job_status(self.state, self.ledger, self.job_id,
-                                     self.submitted.submitted_at, self.ended_at)  # fmt: skip
+                details = job_status(
+                    self.state, self.ledger, self.job_id, self.submitted.submitted_at, self.ended_at
+                )
             ended = None if self.state is None else self.state.ended
         status, cause = details.status, details.cause
         if self.unrecoverable is not None:
@@ -346,8 +390,13 @@ class JobManagerActor(JobEnding):
             status, cause = ended
         if status.is_terminal and not (final or self.done.is_set()):
             status = JobStatus.FINISHING
-        return replace(details, status=status, cause=cause or "", pid=os.getpid(),
-                       jobmanager=process_figures(self.loop_seconds[:]))  # a copy: the loop appends
+        return replace(
+            details,
+            status=status,
+            cause=cause or "",
+            pid=os.getpid(),
+            jobmanager=process_figures(self.loop_seconds[:]),
+        )  # a copy: the loop appends
 
     def describe(self) -> tuple:
         with self.lock:
@@ -395,9 +444,14 @@ class JobManagerActor(JobEnding):
                 self.loop_seconds.append(took)
                 self._maybe_snapshot()
             except Exception as error:  # a bug in the core: fail the job, keep answering
-                self.log.error("internal error", error=repr(error), traceback=traceback.format_exc())
+                self.log.error(
+                    "internal error", error=repr(error), traceback=traceback.format_exc()
+                )
                 with self.lock:
-                    self.unrecoverable = (JobStatus.FAILED, f"internal error in the JobManager: {error!r}")
+                    self.unrecoverable = (
+                        JobStatus.FAILED,
+                        f"internal error in the JobManager: {error!r}",
+                    )
                 self._abort_sinks()
                 self._finish(through_loop=False)
                 return
@@ -433,7 +487,10 @@ class JobManagerActor(JobEnding):
 
     def _maybe_snapshot(self) -> None:
         pause = self.config["execution.batch.job-recovery.snapshot.min-pause"] / 1000
-        if time.monotonic() - self.snapshot_at < pause or self.state.events_applied == self.snapshot_events:
+        if (
+            time.monotonic() - self.snapshot_at < pause
+            or self.state.events_applied == self.snapshot_events
+        ):
             return
         began = time.monotonic()
         with self.lock:
@@ -441,8 +498,12 @@ class JobManagerActor(JobEnding):
         segment = self.events.roll()
         self.store.write_snapshot(StoredSnapshot(segment, image, ledger))
         self.snapshot_at, self.snapshot_events = time.monotonic(), self.state.events_applied
-        self.log.info("snapshot written", events=self.state.events_applied, segment=segment,
-                      ms=int((time.monotonic() - began) * 1000))  # fmt: skip
+        self.log.info(
+            "snapshot written",
+            events=self.state.events_applied,
+            segment=segment,
+            ms=int((time.monotonic() - began) * 1000),
+        )
 
     def _next_events(self) -> list | None:
         """The next event, and every other one already waiting (up to a bound): applied in one

@@ -30,16 +30,22 @@ def split_keeper(blobs: BlobStore):
     return lambda splits: blobs.put(encode(splits)).digest
 
 
-def admit(job_graph: JobGraph, config: Configuration, cluster_cpus: int, blobs: BlobStore,
-          job_id: str) -> tuple[tuple[tuple[str, ...], ...], tuple[ev.SourceParallelismInferred, ...]]:  # fmt: skip
+def admit(
+    job_graph: JobGraph, config: Configuration, cluster_cpus: int, blobs: BlobStore, job_id: str
+) -> tuple[tuple[tuple[str, ...], ...], tuple[ev.SourceParallelismInferred, ...]]:
     """The job's chains, and the source inferences they rest on (``JobSubmitted.inferred``)."""
     answers = []
     for name, context in sources_to_ask(job_graph, config, cluster_cpus).items():
         began = time.perf_counter()
-        answer = infer_vertex_parallelism(name, job_graph.vertex(name).sources, context,
-                                          split_keeper(blobs))  # fmt: skip
-        _log.info("source parallelism inferred when the job was taken", job=job_id, vertex=name,
-                  parallelism=getattr(answer, "parallelism", None),
-                  ms=int((time.perf_counter() - began) * 1000))  # fmt: skip
+        answer = infer_vertex_parallelism(
+            name, job_graph.vertex(name).sources, context, split_keeper(blobs)
+        )
+        _log.info(
+            "source parallelism inferred when the job was taken",
+            job=job_id,
+            vertex=name,
+            parallelism=getattr(answer, "parallelism", None),
+            ms=int((time.perf_counter() - began) * 1000),
+        )
         answers.append(answer)
     return decide_admission(job_graph, config, answers)

@@ -52,12 +52,14 @@ def archive_job(store: JobStore, root: str, retained: int) -> JobStore:
                 continue
             target.makedirs(f"{archive.path}/{folder}", exist_ok=True)
             for name in names:
-                target.pipe_file(f"{archive.path}/{folder}/{name.rsplit('/', 1)[-1]}",
-                                 source.cat_file(name))  # fmt: skip
+                target.pipe_file(
+                    f"{archive.path}/{folder}/{name.rsplit('/', 1)[-1]}", source.cat_file(name)
+                )
         graph = BlobKey(store.submitted().graph_key)
         archive.blobs().put(store.blobs().get(graph))
-        target.pipe_file(f"{archive.path}/{STATUS_FILE}",
-                         source.cat_file(f"{store.path}/{STATUS_FILE}"))  # fmt: skip
+        target.pipe_file(
+            f"{archive.path}/{STATUS_FILE}", source.cat_file(f"{store.path}/{STATUS_FILE}")
+        )
 
     archive._call("archive the job", copy)
     if retained >= 0:
@@ -94,8 +96,11 @@ def _drop_oldest(root: str, retained: int) -> None:
         jobs = archived_jobs(root)
         dropped = [job_id for job_id, _ in jobs[retained:]]
     else:
-        dropped = [job_id for job_id in oldest_first[:len(oldest_first) - retained]
-                   if _is_archive(root, job_id)]  # fmt: skip
+        dropped = [
+            job_id
+            for job_id in oldest_first[: len(oldest_first) - retained]
+            if _is_archive(root, job_id)
+        ]
     for job_id in dropped:
         try:
             JobStore(root, job_id).remove()

@@ -20,8 +20,13 @@ from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import jobrecords, sinks
 from jobmanager.runtime.jobstore import JobStore
 
-__all__ = ["abort_sinks", "clean_up_expired_jobs", "clean_up_job", "clean_up_lost_jobs",
-           "remove_results"]
+__all__ = [
+    "abort_sinks",
+    "clean_up_expired_jobs",
+    "clean_up_job",
+    "clean_up_lost_jobs",
+    "remove_results",
+]
 
 _log = structlog.get_logger("tidal.cleanup")
 
@@ -41,12 +46,12 @@ def remove_results(job_id: str, result_paths) -> None:
             if fs.exists(target):
                 fs.rm(target, recursive=True)
         except OSError as error:
-            _log.warning("collected result not removed", job=job_id, result=path,
-                         error=repr(error))  # fmt: skip
+            _log.warning("collected result not removed", job=job_id, result=path, error=repr(error))
 
 
-def clean_up_job(job_id: str, store: JobStore, submitted: JobSubmitted | None = None,
-                 work_dir: str = "") -> None:  # fmt: skip
+def clean_up_job(
+    job_id: str, store: JobStore, submitted: JobSubmitted | None = None, work_dir: str = ""
+) -> None:
     """``submitted`` (the job's first event, for its sinks) None: read it from the store (a
     job whose JobManager is gone)."""
     if work_dir:

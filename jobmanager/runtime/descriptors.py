@@ -48,7 +48,9 @@ class ShuffleDescriptorCache:
         payload = encode([describe(p).to_list() for p in group.partitions])
         self.builds += 1
         if len(payload) >= self.offload_min_size:
-            entry = ShuffleDescriptors(group.id, group.version, blob_key=self.blobs.put(payload).digest)
+            entry = ShuffleDescriptors(
+                group.id, group.version, blob_key=self.blobs.put(payload).digest
+            )
         else:
             entry = ShuffleDescriptors(group.id, group.version, inline=payload)
         self._entries[group.id] = entry

@@ -11,8 +11,14 @@ from __future__ import annotations
 from jobmanager.messages.codec import decode, encode, message
 from jobmanager.messages.jobstatus import JobStatus
 
-__all__ = ["JobDetails", "JobSummary", "ProcessFigures", "VertexDetails", "details_of_v0",
-           "read_details"]
+__all__ = [
+    "JobDetails",
+    "JobSummary",
+    "ProcessFigures",
+    "VertexDetails",
+    "details_of_v0",
+    "read_details",
+]
 
 
 @message
@@ -90,8 +96,14 @@ class JobDetails:
         return encode(self)
 
     def summary(self) -> JobSummary:
-        return JobSummary(self.job_id, self.name, self.status, self.submitted_at, self.ended_at,
-                          len(self.vertices))  # fmt: skip
+        return JobSummary(
+            self.job_id,
+            self.name,
+            self.status,
+            self.submitted_at,
+            self.ended_at,
+            len(self.vertices),
+        )
 
 
 @message
@@ -115,23 +127,46 @@ def details_of_v0(status: dict) -> JobDetails:
     later keys older versions did not write), so its archives stay in ``tidal history``."""
     vertices = tuple(
         VertexDetails(
-            v["name"], tuple(v.get("members") or (v["name"],)), v["parallelism"],
-            v.get("max_parallelism"), v["tasks"], v["finished"], v.get("running", 0),
-            v["deployments"], v["rows_in"], v["rows_out"], v["bytes_in"],
-            v.get("bytes_in_remote", 0), v.get("ranges_read", 0), dict(v.get("phases_ms", {})),
-            v.get("queued_ms", 0), v.get("spark_jobs", 0), v["bytes_out"], v["duration_s"],
-            v.get("started_at"), v["explanation"],
+            v["name"],
+            tuple(v.get("members") or (v["name"],)),
+            v["parallelism"],
+            v.get("max_parallelism"),
+            v["tasks"],
+            v["finished"],
+            v.get("running", 0),
+            v["deployments"],
+            v["rows_in"],
+            v["rows_out"],
+            v["bytes_in"],
+            v.get("bytes_in_remote", 0),
+            v.get("ranges_read", 0),
+            dict(v.get("phases_ms", {})),
+            v.get("queued_ms", 0),
+            v.get("spark_jobs", 0),
+            v["bytes_out"],
+            v["duration_s"],
+            v.get("started_at"),
+            v["explanation"],
         )
         for v in status["vertices"]
-    )  # fmt: skip
+    )
     return JobDetails(
-        status["job_id"], status["name"], _V0_STATES.get(status["status"], status["status"]),
-        status["cause"] or "", status["submitted_at"], status["ended_at"],
-        status.get("max_running_tasks", 0), status.get("task_overhead_ms", 0.0),
-        status.get("first_deployed_at"), status.get("first_task_finished_at"),
-        tuple(status.get("task_managers", ())), status.get("recoveries", 0), vertices,
-        status.get("pid", 0), None,
-    )  # fmt: skip
+        status["job_id"],
+        status["name"],
+        _V0_STATES.get(status["status"], status["status"]),
+        status["cause"] or "",
+        status["submitted_at"],
+        status["ended_at"],
+        status.get("max_running_tasks", 0),
+        status.get("task_overhead_ms", 0.0),
+        status.get("first_deployed_at"),
+        status.get("first_task_finished_at"),
+        tuple(status.get("task_managers", ())),
+        status.get("recoveries", 0),
+        vertices,
+        status.get("pid", 0),
+        None,
+    )
 
 
 _V0_STATES = {"RECOVERING": JobStatus.RECONCILING}

@@ -29,8 +29,9 @@ class EarlyLease:
     def ask(job_id: str, config: Configuration, cluster_cpus: int) -> EarlyLease | None:
         """A lease of the TaskManager the core asks for first (``first_task_manager_slots``);
         None where there is no ResourceManager, or the job may hold no slot."""
-        slots = first_task_manager_slots(config["taskmanager.numberOfTaskSlots"],
-                                         slot_limit(config, cluster_cpus))  # fmt: skip
+        slots = first_task_manager_slots(
+            config["taskmanager.numberOfTaskSlots"], slot_limit(config, cluster_cpus)
+        )
         if slots <= 0:
             return None
         try:

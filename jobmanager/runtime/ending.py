@@ -56,8 +56,9 @@ class JobEnding:
         except Exception as error:
             self.log.warning("no standby job manager prepared", error=repr(error))
         tell = self.mailbox.put if through_loop and self.state.archived is None else None
-        threading.Thread(target=self._store_end, args=(tell,), name="tidal-conclude",
-                         daemon=True).start()  # fmt: skip
+        threading.Thread(
+            target=self._store_end, args=(tell,), name="tidal-conclude", daemon=True
+        ).start()
 
     def _store_end(self, tell) -> None:
         """Store the job's final status and logs, archive the job unless its log says it was,
@@ -81,8 +82,9 @@ class JobEnding:
         archive cannot be written still ends, with a warning."""
         config = Configuration(dict(self.submitted.config) if self.submitted else {})
         try:
-            archive = archive_job(store, archive_root(config),
-                                  config["historyserver.archive.retained-jobs"])  # fmt: skip
+            archive = archive_job(
+                store, archive_root(config), config["historyserver.archive.retained-jobs"]
+            )
         except Exception as error:
             self.log.warning("job not archived", error=repr(error))
             return ev.JobArchived("", f"{type(error).__name__}: {error}")
@@ -101,8 +103,9 @@ class JobEnding:
             if self.events is not None:
                 self.events.flush()
                 self.metrics.saw_log(self.events.size)
-            jobrecords.record_end(self.job_id, self._details(final=True).summary(),
-                                  time.time() + expiration)
+            jobrecords.record_end(
+                self.job_id, self._details(final=True).summary(), time.time() + expiration
+            )
         except Exception as error:
             self._stay(error)
             return

@@ -79,7 +79,9 @@ def segments(fs, path: str) -> list[int]:
         names = [entry.rsplit("/", 1)[-1] for entry in fs.ls(path, detail=False)]
     except FileNotFoundError:
         return []
-    return sorted(int(n[: -len(_SUFFIX)]) for n in names if n.endswith(_SUFFIX) and n[:-4].isdigit())
+    return sorted(
+        int(n[: -len(_SUFFIX)]) for n in names if n.endswith(_SUFFIX) and n[:-4].isdigit()
+    )
 
 
 class EventLog:
@@ -101,7 +103,9 @@ class EventLog:
         self._buffered = 0
         self._lock = threading.Lock()
         self.appended = 0
-        self.size = int(self._fs.du(self._path)) if existing else 0  # bytes in the log, all writers'
+        self.size = (
+            int(self._fs.du(self._path)) if existing else 0
+        )  # bytes in the log, all writers'
 
     def append(self, event: object, time_ms: int | None = None) -> None:
         record = encode_record(event, time.time_ns() // 1_000_000 if time_ms is None else time_ms)
@@ -153,7 +157,9 @@ class EventLog:
                 self._handle = None
 
 
-def read_log(url: str, first_segment: int = 0, repair: bool = False) -> Iterator[tuple[int, object]]:
+def read_log(
+    url: str, first_segment: int = 0, repair: bool = False
+) -> Iterator[tuple[int, object]]:
     """``(time_ms, event)`` for every record from ``first_segment`` on. ``repair``: cut a torn
     tail off the last segment, so a new writer's segments follow a whole one."""
     fs, path = fsspec.core.url_to_fs(url.rstrip("/"))
@@ -166,8 +172,10 @@ def read_log(url: str, first_segment: int = 0, repair: bool = False) -> Iterator
             continue
         offset, what = torn
         if position < len(numbers) - 1:
-            raise EventLogCorrupted(f"event log {url}: segment {segment_name(number)} ends in the "
-                                    f"middle of {what}, and later segments follow it")  # fmt: skip
+            raise EventLogCorrupted(
+                f"event log {url}: segment {segment_name(number)} ends in the "
+                f"middle of {what}, and later segments follow it"
+            )
         if repair:
             fs.pipe_file(name, data[:offset])
         return
@@ -211,8 +219,9 @@ def _records_start(data: bytes, url: str, segment: int) -> int | None:
     (version,) = _U32.unpack_from(data, len(_MAGIC))
     (checksum,) = _U32.unpack_from(data, len(_MAGIC) + _U32.size)
     if zlib.crc32(data[: len(_MAGIC) + _U32.size]) != checksum:
-        raise EventLogCorrupted(f"event log {url}: segment {segment_name(segment)} has a corrupt "
-                                "header")  # fmt: skip
+        raise EventLogCorrupted(
+            f"event log {url}: segment {segment_name(segment)} has a corrupt header"
+        )
     if version > FORMAT_VERSION:
         raise EventLogVersionError(
             f"event log {url}: segment {segment_name(segment)} is in event-log format {version}, "

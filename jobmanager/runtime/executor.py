@@ -70,9 +70,11 @@ class CommandExecutor:
         self.blobs = blobs
         self.cache = ShuffleDescriptorCache(blobs, config["blob.offload.minsize"])
         self.describe = view.descriptors(
-            job_id, self.cache, code_keys,
+            job_id,
+            self.cache,
+            code_keys,
             config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
-        )  # fmt: skip
+        )
         self._staged: dict[str, list[cmd.DeployTask]] = {}
         self._early_lease = early_lease
         self.task_managers: dict[str, object] = {}
@@ -103,8 +105,11 @@ class CommandExecutor:
             rm = resource_manager_handle()
         except ValueError:
             for _ in range(command.count):
-                self.enqueue(ev.TaskManagerRequestFailed(
-                    command.slots_each, "the cluster has no ResourceManager", now_ms()))  # fmt: skip
+                self.enqueue(
+                    ev.TaskManagerRequestFailed(
+                        command.slots_each, "the cluster has no ResourceManager", now_ms()
+                    )
+                )
             return
         for _ in range(command.count):
             lease = self._take_early_lease(command.slots_each)
@@ -125,7 +130,9 @@ class CommandExecutor:
             try:
                 granted = future.result()
             except Exception as error:
-                self.enqueue(ev.TaskManagerRequestFailed(slots, f"no TaskManager: {error}", now_ms()))
+                self.enqueue(
+                    ev.TaskManagerRequestFailed(slots, f"no TaskManager: {error}", now_ms())
+                )
                 return
             if granted is None:  # the job ended while the request waited
                 return
@@ -156,8 +163,11 @@ class CommandExecutor:
         def give_up(tm_id: str) -> None:
             if not attached.is_set():
                 self._forget(tm_id, lost=True)
-                self.enqueue(ev.TaskManagerRequestFailed(
-                    slots, f"{tm_id} did not start within slot.request.timeout", now_ms()))  # fmt: skip
+                self.enqueue(
+                    ev.TaskManagerRequestFailed(
+                        slots, f"{tm_id} did not start within slot.request.timeout", now_ms()
+                    )
+                )
 
         lease.future().add_done_callback(leased)
 
@@ -170,9 +180,15 @@ class CommandExecutor:
 
         def failed(error: str) -> None:
             for c in commands:
-                self.enqueue(ev.TaskFailed(c.vertex, c.subtask, c.attempt,
-                                           f"deployment to {task_manager} failed: {error}",
-                                           now_ms()))  # fmt: skip
+                self.enqueue(
+                    ev.TaskFailed(
+                        c.vertex,
+                        c.subtask,
+                        c.attempt,
+                        f"deployment to {task_manager} failed: {error}",
+                        now_ms(),
+                    )
+                )
 
         if handle is None:
             failed("the TaskManager is gone")
@@ -198,8 +214,9 @@ class CommandExecutor:
                 other.drop_blobs.remote(dropped)
 
     def _start_timer(self, command: cmd.StartTimer) -> None:
-        timer = threading.Timer(command.delay_ms / 1000,
-                                lambda: self.enqueue(ev.TimerFired(command.token, now_ms())))  # fmt: skip
+        timer = threading.Timer(
+            command.delay_ms / 1000, lambda: self.enqueue(ev.TimerFired(command.token, now_ms()))
+        )
         timer.daemon = True
         timer.start()
 
@@ -210,8 +227,11 @@ class CommandExecutor:
         def infer() -> None:
             started = time.perf_counter()
             answer = infer_vertex_parallelism(command.vertex, sources, command.context, keep)
-            self.log.info("source parallelism inferred", vertex=command.vertex,
-                          ms=int((time.perf_counter() - started) * 1000))  # fmt: skip
+            self.log.info(
+                "source parallelism inferred",
+                vertex=command.vertex,
+                ms=int((time.perf_counter() - started) * 1000),
+            )
             self.enqueue(answer)
 
         self._work.submit(infer)
@@ -236,10 +256,16 @@ class CommandExecutor:
                     else:
                         sinks.abort(sink, self.job_id)
                 except Exception as error:
-                    status, cause = JobStatus.FAILED, f"committing the output of {vertex!r} failed: {error}"
+                    status, cause = (
+                        JobStatus.FAILED,
+                        f"committing the output of {vertex!r} failed: {error}",
+                    )
                     sinks.abort(sink, self.job_id)
         except Exception as error:  # dropping the staging failed too: the job still ends
-            status, cause = JobStatus.FAILED, f"ending the job's sinks failed: {type(error).__name__}: {error}"
+            status, cause = (
+                JobStatus.FAILED,
+                f"ending the job's sinks failed: {type(error).__name__}: {error}",
+            )
         self.enqueue(ev.JobEnded(status, cause))
 
     # -- outcomes -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ def prepare_first_job() -> tuple[ray.ObjectRef, ray.ObjectRef]:
     without waiting for either; the answers: the first once the standby is starting, the second
     the TaskManager's id (None if none was started) once its process is asked for."""
     defaults = Configuration()
-    rm = resource_manager(defaults["resourcemanager.taskmanager-timeout"] / 1000,
-                          store_root(defaults))  # fmt: skip
+    rm = resource_manager(
+        defaults["resourcemanager.taskmanager-timeout"] / 1000, store_root(defaults)
+    )
     return rm.prepare_job_manager.remote(), rm.prepare_task_manager.remote(defaults.to_bytes())

@@ -134,20 +134,24 @@ def _get(store: KeyValueStore, key: str):
         return None
     version, part = decode(value)
     if version != RECORD_VERSION:
-        raise TidalError(f"the job record {key} is of version {version}; this Tidal reads "
-                         f"version {RECORD_VERSION}")  # fmt: skip
+        raise TidalError(
+            f"the job record {key} is of version {version}; this Tidal reads "
+            f"version {RECORD_VERSION}"
+        )
     return part
 
 
-def record_job(job_id: str, store_url: str, recovery: bool, work_dir: str = "",
-               kv: KeyValueStore = _RAY) -> bool:  # fmt: skip
+def record_job(
+    job_id: str, store_url: str, recovery: bool, work_dir: str = "", kv: KeyValueStore = _RAY
+) -> bool:
     """The JobManager took the job; False if it was recorded before (by this JobManager
     before it was restarted: the record stands)."""
     return _put(kv, _key(job_id, _TAKEN), JobTaken(store_url, recovery, work_dir))
 
 
-def record_end(job_id: str, summary: JobSummary, expires_at: float,
-               kv: KeyValueStore = _RAY) -> bool:  # fmt: skip
+def record_end(
+    job_id: str, summary: JobSummary, expires_at: float, kv: KeyValueStore = _RAY
+) -> bool:
     """The job ended as ``summary`` says; kept until ``expires_at``. False if an end was
     recorded before (the first end stands)."""
     return _put(kv, _key(job_id, _ENDED), JobEnd(summary, expires_at))
@@ -161,13 +165,14 @@ def job_record(job_id: str, kv: KeyValueStore = _RAY) -> JobRecord | None:
     taken = _get(kv, _key(job_id, _TAKEN))
     if taken is None:  # not taken, forgotten, or being forgotten
         return None
-    return JobRecord(job_id, taken, _get(kv, _key(job_id, _ENDED)),
-                     kv.get(_key(job_id, _CLEANED)) is not None)  # fmt: skip
+    return JobRecord(
+        job_id, taken, _get(kv, _key(job_id, _ENDED)), kv.get(_key(job_id, _CLEANED)) is not None
+    )
 
 
 def job_records(kv: KeyValueStore = _RAY) -> dict[str, JobRecord]:
     """Every job a JobManager took and nobody forgot yet, by id."""
-    ids = {key[len(_PREFIX):].split("/", 1)[0] for key in kv.keys(_PREFIX)}
+    ids = {key[len(_PREFIX) :].split("/", 1)[0] for key in kv.keys(_PREFIX)}
     records = {job_id: job_record(job_id, kv) for job_id in sorted(ids)}
     return {job_id: record for job_id, record in records.items() if record is not None}
 

@@ -87,8 +87,9 @@ def job_ids(root: str) -> list[str]:
         else:
             names = fs.ls(path, detail=False) if fs.exists(path) else []
     except Exception as error:
-        raise JobStoreError(f"job stores {root}: cannot list them: {type(error).__name__}: "
-                            f"{error}") from None  # fmt: skip
+        raise JobStoreError(
+            f"job stores {root}: cannot list them: {type(error).__name__}: {error}"
+        ) from None
     return [name.rstrip("/").rsplit("/", 1)[-1] for name in names]
 
 
@@ -110,8 +111,9 @@ def local_job_ids_oldest_first(root: str) -> list[str] | None:
     except FileNotFoundError:
         return []
     except OSError as error:
-        raise JobStoreError(f"job stores {root}: cannot list them: {type(error).__name__}: "
-                            f"{error}") from None  # fmt: skip
+        raise JobStoreError(
+            f"job stores {root}: cannot list them: {type(error).__name__}: {error}"
+        ) from None
     return [name for _, name in sorted(dated)]
 
 
@@ -143,8 +145,10 @@ def decode_snapshot(data: bytes, where: str) -> tuple[int, StoredSnapshot]:
             raise JobStoreError(f"snapshot {where} has a corrupt header")
         start = len(_SNAPSHOT_HEADER)
     else:
-        raise JobStoreError(f"snapshot {where} is not a snapshot: it begins with neither "
-                            f"{_SNAPSHOT_MAGIC.decode()} nor an LZ4 frame")  # fmt: skip
+        raise JobStoreError(
+            f"snapshot {where} is not a snapshot: it begins with neither "
+            f"{_SNAPSHOT_MAGIC.decode()} nor an LZ4 frame"
+        )
     if version > SNAPSHOT_FORMAT_VERSION:
         raise SnapshotVersionError(
             f"snapshot {where} is in snapshot format {version}, written by a newer Tidal; this "
@@ -225,7 +229,8 @@ class JobStore:
     def records(self, first_segment: int):
         """``(time_ms, event)`` from ``first_segment`` on, the torn tail cut off."""
         return self._call(
-            "read the event log", lambda: list(read_log(self.events_url, first_segment, repair=True))
+            "read the event log",
+            lambda: list(read_log(self.events_url, first_segment, repair=True)),
         )
 
     def latest_snapshot(self) -> StoredSnapshot | None:
@@ -234,8 +239,9 @@ class JobStore:
                 names = self.fs.ls(f"{self.path}/snapshots", detail=False)
             except FileNotFoundError:
                 return None
-            numbers = sorted(int(n.rsplit("/", 1)[-1][: -len(_SNAPSHOT)]) for n in names
-                             if n.endswith(_SNAPSHOT))  # fmt: skip
+            numbers = sorted(
+                int(n.rsplit("/", 1)[-1][: -len(_SNAPSHOT)]) for n in names if n.endswith(_SNAPSHOT)
+            )
             if not numbers:
                 return None
             name = f"snapshots/{numbers[-1]}{_SNAPSHOT}"
@@ -254,7 +260,10 @@ class JobStore:
             self.fs.mv(temporary, f"{folder}/{snapshot.next_segment}{_SNAPSHOT}")
             for old in self.fs.ls(folder, detail=False):
                 name = old.rsplit("/", 1)[-1]
-                if name.endswith(_SNAPSHOT) and int(name[: -len(_SNAPSHOT)]) < snapshot.next_segment:
+                if (
+                    name.endswith(_SNAPSHOT)
+                    and int(name[: -len(_SNAPSHOT)]) < snapshot.next_segment
+                ):
                     self.fs.rm_file(old)
 
         self._call("write a snapshot", write)
@@ -276,8 +285,12 @@ class JobStore:
 
     def write_final_status(self, details: JobDetails) -> None:
         """The details a client reads once the JobManager has left."""
-        self._call("write the final status", self.fs.pipe_file, f"{self.path}/{STATUS_FILE}",
-                   details.encode())  # fmt: skip
+        self._call(
+            "write the final status",
+            self.fs.pipe_file,
+            f"{self.path}/{STATUS_FILE}",
+            details.encode(),
+        )
 
     def final_status(self) -> JobDetails | None:
         """The final details, or None while the job has not ended; a store or archive an
@@ -310,8 +323,11 @@ class JobStore:
                 names = sorted(self.fs.ls(f"{self.path}/logs", detail=False))
             except FileNotFoundError:
                 return {}
-            logs = {n.rsplit("/", 1)[-1][: -len(".log")]: self.fs.cat_file(n) for n in names
-                    if n.endswith(".log")}  # fmt: skip
+            logs = {
+                n.rsplit("/", 1)[-1][: -len(".log")]: self.fs.cat_file(n)
+                for n in names
+                if n.endswith(".log")
+            }
             return dict(sorted(logs.items(), key=lambda item: item[0] != "jobmanager"))
 
         return self._call("read its logs", read)

@@ -48,25 +48,43 @@ def ray_instruments() -> dict[str, object]:
     return {
         "deployed": Counter("tidal_tasks_deployed", "Task attempts deployed.", _VERTEX),
         "finished": Counter("tidal_tasks_finished", "Task attempts finished.", _VERTEX),
-        "failed": Counter("tidal_tasks_failed", "Task attempts failed, by their own error or "
-                          "with their TaskManager.", _VERTEX),  # fmt: skip
+        "failed": Counter(
+            "tidal_tasks_failed",
+            "Task attempts failed, by their own error or with their TaskManager.",
+            _VERTEX,
+        ),
         "running": Gauge("tidal_tasks_running", "Task attempts running now.", _VERTEX),
-        "written": Counter("tidal_bytes_written", "Bytes finished task attempts wrote to their "
-                           "result partitions.", _VERTEX),  # fmt: skip
+        "written": Counter(
+            "tidal_bytes_written",
+            "Bytes finished task attempts wrote to their result partitions.",
+            _VERTEX,
+        ),
         "read": Counter("tidal_bytes_read", "Bytes finished task attempts read.", _VERTEX),
-        "parallelism": Gauge("tidal_vertex_parallelism", "The vertex's parallelism, once "
-                             "decided.", _VERTEX),  # fmt: skip
-        "loop": Histogram("tidal_jobmanager_loop_seconds", "Seconds the JobManager's main loop "
-                          "took for one batch of events: log, apply, hand off the commands.",
-                          _LOOP_SECONDS, _JOB),  # fmt: skip
+        "parallelism": Gauge(
+            "tidal_vertex_parallelism", "The vertex's parallelism, once decided.", _VERTEX
+        ),
+        "loop": Histogram(
+            "tidal_jobmanager_loop_seconds",
+            "Seconds the JobManager's main loop "
+            "took for one batch of events: log, apply, hand off the commands.",
+            _LOOP_SECONDS,
+            _JOB,
+        ),
         "events": Counter("tidal_jobmanager_events", "Events the main loop applied.", _JOB),
         "log": Gauge("tidal_event_log_bytes", "Bytes of the job's event log in its store.", _JOB),
-        "joins": Counter("tidal_join_decisions", "Joins whose strategy the JobManager decided "
-                         "at run time, by strategy (broadcast or shuffled).",
-                         (*_VERTEX, "strategy")),  # fmt: skip
-        "broadcast": Counter("tidal_broadcast_bytes", "Bytes of the join sides the JobManager "
-                             "decided at run time to send whole to every task of the join "
-                             "(each task reads them once).", _VERTEX),  # fmt: skip
+        "joins": Counter(
+            "tidal_join_decisions",
+            "Joins whose strategy the JobManager decided "
+            "at run time, by strategy (broadcast or shuffled).",
+            (*_VERTEX, "strategy"),
+        ),
+        "broadcast": Counter(
+            "tidal_broadcast_bytes",
+            "Bytes of the join sides the JobManager "
+            "decided at run time to send whole to every task of the join "
+            "(each task reads them once).",
+            _VERTEX,
+        ),
     }
 
 
@@ -99,7 +117,9 @@ class JobMetrics:
         """``event`` was applied and led to ``commands``."""
         for command in commands:
             if type(command) is cmd.DeployTask:
-                self._live[(command.vertex, command.subtask, command.attempt)] = command.task_manager
+                self._live[(command.vertex, command.subtask, command.attempt)] = (
+                    command.task_manager
+                )
                 self._add("deployed", command.vertex, 1)
         kind = type(event)
         if kind in _TASK_REPORTS:
@@ -109,8 +129,12 @@ class JobMetrics:
         elif kind is ev.TaskManagerLost:
             self._settle([key for key, tm in self._live.items() if tm == event.task_manager], {})
         elif kind is ev.JobManagerRecovered:  # the TaskManagers' answers: ends they had not sent
-            reports = {(e.vertex, e.subtask, e.attempt): e for tm in event.task_managers
-                       for e in tm.ended if type(e) is ev.TaskFinished}  # fmt: skip
+            reports = {
+                (e.vertex, e.subtask, e.attempt): e
+                for tm in event.task_managers
+                for e in tm.ended
+                if type(e) is ev.TaskFinished
+            }
             self._settle(list(self._live), reports)
 
     def saw_decision(self, event: object) -> None:
@@ -134,7 +158,9 @@ class JobMetrics:
         for ejv in self.state.graph.job_vertices.values():  # a forward group's members too
             if ejv.parallelism is not None and self._parallelism.get(ejv.name) != ejv.parallelism:
                 self._parallelism[ejv.name] = ejv.parallelism
-                _record(self.instruments["parallelism"].set, ejv.parallelism, self._vertex(ejv.name))
+                _record(
+                    self.instruments["parallelism"].set, ejv.parallelism, self._vertex(ejv.name)
+                )
         self._flush()
 
     def _flush(self) -> None:
@@ -210,5 +236,10 @@ def _record(update, value: float, tags: dict[str, str]) -> None:
     try:
         update(value, tags=tags)
     except Exception as error:
-        _log.warning("metric not recorded", job=tags.get("job_id"), vertex=tags.get("vertex"),
-                     value=value, error=repr(error))  # fmt: skip
+        _log.warning(
+            "metric not recorded",
+            job=tags.get("job_id"),
+            vertex=tags.get("vertex"),
+            value=value,
+            error=repr(error),
+        )

@@ -57,8 +57,10 @@ def replay_store(store: JobStore, job_id: str) -> Replayed:
     try:
         graph = cloudpickle.loads(store.blobs().get(BlobKey(submitted.graph_key)))
     except Exception as error:
-        raise JobStoreError(f"job store {store.url}: the job graph cannot be read back: "
-                            f"{type(error).__name__}: {error}") from error  # fmt: skip
+        raise JobStoreError(
+            f"job store {store.url}: the job graph cannot be read back: "
+            f"{type(error).__name__}: {error}"
+        ) from error
     state = new_state(graph, submitted, job_id, snapshot.state if snapshot else None)
     ledger = TaskLedger.restore(snapshot.ledger) if snapshot else TaskLedger()
 
@@ -93,8 +95,12 @@ def reconnect(
         if v.state in _IN_FLIGHT:
             in_flight.setdefault(v.slot.task_manager, []).append((v.name, v.subtask, v.attempt))
     asked = {
-        tm: (handle, handle.rejoin.remote(job_id, job_manager, os.path.join(shuffle_root, tm),
-                                          encode(in_flight.get(tm, []))))  # fmt: skip
+        tm: (
+            handle,
+            handle.rejoin.remote(
+                job_id, job_manager, os.path.join(shuffle_root, tm), encode(in_flight.get(tm, []))
+            ),
+        )
         for tm, handle in leases
     }
     deadline = time.monotonic() + timeout_s
@@ -104,6 +110,10 @@ def reconnect(
             reports.append(decode(ray.get(answer, timeout=max(0.0, deadline - time.monotonic()))))
             handles[tm] = handle
         except Exception as error:
-            _log.warning("task manager did not rejoin", job=job_id, task_manager=tm,
-                         error=f"{type(error).__name__}: {error}".splitlines()[0])  # fmt: skip
+            _log.warning(
+                "task manager did not rejoin",
+                job=job_id,
+                task_manager=tm,
+                error=f"{type(error).__name__}: {error}".splitlines()[0],
+            )
     return reports, handles

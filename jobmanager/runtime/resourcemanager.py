@@ -122,8 +122,11 @@ class ResourceManager:
     def _rebuild(self) -> None:
         """After a restart: learn the TaskManagers and the standby JobManager back from Ray's
         named actors, and each TaskManager's lease from the TaskManager itself."""
-        names = [n for n in ray.util.list_named_actors(all_namespaces=True)
-                 if isinstance(n, dict) and n.get("namespace") == NAMESPACE]  # fmt: skip
+        names = [
+            n
+            for n in ray.util.list_named_actors(all_namespaces=True)
+            if isinstance(n, dict) and n.get("namespace") == NAMESPACE
+        ]
         asked = {}
         for entry in names:
             name = entry["name"]
@@ -139,18 +142,25 @@ class ResourceManager:
             try:
                 info = ray.get(answer, timeout=10)
             except Exception as error:
-                _log.warning("actor did not answer a restarted resource manager", actor=name,
-                             error=repr(error))  # fmt: skip
+                _log.warning(
+                    "actor did not answer a restarted resource manager",
+                    actor=name,
+                    error=repr(error),
+                )
                 continue
             if name.startswith(_TM_PREFIX):
                 self.task_managers[name] = _TaskManager(
-                    handle, tuple(info["shape"]), info["job"], time.time(), scratch=info["work_dir"])
-                self._counter = max(self._counter, int(name[len(_TM_PREFIX):]) + 1)
+                    handle, tuple(info["shape"]), info["job"], time.time(), scratch=info["work_dir"]
+                )
+                self._counter = max(self._counter, int(name[len(_TM_PREFIX) :]) + 1)
             elif read_details(info).status is JobStatus.STANDBY:
-                self._standby = (name[len(_JM_PREFIX):], handle)
-        _log.info("resource manager restarted", task_managers=len(self.task_managers),
-                  leased=sum(1 for tm in self.task_managers.values() if tm.job),
-                  standby=self._standby is not None)  # fmt: skip
+                self._standby = (name[len(_JM_PREFIX) :], handle)
+        _log.info(
+            "resource manager restarted",
+            task_managers=len(self.task_managers),
+            leased=sum(1 for tm in self.task_managers.values() if tm.job),
+            standby=self._standby is not None,
+        )
 
     # -- the standby JobManager ---------------------------------------------------------------
 
@@ -179,7 +189,9 @@ class ResourceManager:
             self._standby = (job_id, handle) if handle is not None else None
             self._standby_ready.notify_all()
 
-    def claim_job_manager(self, store_root: str, timeout_s: float = 30.0) -> tuple[str, object] | None:
+    def claim_job_manager(
+        self, store_root: str, timeout_s: float = 30.0
+    ) -> tuple[str, object] | None:
         """The standby JobManager, now the caller's, waiting for it if it is starting; None if
         there is none, or if it would keep its job's store elsewhere than ``store_root`` (a
         JobManager restarted by Ray finds its store by where it was created to keep it)."""
@@ -212,11 +224,13 @@ class ResourceManager:
             held = sum(tm.shape[0] for tm in self.task_managers.values())
             slots = min(settings["taskmanager.numberOfTaskSlots"], int(self._total_cpus - held))
             shape = shape_of(max(slots, 1), settings)
-            if slots < 1 or any(tm.job is None and tm.shape[1:] == shape[1:]
-                                for tm in self.task_managers.values()):  # fmt: skip
+            if slots < 1 or any(
+                tm.job is None and tm.shape[1:] == shape[1:] for tm in self.task_managers.values()
+            ):
                 return None
-            tm_id, tm = self._start_task_manager(_Waiting(Request(-1, "", shape), -1, settings),
-                                                 start_spark=True)  # fmt: skip
+            tm_id, tm = self._start_task_manager(
+                _Waiting(Request(-1, "", shape), -1, settings), start_spark=True
+            )
             tm.job = None
             _log.info("task manager prepared", task_manager=tm_id, slots=slots)
             self._serve()
@@ -235,8 +249,9 @@ class ResourceManager:
             if job_id in self._ended:
                 return None
             ticket = next(self._tickets)
-            waiting = _Waiting(Request(ticket, job_id, shape), self._order.setdefault(job_id, ticket),
-                               settings)  # fmt: skip
+            waiting = _Waiting(
+                Request(ticket, job_id, shape), self._order.setdefault(job_id, ticket), settings
+            )
             self._waiting[ticket] = waiting
             self._serve()
             while waiting.granted is None and not waiting.cancelled:
@@ -249,12 +264,18 @@ class ResourceManager:
         if not self._waiting:
             return
         queue = sorted(self._waiting.values(), key=lambda w: (w.order, w.request.ticket))
-        idle = sorted(((t, tm) for t, tm in self.task_managers.items() if tm.job is None),
-                      key=lambda item: -item[1].since)  # fmt: skip
+        idle = sorted(
+            ((t, tm) for t, tm in self.task_managers.items() if tm.job is None),
+            key=lambda item: -item[1].since,
+        )
         held = sum(tm.shape[0] for tm in self.task_managers.values())
-        grants = plan([w.request for w in queue], [(t, tm.shape) for t, tm in idle],
-                      list(self.returning.values()), self._total_cpus - held,
-                      self._total_cpus)  # fmt: skip
+        grants = plan(
+            [w.request for w in queue],
+            [(t, tm.shape) for t, tm in idle],
+            list(self.returning.values()),
+            self._total_cpus - held,
+            self._total_cpus,
+        )
         for grant in grants:
             waiting = self._waiting.pop(grant.ticket)
             job_id, now = waiting.request.job_id, time.time()
@@ -267,14 +288,20 @@ class ResourceManager:
                     self._stop(stopped, self.task_managers.pop(stopped))
                 tm_id, tm = self._start_task_manager(waiting)
             waiting.granted = (tm_id, tm.handle)
-            _log.info("task manager leased", task_manager=tm_id, job=job_id,
-                      new=isinstance(grant, Create), stopped=getattr(grant, "stop", ()),
-                      waited_ms=int((now - waiting.since) * 1000))  # fmt: skip
+            _log.info(
+                "task manager leased",
+                task_manager=tm_id,
+                job=job_id,
+                new=isinstance(grant, Create),
+                stopped=getattr(grant, "stop", ()),
+                waited_ms=int((now - waiting.since) * 1000),
+            )
         if grants:
             self._changed.notify_all()
 
-    def _start_task_manager(self, waiting: _Waiting, start_spark: bool = False
-                            ) -> tuple[str, _TaskManager]:  # fmt: skip
+    def _start_task_manager(
+        self, waiting: _Waiting, start_spark: bool = False
+    ) -> tuple[str, _TaskManager]:
         from taskmanager.actor import TaskManagerActor
 
         slots = waiting.request.shape[0]
@@ -283,14 +310,27 @@ class ResourceManager:
         scratch = os.path.join(self._scratch(waiting.config), self._cluster_key, tm_id)
         handle = (
             actor_class(TaskManagerActor)
-            .options(name=tm_id, namespace=NAMESPACE, num_cpus=slots, lifetime="detached",
-                     max_concurrency=slots + 8, max_restarts=0,
-                     scheduling_strategy="SPREAD")  # fmt: skip
+            .options(
+                name=tm_id,
+                namespace=NAMESPACE,
+                num_cpus=slots,
+                lifetime="detached",
+                max_concurrency=slots + 8,
+                max_restarts=0,
+                scheduling_strategy="SPREAD",
+            )
             .remote(tm_id, slots, waiting.config.to_bytes(), scratch, start_spark)
         )
         recovery_timeout_s, idle_timeout_s = _timeouts(waiting.config)
-        tm = _TaskManager(handle, waiting.request.shape, waiting.request.job_id, time.time(),
-                          recovery_timeout_s, idle_timeout_s, scratch)  # fmt: skip
+        tm = _TaskManager(
+            handle,
+            waiting.request.shape,
+            waiting.request.job_id,
+            time.time(),
+            recovery_timeout_s,
+            idle_timeout_s,
+            scratch,
+        )
         self.task_managers[tm_id] = tm
         self.created += 1
         return tm_id, tm
@@ -363,8 +403,12 @@ class ResourceManager:
                 "leased": {t: tm.job for t, tm in self.task_managers.items() if tm.job},
                 "created": self.created,
                 "standby": self._standby[0] if self._standby else None,
-                "waiting": [w.request.job_id for w in sorted(
-                    self._waiting.values(), key=lambda w: (w.order, w.request.ticket))],
+                "waiting": [
+                    w.request.job_id
+                    for w in sorted(
+                        self._waiting.values(), key=lambda w: (w.order, w.request.ticket)
+                    )
+                ],
                 "pid": os.getpid(),
             }
 
@@ -382,15 +426,23 @@ class ResourceManager:
     def _reap(self) -> None:
         while True:
             with self._lock:
-                shortest = min((self._idle_timeout(tm) for tm in self.task_managers.values()),
-                               default=self.idle_timeout_s)  # fmt: skip
+                shortest = min(
+                    (self._idle_timeout(tm) for tm in self.task_managers.values()),
+                    default=self.idle_timeout_s,
+                )
             time.sleep(min(5.0, max(0.5, shortest / 4)))
             now = time.time()
             with self._lock:
-                expired = [t for t, tm in self.task_managers.items()
-                           if tm.job is None and now - tm.since > self._idle_timeout(tm)]  # fmt: skip
-                leases = [(t, tm.job, tm.recovery_timeout_s)
-                          for t, tm in self.task_managers.items() if tm.job]  # fmt: skip
+                expired = [
+                    t
+                    for t, tm in self.task_managers.items()
+                    if tm.job is None and now - tm.since > self._idle_timeout(tm)
+                ]
+                leases = [
+                    (t, tm.job, tm.recovery_timeout_s)
+                    for t, tm in self.task_managers.items()
+                    if tm.job
+                ]
             for tm_id in expired:
                 self.forget(tm_id)
             with self._lock:
@@ -420,8 +472,10 @@ def _timeouts(config: Configuration) -> tuple[float, float]:
     """A TaskManager leased to a job: how long it stays leased to the job once its JobManager
     is gone, and how long it is kept idle after it (the job's taskmanager-timeout, set or not),
     in seconds."""
-    return (config["execution.batch.job-recovery.previous-worker.recovery.timeout"] / 1000,
-            config["resourcemanager.taskmanager-timeout"] / 1000)  # fmt: skip
+    return (
+        config["execution.batch.job-recovery.previous-worker.recovery.timeout"] / 1000,
+        config["resourcemanager.taskmanager-timeout"] / 1000,
+    )
 
 
 def _keep_log(job_id: str, tm_id: str, log: bytes) -> None:
@@ -452,8 +506,16 @@ def resource_manager(idle_timeout_s: float, store_root: str = ""):
     job's others when it ends)."""
     return (
         actor_class(ResourceManager)
-        .options(name=RESOURCE_MANAGER, namespace=NAMESPACE, lifetime="detached",
-                 get_if_exists=True, num_cpus=0, max_concurrency=256, max_restarts=-1,
-                 max_task_retries=-1, scheduling_strategy=here())  # fmt: skip
+        .options(
+            name=RESOURCE_MANAGER,
+            namespace=NAMESPACE,
+            lifetime="detached",
+            get_if_exists=True,
+            num_cpus=0,
+            max_concurrency=256,
+            max_restarts=-1,
+            max_task_retries=-1,
+            scheduling_strategy=here(),
+        )
         .remote(idle_timeout_s, store_root)
     )

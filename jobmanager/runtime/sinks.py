@@ -69,8 +69,16 @@ from jobmanager.model.operators import ParquetSink, staging_dir
 from jobmanager.model.sink_layout import final_name, parse_attempt, parse_done
 from jobmanager.model.urls import redact
 
-__all__ = ["MARKER", "SinkError", "abort", "check_target", "commit", "committed_by", "manifest",
-           "target_exists"]
+__all__ = [
+    "MARKER",
+    "SinkError",
+    "abort",
+    "check_target",
+    "commit",
+    "committed_by",
+    "manifest",
+    "target_exists",
+]
 
 MARKER = "_SUCCESS"
 
@@ -133,8 +141,11 @@ def abort(sink: ParquetSink, job_id: str) -> None:
         if ready and ready.get("job") == job_id and committed_by(target) != job_id:
             for name in ready.get("files") or ():  # an append moved half way: take it back
                 moved = os.path.join(target, name)
-                if _ours(name, job_id) and not os.path.exists(os.path.join(staging, name)) \
-                        and os.path.exists(moved):
+                if (
+                    _ours(name, job_id)
+                    and not os.path.exists(os.path.join(staging, name))
+                    and os.path.exists(moved)
+                ):
                     os.remove(moved)
         shutil.rmtree(staging, ignore_errors=True)
         old = _set_aside(sink, job_id)
@@ -157,16 +168,18 @@ def _manifest_text(job_id: str, files) -> str:
 
 def _ours(name: str, job_id: str) -> bool:
     """A committed file named for this job (appended, or on an object store)."""
-    return posixpath.basename(name).startswith("part-") and \
-        posixpath.splitext(posixpath.basename(name))[0].endswith(f"-{job_id}")
+    return posixpath.basename(name).startswith("part-") and posixpath.splitext(
+        posixpath.basename(name)
+    )[0].endswith(f"-{job_id}")
 
 
 def _published_count(sink: ParquetSink, job_id: str, files) -> int:
     return sum(1 for name in files if sink.mode != "append" or _ours(name, job_id))
 
 
-def _chosen(sink: ParquetSink, job_id: str, finals: dict[int, int], staged, with_job: bool
-            ) -> tuple[dict[str, int], dict[str, str]]:  # fmt: skip
+def _chosen(
+    sink: ParquetSink, job_id: str, finals: dict[int, int], staged, with_job: bool
+) -> tuple[dict[str, int], dict[str, str]]:
     """Of the staged files (relative paths), the final attempts' (path -> subtask) and those
     already given their final name (path -> path); every subtask's final attempt must have
     finished: its file, or, partitioned, its ``_tidal-done`` marker (no rows, no file)."""
@@ -191,7 +204,9 @@ def _chosen(sink: ParquetSink, job_id: str, finals: dict[int, int], staged, with
 
 def _final_subtask(name: str, sink: ParquetSink, job_id: str | None) -> int | None:
     found = re.match(rf"^part-(\d+)\.|^part-(\d+)-{re.escape(job_id or '')}\.", name)
-    if found is None or name != final_name(int(found.group(1) or found.group(2)), sink.format, job_id):
+    if found is None or name != final_name(
+        int(found.group(1) or found.group(2)), sink.format, job_id
+    ):
         return None
     return int(found.group(1) or found.group(2))
 
@@ -200,7 +215,7 @@ def _final_subtask(name: str, sink: ParquetSink, job_id: str | None) -> int | No
 
 
 def _local(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else path
+    return path[len("file://") :] if path.startswith("file://") else path
 
 
 def _set_aside(sink: ParquetSink, job_id: str) -> str:
@@ -212,8 +227,9 @@ def _files_below(root: str) -> list[str]:
     found = []
     for folder, _, names in os.walk(root):
         relative = os.path.relpath(folder, root)
-        found += [name if relative == "." else f"{relative}/{name}".replace(os.sep, "/")
-                  for name in names]  # fmt: skip
+        found += [
+            name if relative == "." else f"{relative}/{name}".replace(os.sep, "/") for name in names
+        ]
     return found
 
 
@@ -253,8 +269,9 @@ def _commit_by_rename(sink: ParquetSink, job_id: str, final_attempts: dict[int, 
     return len(files)
 
 
-def _keep_final_attempts(sink: ParquetSink, job_id: str, staging: str,
-                         final_attempts: dict[int, int]) -> list[str]:  # fmt: skip
+def _keep_final_attempts(
+    sink: ParquetSink, job_id: str, staging: str, final_attempts: dict[int, int]
+) -> list[str]:
     """Give the final attempts' files their final names, in their partition directories, and
     remove everything else staged but the markers (other attempts' files, temporary files of
     attempts that died writing, directories left empty)."""
@@ -267,7 +284,9 @@ def _keep_final_attempts(sink: ParquetSink, job_id: str, staging: str,
             continue
         if path in chosen:
             folder = posixpath.dirname(path)
-            name = posixpath.join(folder, final_name(chosen[path], sink.format, job_id if with_job else None))
+            name = posixpath.join(
+                folder, final_name(chosen[path], sink.format, job_id if with_job else None)
+            )
             os.replace(os.path.join(staging, path), os.path.join(staging, name))
             kept.append(name)
         else:
@@ -293,8 +312,9 @@ def _append_by_renames(job_id: str, staging: str, target: str, files: list[str])
         if os.path.exists(source):
             os.makedirs(os.path.dirname(os.path.join(target, name)), exist_ok=True)
             os.replace(source, os.path.join(target, name))
-    _write_atomically(os.path.join(target, MARKER),
-                      _manifest_text(job_id, set(current["files"]) | set(files)))
+    _write_atomically(
+        os.path.join(target, MARKER), _manifest_text(job_id, set(current["files"]) | set(files))
+    )
     shutil.rmtree(staging, ignore_errors=True)
     return len(files)
 
@@ -304,7 +324,8 @@ def _is_data_path(path: str) -> bool:
     directories such as ``_c=1``), no checksums."""
     return not path.endswith(".crc") and all(
         not (part.startswith(".") or (part.startswith("_") and "=" not in part))
-        for part in path.split("/"))
+        for part in path.split("/")
+    )
 
 
 def _write_atomically(path: str, text: str) -> None:
@@ -345,7 +366,9 @@ def _tree(fs, prefix: str) -> list[str]:
         found = fs.find(prefix)
     except FileNotFoundError:
         return []
-    return [path.strip("/")[len(root) + 1:] for path in found if path.strip("/").startswith(root + "/")]
+    return [
+        path.strip("/")[len(root) + 1 :] for path in found if path.strip("/").startswith(root + "/")
+    ]
 
 
 def _commit_by_manifest(sink: ParquetSink, job_id: str, final_attempts: dict[int, int]) -> int:

@@ -80,8 +80,18 @@ class TaskLedger:
     @staticmethod
     def restore(image: tuple) -> TaskLedger:
         ledger = TaskLedger()
-        (deployments, running, ledger.max_running, metrics, started, finished, deployed,
-         ledger.overhead_s, ledger.finished, ledger.first_finished_at) = image  # fmt: skip
+        (
+            deployments,
+            running,
+            ledger.max_running,
+            metrics,
+            started,
+            finished,
+            deployed,
+            ledger.overhead_s,
+            ledger.finished,
+            ledger.first_finished_at,
+        ) = image
         ledger.deployments = dict(deployments)
         ledger.running = {tuple(key) for key in running}
         ledger.metrics = {tuple(key): m for key, m in metrics}
@@ -91,11 +101,14 @@ class TaskLedger:
         return ledger
 
 
-def job_status(state, ledger: TaskLedger, job_id: str, submitted_at: float,
-               ended_at: float | None) -> JobDetails:  # fmt: skip
+def job_status(
+    state, ledger: TaskLedger, job_id: str, submitted_at: float, ended_at: float | None
+) -> JobDetails:
     """The job's details from its scheduling state and ledger, as the core has the job (the
     JobManager says FINISHING or RECONCILING over it when the shell knows better)."""
-    vertices = tuple(_vertex_details(state, ejv, ledger) for ejv in state.graph.job_vertices.values())
+    vertices = tuple(
+        _vertex_details(state, ejv, ledger) for ejv in state.graph.job_vertices.values()
+    )
     return JobDetails(
         job_id=job_id,
         name=state.graph.job_graph.name,
@@ -135,14 +148,25 @@ def _vertex_details(state, ejv, ledger: TaskLedger) -> VertexDetails:
         bytes_out=sum(r.produced.total for r in ejv.outputs if r.produced is not None),
         duration_s=round(end - start, 3) if start and end and ejv.is_finished else None,
         started_at=start,
-        explanation=explanation.text if explanation else _fixed_reason(
-            ejv, state.status not in (JobStatus.CREATED, JobStatus.RUNNING),
-            state.source_listing(ejv.name)[0]),
+        explanation=explanation.text
+        if explanation
+        else _fixed_reason(
+            ejv,
+            state.status not in (JobStatus.CREATED, JobStatus.RUNNING),
+            state.source_listing(ejv.name)[0],
+        ),
     )
 
 
-_SUMMED = ("rows_in", "rows_out", "bytes_in", "bytes_in_remote", "ranges_read", "queued_ms",
-           "spark_jobs")  # fmt: skip
+_SUMMED = (
+    "rows_in",
+    "rows_out",
+    "bytes_in",
+    "bytes_in_remote",
+    "ranges_read",
+    "queued_ms",
+    "spark_jobs",
+)
 
 
 def _totals(metrics) -> dict[str, int]:
@@ -164,15 +188,20 @@ def _fixed_reason(ejv, ended: bool, listing: str) -> str:
     inferring one task, chained into a vertex the user set to one; its inputs, if any, are
     broadcast ones, which count no bytes)."""
     if ejv.parallelism is None:
-        return ("never decided: the job ended before this vertex's inputs were done" if ended
-                else "not decided yet: waiting for its inputs to finish")  # fmt: skip
+        return (
+            "never decided: the job ended before this vertex's inputs were done"
+            if ended
+            else "not decided yet: waiting for its inputs to finish"
+        )
     if ejv.job_vertex.parallelism is not None:
         operator = ejv.job_vertex.operator
         setter = f" on {operator.fixed_by}" if isinstance(operator, ChainedOperator) else ""
         if listing:
             inputs = ", its inputs broadcast only (no bytes counted)" if ejv.inputs else ""
-            return (f"set by the user{setter}: {ejv.parallelism}; its sources, asked when the "
-                    f"job was taken, inferred one task{inputs}, so it runs chained: {listing}")
+            return (
+                f"set by the user{setter}: {ejv.parallelism}; its sources, asked when the "
+                f"job was taken, inferred one task{inputs}, so it runs chained: {listing}"
+            )
         return f"set by the user{setter}: {ejv.parallelism}"
     return f"fixed before the job started: {ejv.parallelism}"
 
@@ -204,6 +233,8 @@ def process_figures(loop_seconds: array) -> ProcessFigures:
     return ProcessFigures(
         loop_batches=len(loop_seconds),
         loop_median_ms=None if latencies is None else round(float(np.median(latencies)) * 1000, 3),
-        loop_p99_ms=None if latencies is None else round(float(np.percentile(latencies, 99)) * 1000, 3),
+        loop_p99_ms=None
+        if latencies is None
+        else round(float(np.percentile(latencies, 99)) * 1000, 3),
         peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     )

@@ -96,8 +96,9 @@ class SimulatedTaskManagers:
         kind = type(command)
         if kind is cmd.DeployTask:
             if self.reports_running:  # as a real TaskManager does, before the result
-                running = ev.TaskRunning(command.vertex, command.subtask, command.attempt,
-                                         self.clock_ms)
+                running = ev.TaskRunning(
+                    command.vertex, command.subtask, command.attempt, self.clock_ms
+                )
                 return [running, self._run(command)]
             return [self._run(command)]
         if kind is cmd.RequestTaskManagers:
@@ -126,8 +127,9 @@ class SimulatedTaskManagers:
         self.deployed.append(key)
         fault = self.faults.get(key)
         if fault is not None:
-            return ev.TaskFailed(*key, fault.error, self.clock_ms, fault.lost_partition,
-                                fault.error_types)
+            return ev.TaskFailed(
+                *key, fault.error, self.clock_ms, fault.lost_partition, fault.error_types
+            )
         vertex = self.graph.vertex(deploy.vertex, deploy.subtask)
         produced = []
         for p in vertex.produced:
@@ -137,7 +139,9 @@ class SimulatedTaskManagers:
                 values = self.filter_values(p.result.id, deploy.subtask)
             report = self._report(deploy, p, n, values)
             if self.range_samples is not None and p.result.edge.partitioner.is_range:
-                report = replace(report, range_bounds=self.range_samples(p.result.id, deploy.subtask, n))
+                report = replace(
+                    report, range_bounds=self.range_samples(p.result.id, deploy.subtask, n)
+                )
             produced.append(report)
         return ev.TaskFinished(*key, tuple(produced))
 

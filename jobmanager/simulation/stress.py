@@ -152,7 +152,9 @@ def run_stress(
         regions=len(state.regions),
         status=terminated.status,
         parallelisms={n: v.parallelism for n, v in state.graph.job_vertices.items()},
-        decisions={n: e.text for n, e in (state.growth.explanations if state.growth else {}).items()},
+        decisions={
+            n: e.text for n, e in (state.growth.explanations if state.growth else {}).items()
+        },
     )
     del state
     memory, _, _, _, state_bytes = _run_once(job, config, traced=True)

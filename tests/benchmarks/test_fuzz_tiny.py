@@ -31,8 +31,20 @@ def test_the_script_refuses_an_unknown_family_before_starting_anything(capsys):
 @pytest.mark.spark
 def test_the_fuzz_benchmark_runs_at_a_tiny_size(ray_cluster, spark_session, monkeypatch, capsys):
     monkeypatch.setattr(spark_session, "stop", lambda: None)  # the suite's session stays
-    figures = load().main(["--queries", "4", "--seed", "3", "--families", "joins", "aggregates",
-                           "df_columns", "--shrink-checks", "2"])  # fmt: skip
+    figures = load().main(
+        [
+            "--queries",
+            "4",
+            "--seed",
+            "3",
+            "--families",
+            "joins",
+            "aggregates",
+            "df_columns",
+            "--shrink-checks",
+            "2",
+        ]
+    )
     out = capsys.readouterr().out
     assert json.loads(out.strip().splitlines()[-1]) == figures
     assert list(figures) == KEYS

@@ -9,7 +9,10 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "scheduler_scale.p
 def test_scheduler_scale_benchmark_runs_at_a_tiny_size():
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--sizes", "50", "100"],
-        capture_output=True, text=True, check=True, timeout=300,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
     ).stdout
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["ratio"] > 0

@@ -21,15 +21,21 @@ def _stale(source: Path) -> bool:
     if not cached.is_file():
         return True
     header, stat = cached.read_bytes()[:16], source.stat()
-    return (int.from_bytes(header[8:12], "little") != int(stat.st_mtime) & 0xFFFFFFFF
-            or int.from_bytes(header[12:16], "little") != stat.st_size & 0xFFFFFFFF)  # fmt: skip
+    return (
+        int.from_bytes(header[8:12], "little") != int(stat.st_mtime) & 0xFFFFFFFF
+        or int.from_bytes(header[12:16], "little") != stat.st_size & 0xFFFFFFFF
+    )
 
 
 def test_deploy_run_leaves_every_source_of_tidals_runtime_compiled():
-    done = subprocess.run([str(REPO / "deploy" / "run"), "true"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO,
-                          env={**os.environ, "TIDAL_VENV": sys.prefix,
-                               "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    done = subprocess.run(
+        [str(REPO / "deploy" / "run"), "true"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+        env={**os.environ, "TIDAL_VENV": sys.prefix, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     sources = [path for package in PACKAGES for path in (REPO / package).rglob("*.py")]
     assert len(sources) > 100

@@ -19,6 +19,9 @@ killed = SparkContext._gateway.proc.pid
 os.kill(killed, signal.SIGKILL)
 SparkContext._gateway.proc.wait()
 session = tpch.fresh_spark_session(session)
-print(json.dumps({"killed": killed, "new": SparkContext._gateway.proc.pid,
-                  "count": session.range(3).count()}))  # fmt: skip
+print(
+    json.dumps(
+        {"killed": killed, "new": SparkContext._gateway.proc.pid, "count": session.range(3).count()}
+    )
+)
 session.stop()

@@ -36,13 +36,15 @@ def subtask_counts(graph: JobGraph) -> dict[str, int]:
     for vertex in graph.topological_order():
         forward = [e.source.name for e in vertex.inputs if e.is_forward]
         ranged = any(e.partitioner.is_range for e in vertex.inputs)
-        counts[vertex.name] = vertex.parallelism or (counts[forward[0]] if forward else
-                                                     1 if ranged else 2)  # fmt: skip
+        counts[vertex.name] = vertex.parallelism or (
+            counts[forward[0]] if forward else 1 if ranged else 2
+        )
     return counts
 
 
-def run_in_one_session(graph: JobGraph, session: SparkSession,
-                       parallelism: dict[str, int] | None = None) -> pa.Table:
+def run_in_one_session(
+    graph: JobGraph, session: SparkSession, parallelism: dict[str, int] | None = None
+) -> pa.Table:
     """The rows the graph's only sink would write, its subtasks' files read in order."""
     parallelism = parallelism or {}
     outputs: dict[str, list[pa.Table]] = {}
@@ -51,11 +53,16 @@ def run_in_one_session(graph: JobGraph, session: SparkSession,
         subtasks = []
         for index in range(count):
             own = session.newSession() if isinstance(vertex.operator, SqlOperator) else session
-            inputs = [_read(own, source.source) if isinstance(source, BroadcastSource)
-                      else _share(_read(own, source), index, count, None)
-                      for source in vertex.sources]  # fmt: skip
-            inputs += [_edge_input(own, edge, outputs[edge.source.name], index, count)
-                       for edge in vertex.inputs]
+            inputs = [
+                _read(own, source.source)
+                if isinstance(source, BroadcastSource)
+                else _share(_read(own, source), index, count, None)
+                for source in vertex.sources
+            ]
+            inputs += [
+                _edge_input(own, edge, outputs[edge.source.name], index, count)
+                for edge in vertex.inputs
+            ]
             subtasks.append(_run(vertex.name, vertex.operator, inputs, own).toArrow())
         outputs[vertex.name] = subtasks
     sinks = [v for v in graph.vertices if isinstance(v.operator, ParquetSink)]
@@ -70,8 +77,9 @@ def _read(session: SparkSession, source) -> DataFrame:
     return _frame(session, source.read(source.splits(1 << 62)))
 
 
-def _edge_input(session: SparkSession, edge: JobEdge, produced: list[pa.Table], index: int,
-                count: int) -> DataFrame:
+def _edge_input(
+    session: SparkSession, edge: JobEdge, produced: list[pa.Table], index: int, count: int
+) -> DataFrame:
     kind = edge.partitioner.kind if edge.partitioner else PartitionerKind.REBALANCE
     if kind is PartitionerKind.FORWARD and len(produced) == count:
         return _frame(session, produced[index])

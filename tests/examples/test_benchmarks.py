@@ -28,8 +28,9 @@ ONE_TASKMANAGER = ("-D", "slotmanager.number-of-slots.max=2")
 
 def load(name: str):
     """A benchmark script as a module (it is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"tidal_benchmark_{name}",
-                                                  BENCHMARKS / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"tidal_benchmark_{name}", BENCHMARKS / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -38,7 +39,7 @@ def load(name: str):
 def _guard(path: Path) -> list[str]:
     lines = path.read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("_ROOT = "))
-    return lines[start:start + 3]
+    return lines[start : start + 3]
 
 
 @pytest.mark.parametrize("script", ["tpch.py", "tpch_shape.py", "noop_scale.py", "recovery.py"])
@@ -57,7 +58,11 @@ def test_the_noop_job_is_n_by_n_all_to_all_blocking():
     check_operators(graph)
     source, target = graph.vertices
     assert (source.name, source.parallelism, target.name, target.parallelism) == (
-        "source", 7, "noop", 7)
+        "source",
+        7,
+        "noop",
+        7,
+    )
     (edge,) = graph.edges
     assert edge.partitioner == Partitioner.REBALANCE
     assert edge.result_type is ResultPartitionType.BLOCKING
@@ -102,8 +107,9 @@ def shared_session(spark_session, monkeypatch):
 @pytest.mark.runtime
 @pytest.mark.spark
 def test_noop_benchmark_runs_at_a_tiny_size(ray_cluster, shared_session, capsys):
-    summary = load("noop_scale").main(["--n", "10", "--warmups", "0", "--repeats", "1",
-                                       "--pyspark-vertices", *ONE_TASKMANAGER])  # fmt: skip
+    summary = load("noop_scale").main(
+        ["--n", "10", "--warmups", "0", "--repeats", "1", "--pyspark-vertices", *ONE_TASKMANAGER]
+    )
     assert _last_line_json(capsys) == summary
     assert summary["tasks"] == 20 and summary["spark_seconds"] > 0
     assert summary["tidal_seconds"] > 0 and summary["ratio"] > 0
@@ -113,11 +119,28 @@ def test_noop_benchmark_runs_at_a_tiny_size(ray_cluster, shared_session, capsys)
 @pytest.mark.runtime
 @pytest.mark.spark
 def test_tpch_benchmark_runs_q3_deciding_its_joins_at_run_time_or_not_at_a_tiny_size(
-        tpch_dbgen, tmp_path, ray_cluster, shared_session, capsys):  # fmt: skip
-    summary = load("tpch").main(["--scale", "0.01", "--data", str(tpch_dbgen), "--warmups", "0",
-                                 "--repeats", "1", "--queries", "3",
-                                 "--join-strategy", "runtime_only", "none", *ONE_TASKMANAGER,
-                                 "--dir", str(tmp_path)])  # fmt: skip
+    tpch_dbgen, tmp_path, ray_cluster, shared_session, capsys
+):
+    summary = load("tpch").main(
+        [
+            "--scale",
+            "0.01",
+            "--data",
+            str(tpch_dbgen),
+            "--warmups",
+            "0",
+            "--repeats",
+            "1",
+            "--queries",
+            "3",
+            "--join-strategy",
+            "runtime_only",
+            "none",
+            *ONE_TASKMANAGER,
+            "--dir",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert json.loads(out.strip().splitlines()[-1]) == summary
     assert summary["same_result"] is True and summary["ratio"] > 0
@@ -126,18 +149,24 @@ def test_tpch_benchmark_runs_q3_deciding_its_joins_at_run_time_or_not_at_a_tiny_
     assert summary["ratio"] == pytest.approx(q03["ratio"], abs=0.001)  # the mean of one query
     assert summary["ratio_by_strategy"] == pytest.approx(
         {strategy: q03["by_strategy"][strategy]["ratio"] for strategy in ("runtime_only", "none")},
-        abs=0.001)  # fmt: skip
+        abs=0.001,
+    )
     assert summary["ratio_by_strategy"]["runtime_only"] == summary["ratio"]
-    decided = {strategy: q03["by_strategy"][strategy]["joins"] for strategy in ("runtime_only", "none")}
-    assert len(decided["runtime_only"]) == 2 and decided["none"] == [], decided  # q03 joins 3 tables
+    decided = {
+        strategy: q03["by_strategy"][strategy]["joins"] for strategy in ("runtime_only", "none")
+    }
+    assert len(decided["runtime_only"]) == 2 and decided["none"] == [], (
+        decided
+    )  # q03 joins 3 tables
     assert all(p >= 1 for p in q03["parallelism"].values())
     assert "slowest against PySpark" in out
     assert list(tmp_path.iterdir()) == []  # its results' directory is removed
     assert (summary["q03_ratio"], summary["q03_same_result"]) == (q03["ratio"], True)
     # one measured run: its wall time is Spark's work and Tidal's own, and Spark did work
     assert q03["spark_work_seconds"] > 0 and 0 < q03["own_share"] < 1
-    assert q03["spark_work_seconds"] + q03["own_seconds"] == pytest.approx(q03["tidal_seconds"],
-                                                                          abs=0.002)  # fmt: skip
+    assert q03["spark_work_seconds"] + q03["own_seconds"] == pytest.approx(
+        q03["tidal_seconds"], abs=0.002
+    )
     assert summary["own_share"] == pytest.approx(q03["own_share"], abs=0.001)
     # PySpark ran Tidal's plan too, its answer checked (same_result), with the JVM's options
     assert q03["same_plan_seconds"] > 0 and summary["same_plan_ratio"] == q03["same_plan_ratio"]
@@ -148,7 +177,8 @@ def test_tpch_benchmark_runs_q3_deciding_its_joins_at_run_time_or_not_at_a_tiny_
 @pytest.mark.runtime
 @pytest.mark.spark
 def test_tpch_benchmark_keeps_tidal_s_figures_when_pyspark_fails_a_query(
-        tpch_dbgen, tmp_path, ray_cluster, shared_session, capsys):  # fmt: skip
+    tpch_dbgen, tmp_path, ray_cluster, shared_session, capsys
+):
     """As PySpark alone failed q04 at scale 10 (out of memory): Tidal's run is measured and
     checked against DuckDB's answer, the query is listed as failed, with PySpark's words."""
     tpch = load("tpch")
@@ -156,14 +186,30 @@ def test_tpch_benchmark_keeps_tidal_s_figures_when_pyspark_fails_a_query(
 
     def out_of_memory_on_q06(session, text, tables, out):
         if text == q06_text:
-            raise tpch.QueryFailed("PySpark failed: SparkOutOfMemoryError: unable to acquire "
-                                   "memory")  # fmt: skip
+            raise tpch.QueryFailed(
+                "PySpark failed: SparkOutOfMemoryError: unable to acquire memory"
+            )
         return run_spark(session, text, tables, out)
 
     tpch.run_spark = out_of_memory_on_q06
-    summary = tpch.main(["--scale", "0.01", "--data", str(tpch_dbgen), "--warmups", "0",
-                         "--repeats", "1", "--queries", "6", "1", *ONE_TASKMANAGER,
-                         "--dir", str(tmp_path)])  # fmt: skip
+    summary = tpch.main(
+        [
+            "--scale",
+            "0.01",
+            "--data",
+            str(tpch_dbgen),
+            "--warmups",
+            "0",
+            "--repeats",
+            "1",
+            "--queries",
+            "6",
+            "1",
+            *ONE_TASKMANAGER,
+            "--dir",
+            str(tmp_path),
+        ]
+    )
     q06 = summary["queries"]["q06"]
     assert q06["tidal_seconds"] > 0 and q06["spark_seconds"] is None and q06["ratio"] is None
     assert q06["same_result"] is True  # Tidal's result against DuckDB's answer
@@ -177,8 +223,13 @@ def test_tpch_baseline_gets_a_new_jvm_when_a_failed_query_killed_its_own():
     """PySpark alone ran out of memory on q04 at scale 10 and its JVM died; stopping the dead
     session raised and ended the whole run. In a process of its own (``baseline_restart_probe``)
     the baseline's JVM is killed by pid, and the next session launches a JVM that answers."""
-    run = subprocess.run([sys.executable, "-m", "tests.examples.baseline_restart_probe"],
-                         cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.examples.baseline_restart_probe"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     figures = json.loads(run.stdout.strip().splitlines()[-1])
     assert figures["count"] == 3 and figures["new"] != figures["killed"]
@@ -187,9 +238,22 @@ def test_tpch_baseline_gets_a_new_jvm_when_a_failed_query_killed_its_own():
 @pytest.mark.runtime
 @pytest.mark.spark
 def test_recovery_benchmark_kills_a_jobmanager_and_loses_no_finished_task_at_a_tiny_size(
-        tiny_data, ray_cluster, capsys):  # fmt: skip
-    summary = load("recovery").main(["--scale", "0.002", "--data", str(tiny_data), "--warmups",
-                                     "0", "--repeats", "1", "--no-baseline", *ONE_TASKMANAGER])  # fmt: skip
+    tiny_data, ray_cluster, capsys
+):
+    summary = load("recovery").main(
+        [
+            "--scale",
+            "0.002",
+            "--data",
+            str(tiny_data),
+            "--warmups",
+            "0",
+            "--repeats",
+            "1",
+            "--no-baseline",
+            *ONE_TASKMANAGER,
+        ]
+    )
     assert _last_line_json(capsys) == summary
     assert summary["same_result"] is True
     assert summary["finished_tasks_rerun"] == 0
@@ -209,7 +273,8 @@ def test_noop_benchmark_measures_growth_at_tiny_sizes(ray_cluster, capsys):
 @pytest.mark.spark
 def test_noop_baseline_runs_n_by_n_tasks_at_a_tiny_size(shared_session, capsys):
     summary = load("noop_scale").main(
-        ["--n", "8", "--warmups", "0", "--repeats", "1", "--baseline-only"])
+        ["--n", "8", "--warmups", "0", "--repeats", "1", "--baseline-only"]
+    )
     assert _last_line_json(capsys) == summary
     assert summary["n"] == 8 and summary["tasks"] == 16
     assert summary["spark_seconds"] > 0
@@ -217,11 +282,29 @@ def test_noop_baseline_runs_n_by_n_tasks_at_a_tiny_size(shared_session, capsys):
 
 
 @pytest.mark.spark
-def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tpch_dbgen, tmp_path,
-                                                             shared_session, capsys):
-    summary = load("tpch").main(["--scale", "0.01", "--data", str(tpch_dbgen), "--warmups", "0",
-                                 "--repeats", "1", "--queries", "1", "6", "--baseline-only",
-                                 "--dir", str(tmp_path), "--cold-queries", "6"])  # fmt: skip
+def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(
+    tpch_dbgen, tmp_path, shared_session, capsys
+):
+    summary = load("tpch").main(
+        [
+            "--scale",
+            "0.01",
+            "--data",
+            str(tpch_dbgen),
+            "--warmups",
+            "0",
+            "--repeats",
+            "1",
+            "--queries",
+            "1",
+            "6",
+            "--baseline-only",
+            "--dir",
+            str(tmp_path),
+            "--cold-queries",
+            "6",
+        ]
+    )
     assert _last_line_json(capsys) == summary
     assert summary["same_result"] is True  # PySpark's written answers against DuckDB's
     assert set(summary["queries"]) == {"q01", "q06"}
@@ -243,13 +326,26 @@ def test_tpch_baseline_runs_and_checks_itself_at_a_tiny_size(tpch_dbgen, tmp_pat
 def test_tpch_benchmark_reports_a_wrong_answer(tpch_dbgen, shared_session, monkeypatch, capsys):
     tpch = load("tpch")
     monkeypatch.setattr(tpch, "duckdb_answer", lambda data, text: pa.table({"revenue": [1.0]}))
-    summary = tpch.main(["--scale", "0.01", "--data", str(tpch_dbgen),
-                         "--warmups", "0", "--repeats", "1", "--queries", "6",
-                         "--baseline-only"])  # fmt: skip
+    summary = tpch.main(
+        [
+            "--scale",
+            "0.01",
+            "--data",
+            str(tpch_dbgen),
+            "--warmups",
+            "0",
+            "--repeats",
+            "1",
+            "--queries",
+            "6",
+            "--baseline-only",
+        ]
+    )
     assert summary["same_result"] is False
-    assert ("q06: result differs from DuckDB's answer: row 0 (both sorted by all columns), "
-            "column 0 ('revenue'): Decimal('1193053.2253'), expected 1.0"
-            in capsys.readouterr().out)
+    assert (
+        "q06: result differs from DuckDB's answer: row 0 (both sorted by all columns), "
+        "column 0 ('revenue'): Decimal('1193053.2253'), expected 1.0" in capsys.readouterr().out
+    )
 
 
 def test_tpch_ratio_is_the_geometric_mean_of_the_queries():
@@ -273,22 +369,28 @@ def test_tpch_figures_per_join_strategy_are_each_strategys_own(capsys):
     assert out[1].startswith("q03 with none: ") and out[1].endswith("decided at run time: nothing")
     assert tpch.by_strategy("q06", {"auto": [1.0]}, 2.0, {"auto": []})["auto"]["ratio"] == 0.5
     assert capsys.readouterr().out == ""  # one strategy: nothing to compare, nothing printed
-    measured = {"q03": {"by_strategy": {"runtime_only": {"ratio": 0.5}, "none": {"ratio": 4.0}}},
-                "q06": {"by_strategy": {"runtime_only": {"ratio": 2.0}, "none": {"ratio": 1.0}}}}
+    measured = {
+        "q03": {"by_strategy": {"runtime_only": {"ratio": 0.5}, "none": {"ratio": 4.0}}},
+        "q06": {"by_strategy": {"runtime_only": {"ratio": 2.0}, "none": {"ratio": 1.0}}},
+    }
     assert tpch.ratio_by_strategy(measured, ["runtime_only", "none"]) == {
-        "runtime_only": 1.0, "none": 2.0}  # fmt: skip
+        "runtime_only": 1.0,
+        "none": 2.0,
+    }
 
 
 @pytest.mark.spark
 def test_tpch_shape_runs_q1_as_tidal_runs_it_at_a_tiny_size(tiny_data, shared_session, capsys):
-    summary = load("tpch_shape").main(["--scale", "0.002", "--data", str(tiny_data),
-                                       "--warmups", "0", "--repeats", "1"])  # fmt: skip
+    summary = load("tpch_shape").main(
+        ["--scale", "0.002", "--data", str(tiny_data), "--warmups", "0", "--repeats", "1"]
+    )
     assert _last_line_json(capsys) == summary
     assert summary["same_result"] is True and summary["source_tasks"] >= 1
     assert summary["chained"] is (summary["source_tasks"] == 1)  # tiny data: one task, chained
     assert summary["split_seconds"] > 0 and summary["single_query_seconds"] > 0
     assert summary["ratio"] == pytest.approx(
-        summary["split_seconds"] / summary["single_query_seconds"], rel=0.01)
+        summary["split_seconds"] / summary["single_query_seconds"], rel=0.01
+    )
     assert shared_session.conf.get("spark.sql.adaptive.enabled") == "true"  # its own session
 
 
@@ -323,6 +425,9 @@ def test_a_jobs_spark_work_is_the_union_of_its_tasks_spark_intervals():
     ]
     assert split.spark_intervals(records) == [(400, 900), (850, 1150), (3_800, 4_000)]
     assert split.union_ms(split.spark_intervals(records)) == 750 + 200
-    assert split.split_wall(records, 4.0) == {"spark_seconds": 0.95, "own_seconds": 3.05,
-                                              "own_share": 0.762}
+    assert split.split_wall(records, 4.0) == {
+        "spark_seconds": 0.95,
+        "own_seconds": 3.05,
+        "own_share": 0.762,
+    }
     assert split.split_wall(records, 0.5)["spark_seconds"] == 0.5  # never above the wall time

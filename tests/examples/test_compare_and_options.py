@@ -20,14 +20,21 @@ def test_equal_tables_and_money_summed_in_another_order_match():
     assert first_difference(summed, EXPECTED) is None
 
 
-@pytest.mark.parametrize("actual, message", [
-    (pa.table({"nation": ["PERU", "CHINA"]}), "columns ['revenue'] missing"),
-    (EXPECTED.slice(0, 1), "1 rows, expected 2"),
-    (pa.table({"nation": ["CHINA", "PERU"], "revenue": [3.0, 1.0]}),
-     "row 0, column 'nation': 'CHINA', expected 'PERU'"),
-    (pa.table({"nation": ["PERU", "CHINA"], "revenue": [3.0, 1.001]}),
-     "row 1, column 'revenue': 1.001, expected 1.0"),
-])
+@pytest.mark.parametrize(
+    "actual, message",
+    [
+        (pa.table({"nation": ["PERU", "CHINA"]}), "columns ['revenue'] missing"),
+        (EXPECTED.slice(0, 1), "1 rows, expected 2"),
+        (
+            pa.table({"nation": ["CHINA", "PERU"], "revenue": [3.0, 1.0]}),
+            "row 0, column 'nation': 'CHINA', expected 'PERU'",
+        ),
+        (
+            pa.table({"nation": ["PERU", "CHINA"], "revenue": [3.0, 1.001]}),
+            "row 1, column 'revenue': 1.001, expected 1.0",
+        ),
+    ],
+)
 def test_a_difference_is_named(actual, message):
     assert message in first_difference(actual, EXPECTED)
 

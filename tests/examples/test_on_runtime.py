@@ -46,16 +46,29 @@ def test_tpch_queries_equal_their_references(ray_cluster, tiny_data, tmp_path, q
 
 def _script(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     """``python *args`` as a user runs it: on a local cluster of its own."""
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO, env={**os.environ, "RAY_ADDRESS": ""})
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, "RAY_ADDRESS": ""},
+    )
 
 
 def test_the_demo_command_prints_the_result_and_every_decision(tiny_data, tmp_path):
     """As a new user runs it: on a cluster of its own, whose prepared TaskManager starts its
     JVM while the demo's first tasks arrive (their code imports pyspark.sql.functions as that
     JVM's thread imports pyspark.sql: a half-initialised module once failed the demo)."""
-    done = _script("examples/revenue_by_nation.py", "--scale", str(TINY_SCALE),
-                   "--data", str(tiny_data), "--out", str(tmp_path / "out"))
+    done = _script(
+        "examples/revenue_by_nation.py",
+        "--scale",
+        str(TINY_SCALE),
+        "--data",
+        str(tiny_data),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "decided parallelism per vertex" in done.stdout
     for name in ("orders", "lineitem", "join_orders_lineitem", "revenue_by_nation", "sink"):

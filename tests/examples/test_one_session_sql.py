@@ -42,8 +42,11 @@ def test_a_broadcast_join_reads_the_small_side_whole_in_every_subtask(tables, sp
 def test_a_piece_sees_only_its_own_views(tables, spark_session):
     """``late`` names ``s0``, a view of ``early``'s subtask, not its own: it must not find it."""
     g = JobGraph("leaky")
-    early = g.add_vertex("early", sources=[FileSource(tables["names"])],
-                         operator=SqlOperator("SELECT * FROM s0", ("s0",)))
+    early = g.add_vertex(
+        "early",
+        sources=[FileSource(tables["names"])],
+        operator=SqlOperator("SELECT * FROM s0", ("s0",)),
+    )
     late = g.add_vertex("late", operator=SqlOperator("SELECT * FROM s0", ("in0",)))
     sink = g.add_vertex("sink", operator=ParquetSink("/unused"))
     g.connect(early, late, Partitioner.FORWARD)

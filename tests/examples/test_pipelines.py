@@ -42,14 +42,16 @@ def inputs(tmp_path_factory) -> dict[str, str]:
     return data.write_inputs(tmp_path_factory.mktemp("pipeline-inputs"))
 
 
-def run(name: str, inputs: dict[str, str], output: Path, engine: str, *extra: str
-        ) -> dict[str, pa.Table]:  # fmt: skip
+def run(
+    name: str, inputs: dict[str, str], output: Path, engine: str, *extra: str
+) -> dict[str, pa.Table]:
     """Run the pipeline under ``engine``; each of its outputs read back, rows sorted."""
     args = ["--input", inputs[name], "--output", str(output), *extra]
     if engine == "tidal" and name in THROUGH_THE_COMMAND:
         options = [f"-D{key}={value}" for key, value in TIDAL_OPTIONS.items()]
-        result = run_pipeline(name, args, [sys.executable, "-m", "jobmanager", "run",
-                                           "--no-dashboard", *options])  # fmt: skip
+        result = run_pipeline(
+            name, args, [sys.executable, "-m", "jobmanager", "run", "--no-dashboard", *options]
+        )
         assert result.returncode == 0, f"{name} failed:\n{result.stderr[-4000:]}"
         printed = result.stdout
     elif engine == "tidal":
@@ -127,12 +129,13 @@ def test_csv_cleanup(inputs, tmp_path, engine):
             from cleaned)
         select order_id, customer, country, status, amount, quantity, order_date, updated_at,
                amount >= 1000 as is_large
-        from ranked where rn = 1""")  # fmt: skip
+        from ranked where rn = 1""")
     assert_same_rows(orders, expected)
     ids = orders.column("order_id").to_pylist()
     assert len(ids) == len(set(ids)) and None not in ids
-    raw_rows = duckdb.sql(f"select count(*) from read_csv('{path}', header = true, "
-                          "all_varchar = true)").fetchone()[0]  # fmt: skip
+    raw_rows = duckdb.sql(
+        f"select count(*) from read_csv('{path}', header = true, all_varchar = true)"
+    ).fetchone()[0]
     assert 500 < len(ids) < 600 < raw_rows  # some dropped, duplicates and old versions removed
     assert set(orders.column("customer").to_pylist()) >= {"unknown", "alice martin"}
 
@@ -160,7 +163,7 @@ def test_sessionize(inputs, tmp_path, engine):
                min(ts) as session_start, max(ts) as session_end, count(*) as events,
                count(distinct url) as distinct_pages,
                date_diff('second', min(ts), max(ts)) as duration_seconds
-        from numbered group by user_id, session_number""")  # fmt: skip
+        from numbered group by user_id, session_number""")
     assert_same_rows(sessions, expected)
     assert sessions.num_rows > 2 * len(set(sessions.column("user_id").to_pylist()))
 
@@ -191,7 +194,7 @@ def test_star_schema(inputs, tmp_path, engine):
         join read_parquet('{star}/dim_date.parquet') d on f.date_key = d.date_key
         left join read_parquet('{star}/dim_product.parquet') p on f.product_id = p.product_id
         join read_parquet('{star}/dim_store.parquet') s on f.store_id = s.store_id
-        group by d.year, coalesce(p.category, 'unknown'), s.region""")  # fmt: skip
+        group by d.year, coalesce(p.category, 'unknown'), s.region""")
     assert_same_rows(revenue, expected)
     assert "unknown" in revenue.column("category").to_pylist()
     # written in order: by year, then revenue from the largest
@@ -206,13 +209,16 @@ def test_partitioned_write(inputs, tmp_path, engine):
     path = inputs["partitioned_write"]
     days = [f"2024-01-0{n}" for n in range(1, 6)]
     assert sorted(p.name for p in (tmp_path / "events").glob("date=*")) == [
-        f"date={day}" for day in days]  # fmt: skip
+        f"date={day}" for day in days
+    ]
     assert events.num_rows == 1500
     assert all(row["event_time"].date().isoformat() == row["date"] for row in events.to_pylist())
     per_day = Counter(events.column("date").to_pylist())
-    expected_per_day = dict(duckdb.sql(f"""
+    expected_per_day = dict(
+        duckdb.sql(f"""
         select strftime(cast(event_time as timestamp), '%Y-%m-%d'), count(*)
-        from read_csv('{path}', header = true, all_varchar = true) group by 1""").fetchall())
+        from read_csv('{path}', header = true, all_varchar = true) group by 1""").fetchall()
+    )
     assert per_day == expected_per_day and set(per_day) == set(days)
 
     expected = duck(f"""
@@ -224,7 +230,7 @@ def test_partitioned_write(inputs, tmp_path, engine):
                sum(amount) as amount, min(event_time) as first_event,
                max(event_time) as last_event, date '2024-01-02' as date
         from e where cast(event_time as date) = date '2024-01-02'
-        group by event_type""")  # fmt: skip
+        group by event_type""")
     assert_same_rows(summary, expected)
     assert sum(summary.column("events").to_pylist()) == per_day["2024-01-02"]
     assert summary.column("date").to_pylist() == [datetime.date(2024, 1, 2)] * summary.num_rows
@@ -233,7 +239,9 @@ def test_partitioned_write(inputs, tmp_path, engine):
 def test_missing_rows(inputs, tmp_path, engine):
     outputs = run("missing_rows", inputs, tmp_path, engine)
     shipping = inputs["missing_rows"]
-    expected_orders = f"read_csv('{shipping}/expected_orders.csv', header = true, all_varchar = true)"
+    expected_orders = (
+        f"read_csv('{shipping}/expected_orders.csv', header = true, all_varchar = true)"
+    )
     shipments = f"read_csv('{shipping}/shipments.csv', header = true, all_varchar = true)"
     missing = duck(f"""
         select e.order_id, e.customer, e.order_date from {expected_orders} e

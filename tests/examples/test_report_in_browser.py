@@ -58,8 +58,10 @@ def chromium():
         pytest.skip("Playwright is not installed (deploy/run pytest installs the test extras)")
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
-        pytest.skip("no Chromium on this machine and it could not be installed "
-                    "(deploy/run pytest installs Debian's chromium where apt-get can)")  # fmt: skip
+        pytest.skip(
+            "no Chromium on this machine and it could not be installed "
+            "(deploy/run pytest installs Debian's chromium where apt-get can)"
+        )
     return sync_playwright, browser
 
 
@@ -71,18 +73,30 @@ def test_the_report_opens_in_chromium_with_every_vertex_and_its_parallelism(fini
     with sync_playwright() as playwright:
         chrome = playwright.chromium.launch(
             executable_path=browser,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-sync"],
-        )  # fmt: skip
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+            ],
+        )
         try:
             page = chrome.new_page(viewport={"width": 1400, "height": 1000})
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda error: problems.append(str(error)))
-            page.on("request", lambda r: problems.append(f"fetched {r.url}")
-                    if not r.url.startswith("file://") else None)  # fmt: skip
+            page.on(
+                "request",
+                lambda r: (
+                    problems.append(f"fetched {r.url}") if not r.url.startswith("file://") else None
+                ),
+            )
             page.goto(Path(path).as_uri())
             shown = {
-                g.get_attribute("data-vertex"): g.query_selector(".vertex-parallelism").text_content()
+                g.get_attribute("data-vertex"): g.query_selector(
+                    ".vertex-parallelism"
+                ).text_content()
                 for g in page.query_selector_all("svg.graph g.vertex")
             }
             failed = page.query_selector_all("svg.timeline rect.outcome-failed")
@@ -93,15 +107,23 @@ def test_the_report_opens_in_chromium_with_every_vertex_and_its_parallelism(fini
         finally:
             chrome.close()
     assert problems == []
-    assert shown == {v.chain or name: f"parallelism {v.parallelism}" for name, v in result.vertices.items()}
+    assert shown == {
+        v.chain or name: f"parallelism {v.parallelism}" for name, v in result.vertices.items()
+    }
     assert len(failed) == 1 and len(restarts) == 1
     assert len(dimmed) > 0  # clicking a vertex picks out its tasks
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
 def tidal(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jobmanager", *args], capture_output=True,
-                          text=True, timeout=120, cwd=REPO, env={**os.environ, "COLUMNS": "160"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "jobmanager", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "COLUMNS": "160"},
+    )
 
 
 def test_explain_report_and_history_read_the_finished_job(finished_job, tmp_path):
@@ -112,8 +134,10 @@ def test_explain_report_and_history_read_the_finished_job(finished_job, tmp_path
     assert lines[0].startswith(f"revenue-by-nation ({handle.job_id}): FINISHED")
     for name, vertex in result.vertices.items():  # a chain's vertices as one, named "a -> b"
         task = vertex.chain or name
-        assert any(line.startswith(f"{task} [") and f"parallelism {vertex.parallelism}," in line
-                   for line in lines), (task, explained.stdout)  # fmt: skip
+        assert any(
+            line.startswith(f"{task} [") and f"parallelism {vertex.parallelism}," in line
+            for line in lines
+        ), (task, explained.stdout)
     assert "  sources saw: FileSource(" in explained.stdout
     written = tidal("report", handle.job_id, "-o", str(tmp_path / "cli.html"))
     assert written.returncode == 0, written.stderr

@@ -34,8 +34,13 @@ def hand_data(tmp_path):
         "orders": {
             "o_orderkey": [1, 2, 3, 4, 5],
             "o_custkey": [1, 2, 3, 4, 3],
-            "o_orderdate": [D(1994, 3, 1), D(1994, 12, 31), D(1995, 1, 1), D(1993, 12, 31),
-                            D(1994, 1, 1)],
+            "o_orderdate": [
+                D(1994, 3, 1),
+                D(1994, 12, 31),
+                D(1995, 1, 1),
+                D(1993, 12, 31),
+                D(1994, 1, 1),
+            ],
         },
         "lineitem": {
             "l_orderkey": [1, 1, 2, 3, 4, 5],
@@ -45,8 +50,12 @@ def hand_data(tmp_path):
     }
     for name, columns in tables.items():
         (tmp_path / name).mkdir()
-        table = pa.table({k: pa.array(v, pa.date32() if k.endswith("date") else None)
-                          for k, v in columns.items()})
+        table = pa.table(
+            {
+                k: pa.array(v, pa.date32() if k.endswith("date") else None)
+                for k, v in columns.items()
+            }
+        )
         pq.write_table(table, tmp_path / name / "part-00000.parquet")
     return tmp_path
 
@@ -71,8 +80,15 @@ def test_the_graph_has_the_demo_shape_and_sets_no_parallelism(tiny_data, tmp_pat
     graph.validate()
     check_operators(graph)
     assert [v.name for v in graph.vertices] == [
-        "orders", "lineitem", "customer", "nation", "join_orders_lineitem", "join_customer",
-        "revenue_by_nation", "sink"]
+        "orders",
+        "lineitem",
+        "customer",
+        "nation",
+        "join_orders_lineitem",
+        "join_customer",
+        "revenue_by_nation",
+        "sink",
+    ]
     assert all(v.parallelism is None and v.max_parallelism is None for v in graph.vertices)
     edges = {e.id: (str(e.partitioner), e.splittable, e.result_type.label) for e in graph.edges}
     assert edges == {
@@ -87,7 +103,9 @@ def test_the_graph_has_the_demo_shape_and_sets_no_parallelism(tiny_data, tmp_pat
     join = graph.vertex("join_orders_lineitem")
     assert [e.source.name for e in join.inputs] == ["orders", "lineitem"]
     assert [e.source.name for e in graph.vertex("join_customer").inputs] == [
-        "join_orders_lineitem", "customer"]
+        "join_orders_lineitem",
+        "customer",
+    ]
     for name in ("orders", "lineitem", "customer", "nation"):
         (source,) = graph.vertex(name).sources
         assert source.paths == (str(tiny_data / name),)
@@ -95,12 +113,19 @@ def test_the_graph_has_the_demo_shape_and_sets_no_parallelism(tiny_data, tmp_pat
     sink = graph.vertex("sink").operator
     assert isinstance(sink, ParquetSink) and sink.overwrite
     assert sink.path == str(tmp_path / "out")
-    assert all(isinstance(graph.vertex(n).operator, SparkFunction) for n in (
-        "orders", "lineitem", "join_orders_lineitem", "join_customer", "revenue_by_nation"))
+    assert all(
+        isinstance(graph.vertex(n).operator, SparkFunction)
+        for n in (
+            "orders",
+            "lineitem",
+            "join_orders_lineitem",
+            "join_customer",
+            "revenue_by_nation",
+        )
+    )
 
 
-def test_a_large_customer_table_is_hashed_instead_of_broadcast(tiny_data, tmp_path,
-                                                               monkeypatch):
+def test_a_large_customer_table_is_hashed_instead_of_broadcast(tiny_data, tmp_path, monkeypatch):
     assert customer_partitioner(tiny_data) == Partitioner.BROADCAST
     monkeypatch.setattr(revenue_by_nation, "BROADCAST_CUSTOMER_BYTES", 0)
     assert customer_partitioner(tiny_data) == Partitioner.hash("c_custkey")
@@ -114,8 +139,13 @@ def test_a_large_customer_table_is_hashed_instead_of_broadcast(tiny_data, tmp_pa
 @pytest.mark.spark
 def test_the_functions_run_split_give_the_hand_result(hand_data, spark_session, tmp_path):
     graph = build(hand_data, tmp_path / "out")
-    split = {"orders": 2, "lineitem": 2, "customer": 2, "join_orders_lineitem": 3,
-             "join_customer": 2}
+    split = {
+        "orders": 2,
+        "lineitem": 2,
+        "customer": 2,
+        "join_orders_lineitem": 3,
+        "join_customer": 2,
+    }
     result = run_in_one_session(graph, spark_session, split)
     assert first_difference(result, HAND_RESULT) is None
 
@@ -149,7 +179,9 @@ class _TestingHandle:
 
 def _testing_client_module(status: str, cause: str = "", submitted: list | None = None):
     """A stand-in for ``jobmanager.client.client`` whose jobs end at once with ``status``."""
-    vertex = types.SimpleNamespace(parallelism=3, explanation="48.0 MiB / 16.0 MiB per task", chain="")
+    vertex = types.SimpleNamespace(
+        parallelism=3, explanation="48.0 MiB / 16.0 MiB per task", chain=""
+    )
 
     class TestingClient:
         def __init__(self, address=None) -> None:
@@ -168,33 +200,60 @@ def _testing_client_module(status: str, cause: str = "", submitted: list | None 
 
 def test_main_prints_the_result_and_every_decision(hand_data, tmp_path, monkeypatch, capsys):
     submitted: list = []
-    monkeypatch.setitem(sys.modules, "jobmanager.client.client",
-                        _testing_client_module("FINISHED", submitted=submitted))
+    monkeypatch.setitem(
+        sys.modules,
+        "jobmanager.client.client",
+        _testing_client_module("FINISHED", submitted=submitted),
+    )
     monkeypatch.setattr(revenue_by_nation, "generate", lambda data, scale: None)
     out = tmp_path / "result"
     out.mkdir()
-    code = revenue_by_nation.main(["--data", str(hand_data), "--out", str(out),
-                                   "--address", "ray://head:10001", "--report",
-                                   str(tmp_path / "job.html"), "-D", "taskmanager.numberOfTaskSlots=2"])
+    code = revenue_by_nation.main(
+        [
+            "--data",
+            str(hand_data),
+            "--out",
+            str(out),
+            "--address",
+            "ray://head:10001",
+            "--report",
+            str(tmp_path / "job.html"),
+            "-D",
+            "taskmanager.numberOfTaskSlots=2",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0
     assert "ARGENTINA" in printed and "195.00" in printed
     assert printed.count("48.0 MiB / 16.0 MiB per task") == 8
     assert printed.strip().splitlines()[-1] == (
-        f"report written to {tmp_path / 'job.html'} (or: tidal report 0123456789abcdef)")
+        f"report written to {tmp_path / 'job.html'} (or: tidal report 0123456789abcdef)"
+    )
     (address, graph, config) = submitted[0]
     assert address == "ray://head:10001"
     assert config == {"taskmanager.numberOfTaskSlots": "2"}
     assert graph.name == "revenue-by-nation"
 
 
-def test_main_exits_non_zero_with_the_cause_when_the_job_fails(hand_data, tmp_path,
-                                                               monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "jobmanager.client.client",
-                        _testing_client_module("FAILED", cause="ZeroDivisionError in orders"))
+def test_main_exits_non_zero_with_the_cause_when_the_job_fails(
+    hand_data, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setitem(
+        sys.modules,
+        "jobmanager.client.client",
+        _testing_client_module("FAILED", cause="ZeroDivisionError in orders"),
+    )
     monkeypatch.setattr(revenue_by_nation, "generate", lambda data, scale: None)
-    code = revenue_by_nation.main(["--data", str(hand_data), "--out", str(tmp_path / "r"),
-                                   "--report", str(tmp_path / "job.html")])
+    code = revenue_by_nation.main(
+        [
+            "--data",
+            str(hand_data),
+            "--out",
+            str(tmp_path / "r"),
+            "--report",
+            str(tmp_path / "job.html"),
+        ]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert "job failed: ZeroDivisionError in orders" in err

@@ -123,8 +123,11 @@ def test_tables_are_part_files_of_row_groups_that_sources_split(tmp_path, monkey
     splits = FileSource(paths["lineitem"]).splits(target_split_bytes=16 << 10)
     assert len(splits) > len(files)
     reference = generate(tmp_path / "default-layout", TINY_SCALE)
-    assert ds.dataset(paths["lineitem"]).to_table().equals(
-        ds.dataset(reference["lineitem"]).to_table())
+    assert (
+        ds.dataset(paths["lineitem"])
+        .to_table()
+        .equals(ds.dataset(reference["lineitem"]).to_table())
+    )
 
 
 def test_the_marker_is_hidden_from_readers(tiny_data):

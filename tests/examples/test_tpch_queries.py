@@ -30,7 +30,8 @@ def _check_common(graph, out):
     ordering = {"pricing_summary", "top_orders"}  # a global order needs one task
     assert all(v.max_parallelism is None for v in graph.vertices)
     assert {v.name: v.parallelism for v in graph.vertices if v.parallelism is not None} == {
-        name: 1 for name in ordering if name in {v.name for v in graph.vertices}}
+        name: 1 for name in ordering if name in {v.name for v in graph.vertices}
+    }
     sink = graph.vertex("sink").operator
     assert isinstance(sink, ParquetSink) and sink.path == str(out) and sink.overwrite
     assert all(isinstance(v.operator, SparkFunction) for v in graph.vertices if v.name != "sink")
@@ -54,7 +55,12 @@ def test_q3_joins_the_small_sides_broadcast_into_the_lineitem_scan(tiny_data, tm
     graph = q3(tiny_data, tmp_path / "q3")
     _check_common(graph, tmp_path / "q3")
     assert [v.name for v in graph.vertices] == [
-        "customer", "orders", "lineitem", "top_orders", "sink"]
+        "customer",
+        "orders",
+        "lineitem",
+        "top_orders",
+        "sink",
+    ]
     assert _edges(graph) == {
         "orders->lineitem": ("broadcast", False, "blocking"),
         "customer->lineitem": ("broadcast", False, "blocking"),
@@ -68,7 +74,11 @@ def test_the_references_have_the_queries_columns(tiny_data):
     first = reference_q1(tiny_data)
     assert tuple(first.column_names) == Q1_COLUMNS
     assert [(r["l_returnflag"], r["l_linestatus"]) for r in first.to_pylist()] == [
-        ("A", "F"), ("N", "F"), ("N", "O"), ("R", "F")]
+        ("A", "F"),
+        ("N", "F"),
+        ("N", "O"),
+        ("R", "F"),
+    ]
     third = reference_q3(tiny_data)
     assert tuple(third.column_names) == Q3_COLUMNS and third.num_rows == 10
     revenue = third["revenue"].to_pylist()
@@ -76,8 +86,7 @@ def test_the_references_have_the_queries_columns(tiny_data):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("query, reference", [(spark_q1, reference_q1),
-                                              (spark_q3, reference_q3)])
+@pytest.mark.parametrize("query, reference", [(spark_q1, reference_q1), (spark_q3, reference_q3)])
 def test_pyspark_alone_agrees_with_pyarrow(query, reference, tiny_data, spark_session):
     result = query(spark_session, str(tiny_data)).toArrow()
     assert first_difference(result, reference(tiny_data)) is None

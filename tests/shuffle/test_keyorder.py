@@ -13,7 +13,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shuffle.keyorder import SortKey, encode_key
-from shuffle.range_partitioning import ChunkPartitioner, encode_keys, keep_key_range, sort_into_chunks
+from shuffle.range_partitioning import (
+    ChunkPartitioner,
+    encode_keys,
+    keep_key_range,
+    sort_into_chunks,
+)
 
 _INTS = st.integers(-(2**63), 2**63 - 1)
 TYPES = {
@@ -41,7 +46,9 @@ def ordered_tables(draw):
         columns.append(st.one_of(st.none(), st.sampled_from(pool)))
     rows = draw(st.lists(st.tuples(*columns), min_size=1, max_size=30))
     order = tuple(SortKey(f"k{i}", draw(st.booleans()), draw(st.booleans())) for i in range(2))
-    table = pa.table({f"k{i}": pa.array([r[i] for r in rows], TYPES[kinds[i]][0]) for i in range(2)})
+    table = pa.table(
+        {f"k{i}": pa.array([r[i] for r in rows], TYPES[kinds[i]][0]) for i in range(2)}
+    )
     return table, order
 
 
@@ -73,9 +80,12 @@ def test_byte_order_is_duckdbs_order_by(case):
     keys = encode_keys(rows, order)
     ours = rows.take(pc.sort_indices(keys))
     assert _keys(ours) == _keys(expected)
-    assert keys.to_pylist() == [encode_key(tuple(row.values()), order) for row in  # one encoding
-                                rows.cast(pa.schema([(f.name, _plain(f.type)) for f in rows.schema]))
-                                .to_pylist()]  # fmt: skip
+    assert keys.to_pylist() == [
+        encode_key(tuple(row.values()), order)
+        for row in rows.cast(  # one encoding
+            pa.schema([(f.name, _plain(f.type)) for f in rows.schema])
+        ).to_pylist()
+    ]
 
 
 @settings(max_examples=300, deadline=None)
@@ -100,7 +110,9 @@ def test_strings_compare_as_utf8_bytes_and_zero_bytes_stay_prefix_free():
     encoded = [encode_key((w,), up) for w in words]
     assert sorted(encoded) == encoded
     down = (SortKey("s", True, False),)
-    assert sorted(encode_key((w,), down) for w in words) == [encode_key((w,), down) for w in reversed(words)]
+    assert sorted(encode_key((w,), down) for w in words) == [
+        encode_key((w,), down) for w in reversed(words)
+    ]
 
 
 def test_sorted_chunks_cover_every_row_once_and_sample_each_chunks_lowest_key():

@@ -27,9 +27,14 @@ ROWS = [
 @pytest.mark.parametrize("order, rows", ROWS)
 def test_a_key_reads_back_as_the_values_it_was_made_of(order, rows):
     for row in rows:
-        encoded = [(v - datetime.date(1970, 1, 1)).days if type(v) is datetime.date
-                   else (v - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
-                   if isinstance(v, datetime.datetime) else v for v in row]  # fmt: skip
+        encoded = [
+            (v - datetime.date(1970, 1, 1)).days
+            if type(v) is datetime.date
+            else (v - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
+            if isinstance(v, datetime.datetime)
+            else v
+            for v in row
+        ]
         assert decode_key(encode_key(tuple(encoded), order), order) == row
 
 

@@ -202,7 +202,9 @@ def test_writer_needs_a_subpartition(tmp_path):
         ResultPartitionWriter(tmp_path / "p", PID, 0, RebalancePartitioner())
 
 
-def test_a_few_rows_in_many_subpartitions_make_a_file_of_a_few_entries(shuffle_directory, mixed_table):
+def test_a_few_rows_in_many_subpartitions_make_a_file_of_a_few_entries(
+    shuffle_directory, mixed_table
+):
     """The index lists only the subpartitions written to: a file's size, and a range read's
     work, follow what the producer wrote, not how many subpartitions the consumer may have."""
     table = mixed_table(5)

@@ -89,8 +89,13 @@ def test_a_large_table_is_reordered_in_slices_to_the_same_rows(monkeypatch, thre
     import shuffle.partitioning as partitioning
 
     rng = np.random.default_rng(7)
-    table = pa.table({"n": np.arange(1000), "s": [f"row-{i}" for i in range(1000)],
-                      "x": rng.standard_normal(1000)})  # fmt: skip
+    table = pa.table(
+        {
+            "n": np.arange(1000),
+            "s": [f"row-{i}" for i in range(1000)],
+            "x": rng.standard_normal(1000),
+        }
+    )
     ids = rng.integers(0, 16, 1000).astype(np.uint8)
     serial = reorder_by_subpartition(table, ids, 16)
     monkeypatch.setattr(partitioning, "_PARALLEL_TAKE_BYTES", 0)

@@ -12,8 +12,10 @@ import shuffle
 
 REPO = Path(__file__).resolve().parents[2]
 # jobmanager.errors: the one tree of errors, a leaf that imports nothing
-ALLOWED_OWN_IMPORTS = {"shuffle": {"shuffle", "blob.codec", "jobmanager.errors"},
-                       "blob": {"blob", "jobmanager.errors"}}
+ALLOWED_OWN_IMPORTS = {
+    "shuffle": {"shuffle", "blob.codec", "jobmanager.errors"},
+    "blob": {"blob", "jobmanager.errors"},
+}
 OWN_PACKAGES = {"shuffle", "blob", "jobmanager", "taskmanager", "deploy", "tests", "benchmarks"}
 
 

@@ -148,11 +148,17 @@ def test_a_table_longer_than_a_hashing_block_hashes_as_its_short_slices_do():
     modes = pa.array([f"MODE{i % 7}" if i % 13 else None for i in range(rows)])  # repeats
     names = pa.array([f"Customer#{i:09d}" for i in range(rows)])  # unique
     table = pa.Table.from_arrays(
-        [pa.chunked_array([column.slice(0, 40_001), column.slice(40_001)])
-         for column in (numbers, modes, names)], names=["n", "mode", "name"])  # fmt: skip
+        [
+            pa.chunked_array([column.slice(0, 40_001), column.slice(40_001)])
+            for column in (numbers, modes, names)
+        ],
+        names=["n", "mode", "name"],
+    )
     hashed = hash_columns(table, ["n", "mode", "name"])
-    by_slice = [hash_columns(table.slice(start, 4_000), ["n", "mode", "name"])
-                for start in range(0, rows, 4_000)]  # fmt: skip
+    by_slice = [
+        hash_columns(table.slice(start, 4_000), ["n", "mode", "name"])
+        for start in range(0, rows, 4_000)
+    ]
     assert hashed.tolist() == np.concatenate(by_slice).tolist()
 
 

@@ -25,31 +25,77 @@ __all__ = ["TABLES", "differences", "write_tables"]
 _D = datetime.date
 _M = Decimal
 TABLES = {
-    "emp": pa.table({
-        "id": pa.array([1, 2, 3, 4, 5, 6, 7, 8], pa.int32()),
-        "dept": ["eng", "eng", "ops", "ops", "Eng", None, "hr", "eng"],
-        "salary": pa.array([_M("100.00"), _M("120.50"), _M("90.00"), None, _M("75.25"),
-                            _M("60.00"), _M("90.00"), _M("100.00")], pa.decimal128(10, 2)),
-        "bonus": [1.5, None, 2.0, 0.5, 3.25, 1.0, None, 1.5],
-        "hired": [_D(2020, 1, 5), _D(2021, 3, 1), _D(2019, 7, 9), _D(2022, 2, 2),
-                  None, _D(2020, 1, 5), _D(2018, 12, 31), _D(2023, 6, 30)],
-        "mgr": pa.array([None, 1, 1, 3, 1, 3, None, 2], pa.int32()),
-    }),
-    "dept": pa.table({
-        "name": ["eng", "ops", "hr", "sales", None, " eng"],
-        "region": ["EU", "US", "EU", "US", "EU", "APAC"],
-        "budget": pa.array([1000, 500, 200, 300, 50, 10], pa.int64()),
-    }),
-    "sales": pa.table({
-        "emp_id": pa.array([1, 1, 2, 3, 3, 3, 5, 9, None, 2], pa.int32()),
-        "day": [_D(2024, 1, 1), _D(2024, 1, 2), _D(2024, 1, 1), _D(2024, 2, 1),
-                _D(2024, 2, 1), None, _D(2024, 3, 3), _D(2024, 1, 1), _D(2024, 1, 5),
-                _D(2024, 2, 9)],
-        "amount": pa.array([_M("10.10"), _M("20.20"), _M("5.00"), None, _M("7.77"), _M("1.00"),
-                            _M("3.30"), _M("9.99"), _M("2.00"), _M("5.00")],
-                           pa.decimal128(12, 2)),
-        "qty": pa.array([1, 2, 1, 3, None, 1, 2, 5, 1, 1], pa.int32()),
-    }),
+    "emp": pa.table(
+        {
+            "id": pa.array([1, 2, 3, 4, 5, 6, 7, 8], pa.int32()),
+            "dept": ["eng", "eng", "ops", "ops", "Eng", None, "hr", "eng"],
+            "salary": pa.array(
+                [
+                    _M("100.00"),
+                    _M("120.50"),
+                    _M("90.00"),
+                    None,
+                    _M("75.25"),
+                    _M("60.00"),
+                    _M("90.00"),
+                    _M("100.00"),
+                ],
+                pa.decimal128(10, 2),
+            ),
+            "bonus": [1.5, None, 2.0, 0.5, 3.25, 1.0, None, 1.5],
+            "hired": [
+                _D(2020, 1, 5),
+                _D(2021, 3, 1),
+                _D(2019, 7, 9),
+                _D(2022, 2, 2),
+                None,
+                _D(2020, 1, 5),
+                _D(2018, 12, 31),
+                _D(2023, 6, 30),
+            ],
+            "mgr": pa.array([None, 1, 1, 3, 1, 3, None, 2], pa.int32()),
+        }
+    ),
+    "dept": pa.table(
+        {
+            "name": ["eng", "ops", "hr", "sales", None, " eng"],
+            "region": ["EU", "US", "EU", "US", "EU", "APAC"],
+            "budget": pa.array([1000, 500, 200, 300, 50, 10], pa.int64()),
+        }
+    ),
+    "sales": pa.table(
+        {
+            "emp_id": pa.array([1, 1, 2, 3, 3, 3, 5, 9, None, 2], pa.int32()),
+            "day": [
+                _D(2024, 1, 1),
+                _D(2024, 1, 2),
+                _D(2024, 1, 1),
+                _D(2024, 2, 1),
+                _D(2024, 2, 1),
+                None,
+                _D(2024, 3, 3),
+                _D(2024, 1, 1),
+                _D(2024, 1, 5),
+                _D(2024, 2, 9),
+            ],
+            "amount": pa.array(
+                [
+                    _M("10.10"),
+                    _M("20.20"),
+                    _M("5.00"),
+                    None,
+                    _M("7.77"),
+                    _M("1.00"),
+                    _M("3.30"),
+                    _M("9.99"),
+                    _M("2.00"),
+                    _M("5.00"),
+                ],
+                pa.decimal128(12, 2),
+            ),
+            "qty": pa.array([1, 2, 1, 3, None, 1, 2, 5, 1, 1], pa.int32()),
+        }
+    ),
     "nothing": pa.table({"k": pa.array([], pa.int32()), "v": pa.array([], pa.string())}),
 }
 

@@ -78,8 +78,12 @@ CORRELATION = [
 ]
 
 
-FAMILIES = {"grouping sets": GROUPING_SETS, "subqueries": SUBQUERIES,
-            "subqueries in ON": IN_JOIN_CONDITIONS, "correlation": CORRELATION}  # fmt: skip
+FAMILIES = {
+    "grouping sets": GROUPING_SETS,
+    "subqueries": SUBQUERIES,
+    "subqueries in ON": IN_JOIN_CONDITIONS,
+    "correlation": CORRELATION,
+}
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

@@ -41,6 +41,7 @@ def trees() -> tuple:
 
 # --- tables -----------------------------------------------------------------------------------
 
+
 def test_the_tables_are_the_same_for_a_seed_and_differ_between_seeds(tmp_path):
     first = write_tables(tmp_path / "a", 5)
     again = write_tables(tmp_path / "b", 5)
@@ -61,11 +62,18 @@ def test_the_tables_have_an_empty_one_nulls_duplicates_and_a_skewed_key(tmp_path
     assert keys.count(1) > len(keys) / 3  # one key takes most rows
     strings = {s for t in tables.values() if "s" in t.column_names for s in t["s"].to_pylist()}
     assert {"a", "A", " a", "a "} <= strings
-    assert len(pq.ParquetFile(f"{paths['t1']}/part-0.parquet").metadata.row_group(0).to_dict()
-               ["columns"]) == 10  # fmt: skip
+    assert (
+        len(
+            pq.ParquetFile(f"{paths['t1']}/part-0.parquet")
+            .metadata.row_group(0)
+            .to_dict()["columns"]
+        )
+        == 10
+    )
 
 
 # --- the query generator ----------------------------------------------------------------------
+
 
 def test_the_queries_are_the_same_for_a_seed_and_each_the_same_drawn_alone():
     assert list(generate_queries(SEED, 400)) == QUERIES
@@ -87,56 +95,87 @@ def test_every_family_is_drawn_and_only_the_ones_switched_on_are_used():
 
 
 def _found(kind, where=None) -> int:
-    return sum(1 for _, tree in trees() for node in tree.find_all(kind)
-               if where is None or where(node))  # fmt: skip
+    return sum(
+        1 for _, tree in trees() for node in tree.find_all(kind) if where is None or where(node)
+    )
 
 
-@pytest.mark.parametrize("feature, kind, where", [
-    ("left semi join", exp.Join, lambda j: j.kind == "SEMI"),
-    ("left anti join", exp.Join, lambda j: j.kind == "ANTI"),
-    ("full join", exp.Join, lambda j: j.side == "FULL"),
-    ("right join", exp.Join, lambda j: j.side == "RIGHT"),
-    ("cross join", exp.Join, lambda j: j.kind == "CROSS"),
-    ("an ON with OR", exp.Join, lambda j: isinstance(j.args.get("on"), exp.Or)),
-    ("count distinct", exp.Count, lambda c: isinstance(c.this, exp.Distinct)),
-    ("HAVING", exp.Having, None),
-    ("GROUPING SETS", exp.GroupingSets, None),
-    ("ROLLUP", exp.Rollup, None),
-    ("CUBE", exp.Cube, None),
-    ("a key beside a ROLLUP or CUBE", exp.Group,
-     lambda g: len(g.expressions) > 1 and isinstance(g.expressions[-1], (exp.Rollup, exp.Cube))),
-    ("GROUPING_ID()", exp.GroupingId, None),
-    ("a ROWS frame", exp.WindowSpec, lambda s: s.args.get("kind") == "ROWS"),
-    ("a RANGE frame", exp.WindowSpec, lambda s: s.args.get("kind") == "RANGE"),
-    ("lag or lead", exp.Window, lambda w: isinstance(w.this, (exp.Lag, exp.Lead))),
-    ("EXISTS under OR", exp.Exists, lambda e: isinstance(e.parent, exp.Or)),
-    ("NOT EXISTS", exp.Exists, lambda e: isinstance(e.parent, exp.Not)),
-    ("IN subquery under CASE", exp.In,
-     lambda i: i.args.get("query") is not None and i.find_ancestor(exp.Case) is not None),
-    ("NOT IN subquery", exp.In, lambda i: i.args.get("query") and isinstance(i.parent, exp.Not)),
-    ("IN of two columns", exp.In, lambda i: isinstance(i.this, exp.Tuple)),
-    ("a scalar subquery in SELECT", exp.Alias, lambda a: isinstance(a.this, exp.Subquery)),
-    ("a subquery in HAVING", exp.Having, lambda h: h.find(exp.Subquery, exp.Exists)),
-    ("a subquery in ON", exp.Join, lambda j: j.args.get("on") and j.args["on"].find(exp.Select)),
-    ("a non-equality correlation", exp.Subquery, lambda s: s.find(exp.LT, exp.GT, exp.NEQ)),
-    ("a subquery two levels deep", exp.Exists, lambda e: e.find_ancestor(exp.Subquery)),
-    ("UNION ALL", exp.Union, lambda u: not u.args.get("distinct")),
-    ("INTERSECT", exp.Intersect, None),
-    ("EXCEPT ALL", exp.Except, lambda e: not e.args.get("distinct")),
-    ("CASE", exp.Case, None),
-    ("coalesce", exp.Coalesce, None),
-    ("nullif", exp.Nullif, None),
-    ("NOT IN a list with NULL", exp.In,
-     lambda i: isinstance(i.parent, exp.Not) and any(isinstance(e, exp.Null) for e in i.expressions)),
-    ("NULLS FIRST or LAST", exp.Ordered, lambda o: "NULLS" in o.sql(dialect="spark")),
-    ("LIMIT", exp.Limit, None),
-    ("OFFSET", exp.Offset, None),
-    ("LIKE", exp.Like, None),
-    ("substring", exp.Substring, None),
-    ("date_add", exp.TsOrDsAdd, None),
-    ("datediff", exp.DateDiff, None),
-    ("decimal arithmetic", exp.Mul, lambda m: "DECIMAL" in m.sql(dialect="spark") or ".d" in m.sql()),
-], ids=lambda value: value if isinstance(value, str) else "")  # fmt: skip
+@pytest.mark.parametrize(
+    "feature, kind, where",
+    [
+        ("left semi join", exp.Join, lambda j: j.kind == "SEMI"),
+        ("left anti join", exp.Join, lambda j: j.kind == "ANTI"),
+        ("full join", exp.Join, lambda j: j.side == "FULL"),
+        ("right join", exp.Join, lambda j: j.side == "RIGHT"),
+        ("cross join", exp.Join, lambda j: j.kind == "CROSS"),
+        ("an ON with OR", exp.Join, lambda j: isinstance(j.args.get("on"), exp.Or)),
+        ("count distinct", exp.Count, lambda c: isinstance(c.this, exp.Distinct)),
+        ("HAVING", exp.Having, None),
+        ("GROUPING SETS", exp.GroupingSets, None),
+        ("ROLLUP", exp.Rollup, None),
+        ("CUBE", exp.Cube, None),
+        (
+            "a key beside a ROLLUP or CUBE",
+            exp.Group,
+            lambda g: (
+                len(g.expressions) > 1 and isinstance(g.expressions[-1], (exp.Rollup, exp.Cube))
+            ),
+        ),
+        ("GROUPING_ID()", exp.GroupingId, None),
+        ("a ROWS frame", exp.WindowSpec, lambda s: s.args.get("kind") == "ROWS"),
+        ("a RANGE frame", exp.WindowSpec, lambda s: s.args.get("kind") == "RANGE"),
+        ("lag or lead", exp.Window, lambda w: isinstance(w.this, (exp.Lag, exp.Lead))),
+        ("EXISTS under OR", exp.Exists, lambda e: isinstance(e.parent, exp.Or)),
+        ("NOT EXISTS", exp.Exists, lambda e: isinstance(e.parent, exp.Not)),
+        (
+            "IN subquery under CASE",
+            exp.In,
+            lambda i: i.args.get("query") is not None and i.find_ancestor(exp.Case) is not None,
+        ),
+        (
+            "NOT IN subquery",
+            exp.In,
+            lambda i: i.args.get("query") and isinstance(i.parent, exp.Not),
+        ),
+        ("IN of two columns", exp.In, lambda i: isinstance(i.this, exp.Tuple)),
+        ("a scalar subquery in SELECT", exp.Alias, lambda a: isinstance(a.this, exp.Subquery)),
+        ("a subquery in HAVING", exp.Having, lambda h: h.find(exp.Subquery, exp.Exists)),
+        (
+            "a subquery in ON",
+            exp.Join,
+            lambda j: j.args.get("on") and j.args["on"].find(exp.Select),
+        ),
+        ("a non-equality correlation", exp.Subquery, lambda s: s.find(exp.LT, exp.GT, exp.NEQ)),
+        ("a subquery two levels deep", exp.Exists, lambda e: e.find_ancestor(exp.Subquery)),
+        ("UNION ALL", exp.Union, lambda u: not u.args.get("distinct")),
+        ("INTERSECT", exp.Intersect, None),
+        ("EXCEPT ALL", exp.Except, lambda e: not e.args.get("distinct")),
+        ("CASE", exp.Case, None),
+        ("coalesce", exp.Coalesce, None),
+        ("nullif", exp.Nullif, None),
+        (
+            "NOT IN a list with NULL",
+            exp.In,
+            lambda i: (
+                isinstance(i.parent, exp.Not)
+                and any(isinstance(e, exp.Null) for e in i.expressions)
+            ),
+        ),
+        ("NULLS FIRST or LAST", exp.Ordered, lambda o: "NULLS" in o.sql(dialect="spark")),
+        ("LIMIT", exp.Limit, None),
+        ("OFFSET", exp.Offset, None),
+        ("LIKE", exp.Like, None),
+        ("substring", exp.Substring, None),
+        ("date_add", exp.TsOrDsAdd, None),
+        ("datediff", exp.DateDiff, None),
+        (
+            "decimal arithmetic",
+            exp.Mul,
+            lambda m: "DECIMAL" in m.sql(dialect="spark") or ".d" in m.sql(),
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
 def test_the_queries_cover(feature, kind, where):
     assert _found(kind, where) > 0, feature
 
@@ -152,9 +191,13 @@ def test_an_ordered_query_orders_by_every_column_and_limits_only_then():
 
 
 def test_a_window_that_numbers_rows_orders_them_by_id_last():
-    windows = [w for _, tree in trees() for w in tree.find_all(exp.Window)
-               if isinstance(w.this, (exp.RowNumber, exp.Lag, exp.Lead))
-               or (w.args.get("spec") and w.args["spec"].args.get("kind") == "ROWS")]  # fmt: skip
+    windows = [
+        w
+        for _, tree in trees()
+        for w in tree.find_all(exp.Window)
+        if isinstance(w.this, (exp.RowNumber, exp.Lag, exp.Lead))
+        or (w.args.get("spec") and w.args["spec"].args.get("kind") == "ROWS")
+    ]
     assert len(windows) > 10
     for window in windows:
         assert window.args["order"].expressions[-1].this.name == "id", window.sql()
@@ -167,6 +210,7 @@ def test_an_unknown_family_is_refused_with_the_known_ones():
 
 
 # --- the DataFrame programs -------------------------------------------------------------------
+
 
 def test_the_programs_are_the_same_for_a_seed_compile_and_draw_every_family():
     programs = list(generate_programs(SEED, 60))
@@ -190,9 +234,11 @@ def test_a_run_draws_a_fifth_programs_or_only_the_kind_its_families_name():
 
 # --- the shrinker -----------------------------------------------------------------------------
 
-QUERY = ("SELECT a.k AS c0, a.s AS c1, COUNT(*) AS c2 FROM t1 AS a LEFT JOIN t2 AS c "
-         "ON a.k = c.k AND a.x < c.x WHERE a.k > 1 AND (a.s = 'a' OR NOT a.f) "
-         "GROUP BY a.k, a.s HAVING COUNT(*) > 1 ORDER BY c0 ASC, c1 DESC, c2 ASC LIMIT 3")  # fmt: skip
+QUERY = (
+    "SELECT a.k AS c0, a.s AS c1, COUNT(*) AS c2 FROM t1 AS a LEFT JOIN t2 AS c "
+    "ON a.k = c.k AND a.x < c.x WHERE a.k > 1 AND (a.s = 'a' OR NOT a.f) "
+    "GROUP BY a.k, a.s HAVING COUNT(*) > 1 ORDER BY c0 ASC, c1 DESC, c2 ASC LIMIT 3"
+)
 
 
 def test_shrinking_keeps_cutting_while_the_query_fails():
@@ -203,8 +249,9 @@ def test_shrinking_keeps_cutting_while_the_query_fails():
         return "NOT a.f" in sql and "LEFT JOIN" in sql
 
     smallest = shrink(QUERY, fails)
-    assert smallest == ("SELECT a.k AS c0 FROM t1 AS a LEFT JOIN t2 AS c ON a.k = c.k "
-                        "WHERE NOT a.f GROUP BY a.s")  # fmt: skip
+    assert smallest == (
+        "SELECT a.k AS c0 FROM t1 AS a LEFT JOIN t2 AS c ON a.k = c.k WHERE NOT a.f GROUP BY a.s"
+    )
     assert all(len(sql) < len(QUERY) for sql in checked)
 
 
@@ -226,25 +273,33 @@ def test_a_cut_query_is_compared_in_order_only_if_every_column_is_ordered():
 
 
 def test_cuts_drop_an_item_with_its_order_key_and_never_touch_a_window():
-    windowed = ("SELECT a.k AS c0, ROW_NUMBER() OVER (PARTITION BY a.k ORDER BY a.s ASC, a.id ASC) "
-                "AS c1 FROM t1 AS a WHERE a.k > 1 AND a.f ORDER BY c0 ASC, c1 ASC")  # fmt: skip
+    windowed = (
+        "SELECT a.k AS c0, ROW_NUMBER() OVER (PARTITION BY a.k ORDER BY a.s ASC, a.id ASC) "
+        "AS c1 FROM t1 AS a WHERE a.k > 1 AND a.f ORDER BY c0 ASC, c1 ASC"
+    )
     cuts = set(candidates(windowed))
     assert ("SELECT a.k AS c0 FROM t1 AS a WHERE a.k > 1 AND a.f ORDER BY c0 ASC") in cuts
     assert all("ORDER BY a.s ASC, a.id ASC" in cut for cut in cuts if "ROW_NUMBER" in cut)
-    assert "SELECT a.k AS c0, ROW_NUMBER() OVER (PARTITION BY a.k ORDER BY a.s ASC, a.id ASC) " \
-           "AS c1 FROM t1 AS a WHERE a.f ORDER BY c0 ASC, c1 ASC" in cuts
+    assert (
+        "SELECT a.k AS c0, ROW_NUMBER() OVER (PARTITION BY a.k ORDER BY a.s ASC, a.id ASC) "
+        "AS c1 FROM t1 AS a WHERE a.f ORDER BY c0 ASC, c1 ASC" in cuts
+    )
 
 
 def test_a_failure_is_known_across_shrinking_by_its_words_not_its_query_s_pieces():
     assert signature("row 3, column 1 ('c1'): 2, expected 3") == ""
     assert signature("2 rows, expected 3") == ""
-    assert signature("line 1, column 126: EXISTS and IN subqueries are supported only") == \
-        signature("line 1, column 90: EXISTS and IN subqueries are supported only")
-    assert signature("a subquery here (EXISTS(SELECT 1 ...)) is not supported yet") == \
-        "a subquery here"
+    assert signature(
+        "line 1, column 126: EXISTS and IN subqueries are supported only"
+    ) == signature("line 1, column 90: EXISTS and IN subqueries are supported only")
+    assert (
+        signature("a subquery here (EXISTS(SELECT 1 ...)) is not supported yet")
+        == "a subquery here"
+    )
 
 
 # --- batching ---------------------------------------------------------------------------------
+
 
 def test_a_batch_is_one_graph_of_its_queries_each_prefixed_with_its_join_ids(tmp_path):
     from jobmanager.model.operators import ResultSink
@@ -252,8 +307,7 @@ def test_a_batch_is_one_graph_of_its_queries_each_prefixed_with_its_join_ids(tmp
 
     catalog = Catalog.from_tables(write_tables(tmp_path / "tables", SEED))
     sql = "SELECT a.k, c.s FROM t1 AS a JOIN t2 AS c ON a.k = c.k"
-    graphs = [plan_sql(sql, catalog, ResultSink(str(tmp_path / f"out{i}"))).graph
-              for i in range(2)]  # fmt: skip
+    graphs = [plan_sql(sql, catalog, ResultSink(str(tmp_path / f"out{i}"))).graph for i in range(2)]
     batch = combined_graph(graphs)
     batch.validate()
     assert len(batch.vertices) == sum(len(g.vertices) for g in graphs)
@@ -277,14 +331,18 @@ FUZZ_CASES = 200
 @pytest.mark.runtime
 @pytest.mark.spark
 def test_tidal_answers_a_fixed_seed_s_random_queries_and_programs_as_pyspark_does(
-        ray_cluster, spark_session, tmp_path):  # fmt: skip
+    ray_cluster, spark_session, tmp_path
+):
     from jobmanager import Client
 
     from examples.fuzzing.fuzzer import FuzzRun
 
     with FuzzRun(spark_session, Client(), write_tables(tmp_path, FUZZ_SEED)) as run:
         outcomes, summary = run.run(draw_cases(FUZZ_SEED, FUZZ_CASES))
-    failed = [f"{o.case.name} [{o.case.family}] {o.verdict} {o.why}: {o.detail}\n  {o.case.text}"
-              for o in outcomes if o.verdict in ("different", "refused")]  # fmt: skip
+    failed = [
+        f"{o.case.name} [{o.case.family}] {o.verdict} {o.why}: {o.detail}\n  {o.case.text}"
+        for o in outcomes
+        if o.verdict in ("different", "refused")
+    ]
     assert summary.skipped < FUZZ_CASES // 10  # the generator writes valid Spark
     assert (summary.different, summary.refused) == (0, 0), "\n".join(failed)

@@ -21,6 +21,7 @@ from examples.fuzzing.fuzzer import VARIANTS
 from examples.fuzzing.shrink import total_order
 from examples.fuzzing.tables import write_tables
 
+
 @dataclass(frozen=True, slots=True)
 class Regression:
     """A shrunk query that failed: what failed, the seed of the tables it failed over, the
@@ -33,8 +34,13 @@ class Regression:
     sql: str
 
     def case(self) -> FuzzCase:
-        return FuzzCase(self.name, self.family, (self.family,), sql=self.sql,
-                        ordered=bool(total_order(self.sql)))  # fmt: skip
+        return FuzzCase(
+            self.name,
+            self.family,
+            (self.family,),
+            sql=self.sql,
+            ordered=bool(total_order(self.sql)),
+        )
 
 
 REGRESSIONS = (

@@ -27,8 +27,11 @@ PACKAGE = "examples.tpch_dataframes"
 def _imported_afresh(package: str):
     """``package`` and its modules imported again, under whatever ``pyspark`` is bound now: the
     import above cached them with the real PySpark, so they are set aside, and put back after."""
-    cached = {name: module for name, module in sys.modules.items()
-              if name == package or name.startswith(package + ".")}  # fmt: skip
+    cached = {
+        name: module
+        for name, module in sys.modules.items()
+        if name == package or name.startswith(package + ".")
+    }
     parent, _, child = package.rpartition(".")
     for name in cached:
         del sys.modules[name]
@@ -68,8 +71,9 @@ def test_every_module_of_the_program_runs_on_tidal_where_bound(on_tidal):
 
 
 @pytest.mark.parametrize("number", range(1, 23), ids=lambda number: f"q{number:02d}")
-def test_the_dataframe_program_answers_on_tidal_as_on_pyspark(number, on_tidal, spark_session,
-                                                              tpch_dbgen_data, tpch_dbgen_tables):  # fmt: skip
+def test_the_dataframe_program_answers_on_tidal_as_on_pyspark(
+    number, on_tidal, spark_session, tpch_dbgen_data, tpch_dbgen_tables
+):
     text = queries()[number]
     ordered = query_is_ordered(text)
     on_pyspark = QUERIES[number](spark_session, tpch_dbgen_tables).toArrow()

@@ -20,15 +20,49 @@ from jobmanager import FileSource
 from tests.sql.conftest import DBGEN_SCALE
 
 # The row counts DuckDB documents for dbgen at scale factor 0.01.
-ROWS_AT_SF_001 = {"lineitem": 60175, "orders": 15000, "customer": 1500, "part": 2000,
-                  "partsupp": 8000, "supplier": 100, "nation": 25, "region": 5}
-MONEY = {"l_quantity", "l_extendedprice", "l_discount", "l_tax", "o_totalprice",
-         "p_retailprice", "ps_supplycost", "c_acctbal", "s_acctbal"}  # fmt: skip
+ROWS_AT_SF_001 = {
+    "lineitem": 60175,
+    "orders": 15000,
+    "customer": 1500,
+    "part": 2000,
+    "partsupp": 8000,
+    "supplier": 100,
+    "nation": 25,
+    "region": 5,
+}
+MONEY = {
+    "l_quantity",
+    "l_extendedprice",
+    "l_discount",
+    "l_tax",
+    "o_totalprice",
+    "p_retailprice",
+    "ps_supplycost",
+    "c_acctbal",
+    "s_acctbal",
+}
 DATES = {"l_shipdate", "l_commitdate", "l_receiptdate", "o_orderdate"}
-INT64_KEYS = {"l_orderkey", "l_partkey", "l_suppkey", "o_orderkey", "o_custkey", "p_partkey",
-              "ps_partkey", "ps_suppkey", "c_custkey", "s_suppkey"}  # fmt: skip
-INT32 = {"n_nationkey", "n_regionkey", "r_regionkey", "c_nationkey", "s_nationkey",
-         "o_shippriority", "p_size"}  # dbgen's INTEGER columns
+INT64_KEYS = {
+    "l_orderkey",
+    "l_partkey",
+    "l_suppkey",
+    "o_orderkey",
+    "o_custkey",
+    "p_partkey",
+    "ps_partkey",
+    "ps_suppkey",
+    "c_custkey",
+    "s_suppkey",
+}
+INT32 = {
+    "n_nationkey",
+    "n_regionkey",
+    "r_regionkey",
+    "c_nationkey",
+    "s_nationkey",
+    "o_shippriority",
+    "p_size",
+}  # dbgen's INTEGER columns
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +115,7 @@ def test_the_marker_is_hidden_from_readers(tpch_dbgen_data):
     assert sorted(p.name for p in tpch_dbgen_data.iterdir()) == sorted(TABLES)
 
 
-def test_big_tables_are_cut_into_files_of_row_groups_that_sources_split(tmp_path,
-                                                                        tpch_dbgen_data):
+def test_big_tables_are_cut_into_files_of_row_groups_that_sources_split(tmp_path, tpch_dbgen_data):
     paths = generate(tmp_path, DBGEN_SCALE, file_bytes=256 << 10, row_group_bytes=64 << 10)
     files = sorted((tmp_path / "lineitem").glob("part-*.parquet"))
     assert len(files) >= 5  # 1.9 MiB of lineitem
@@ -144,13 +177,17 @@ def test_a_scale_must_be_positive_and_a_layout_known(tmp_path):
 
 
 def test_duckdbs_layout_is_one_file_a_table_of_its_own_row_groups_that_sources_split(
-        tmp_path, tpch_dbgen_data):  # fmt: skip
+    tmp_path, tpch_dbgen_data
+):
     paths = generate(tmp_path, DBGEN_SCALE, layout="duckdb")
     assert sorted(p.name for p in (tmp_path / "lineitem").glob("*.parquet")) == ["lineitem.parquet"]
     metadata = pq.ParquetFile(tmp_path / "lineitem" / "lineitem.parquet").metadata
     assert metadata.num_rows == ROWS_AT_SF_001["lineitem"] * DBGEN_SCALE / 0.01
-    assert ds.dataset(paths["lineitem"]).to_table().equals(
-        ds.dataset(tpch_dbgen_data / "lineitem").to_table())
+    assert (
+        ds.dataset(paths["lineitem"])
+        .to_table()
+        .equals(ds.dataset(tpch_dbgen_data / "lineitem").to_table())
+    )
     parts = generate(tmp_path, DBGEN_SCALE)  # the other layout replaces it
     assert len(list((tmp_path / "lineitem").glob("part-*.parquet"))) >= 1 and parts == paths
 
@@ -168,7 +205,8 @@ def test_the_22_queries_are_the_specifications():
 
 
 def test_duckdbs_answers_over_the_files_are_its_answers_over_its_own_tables(
-        tpch_dbgen_data, dbgen_tables):  # fmt: skip
+    tpch_dbgen_data, dbgen_tables
+):
     for number, text in queries().items():
         over_files = duckdb_answer(tpch_dbgen_data, text)
         own = dbgen_tables.execute(text).to_arrow_table()
@@ -179,8 +217,9 @@ def test_duckdbs_answers_over_the_files_are_its_answers_over_its_own_tables(
 def test_q1_and_q6_give_their_known_answers(tpch_dbgen_data):
     """The answers DuckDB's extension ships for scale 0.01 (``tpch_answers()``)."""
     q1 = duckdb_answer(tpch_dbgen_data, queries()[1])
-    groups = [(row["l_returnflag"], row["l_linestatus"], row["count_order"])
-              for row in q1.to_pylist()]  # fmt: skip
+    groups = [
+        (row["l_returnflag"], row["l_linestatus"], row["count_order"]) for row in q1.to_pylist()
+    ]
     assert groups == [("A", "F", 14876), ("N", "F", 348), ("N", "O", 29181), ("R", "F", 14902)]
     assert q1["sum_charge"][0].as_py() == Decimal("526165934.000839")
     assert q1["avg_qty"][0].as_py() == pytest.approx(25.575154611454693, rel=1e-12)

@@ -30,8 +30,9 @@ TIMEOUT_S = 300
 
 
 @pytest.mark.parametrize("number", range(1, 23), ids=lambda number: f"q{number:02d}")
-def test_tidal_answers_the_tpch_query_as_duckdb_does(number, ray_cluster, tpch_dbgen_data,
-                                                     tpch_dbgen_tables):  # fmt: skip
+def test_tidal_answers_the_tpch_query_as_duckdb_does(
+    number, ray_cluster, tpch_dbgen_data, tpch_dbgen_tables
+):
     assert_answer(number, CONFIG, tpch_dbgen_data, tpch_dbgen_tables)
 
 
@@ -52,23 +53,29 @@ JOINS_DECIDED_AT_RUN_TIME = (5, 9, 17, 21)  # all 22 pass; these four keep the s
 
 
 @pytest.mark.parametrize("number", JOINS_DECIDED_AT_RUN_TIME, ids=lambda number: f"q{number:02d}")
-def test_tidal_answers_with_every_join_decided_at_run_time(number, ray_cluster, tpch_dbgen_data,
-                                                           tpch_dbgen_tables):  # fmt: skip
+def test_tidal_answers_with_every_join_decided_at_run_time(
+    number, ray_cluster, tpch_dbgen_data, tpch_dbgen_tables
+):
     """No join broadcast from the listing: each equi-join is decided from the bytes its sides
     wrote (at this scale, broadcast), which reads one side whole and the other in slices that
     no longer follow the join's hashing; the answers stay DuckDB's."""
     assert_answer(number, RUNTIME_ONLY, tpch_dbgen_data, tpch_dbgen_tables)
 
 
-FORCED = {**CONFIG, "table.optimizer.join.broadcast-threshold": -1,
-          "execution.batch.adaptive.skewed-join-optimization.strategy": "forced"}  # fmt: skip
+FORCED = {
+    **CONFIG,
+    "table.optimizer.join.broadcast-threshold": -1,
+    "execution.batch.adaptive.skewed-join-optimization.strategy": "forced",
+}
 PLANNED_OTHERWISE_WHEN_FORCED = (13, 18, 21)  # every join shuffled: the queries forced changes
 
 
-@pytest.mark.parametrize("number", PLANNED_OTHERWISE_WHEN_FORCED,
-                         ids=lambda number: f"q{number:02d}")  # fmt: skip
-def test_tidal_answers_with_skewed_joins_forced(number, ray_cluster, tpch_dbgen_data,
-                                                tpch_dbgen_tables):  # fmt: skip
+@pytest.mark.parametrize(
+    "number", PLANNED_OTHERWISE_WHEN_FORCED, ids=lambda number: f"q{number:02d}"
+)
+def test_tidal_answers_with_skewed_joins_forced(
+    number, ray_cluster, tpch_dbgen_data, tpch_dbgen_tables
+):
     """Every join shuffled, under skewed join strategy forced: an aggregate or a join on a
     join's keys goes behind a hash exchange of its own instead of into the join's task, so
     the join's sides stay splittable; the answers stay DuckDB's."""

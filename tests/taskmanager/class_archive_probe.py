@@ -34,8 +34,13 @@ def main(argv: list[str]) -> None:
     spark = SparkSessionProvider(2, work, Configuration(), java_options=options)
     table = pa.table({"key": [i % 3 for i in range(30)], "value": list(range(30))})
     result = run_spark_function(
-        SparkFunction(totals), [table], spark=spark, task_dir=work / "t", job_group="probe",
-        vertex="totals", cancel=CancelToken(),
+        SparkFunction(totals),
+        [table],
+        spark=spark,
+        task_dir=work / "t",
+        job_group="probe",
+        vertex="totals",
+        cancel=CancelToken(),
     )
     from pyspark import SparkContext
 

@@ -91,36 +91,70 @@ def environment(
     return env, reporter
 
 
-def output(result: str, num_subpartitions: int, partitioner: str = "hash", keys=("key",),
-           index: int = 0, filter_column: str = "") -> ResultPartitionDeploymentDescriptor:
+def output(
+    result: str,
+    num_subpartitions: int,
+    partitioner: str = "hash",
+    keys=("key",),
+    index: int = 0,
+    filter_column: str = "",
+) -> ResultPartitionDeploymentDescriptor:
     keys = tuple(keys) if partitioner == "hash" else ()
     return ResultPartitionDeploymentDescriptor(
         result, index, num_subpartitions, partitioner, keys, filter_column
     )
 
 
-def descriptor(env: TaskEnvironment, result: str, index: int, num_subpartitions: int,
-               attempt: int = 0) -> ShuffleDescriptor:
+def descriptor(
+    env: TaskEnvironment, result: str, index: int, num_subpartitions: int, attempt: int = 0
+) -> ShuffleDescriptor:
     """Where ``env``'s TaskManager wrote partition ``result#index``, as the JobManager says."""
     pid = PartitionId(result, index)
-    return ShuffleDescriptor(pid, env.task_manager_id, env.node_id,
-                             partition_path(str(env.shuffle.root), pid, attempt), num_subpartitions)
+    return ShuffleDescriptor(
+        pid,
+        env.task_manager_id,
+        env.node_id,
+        partition_path(str(env.shuffle.root), pid, attempt),
+        num_subpartitions,
+    )
 
 
-def gate(result: str, descriptors, slices, offload_to: DictBlobs | None = None
-         ) -> InputGateDeploymentDescriptor:
+def gate(
+    result: str, descriptors, slices, offload_to: DictBlobs | None = None
+) -> InputGateDeploymentDescriptor:
     """An input gate; ``slices`` are ((first partition, last), (first subpartition, last))."""
     payload = encode([d.to_list() for d in descriptors])
     version = zlib.crc32(payload)  # as the JobManager's group version: new content, new version
-    shipped = (ShuffleDescriptors(0, version, blob_key=offload_to.put(payload)) if offload_to
-               else ShuffleDescriptors(0, version, inline=payload))
+    shipped = (
+        ShuffleDescriptors(0, version, blob_key=offload_to.put(payload))
+        if offload_to
+        else ShuffleDescriptors(0, version, inline=payload)
+    )
     pieces = tuple(InputSlice(IndexRange(*p), IndexRange(*s)) for p, s in slices)
     return InputGateDeploymentDescriptor(result, pieces, shipped)
 
 
-def tdd(vertex: str, code_key: str = "", *, subtask: int = 0, attempt: int = 0,
-        parallelism: int = 1, inputs=(), outputs=(), split_target_bytes: int = 16 << 20,
-        source_filters=()) -> TaskDeploymentDescriptor:
-    return TaskDeploymentDescriptor(JOB, vertex, subtask, attempt, parallelism, tuple(inputs),
-                                    tuple(outputs), code_key, split_target_bytes,
-                                    tuple(source_filters))
+def tdd(
+    vertex: str,
+    code_key: str = "",
+    *,
+    subtask: int = 0,
+    attempt: int = 0,
+    parallelism: int = 1,
+    inputs=(),
+    outputs=(),
+    split_target_bytes: int = 16 << 20,
+    source_filters=(),
+) -> TaskDeploymentDescriptor:
+    return TaskDeploymentDescriptor(
+        JOB,
+        vertex,
+        subtask,
+        attempt,
+        parallelism,
+        tuple(inputs),
+        tuple(outputs),
+        code_key,
+        split_target_bytes,
+        tuple(source_filters),
+    )

@@ -27,8 +27,11 @@ print(json.dumps({"with_class": with_class, "with_actor": with_actor}))
 
 
 def test_the_task_runtime_loads_with_a_taskmanager_not_with_its_class():
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                          timeout=120, cwd=REPO)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {
-        "with_class": [], "with_actor": ["taskmanager.runner", "sqlglot"]}
+        "with_class": [],
+        "with_actor": ["taskmanager.runner", "sqlglot"],
+    }

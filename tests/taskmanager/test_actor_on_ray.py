@@ -162,22 +162,30 @@ def test_a_consumer_reads_a_remote_producers_partition_through_read_chunk(local_
     assert before_ms <= lost.time_ms <= time.time_ns() // 1_000_000
 
     gone = ShuffleDescriptor(pid, "tm-gone", "node-c", partition_path(roots["tm-a"], pid), 4)
-    unreachable = tdd("sink", sink_code, attempt=2, inputs=[gate("producer->sink", [gone],
-                                                                 [((0, 0), (0, 3))])])
+    unreachable = tdd(
+        "sink", sink_code, attempt=2, inputs=[gate("producer->sink", [gone], [((0, 0), (0, 3))])]
+    )
     ray.get(consumer_tm.deploy.remote(encode(unreachable)))
     lost = wait_for(job_manager, lambda e: isinstance(e, TaskFailed) and e.attempt == 2)
     assert lost.lost_partition == pid and lost.error.startswith("PartitionUnreachable: ")
 
     ray.get(consumer_tm.cancel.remote("never-deployed", 0, 0))
     assert wait_for(job_manager, lambda e: isinstance(e, TaskCanceled)) == TaskCanceled(
-        "never-deployed", 0, 0)
+        "never-deployed", 0, 0
+    )
     # a task says it runs before it ends, never after (a task that ended before its report
     # went out is reported ended only: how many TaskRunning reports there are is a race)
     events = events_of(job_manager)
-    ended = {(e.vertex, e.subtask, e.attempt): i for i, e in enumerate(events)
-             if isinstance(e, (TaskFinished, TaskFailed, TaskCanceled))}  # fmt: skip
-    running = [(i, (e.vertex, e.subtask, e.attempt)) for i, e in enumerate(events)
-               if isinstance(e, TaskRunning)]  # fmt: skip
+    ended = {
+        (e.vertex, e.subtask, e.attempt): i
+        for i, e in enumerate(events)
+        if isinstance(e, (TaskFinished, TaskFailed, TaskCanceled))
+    }
+    running = [
+        (i, (e.vertex, e.subtask, e.attempt))
+        for i, e in enumerate(events)
+        if isinstance(e, TaskRunning)
+    ]
     assert all(i < ended[key] for i, key in running), events
 
     ray.get(producer_tm.detach.remote(JOB))  # the job leaves: its files go, the process stays

@@ -38,14 +38,20 @@ def test_each_java_has_its_own_archive_and_the_option_only_once_it_exists(tmp_pa
     class_archive.archive_path(one).parent.mkdir(parents=True)
     class_archive.archive_path(one).write_bytes(b"archive")
     assert class_archive.java_options(one) == [
-        f"-XX:SharedArchiveFile={class_archive.archive_path(one)}"]  # fmt: skip
+        f"-XX:SharedArchiveFile={class_archive.archive_path(one)}"
+    ]
     assert class_archive.java_options(other) == []
 
 
 def probe(*args: str) -> dict:
-    run = subprocess.run([sys.executable, "-m", "tests.taskmanager.class_archive_probe", *args],
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.taskmanager.class_archive_probe", *args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -54,8 +60,12 @@ def probe(*args: str) -> dict:
 def archive() -> Path:
     java, _ = find_java()
     if not class_archive.archive_path(java).is_file():
-        subprocess.run([sys.executable, "-m", "taskmanager.class_recording", "--if-missing"],
-                       cwd=ROOT, check=True, timeout=600)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "taskmanager.class_recording", "--if-missing"],
+            cwd=ROOT,
+            check=True,
+            timeout=600,
+        )
     return class_archive.archive_path(java)
 
 

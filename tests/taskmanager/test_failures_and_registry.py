@@ -20,10 +20,14 @@ from taskmanager.registry import PartitionRegistry
 from tests.taskmanager.harness import output
 
 JVM_TRACE = "\n".join(
-    ["An error occurred while calling o57.collectToPython.",
-     ": org.apache.spark.SparkException: Job aborted due to stage failure: boom"]
-    + [f"\tat org.apache.spark.scheduler.DAGScheduler.f{i}(DAGScheduler.scala:{i})"
-       for i in range(400)]
+    [
+        "An error occurred while calling o57.collectToPython.",
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: boom",
+    ]
+    + [
+        f"\tat org.apache.spark.scheduler.DAGScheduler.f{i}(DAGScheduler.scala:{i})"
+        for i in range(400)
+    ]
     + ["Caused by: java.lang.ArithmeticException: / by zero"]
     + [f"\tat org.example.Udf.g{i}(Udf.java:{i})" for i in range(50)]
     + ["\t... 32 more"]
@@ -83,8 +87,13 @@ def test_failure_types_name_the_classes_of_the_error_and_what_it_was_raised_from
     except BadRecord as error:
         types = failure_types(error)
     own = f"{__name__}.test_failure_types_name_the_classes_of_the_error_and_what_it_was_raised_from.<locals>.BadRecord"
-    assert types == (own, "builtins.KeyError", "builtins.LookupError",
-                     "builtins.FileNotFoundError", "builtins.OSError")
+    assert types == (
+        own,
+        "builtins.KeyError",
+        "builtins.LookupError",
+        "builtins.FileNotFoundError",
+        "builtins.OSError",
+    )
     try:
         try:
             int("x")
@@ -120,12 +129,14 @@ def test_the_registry_serves_the_latest_attempt_and_only_what_was_written(tmp_pa
 
 @pytest.mark.parametrize(
     ("kind", "count", "expected"),
-    [("hash", 8, "HashPartitioner(keys=('key',))"),
-     ("rebalance", 8, "RebalancePartitioner(offset=3)"),
-     ("rescale", 8, "RebalancePartitioner(offset=3)"),
-     ("forward", 1, "ForwardPartitioner(subpartition=0)"),
-     ("forward", 4, "RebalancePartitioner(offset=3)"),
-     ("broadcast", 1, "BroadcastPartitioner()")],
+    [
+        ("hash", 8, "HashPartitioner(keys=('key',))"),
+        ("rebalance", 8, "RebalancePartitioner(offset=3)"),
+        ("rescale", 8, "RebalancePartitioner(offset=3)"),
+        ("forward", 1, "ForwardPartitioner(subpartition=0)"),
+        ("forward", 4, "RebalancePartitioner(offset=3)"),
+        ("broadcast", 1, "BroadcastPartitioner()"),
+    ],
 )
 def test_each_edge_partitioner_maps_to_a_row_partitioner(kind, count, expected):
     assert repr(partitioner_for(output("r", count, kind), subtask=3)) == expected

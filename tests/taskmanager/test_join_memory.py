@@ -37,7 +37,8 @@ def test_only_a_hinted_side_over_the_budget_is_sort_merge_joined():
 def test_a_full_outer_join_s_shuffle_hash_build_is_held_too():
     sql = "SELECT /*+ SHUFFLE_HASH(t2) */ * FROM in0 AS t1 FULL OUTER JOIN in1 AS t2 ON a = b"
     assert within_budget(sql, {"in0": 1, "in1": 1_000}, 100) == sql.replace(
-        "SHUFFLE_HASH(t2)", "MERGE(t2)")
+        "SHUFFLE_HASH(t2)", "MERGE(t2)"
+    )
 
 
 def test_the_budget_is_a_slot_s_share_of_the_heap():
@@ -73,10 +74,18 @@ def test_spark_runs_the_join_the_budget_allows(spark_provider, tmp_path, monkeyp
     monkeypatch.setattr(join_memory, "BUILD_SHARE", share)
     facts = pa.table({"k": [i % 10 for i in range(1_000)], "x": list(range(1_000))})
     names = pa.table({"k": list(range(5)), "name": [f"n{i}" for i in range(5)]})
-    operator = SqlOperator("SELECT /*+ BROADCAST(t2) */ t1.k, x, name FROM in0 AS t1 "
-                           "JOIN in1 AS t2 ON t1.k = t2.k", ("in0", "in1"))  # fmt: skip
-    result = run_query((("join", operator),), (facts, names), spark=spark_provider,
-                       task_dir=tmp_path, job_group="join-memory", cancel=CancelToken())  # fmt: skip
+    operator = SqlOperator(
+        "SELECT /*+ BROADCAST(t2) */ t1.k, x, name FROM in0 AS t1 JOIN in1 AS t2 ON t1.k = t2.k",
+        ("in0", "in1"),
+    )
+    result = run_query(
+        (("join", operator),),
+        (facts, names),
+        spark=spark_provider,
+        task_dir=tmp_path,
+        job_group="join-memory",
+        cancel=CancelToken(),
+    )
     assert result.num_rows == 500
     plan = _last_plan(spark_provider.session())
     other = ({"BroadcastHashJoin", "SortMergeJoin"} - {join}).pop()

@@ -68,7 +68,8 @@ def test_without_it_the_same_query_asks_the_jvm_names(spark_provider, sent):
 
 
 def test_a_static_field_is_read_each_time_and_a_missing_name_is_not_remembered(
-        spark_provider, sent):  # fmt: skip
+    spark_provider, sent
+):
     jvm = spark_provider.session()._jvm
     integer = jvm.java.lang.Integer
     assert integer.MAX_VALUE == 2**31 - 1

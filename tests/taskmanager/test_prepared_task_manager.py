@@ -26,7 +26,8 @@ print(json.dumps({"imported": functions is not None, "whole": hasattr(functions,
 
 
 def test_a_prepared_task_manager_has_pyspark_whole_before_its_first_task():
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                          timeout=120, cwd=REPO)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"imported": True, "whole": True}

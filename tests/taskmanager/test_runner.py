@@ -26,11 +26,13 @@ ROWS = 3_000
 
 def orders(num_rows: int = ROWS) -> pa.Table:
     rng = np.random.default_rng(7)
-    return pa.table({
-        "key": pa.array(rng.integers(0, 500, num_rows), pa.int64()),
-        "amount": pa.array(rng.random(num_rows) * 100),
-        "region": pa.array([f"r{i % 3}" for i in range(num_rows)]),
-    })
+    return pa.table(
+        {
+            "key": pa.array(rng.integers(0, 500, num_rows), pa.int64()),
+            "amount": pa.array(rng.random(num_rows) * 100),
+            "region": pa.array([f"r{i % 3}" for i in range(num_rows)]),
+        }
+    )
 
 
 @pytest.fixture
@@ -65,9 +67,14 @@ def sorted_rows(table: pa.Table) -> list[dict]:
 
 def produce(env, blobs, source, *, subpartitions=4, parallelism=1, subtask=0):
     """Run a pass-through producer of ``source`` hashed on key; return its TaskFinished."""
-    deployment = tdd("orders", blobs.code(None, [source]), subtask=subtask,
-                     parallelism=parallelism, split_target_bytes=1,
-                     outputs=[output("orders->agg", subpartitions, index=subtask)])
+    deployment = tdd(
+        "orders",
+        blobs.code(None, [source]),
+        subtask=subtask,
+        parallelism=parallelism,
+        split_target_bytes=1,
+        outputs=[output("orders->agg", subpartitions, index=subtask)],
+    )
     event = run_task(deployment, env, CancelToken())
     assert isinstance(event, TaskFinished), event
     return event
@@ -77,18 +84,23 @@ def test_an_arrow_task_partitions_its_output_and_reports_each_subpartitions_byte
     tmp_path, blobs, source
 ):
     env, reporter = environment(tmp_path / "tm", blobs)
-    deployment = tdd("enrich", blobs.code(arrow(with_total), [source]), outputs=[
-        output("enrich->agg", 4, "hash", ("key",), filter_column="region"),
-        output("enrich->side", 1, "broadcast"),
-    ])
+    deployment = tdd(
+        "enrich",
+        blobs.code(arrow(with_total), [source]),
+        outputs=[
+            output("enrich->agg", 4, "hash", ("key",), filter_column="region"),
+            output("enrich->side", 1, "broadcast"),
+        ],
+    )
 
     finished = run_task(deployment, env, CancelToken())
 
     assert [type(e) for e in reporter.events] == [TaskRunning, TaskFinished]
     assert reporter.events[-1] == finished
     hashed, broadcast = finished.produced
-    with PartitionFileReader(env.registry.path_for(PartitionId("enrich->agg", 0)),
-                             PartitionId("enrich->agg", 0)) as reader:
+    with PartitionFileReader(
+        env.registry.path_for(PartitionId("enrich->agg", 0)), PartitionId("enrich->agg", 0)
+    ) as reader:
         assert hashed.counts().tolist() == reader.index.dense("length").tolist()
         for subpartition in range(4):
             rows = reader.read_range(IndexRange(subpartition, subpartition))
@@ -97,10 +109,15 @@ def test_an_arrow_task_partitions_its_output_and_reports_each_subpartitions_byte
     assert hashed.filter_values == ("r0", "r1", "r2")
     phases = dict(finished.metrics.phases)
     assert {"code", "read_input", "arrow_function", "write_output", "other"} <= set(phases)
-    assert abs(sum(phases.values()) - finished.metrics.duration_ms) <= max(2, 0.05 * finished.metrics.duration_ms)
+    assert abs(sum(phases.values()) - finished.metrics.duration_ms) <= max(
+        2, 0.05 * finished.metrics.duration_ms
+    )
     assert broadcast.counts().size == 1 and broadcast.total > 0
-    whole = read_range(env.registry.path_for(PartitionId("enrich->side", 0)),
-                       PartitionId("enrich->side", 0), IndexRange(0, 0))
+    whole = read_range(
+        env.registry.path_for(PartitionId("enrich->side", 0)),
+        PartitionId("enrich->side", 0),
+        IndexRange(0, 0),
+    )
     assert sorted_rows(whole) == sorted_rows(with_total(orders()))
     metrics = finished.metrics
     assert (metrics.rows_in, metrics.rows_out) == (ROWS, ROWS)
@@ -115,17 +132,24 @@ def test_a_task_reads_a_range_of_subpartitions_of_several_partitions(tmp_path, b
         produce(env, blobs, source, parallelism=3, subtask=subtask)
     descriptors = [descriptor(env, "orders->agg", i, 4) for i in range(3)]
     slices = [((0, 1), (1, 2)), ((2, 2), (0, 3))]  # subpartitions 1-2 of p0, p1; all of p2
-    consumer = tdd("agg", inputs=[gate("orders->agg", descriptors, slices)],
-                   outputs=[output("agg->sink", 1, "forward")])
+    consumer = tdd(
+        "agg",
+        inputs=[gate("orders->agg", descriptors, slices)],
+        outputs=[output("agg->sink", 1, "forward")],
+    )
 
     finished = run_task(consumer, env, CancelToken())
 
     assert isinstance(finished, TaskFinished), finished
-    read = read_range(env.registry.path_for(PartitionId("agg->sink", 0)),
-                      PartitionId("agg->sink", 0), IndexRange(0, 0))
+    read = read_range(
+        env.registry.path_for(PartitionId("agg->sink", 0)),
+        PartitionId("agg->sink", 0),
+        IndexRange(0, 0),
+    )
     produced = [source.read(splits) for splits in assign_splits(source.splits(1), 3)]
-    expected = [t.filter(pa.array(np.isin(hash_columns(t, ("key",)) % 4, [1, 2])))
-                for t in produced[:2]] + [produced[2]]
+    expected = [
+        t.filter(pa.array(np.isin(hash_columns(t, ("key",)) % 4, [1, 2]))) for t in produced[:2]
+    ] + [produced[2]]
     assert sorted_rows(read) == sorted_rows(pa.concat_tables(expected))
     ranges = [(0, IndexRange(1, 2)), (1, IndexRange(1, 2)), (2, IndexRange(0, 3))]
     stored = 0
@@ -139,8 +163,9 @@ def test_a_task_reads_a_range_of_subpartitions_of_several_partitions(tmp_path, b
 def test_offloaded_shuffle_descriptors_are_fetched_once_per_task_manager(tmp_path, blobs, source):
     env, _ = environment(tmp_path / "tm", blobs)
     produce(env, blobs, source)
-    offloaded = gate("orders->agg", [descriptor(env, "orders->agg", 0, 4)], [((0, 0), (0, 3))],
-                     offload_to=blobs)
+    offloaded = gate(
+        "orders->agg", [descriptor(env, "orders->agg", 0, 4)], [((0, 0), (0, 3))], offload_to=blobs
+    )
     for subtask in range(2):
         consumer = tdd("agg", subtask=subtask, parallelism=2, inputs=[offloaded])
         assert isinstance(run_task(consumer, env, CancelToken()), TaskFinished)
@@ -150,8 +175,11 @@ def test_offloaded_shuffle_descriptors_are_fetched_once_per_task_manager(tmp_pat
 def test_a_missing_input_partition_is_reported_as_lost(tmp_path, blobs):
     env, reporter = environment(tmp_path / "tm", blobs)
     never_written = descriptor(env, "orders->agg", 5, 4)
-    consumer = tdd("agg", inputs=[gate("orders->agg", [never_written], [((5, 5), (0, 1))])],
-                   outputs=[output("agg->sink", 1, "forward")])
+    consumer = tdd(
+        "agg",
+        inputs=[gate("orders->agg", [never_written], [((5, 5), (0, 1))])],
+        outputs=[output("agg->sink", 1, "forward")],
+    )
 
     failed = run_task(consumer, env, CancelToken())
 
@@ -167,8 +195,10 @@ def test_a_truncated_input_file_is_reported_as_lost(tmp_path, blobs, source):
     produce(env, blobs, source)
     path = descriptor(env, "orders->agg", 0, 4).path
     os.truncate(path, os.path.getsize(path) - 10)
-    consumer = tdd("agg", inputs=[gate("orders->agg", [descriptor(env, "orders->agg", 0, 4)],
-                                       [((0, 0), (0, 3))])])
+    consumer = tdd(
+        "agg",
+        inputs=[gate("orders->agg", [descriptor(env, "orders->agg", 0, 4)], [((0, 0), (0, 3))])],
+    )
 
     failed = run_task(consumer, env, CancelToken())
 
@@ -178,8 +208,12 @@ def test_a_truncated_input_file_is_reported_as_lost(tmp_path, blobs, source):
 
 def test_a_raising_function_fails_the_task_with_its_traceback(tmp_path, blobs, source):
     env, reporter = environment(tmp_path / "tm", blobs)
-    deployment = tdd("explode", blobs.code(arrow(explode), [source]), attempt=2,
-                     outputs=[output("explode->next", 2)])
+    deployment = tdd(
+        "explode",
+        blobs.code(arrow(explode), [source]),
+        attempt=2,
+        outputs=[output("explode->next", 2)],
+    )
 
     failed = run_task(deployment, env, CancelToken())
 
@@ -196,7 +230,9 @@ def test_an_arrow_function_must_return_a_table(tmp_path, blobs, source):
     env, _ = environment(tmp_path / "tm", blobs)
     failed = run_task(tdd("listy", blobs.code(arrow(not_a_table), [source])), env, CancelToken())
     assert isinstance(failed, TaskFailed)
-    assert failed.error.startswith("OutputTypeError: vertex 'listy': arrow(not_a_table) returned list")
+    assert failed.error.startswith(
+        "OutputTypeError: vertex 'listy': arrow(not_a_table) returned list"
+    )
 
 
 def test_a_sink_writes_its_part_file_even_when_it_read_no_rows(tmp_path, blobs, source):
@@ -217,8 +253,9 @@ def test_a_task_cancelled_while_its_function_runs_reports_canceled_and_leaves_no
     tmp_path, blobs, source
 ):
     env, reporter = environment(tmp_path / "tm", blobs)
-    deployment = tdd("slow", blobs.code(arrow(wait_for_release), [source]),
-                     outputs=[output("slow->next", 2)])
+    deployment = tdd(
+        "slow", blobs.code(arrow(wait_for_release), [source]), outputs=[output("slow->next", 2)]
+    )
     token = CancelToken()
     worker = threading.Thread(target=run_task, args=(deployment, env, token))
     worker.start()

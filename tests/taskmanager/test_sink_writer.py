@@ -20,16 +20,26 @@ from jobmanager.model.sink_layout import escape_path_name, partition_text
 from taskmanager.sink_writer import write_sink
 
 JOB = "job1"
-ROWS = pa.table({
-    "d": [datetime.date(2024, 1, 2), datetime.date(2024, 1, 2), None, datetime.date(2024, 1, 3)],
-    "s": ["a/b=c%", "a/b=c%", "x", ""],
-    "v": [1, 2, 3, 4],
-})
+ROWS = pa.table(
+    {
+        "d": [
+            datetime.date(2024, 1, 2),
+            datetime.date(2024, 1, 2),
+            None,
+            datetime.date(2024, 1, 3),
+        ],
+        "s": ["a/b=c%", "a/b=c%", "x", ""],
+        "v": [1, 2, 3, 4],
+    }
+)
 
 
 def files_under(root) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(folder, name), root)
-                  for folder, _, names in os.walk(root) for name in names)
+    return sorted(
+        os.path.relpath(os.path.join(folder, name), root)
+        for folder, _, names in os.walk(root)
+        for name in names
+    )
 
 
 def test_partitioned_rows_go_to_spark_named_directories_without_their_columns(tmp_path):
@@ -59,35 +69,56 @@ def test_partition_columns_are_matched_without_case_and_cannot_be_all_of_them(tm
     write_sink(ROWS, sink, JOB, 0, 0)
     assert "d=2024-01-03/part-00000-0.parquet" in files_under(staging_dir(sink, JOB))
     with pytest.raises(ValueError, match="every column"):
-        write_sink(ROWS.select(["d"]), ParquetSink(str(tmp_path / "o2"), partition_by=("d",)), JOB, 0, 0)
+        write_sink(
+            ROWS.select(["d"]), ParquetSink(str(tmp_path / "o2"), partition_by=("d",)), JOB, 0, 0
+        )
     with pytest.raises(ValueError, match="not among"):
         write_sink(ROWS, ParquetSink(str(tmp_path / "o3"), partition_by=("nope",)), JOB, 0, 0)
 
 
-@pytest.mark.parametrize("value, text", [
-    (None, "__HIVE_DEFAULT_PARTITION__"), ("", "__HIVE_DEFAULT_PARTITION__"),
-    ("a b", "a b"), ("x:y?#", "x%3Ay%3F%23"), ("\x01", "%01"), (True, "true"), (7, "7"),
-    (1.0, "1.0"), (1e20, "1.0E20"), (datetime.date(2024, 1, 2), "2024-01-02"),
-    (datetime.datetime(2024, 1, 2, 3, 4, 5, 500000), "2024-01-02 03%3A04%3A05.5"),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (None, "__HIVE_DEFAULT_PARTITION__"),
+        ("", "__HIVE_DEFAULT_PARTITION__"),
+        ("a b", "a b"),
+        ("x:y?#", "x%3Ay%3F%23"),
+        ("\x01", "%01"),
+        (True, "true"),
+        (7, "7"),
+        (1.0, "1.0"),
+        (1e20, "1.0E20"),
+        (datetime.date(2024, 1, 2), "2024-01-02"),
+        (datetime.datetime(2024, 1, 2, 3, 4, 5, 500000), "2024-01-02 03%3A04%3A05.5"),
+    ],
+)
 def test_partition_values_read_as_spark_writes_them(value, text):
     assert escape_path_name(partition_text(value)) == text
 
 
 def test_csv_has_a_header_only_if_asked_and_iso_timestamps(tmp_path):
-    table = pa.table({"s": ["a,b", None], "t": pa.array([datetime.datetime(2024, 1, 2, 3, 4, 5, 120000),
-                                                          None], pa.timestamp("us"))})
+    table = pa.table(
+        {
+            "s": ["a,b", None],
+            "t": pa.array(
+                [datetime.datetime(2024, 1, 2, 3, 4, 5, 120000), None], pa.timestamp("us")
+            ),
+        }
+    )
     plain = ParquetSink(str(tmp_path / "plain"), format="csv")
     headed = ParquetSink(str(tmp_path / "headed"), format="csv", csv_header=True)
     write_sink(table, plain, JOB, 0, 0)
     write_sink(table, headed, JOB, 0, 0)
     assert files_under(staging_dir(plain, JOB)) == ["part-00000-0.csv"]
-    assert Path(os.path.join(staging_dir(plain, JOB), "part-00000-0.csv")).read_text() == \
-        '"a,b","2024-01-02T03:04:05.120"\n,\n'
+    assert (
+        Path(os.path.join(staging_dir(plain, JOB), "part-00000-0.csv")).read_text()
+        == '"a,b","2024-01-02T03:04:05.120"\n,\n'
+    )
     written = os.path.join(staging_dir(headed, JOB), "part-00000-0.csv")
     assert Path(written).read_text().splitlines()[0] == '"s","t"'
-    back = pacsv.read_csv(written, convert_options=pacsv.ConvertOptions(
-        column_types={"t": pa.timestamp("us")}))
+    back = pacsv.read_csv(
+        written, convert_options=pacsv.ConvertOptions(column_types={"t": pa.timestamp("us")})
+    )
     assert back.column("t").equals(table.column("t")) and back.column("s")[0].as_py() == "a,b"
 
 
@@ -95,7 +126,9 @@ def test_an_empty_unpartitioned_csv_is_its_header_or_nothing(tmp_path):
     for header, expected in ((True, '"v"\n'), (False, "")):
         sink = ParquetSink(str(tmp_path / f"out{header}"), format="csv", csv_header=header)
         write_sink(pa.table({"v": pa.array([], pa.int64())}), sink, JOB, 0, 0)
-        assert Path(os.path.join(staging_dir(sink, JOB), "part-00000-0.csv")).read_text() == expected
+        assert (
+            Path(os.path.join(staging_dir(sink, JOB), "part-00000-0.csv")).read_text() == expected
+        )
 
 
 def test_a_sink_says_what_it_cannot_write(tmp_path):

@@ -20,8 +20,7 @@ def one_row() -> pa.Table:
 def collectors(frame):
     """The JVM's garbage collectors, by name, one row each."""
     session = frame.sparkSession
-    beans = session.sparkContext._jvm.java.lang.management.ManagementFactory \
-        .getGarbageCollectorMXBeans()  # fmt: skip
+    beans = session.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
     names = [beans.get(i).getName() for i in range(beans.size())]
     return session.createDataFrame([(name,) for name in names], "name string")
 
@@ -36,4 +35,6 @@ def test_a_task_managers_spark_jvm_collects_with_the_parallel_collector(ray_clus
     result = Client().submit(g, config=FAST).wait(timeout=180)
     assert result.status == "FINISHED", result.cause
     assert set(pq.read_table(tmp_path / "out").column("name").to_pylist()) == {
-        "PS Scavenge", "PS MarkSweep"}
+        "PS Scavenge",
+        "PS MarkSweep",
+    }

@@ -28,8 +28,10 @@ def test_java_17_from_java_home_is_accepted(tmp_path):
     assert find_java({"JAVA_HOME": home}) == (os.path.join(home, "bin", "java"), 17)
 
 
-@pytest.mark.parametrize("line", ['openjdk version "11.0.2"', 'java version "1.8.0_402"',
-                                  'openjdk version "25" 2025-09-16'])
+@pytest.mark.parametrize(
+    "line",
+    ['openjdk version "11.0.2"', 'java version "1.8.0_402"', 'openjdk version "25" 2025-09-16'],
+)
 def test_other_java_versions_are_refused_saying_what_to_install(tmp_path, line):
     with pytest.raises(JavaUnavailable, match="needs 17 or 21.*openjdk-17-jre-headless"):
         find_java({"JAVA_HOME": fake_java(tmp_path, line)})
@@ -51,15 +53,19 @@ def test_driver_memory_comes_from_the_configuration_or_the_machine(tmp_path):
     assert not SparkSessionProvider(2, tmp_path, configured).started
 
 
-@pytest.mark.parametrize("memory_gib, cpus, slots, heap_mib", [
-    (24, 2, 2, 6 << 10),   # this kind of machine: one TaskManager, a quarter of the memory
-    (256, 64, 2, 2 << 10),  # 32 TaskManagers share the quarter
-    (2, 2, 2, 1 << 10),    # never under 1 GiB
-    (1024, 4, 2, 16 << 10),  # never over 16 GiB
-    (24, 1, 2, 6 << 10),   # fewer CPUs than slots: still one TaskManager
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "memory_gib, cpus, slots, heap_mib",
+    [
+        (24, 2, 2, 6 << 10),  # this kind of machine: one TaskManager, a quarter of the memory
+        (256, 64, 2, 2 << 10),  # 32 TaskManagers share the quarter
+        (2, 2, 2, 1 << 10),  # never under 1 GiB
+        (1024, 4, 2, 16 << 10),  # never over 16 GiB
+        (24, 1, 2, 6 << 10),  # fewer CPUs than slots: still one TaskManager
+    ],
+)
 def test_the_default_heap_is_a_quarter_of_the_node_shared_by_its_task_managers(
-        memory_gib, cpus, slots, heap_mib):  # fmt: skip
+    memory_gib, cpus, slots, heap_mib
+):
     assert default_heap_bytes(slots, memory_gib << 30, cpus) == heap_mib << 20
 
 

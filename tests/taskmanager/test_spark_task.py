@@ -21,15 +21,19 @@ from tests.taskmanager.harness import DictBlobs, descriptor, environment, gate, 
 
 pytestmark = pytest.mark.spark
 
-ORDERS = pa.table({
-    "order": list(range(40)),
-    "customer": [i % 7 for i in range(40)],
-    "amount": [float(i) * 1.5 for i in range(40)],
-})
-CUSTOMERS = pa.table({
-    "customer": list(range(6)),  # customer 6 has orders but no row here: an inner join drops it
-    "name": [f"c{i}" for i in range(6)],
-})
+ORDERS = pa.table(
+    {
+        "order": list(range(40)),
+        "customer": [i % 7 for i in range(40)],
+        "amount": [float(i) * 1.5 for i in range(40)],
+    }
+)
+CUSTOMERS = pa.table(
+    {
+        "customer": list(range(6)),  # customer 6 has orders but no row here: an inner join drops it
+        "name": [f"c{i}" for i in range(6)],
+    }
+)
 
 
 def orders() -> pa.Table:
@@ -68,22 +72,37 @@ def test_a_pyspark_task_joins_its_two_inputs(tmp_path, spark_provider):
     blobs = DictBlobs()
     env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
     for name, make in (("orders", orders), ("customers", customers)):
-        producer = tdd(name, blobs.code(arrow(make)),
-                       outputs=[output(f"{name}->join", 3, "hash", ("customer",))])
+        producer = tdd(
+            name,
+            blobs.code(arrow(make)),
+            outputs=[output(f"{name}->join", 3, "hash", ("customer",))],
+        )
         assert isinstance(run_task(producer, env, CancelToken()), TaskFinished)
-    inputs = [gate(f"{name}->join", [descriptor(env, f"{name}->join", 0, 3)], [((0, 0), (0, 2))])
-              for name in ("orders", "customers")]
-    consumer = tdd("join", blobs.code(spark(join_names)), inputs=inputs,
-                   outputs=[output("join->sink", 1, "forward")])
+    inputs = [
+        gate(f"{name}->join", [descriptor(env, f"{name}->join", 0, 3)], [((0, 0), (0, 2))])
+        for name in ("orders", "customers")
+    ]
+    consumer = tdd(
+        "join",
+        blobs.code(spark(join_names)),
+        inputs=inputs,
+        outputs=[output("join->sink", 1, "forward")],
+    )
 
     finished = run_task(consumer, env, CancelToken())
 
     assert isinstance(finished, TaskFinished), getattr(finished, "error", finished)
-    joined = read_range(env.registry.path_for(PartitionId("join->sink", 0)),
-                        PartitionId("join->sink", 0), IndexRange(0, 0))
+    joined = read_range(
+        env.registry.path_for(PartitionId("join->sink", 0)),
+        PartitionId("join->sink", 0),
+        IndexRange(0, 0),
+    )
     names = dict(zip(CUSTOMERS["customer"].to_pylist(), CUSTOMERS["name"].to_pylist(), strict=True))
-    expected = [{"order": o["order"], "name": names[o["customer"]], "amount": o["amount"]}
-                for o in ORDERS.to_pylist() if o["customer"] in names]
+    expected = [
+        {"order": o["order"], "name": names[o["customer"]], "amount": o["amount"]}
+        for o in ORDERS.to_pylist()
+        if o["customer"] in names
+    ]
     assert rows(joined) == expected
     assert finished.metrics.rows_in == ORDERS.num_rows + CUSTOMERS.num_rows
     assert finished.metrics.rows_out == len(expected)
@@ -91,7 +110,9 @@ def test_a_pyspark_task_joins_its_two_inputs(tmp_path, spark_provider):
     phases = dict(finished.metrics.phases)  # where the time went, adding up to the duration
     assert {"read_input", "spark_input", "spark_plan", "spark_run", "write_output"} <= set(phases)
     assert phases["spark_run"] > 0
-    assert abs(sum(phases.values()) - finished.metrics.duration_ms) <= max(2, 0.05 * finished.metrics.duration_ms)
+    assert abs(sum(phases.values()) - finished.metrics.duration_ms) <= max(
+        2, 0.05 * finished.metrics.duration_ms
+    )
 
 
 def shuffle_shape(frame):
@@ -106,22 +127,33 @@ def shuffle_shape(frame):
 
 
 def test_a_task_runs_one_partition_after_a_shuffle_without_adaptive_replanning(
-        tmp_path, spark_provider):
+    tmp_path, spark_provider
+):
     """Two slots share the JVM's cores, but a task is one partition's worth of its vertex:
     its shuffles end in one partition, planned once."""
     blobs = DictBlobs()
     env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
-    producer = tdd("orders", blobs.code(arrow(orders)), outputs=[output("orders->shape", 1, "forward")])
+    producer = tdd(
+        "orders", blobs.code(arrow(orders)), outputs=[output("orders->shape", 1, "forward")]
+    )
     assert isinstance(run_task(producer, env, CancelToken()), TaskFinished)
-    shape = tdd("shape", blobs.code(spark(shuffle_shape)),
-                inputs=[gate("orders->shape", [descriptor(env, "orders->shape", 0, 1)], [((0, 0), (0, 0))])],
-                outputs=[output("shape->sink", 1, "forward")])  # fmt: skip
+    shape = tdd(
+        "shape",
+        blobs.code(spark(shuffle_shape)),
+        inputs=[
+            gate("orders->shape", [descriptor(env, "orders->shape", 0, 1)], [((0, 0), (0, 0))])
+        ],
+        outputs=[output("shape->sink", 1, "forward")],
+    )
 
     finished = run_task(shape, env, CancelToken())
 
     assert isinstance(finished, TaskFinished), getattr(finished, "error", finished)
-    seen = read_range(env.registry.path_for(PartitionId("shape->sink", 0)),
-                      PartitionId("shape->sink", 0), IndexRange(0, 0))
+    seen = read_range(
+        env.registry.path_for(PartitionId("shape->sink", 0)),
+        PartitionId("shape->sink", 0),
+        IndexRange(0, 0),
+    )
     assert seen.to_pylist() == [{"partitions": 1, "adaptive": False}]
     assert spark_provider.slots == 2
 
@@ -166,7 +198,8 @@ def test_cancelling_a_pyspark_task_interrupts_its_spark_job(tmp_path, spark_prov
 
 
 def test_spark_reuses_the_schema_it_inferred_only_for_files_of_the_same_parquet_schema(
-        tmp_path, spark_provider):
+    tmp_path, spark_provider
+):
     import pyarrow.parquet as pq
 
     from taskmanager.inputs import ParquetFiles, parquet_schema_key
@@ -184,8 +217,10 @@ def test_spark_reuses_the_schema_it_inferred_only_for_files_of_the_same_parquet_
     assert small.schema_key == same.schema_key
     assert len({small.schema_key, wide.schema_key, text.schema_key}) == 3
 
-    read = {name: spark_provider.read_parquet(files)
-            for name, files in [("small", small), ("same", same), ("wide", wide), ("text", text)]}
+    read = {
+        name: spark_provider.read_parquet(files)
+        for name, files in [("small", small), ("same", same), ("wide", wide), ("text", text)]
+    }
     assert [r.x for r in read["same"].collect()] == [7]
     assert read["same"].schema == read["small"].schema
     assert [r.x for r in read["wide"].collect()] == [2**40]
@@ -196,7 +231,8 @@ def test_spark_reuses_the_schema_it_inferred_only_for_files_of_the_same_parquet_
 
 
 def test_a_large_input_reaches_spark_as_a_file_per_core_written_side_by_side(
-        tmp_path, spark_provider):  # fmt: skip
+    tmp_path, spark_provider
+):
     import pyarrow.parquet as pq
 
     import taskmanager.spark as spark_module
@@ -214,15 +250,22 @@ def test_a_large_input_reaches_spark_as_a_file_per_core_written_side_by_side(
     small = spark_module._write_parquet(table.slice(0, 1000), tmp_path / "input-1.parquet", 4)
     assert small.paths == (str(tmp_path / "input-1.parquet"),)
     assert spark_module._write_parquet(table, tmp_path / "input-2.parquet", 1).paths == (
-        str(tmp_path / "input-2.parquet"),)  # one core, one file
+        str(tmp_path / "input-2.parquet"),
+    )  # one core, one file
 
     result = spark_module.run_spark_query(
         lambda frames: frames[0].groupBy("odd").agg({"k": "sum", "*": "count"}).orderBy("odd"),
-        [table], spark=spark_provider, task_dir=tmp_path / "task", job_group="pieces",
-        cancel=CancelToken())  # fmt: skip
+        [table],
+        spark=spark_provider,
+        task_dir=tmp_path / "task",
+        job_group="pieces",
+        cancel=CancelToken(),
+    )
     evens = rows // 2 + rows % 2
     assert [(row["odd"], row["sum(k)"], row["count(1)"]) for row in result.to_pylist()] == [
-        (0, (evens - 1) * evens, evens), (1, (rows - evens) ** 2, rows - evens)]
+        (0, (evens - 1) * evens, evens),
+        (1, (rows - evens) ** 2, rows - evens),
+    ]
 
 
 def test_spark_reads_only_a_sources_columns_in_their_order_with_no_select(tmp_path, spark_provider):
@@ -249,7 +292,8 @@ def test_spark_reads_only_a_sources_columns_in_their_order_with_no_select(tmp_pa
 
 
 def test_a_chain_headed_by_a_pyspark_function_hands_spark_its_sources_files(
-        tmp_path, spark_provider, monkeypatch):  # fmt: skip
+    tmp_path, spark_provider, monkeypatch
+):
     """As a lone PySpark source task does: Spark reads the source's Parquet files itself, with
     no copy of them read into Arrow and written out again for it."""
     import pyarrow.parquet as pq
@@ -261,16 +305,25 @@ def test_a_chain_headed_by_a_pyspark_function_hands_spark_its_sources_files(
     pq.write_table(ORDERS, tmp_path / "orders.parquet")
     written = []
     real = spark_module._write_parquet
-    monkeypatch.setattr(spark_module, "_write_parquet",
-                        lambda table, path, *a: written.append(path) or real(table, path, *a))  # fmt: skip
-    chain = ChainedOperator(("orders", "big"), (
-        spark(lambda frame: frame.where("amount > 30")),
-        spark(lambda frame: frame.select("order", "amount")),
-    ))
+    monkeypatch.setattr(
+        spark_module,
+        "_write_parquet",
+        lambda table, path, *a: written.append(path) or real(table, path, *a),
+    )
+    chain = ChainedOperator(
+        ("orders", "big"),
+        (
+            spark(lambda frame: frame.where("amount > 30")),
+            spark(lambda frame: frame.select("order", "amount")),
+        ),
+    )
     blobs = DictBlobs()
     env, _ = environment(tmp_path / "tm", blobs, spark=spark_provider)
-    deployment = tdd("orders -> big", blobs.code(chain, [FileSource(str(tmp_path / "orders.parquet"))]),
-                     outputs=[output("big->sink", 1, "broadcast")])  # fmt: skip
+    deployment = tdd(
+        "orders -> big",
+        blobs.code(chain, [FileSource(str(tmp_path / "orders.parquet"))]),
+        outputs=[output("big->sink", 1, "broadcast")],
+    )
     finished = run_task(deployment, env, CancelToken())
     assert isinstance(finished, TaskFinished), finished
     assert finished.metrics.rows_out == sum(1 for a in ORDERS["amount"].to_pylist() if a > 30)

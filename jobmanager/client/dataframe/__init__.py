@@ -29,18 +29,37 @@ def _install_refusals() -> None:
     from jobmanager.client.dataframe.catalog import Catalog
     from jobmanager.client.dataframe.refusals import install
 
-    install({"DataFrame": DataFrame, "Column": Column, "GroupedData": GroupedData,
-             "DataFrameReader": readwriter.DataFrameReader,
-             "DataFrameWriter": readwriter.DataFrameWriter, "SparkSession": session.SparkSession,
-             "Catalog": Catalog, "DataFrameStatFunctions": statistics.DataFrameStatFunctions,
-             "DataFrameNaFunctions": statistics.DataFrameNaFunctions})  # fmt: skip
+    install(
+        {
+            "DataFrame": DataFrame,
+            "Column": Column,
+            "GroupedData": GroupedData,
+            "DataFrameReader": readwriter.DataFrameReader,
+            "DataFrameWriter": readwriter.DataFrameWriter,
+            "SparkSession": session.SparkSession,
+            "Catalog": Catalog,
+            "DataFrameStatFunctions": statistics.DataFrameStatFunctions,
+            "DataFrameNaFunctions": statistics.DataFrameNaFunctions,
+        }
+    )
     del dataframe
 
 
 _install_refusals()
 
 __all__ = [
-    "ActionFailedError", "Column", "DataFrame", "DataFrameReader", "DataFrameWriter",
-    "GroupedData", "Row", "SparkSession", "TidalAnalysisException", "UnsupportedCallError",
-    "Window", "WindowSpec", "functions", "types",
-]  # fmt: skip
+    "ActionFailedError",
+    "Column",
+    "DataFrame",
+    "DataFrameReader",
+    "DataFrameWriter",
+    "GroupedData",
+    "Row",
+    "SparkSession",
+    "TidalAnalysisException",
+    "UnsupportedCallError",
+    "Window",
+    "WindowSpec",
+    "functions",
+    "types",
+]

@@ -34,8 +34,11 @@ _REFUSED = {
     "pyspark.sql.streaming": ("pyspark.sql.streaming", "Tidal runs batch jobs", "streaming"),
     "pyspark.rdd": ("pyspark.rdd", "Tidal has no RDDs", "rdd"),
     "pyspark.context": ("pyspark.context", "Tidal has no SparkContext (RDDs)", "rdd"),
-    "pyspark.pandas": ("pyspark.pandas", "Tidal runs PySpark's DataFrame API",
-                       "use pyspark.sql DataFrames"),
+    "pyspark.pandas": (
+        "pyspark.pandas",
+        "Tidal runs PySpark's DataFrame API",
+        "use pyspark.sql DataFrames",
+    ),
     "pyspark.streaming": ("pyspark.streaming", "Tidal runs batch jobs", "streaming"),
     "pyspark.ml": ("pyspark.ml", "Tidal runs queries", None),
     "pyspark.mllib": ("pyspark.mllib", "Tidal runs queries", None),
@@ -125,16 +128,20 @@ def _modules() -> dict[str, types.ModuleType]:
 
 
 @contextlib.contextmanager
-def bound_to_tidal(options: Mapping[str, Any] | None = None,
-                   client_factory: Callable[[], Any] | None = None) -> Iterator[None]:  # fmt: skip
+def bound_to_tidal(
+    options: Mapping[str, Any] | None = None, client_factory: Callable[[], Any] | None = None
+) -> Iterator[None]:
     """``pyspark`` is Tidal's inside: sessions take ``options`` first, and reach the cluster
     through ``client_factory`` (default: join or start a local one at the first action)."""
     import pyspark.errors  # noqa: F401 - PySpark's own errors stay importable
 
     from jobmanager.client.dataframe.jobs import QueryRunner
 
-    saved = {name: module for name, module in sys.modules.items()
-             if name == "pyspark" or name.startswith("pyspark.")}  # fmt: skip
+    saved = {
+        name: module
+        for name, module in sys.modules.items()
+        if name == "pyspark" or name.startswith("pyspark.")
+    }
     given = _modules()
     defaults, factory = QueryRunner.defaults, QueryRunner.client_factory
     QueryRunner.defaults, QueryRunner.client_factory = dict(options or {}), client_factory

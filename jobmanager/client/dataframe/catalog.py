@@ -17,8 +17,10 @@ from jobmanager.client.dataframe.unsupported import unsupported
 __all__ = ["Catalog", "UDFRegistration"]
 
 _CATALOG, _DATABASE = "spark_catalog", "default"
-_METASTORE = ("Tidal's catalogue holds only the session's temporary views",
-              "read the files with spark.read and createOrReplaceTempView")  # fmt: skip
+_METASTORE = (
+    "Tidal's catalogue holds only the session's temporary views",
+    "read the files with spark.read and createOrReplaceTempView",
+)
 
 
 class Catalog(_BaseCatalog["SparkSession", "DataFrame", "Table"]):
@@ -45,8 +47,9 @@ class Catalog(_BaseCatalog["SparkSession", "DataFrame", "Table"]):
 
     def getDatabase(self, dbName: str) -> Database:
         self._only(dbName.split(".")[-1], _DATABASE, "getDatabase")
-        return Database(name=_DATABASE, catalog=_CATALOG, description="default database",
-                        locationUri="")  # fmt: skip
+        return Database(
+            name=_DATABASE, catalog=_CATALOG, description="default database", locationUri=""
+        )
 
     def listTables(self, dbName: str | None = None, pattern: str | None = None) -> list[Table]:
         import fnmatch
@@ -61,16 +64,33 @@ class Catalog(_BaseCatalog["SparkSession", "DataFrame", "Table"]):
 
     def getTable(self, tableName: str) -> Table:
         if tableName not in self.session.temp_views:
-            raise unsupported(f"Catalog.getTable({tableName!r})", "no such temporary view; "
-                              + _METASTORE[0], _METASTORE[1])  # fmt: skip
-        return Table(name=tableName, catalog=None, namespace=[], description=None,
-                     tableType="TEMPORARY", isTemporary=True)  # fmt: skip
+            raise unsupported(
+                f"Catalog.getTable({tableName!r})",
+                "no such temporary view; " + _METASTORE[0],
+                _METASTORE[1],
+            )
+        return Table(
+            name=tableName,
+            catalog=None,
+            namespace=[],
+            description=None,
+            tableType="TEMPORARY",
+            isTemporary=True,
+        )
 
     def listColumns(self, tableName: str, dbName: str | None = None) -> list[Column]:
         frame = self.session.table(tableName)
-        return [Column(name=f.name, description=None, dataType=f.dataType.simpleString(),
-                       nullable=f.nullable, isPartition=False, isBucket=False)
-                for f in frame.schema.fields]  # fmt: skip
+        return [
+            Column(
+                name=f.name,
+                description=None,
+                dataType=f.dataType.simpleString(),
+                nullable=f.nullable,
+                isPartition=False,
+                isBucket=False,
+            )
+            for f in frame.schema.fields
+        ]
 
     def dropTempView(self, viewName: str) -> bool:
         return self.session.temp_views.pop(viewName, None) is not None
@@ -87,8 +107,9 @@ class Catalog(_BaseCatalog["SparkSession", "DataFrame", "Table"]):
     @staticmethod
     def _only(name: str, allowed: str, method: str) -> None:
         if name != allowed:
-            raise unsupported(f"Catalog.{method}({name!r})", f"Tidal has one, {allowed!r}",
-                              f"use {allowed!r}")  # fmt: skip
+            raise unsupported(
+                f"Catalog.{method}({name!r})", f"Tidal has one, {allowed!r}", f"use {allowed!r}"
+            )
 
 
 class UDFRegistration(_BaseUDFRegistration["SparkSession"]):
@@ -96,5 +117,8 @@ class UDFRegistration(_BaseUDFRegistration["SparkSession"]):
         raise unsupported("spark.udf.register", "a Python UDF runs Python per row", "udf")
 
     def registerJavaFunction(self, name, javaClassName, returnType=None):
-        raise unsupported("spark.udf.registerJavaFunction", "Tidal runs no JVM functions of "
-                          "yours", "use the built-in functions (pyspark.sql.functions)")
+        raise unsupported(
+            "spark.udf.registerJavaFunction",
+            "Tidal runs no JVM functions of yours",
+            "use the built-in functions (pyspark.sql.functions)",
+        )

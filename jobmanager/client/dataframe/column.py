@@ -9,8 +9,9 @@ __all__ = ["Column"]
 
 def _bitwise(kind):
     def operation(self, other):
-        return Column(kind(this=self.column_expression,
-                           expression=Column.ensure_col(other).column_expression))  # fmt: skip
+        return Column(
+            kind(this=self.column_expression, expression=Column.ensure_col(other).column_expression)
+        )
 
     return operation
 
@@ -25,9 +26,14 @@ def _is_nan(self):
 
 
 for _name, _value in {
-    "astype": Column.cast, "name": Column.alias, "isNaN": _is_nan, "try_cast": _try_cast,
-    "bitwiseAND": _bitwise(exp.BitwiseAnd), "bitwiseOR": _bitwise(exp.BitwiseOr),
-    "bitwiseXOR": _bitwise(exp.BitwiseXor), "transform": lambda self, f: f(self),
+    "astype": Column.cast,
+    "name": Column.alias,
+    "isNaN": _is_nan,
+    "try_cast": _try_cast,
+    "bitwiseAND": _bitwise(exp.BitwiseAnd),
+    "bitwiseOR": _bitwise(exp.BitwiseOr),
+    "bitwiseXOR": _bitwise(exp.BitwiseXor),
+    "transform": lambda self, f: f(self),
 }.items():
     if not hasattr(Column, _name):
         setattr(Column, _name, _value)

@@ -28,8 +28,9 @@ __all__ = ["DataFrame", "DataFrameNaFunctions", "DataFrameStatFunctions", "Group
 
 class DataFrame(
     SparkMethods,
-    BaseDataFrame["SparkSession", "DataFrameWriter", DataFrameNaFunctions,
-                  DataFrameStatFunctions, GroupedData]  # fmt: skip
+    BaseDataFrame[
+        "SparkSession", "DataFrameWriter", DataFrameNaFunctions, DataFrameStatFunctions, GroupedData
+    ],
 ):
     _na = DataFrameNaFunctions
     _stat = DataFrameStatFunctions
@@ -42,7 +43,9 @@ class DataFrame(
         if missing is not None:
             raise TidalAnalysisException(
                 f"{where()}: a column, variable, or function parameter with name `{missing}` "
-                "cannot be resolved", "UNRESOLVED_COLUMN.WITH_SUGGESTION")
+                "cannot be resolved",
+                "UNRESOLVED_COLUMN.WITH_SUGGESTION",
+            )
 
     @contextlib.contextmanager
     def _action(self, name: str):
@@ -143,9 +146,17 @@ class DataFrame(
         """The columns and their Spark types as Tidal's planner gives them."""
         sql = self.session._query_sql(self._get_expressions(optimize=False))
         planned, _, _ = self.session.runner.plan(sql, "schema")
-        return [CatalogColumn(name=name, dataType=_known(kind), nullable=True, description=None,
-                              isPartition=False, isBucket=False)  # fmt: skip
-                for name, kind in planned.schema]
+        return [
+            CatalogColumn(
+                name=name,
+                dataType=_known(kind),
+                nullable=True,
+                description=None,
+                isPartition=False,
+                isBucket=False,
+            )
+            for name, kind in planned.schema
+        ]
 
 
 def _known(kind: str) -> str:

@@ -17,35 +17,81 @@ def pandas_udf(f=None, returnType=None, functionType=None):
     raise unsupported("functions.pandas_udf", "a pandas UDF runs Python per batch", "udf")
 
 
-_TRANSFORM = ("a partition transform of DataFrameWriterV2.partitionedBy, which Tidal does not "
-              "have", "write.partitionBy a column computed with year(), month(), ...")
-_FILE = ("Tidal's planner may compute it in a stage after the scan, where Spark knows no file "
-         "of a row", "read each file on its own and add its name with lit()")
-REFUSED = {"years": _TRANSFORM, "months": _TRANSFORM, "days": _TRANSFORM, "hours": _TRANSFORM,
-           "bucket": _TRANSFORM, "input_file_name": _FILE, "input_file_block_start": _FILE,
-           "input_file_block_length": _FILE,
-           **{name: ("Tidal's layer names a query's columns before it runs, and the names of "
-                     "these columns are the fields of the structs in the array", "explode the "
-                     "array and select col.field of each field") for name in ("inline",
-                                                                             "inline_outer")},
-           **{name: ("the planner's SQL parser (sqlglot's Spark dialect) rewrites it into another "
-                     "function's text", None) for name in ("to_char", "parse_json",
-                                                           "variant_get", "try_variant_get",
-                                                           "is_variant_null",
-                                                           "schema_of_variant",
-                                                           "schema_of_variant_agg")},
-           "product": ("Spark SQL has no PRODUCT (only PySpark's Column API does), and Tidal "
-                       "runs SQL", "F.exp(F.sum(F.log(c))) for positive values"),
-           **{name: ("Tidal's layer writes it as a SQL function Spark does not have",
-                     "listagg over df.select(col).distinct()") for name in (
-               "listagg_distinct", "string_agg_distinct")},
-           **{name: ("Spark's TIME type is off in the Spark that Tidal's tasks run", "a timestamp "
-                     "and date_format(ts, 'HH:mm:ss')") for name in (
-               "make_time", "to_time", "try_to_time", "time_diff", "time_trunc",
-               "current_time")},
-           **{name: ("Tidal's layer does not yet name a grouping by a time window as Spark does "
-                     "(window, session_window)", "group by F.window(...).alias('w') and read "
-                     "w.start, w.end") for name in ("session_window", "window_time")}}
+_TRANSFORM = (
+    "a partition transform of DataFrameWriterV2.partitionedBy, which Tidal does not have",
+    "write.partitionBy a column computed with year(), month(), ...",
+)
+_FILE = (
+    "Tidal's planner may compute it in a stage after the scan, where Spark knows no file of a row",
+    "read each file on its own and add its name with lit()",
+)
+REFUSED = {
+    "years": _TRANSFORM,
+    "months": _TRANSFORM,
+    "days": _TRANSFORM,
+    "hours": _TRANSFORM,
+    "bucket": _TRANSFORM,
+    "input_file_name": _FILE,
+    "input_file_block_start": _FILE,
+    "input_file_block_length": _FILE,
+    **{
+        name: (
+            "Tidal's layer names a query's columns before it runs, and the names of "
+            "these columns are the fields of the structs in the array",
+            "explode the array and select col.field of each field",
+        )
+        for name in ("inline", "inline_outer")
+    },
+    **{
+        name: (
+            "the planner's SQL parser (sqlglot's Spark dialect) rewrites it into another "
+            "function's text",
+            None,
+        )
+        for name in (
+            "to_char",
+            "parse_json",
+            "variant_get",
+            "try_variant_get",
+            "is_variant_null",
+            "schema_of_variant",
+            "schema_of_variant_agg",
+        )
+    },
+    "product": (
+        "Spark SQL has no PRODUCT (only PySpark's Column API does), and Tidal runs SQL",
+        "F.exp(F.sum(F.log(c))) for positive values",
+    ),
+    **{
+        name: (
+            "Tidal's layer writes it as a SQL function Spark does not have",
+            "listagg over df.select(col).distinct()",
+        )
+        for name in ("listagg_distinct", "string_agg_distinct")
+    },
+    **{
+        name: (
+            "Spark's TIME type is off in the Spark that Tidal's tasks run",
+            "a timestamp and date_format(ts, 'HH:mm:ss')",
+        )
+        for name in (
+            "make_time",
+            "to_time",
+            "try_to_time",
+            "time_diff",
+            "time_trunc",
+            "current_time",
+        )
+    },
+    **{
+        name: (
+            "Tidal's layer does not yet name a grouping by a time window as Spark does "
+            "(window, session_window)",
+            "group by F.window(...).alias('w') and read w.start, w.end",
+        )
+        for name in ("session_window", "window_time")
+    },
+}
 
 
 def _refusal(name: str, why: str, alternative: str | None):
@@ -92,8 +138,12 @@ def _named_all() -> None:
     from sqlframe.base import functions as base
 
     for name, value in vars(base).items():
-        if (inspect.isfunction(value) and not name.startswith("_") and name not in _AS_THEY_ARE
-                and value.__module__ == base.__name__):  # fmt: skip
+        if (
+            inspect.isfunction(value)
+            and not name.startswith("_")
+            and name not in _AS_THEY_ARE
+            and value.__module__ == base.__name__
+        ):
             globals()[name] = _spark_named(name, value)
 
 
@@ -119,8 +169,15 @@ arrays_overlap = _spark_call("arrays_overlap")
 
 
 def percentile(col, percentage, frequency=1):  # sqlframe's is percentile_cont's text
-    return _spark_call("percentile")(col, lit(percentage) if not hasattr(  # noqa: F405
-        percentage, "expression") else percentage, lit(frequency))  # noqa: F405
+    return _spark_call("percentile")(
+        col,
+        lit(percentage)
+        if not hasattr(  # noqa: F405
+            percentage, "expression"
+        )
+        else percentage,
+        lit(frequency),
+    )  # noqa: F405
 
 
 def localtimestamp():

@@ -32,8 +32,14 @@ class GroupedData(_BaseGroupedData["DataFrame"]):
     """``kind`` is ``None`` for a plain GROUP BY, else ``rollup``, ``cube`` or ``sets`` (the
     grouping sets then in ``sets``, each a list of the grouping columns' positions)."""
 
-    def __init__(self, df, group_by_cols, last_op, kind: str | None = None,
-                 sets: list[list[int]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        df,
+        group_by_cols,
+        last_op,
+        kind: str | None = None,
+        sets: list[list[int]] | None = None,
+    ) -> None:
         super().__init__(df, group_by_cols, last_op)
         self._kind = kind
         self._sets = sets
@@ -42,8 +48,10 @@ class GroupedData(_BaseGroupedData["DataFrame"]):
         from sqlframe.base.column import Column
 
         if exprs and isinstance(exprs[0], dict):
-            exprs = tuple(self._get_function_applied_columns(function, (name,))[0]
-                          for name, function in exprs[0].items())  # fmt: skip
+            exprs = tuple(
+                self._get_function_applied_columns(function, (name,))[0]
+                for name, function in exprs[0].items()
+            )
         exprs = tuple(_without_ignore_nulls(Column.ensure_col(e)) for e in exprs)
         if self.pivot_col is not None:
             return self._pivoted(exprs)
@@ -56,15 +64,21 @@ class GroupedData(_BaseGroupedData["DataFrame"]):
         elif self._kind == "cube":
             grouping = exp.Cube(expressions=keys)
         else:
-            grouping = exp.GroupingSets(expressions=[
-                exp.Tuple(expressions=[keys[i].copy() for i in each]) for each in self._sets])
+            grouping = exp.GroupingSets(
+                expressions=[
+                    exp.Tuple(expressions=[keys[i].copy() for i in each]) for each in self._sets
+                ]
+            )
         grouped.expression.set("group", exp.Group(expressions=[grouping]))
         return grouped
 
     def pivot(self, pivot_col: str, values: list | None = None) -> GroupedData:
         if self._kind is not None:
-            raise unsupported(f"GroupedData.pivot after {self._kind}", "Spark pivots a plain "
-                              "groupBy only", "pivot a groupBy")  # fmt: skip
+            raise unsupported(
+                f"GroupedData.pivot after {self._kind}",
+                "Spark pivots a plain groupBy only",
+                "pivot a groupBy",
+            )
         self.pivot_col = pivot_col
         self.pivot_values = list(values) if values is not None else None
         return self
@@ -75,9 +89,10 @@ class GroupedData(_BaseGroupedData["DataFrame"]):
         values = self.pivot_values if self.pivot_values is not None else self._distinct_values()
         keys = list(self.group_by_cols)
         inner = GroupedData(self._df, [*keys, F.col(self.pivot_col)], self.last_op).agg(
-            *[e.alias(f"__pivot_{i}") for i, e in enumerate(exprs)])
+            *[e.alias(f"__pivot_{i}") for i, e in enumerate(exprs)]
+        )
         names = inner.columns
-        key_names, pivoted = names[:len(keys)], names[len(keys)]
+        key_names, pivoted = names[: len(keys)], names[len(keys)]
         labels = [display_name(e.expression) for e in exprs]
         columns = []
         for value in values:
@@ -91,9 +106,11 @@ class GroupedData(_BaseGroupedData["DataFrame"]):
     def _distinct_values(self) -> list:
         rows = self._df.select(self.pivot_col).distinct().limit(_PIVOT_MAX_VALUES + 1).collect()
         if len(rows) > _PIVOT_MAX_VALUES:
-            raise unsupported("GroupedData.pivot without values", f"the column has more than "
-                              f"{_PIVOT_MAX_VALUES} values (Spark's limit)",
-                              "give the values: pivot(column, values)")  # fmt: skip
+            raise unsupported(
+                "GroupedData.pivot without values",
+                f"the column has more than {_PIVOT_MAX_VALUES} values (Spark's limit)",
+                "give the values: pivot(column, values)",
+            )
         found = [row[0] for row in rows]
         return [None] * (None in found) + sorted(v for v in found if v is not None)
 
@@ -142,7 +159,11 @@ def _rewrite_ignore_nulls(node: exp.Expression) -> exp.Expression:
         return node
     value = node.this.this
     if isinstance(node.this, exp.First):
-        return exp.Anonymous(this="min_by", expressions=[value.copy(), exp.Is(
-            this=value.copy(), expression=exp.Null())])
-    return exp.Anonymous(this="max_by", expressions=[value.copy(), exp.Not(this=exp.Is(
-        this=value.copy(), expression=exp.Null()))])
+        return exp.Anonymous(
+            this="min_by",
+            expressions=[value.copy(), exp.Is(this=value.copy(), expression=exp.Null())],
+        )
+    return exp.Anonymous(
+        this="max_by",
+        expressions=[value.copy(), exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))],
+    )

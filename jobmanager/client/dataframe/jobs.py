@@ -124,14 +124,21 @@ class QueryRunner:
         place = caller_line()
         here = f"{place[0]}:{place[1]}" if place else "<script>"
         try:
-            planned, where = plan_query(sql, self.settings(), tables=self.tables,
-                                        name=f"{os.path.basename(here)} {action}", **output)
+            planned, where = plan_query(
+                sql,
+                self.settings(),
+                tables=self.tables,
+                name=f"{os.path.basename(here)} {action}",
+                **output,
+            )
         except UnknownColumnError as error:
-            raise TidalAnalysisException(f"{here}: {action}: {error}",
-                                         "UNRESOLVED_COLUMN.WITH_SUGGESTION") from None  # fmt: skip
+            raise TidalAnalysisException(
+                f"{here}: {action}: {error}", "UNRESOLVED_COLUMN.WITH_SUGGESTION"
+            ) from None
         except UnknownTableError as error:
-            raise TidalAnalysisException(f"{here}: {action}: {error}",
-                                         "TABLE_OR_VIEW_NOT_FOUND") from None  # fmt: skip
+            raise TidalAnalysisException(
+                f"{here}: {action}: {error}", "TABLE_OR_VIEW_NOT_FOUND"
+            ) from None
         except TidalError as error:
             raise type(error)(f"{here}: {action}: Tidal cannot run this query: {error}") from None
         return planned, where, here
@@ -149,8 +156,10 @@ class QueryRunner:
             QueryRunner._recorded.append(handle.job_id)
         result = handle.wait()
         if not result.succeeded:
-            raise ActionFailedError(f"{here}: {action}: job {handle.job_id} "
-                                    f"{result.status.value.lower()}: {result.cause}")  # fmt: skip
+            raise ActionFailedError(
+                f"{here}: {action}: job {handle.job_id} "
+                f"{result.status.value.lower()}: {result.cause}"
+            )
         return result
 
     def collect(self, sql: str, action: str):

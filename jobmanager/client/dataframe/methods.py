@@ -24,6 +24,7 @@ if t.TYPE_CHECKING:
 
 __all__ = ["SparkMethods"]
 
+
 def _generated_names(column: exp.Expression) -> tuple[str, ...] | None:
     """The names Spark gives a generator's columns (``explode``: ``col``; ``posexplode``:
     ``pos, col``; ``stack(n, ...)``: ``col0, col1, ...``; ``json_tuple``: ``c0, c1, ...``)."""
@@ -35,8 +36,11 @@ def _generated_names(column: exp.Expression) -> tuple[str, ...] | None:
     if kind in ("explode", "explodeouter"):
         return ("col",)
     if kind == "stack":
-        count, *values = column.expressions if isinstance(column, exp.Anonymous) else (
-            column.this, *column.expressions)
+        count, *values = (
+            column.expressions
+            if isinstance(column, exp.Anonymous)
+            else (column.this, *column.expressions)
+        )
         if isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0:
             return tuple(f"col{i}" for i in range(-(-len(values) // int(count.this))))
     if kind in ("json_tuple", "jsontuple"):
@@ -53,7 +57,8 @@ def _named_generators(selected: DataFrame) -> DataFrame:
             selected.expression.expressions[i] = exp.alias_(column, names[0], quoted=True)
         elif names:
             selected.expression.expressions[i] = exp.Aliases(
-                this=column, expressions=[exp.to_identifier(n) for n in names])
+                this=column, expressions=[exp.to_identifier(n) for n in names]
+            )
     return selected
 
 
@@ -61,8 +66,10 @@ def _schema_lines(fields, depth: int, level: int | None) -> list[str]:
     lines = []
     for field in fields:
         kind = field.dataType
-        lines.append(f"{' |   ' * (depth - 1)} |-- {field.name}: {kind.typeName()} "
-                     f"(nullable = {str(field.nullable).lower()})")
+        lines.append(
+            f"{' |   ' * (depth - 1)} |-- {field.name}: {kind.typeName()} "
+            f"(nullable = {str(field.nullable).lower()})"
+        )
         if hasattr(kind, "fields") and (level is None or depth < level):
             lines += _schema_lines(kind.fields, depth + 1, level)
     return lines
@@ -84,7 +91,8 @@ class SparkMethods:
         return _named_generators(BaseDataFrame.select(self, *cols, **kwargs))
 
     select.__wrapped__ = lambda self, *cols, **kwargs: _named_generators(  # sqlframe calls it
-        BaseDataFrame.select.__wrapped__(self, *cols, **kwargs))
+        BaseDataFrame.select.__wrapped__(self, *cols, **kwargs)
+    )
 
     def selectExpr(self, *expr: str | list[str]) -> DataFrame:
         import jobmanager.client.dataframe.functions as F
@@ -144,8 +152,11 @@ class SparkMethods:
         elif isinstance(withReplacement, float) and isinstance(fraction, int):
             withReplacement, fraction, seed = None, withReplacement, fraction
         if withReplacement:
-            raise unsupported("DataFrame.sample(withReplacement=True)", "Tidal samples rows "
-                              "without replacement", "sample(fraction, seed)")  # fmt: skip
+            raise unsupported(
+                "DataFrame.sample(withReplacement=True)",
+                "Tidal samples rows without replacement",
+                "sample(fraction, seed)",
+            )
         if fraction is None or not 0 <= fraction <= 1:
             raise ValueError(f"fraction must be between 0 and 1, got {fraction!r}")
         seed = random.randrange(1 << 31) if seed is None else int(seed)
@@ -169,8 +180,9 @@ class SparkMethods:
         seed = random.randrange(1 << 31) if seed is None else int(seed)
         total = float(sum(weights))
         bounds = [sum(weights[:i]) / total for i in range(len(weights) + 1)]
-        share = (F.abs(F.xxhash64(F.lit(seed), *[F.col(c) for c in self.columns]) % 1000003)
-                 / F.lit(1000003.0))  # fmt: skip
+        share = F.abs(F.xxhash64(F.lit(seed), *[F.col(c) for c in self.columns]) % 1000003) / F.lit(
+            1000003.0
+        )
         parts = []
         for low, high in zip(bounds, bounds[1:]):
             upper = share < F.lit(high) if high < 1 else F.lit(True)

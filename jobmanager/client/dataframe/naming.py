@@ -16,16 +16,28 @@ from sqlglot.optimizer.qualify import qualify
 
 __all__ = ["auto_alias", "display_name", "spark_name", "unresolved_column"]
 
-_PRETTY = {"mean": "avg", "countDistinct": "count", "count_distinct": "count",
-           "sumDistinct": "sum", "sum_distinct": "sum", "std": "stddev", "stddev_samp": "stddev",
-           "ceiling": "ceil", "substr": "substring", "lcase": "lower", "ucase": "upper"}
+_PRETTY = {
+    "mean": "avg",
+    "countDistinct": "count",
+    "count_distinct": "count",
+    "sumDistinct": "sum",
+    "sum_distinct": "sum",
+    "std": "stddev",
+    "stddev_samp": "stddev",
+    "ceiling": "ceil",
+    "substr": "substring",
+    "lcase": "lower",
+    "ucase": "upper",
+}
 _DISTINCT = {"countDistinct", "count_distinct", "sumDistinct", "sum_distinct"}
 
 
 def auto_alias(expression: exp.Expression, function: str) -> bool:
     """Whether ``expression`` carries sqlframe's own alias for ``function``'s result."""
-    return (isinstance(expression, exp.Alias)
-            and re.fullmatch(r"[a-z_]+__\w*__", expression.alias or "") is not None)
+    return (
+        isinstance(expression, exp.Alias)
+        and re.fullmatch(r"[a-z_]+__\w*__", expression.alias or "") is not None
+    )
 
 
 def spark_name(expression: exp.Expression, function: str) -> str:
@@ -85,9 +97,21 @@ def _text(expression: exp.Expression) -> str:
 
 
 def _operator(expression: exp.Binary) -> str:
-    return {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
-            exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<",
-            exp.LTE: "<=", exp.And: "AND", exp.Or: "OR"}.get(type(expression), "?")
+    return {
+        exp.Add: "+",
+        exp.Sub: "-",
+        exp.Mul: "*",
+        exp.Div: "/",
+        exp.Mod: "%",
+        exp.EQ: "=",
+        exp.NEQ: "!=",
+        exp.GT: ">",
+        exp.GTE: ">=",
+        exp.LT: "<",
+        exp.LTE: "<=",
+        exp.And: "AND",
+        exp.Or: "OR",
+    }.get(type(expression), "?")
 
 
 _UNRESOLVED = re.compile(r"Column '\"?([^'\"]+)\"?' could not be resolved")
@@ -97,8 +121,14 @@ def unresolved_column(expression: exp.Expression, schema) -> str | None:
     """The first column ``expression`` names that its tables do not have, if any (sqlglot
     qualifies it against the session's tables)."""
     try:
-        qualify(expression.copy(), schema=schema, dialect="spark", validate_qualify_columns=True,
-                quote_identifiers=False, identify=False)  # fmt: skip
+        qualify(
+            expression.copy(),
+            schema=schema,
+            dialect="spark",
+            validate_qualify_columns=True,
+            quote_identifiers=False,
+            identify=False,
+        )
     except OptimizeError as error:
         found = _UNRESOLVED.search(str(error))
         if found is None or found.group(1) in _lambda_parameters(expression):

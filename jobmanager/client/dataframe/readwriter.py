@@ -37,11 +37,13 @@ class DataFrameReader(_BaseDataFrameReader["SparkSession", "DataFrame", "Table"]
     def load(self, path=None, format=None, schema=None, **options):
         if path is None:
             raise unsupported("read.load() without a path", "Tidal reads files by path")
-        format = (format or self.state_format_to_read or _infer_format(ensure_list(path)[0])
-                  or "parquet").lower()  # fmt: skip
+        format = (
+            format or self.state_format_to_read or _infer_format(ensure_list(path)[0]) or "parquet"
+        ).lower()
         options = {**self.state_options, **{k: v for k, v in options.items() if v is not None}}
-        fields = _schema_fields(schema if schema is not None else
-                                getattr(self, "_given_schema", None))  # fmt: skip
+        fields = _schema_fields(
+            schema if schema is not None else getattr(self, "_given_schema", None)
+        )
         frames = [self._one(str(p), format, options, fields) for p in ensure_list(path)]
         return functools.reduce(lambda a, b: a.union(b), frames)
 
@@ -50,11 +52,14 @@ class DataFrameReader(_BaseDataFrameReader["SparkSession", "DataFrame", "Table"]
 
         read = read_table(path, format, options, fields)
         name = self.session.runner.table_name(read.spec)
-        self.session.catalog.add_table(name, {column: _typed(kind) for column, kind in read.columns})
+        self.session.catalog.add_table(
+            name, {column: _typed(kind) for column, kind in read.columns}
+        )
         frame = super().table(name)
         if read.projection:
-            frame = frame.select(*[F.col(column).cast(kind).alias(alias)
-                                   for column, alias, kind in read.projection])  # fmt: skip
+            frame = frame.select(
+                *[F.col(column).cast(kind).alias(alias) for column, alias, kind in read.projection]
+            )
         return frame
 
     def table(self, tableName: str):
@@ -62,23 +67,29 @@ class DataFrameReader(_BaseDataFrameReader["SparkSession", "DataFrame", "Table"]
             return super().table(tableName)
         raise TidalAnalysisException(
             f"{_here()}: table or view {tableName!r} not found: read files with spark.read, or "
-            "name a DataFrame with createOrReplaceTempView", "TABLE_OR_VIEW_NOT_FOUND")
+            "name a DataFrame with createOrReplaceTempView",
+            "TABLE_OR_VIEW_NOT_FOUND",
+        )
 
     def json(self, *args, **kwargs):
-        raise unsupported("read.json", "Tidal reads Parquet and CSV files",
-                          "read the data as Parquet or CSV")  # fmt: skip
+        raise unsupported(
+            "read.json", "Tidal reads Parquet and CSV files", "read the data as Parquet or CSV"
+        )
 
     def orc(self, *args, **kwargs):
-        raise unsupported("read.orc", "Tidal reads Parquet and CSV files",
-                          "read the data as Parquet or CSV")  # fmt: skip
+        raise unsupported(
+            "read.orc", "Tidal reads Parquet and CSV files", "read the data as Parquet or CSV"
+        )
 
     def text(self, *args, **kwargs):
-        raise unsupported("read.text", "Tidal reads Parquet and CSV files",
-                          "read the data as Parquet or CSV")  # fmt: skip
+        raise unsupported(
+            "read.text", "Tidal reads Parquet and CSV files", "read the data as Parquet or CSV"
+        )
 
     def jdbc(self, *args, **kwargs):
-        raise unsupported("read.jdbc", "Tidal reads Parquet and CSV files",
-                          "export the table to Parquet")  # fmt: skip
+        raise unsupported(
+            "read.jdbc", "Tidal reads Parquet and CSV files", "export the table to Parquet"
+        )
 
 
 class DataFrameWriter(_BaseDataFrameWriter["SparkSession", "DataFrame"]):
@@ -89,16 +100,17 @@ class DataFrameWriter(_BaseDataFrameWriter["SparkSession", "DataFrame"]):
         return self.option("partitionBy", list(cols))
 
     def bucketBy(self, numBuckets, col, *cols):  # noqa: N802,N803
-        raise unsupported("write.bucketBy", "Tidal writes files, not bucketed tables",
-                          "partitionBy")  # fmt: skip
+        raise unsupported(
+            "write.bucketBy", "Tidal writes files, not bucketed tables", "partitionBy"
+        )
 
     def saveAsTable(self, name, format=None, mode=None, partitionBy=None, **options):  # noqa: A002,N802,N803
-        raise unsupported("write.saveAsTable", "Tidal has no metastore",
-                          "write.parquet(path)")  # fmt: skip
+        raise unsupported("write.saveAsTable", "Tidal has no metastore", "write.parquet(path)")
 
     def insertInto(self, tableName, overwrite=None):  # noqa: N802,N803
-        raise unsupported("write.insertInto", "Tidal has no metastore",
-                          "write.mode('append').parquet(path)")  # fmt: skip
+        raise unsupported(
+            "write.insertInto", "Tidal has no metastore", "write.mode('append').parquet(path)"
+        )
 
     def _write(self, path: str, mode: str | None, format: str, **options) -> None:
         mode = (mode or "error").lower()
@@ -112,21 +124,30 @@ class DataFrameWriter(_BaseDataFrameWriter["SparkSession", "DataFrame"]):
         options.pop("compression", None)
         sep = options.pop("sep", options.pop("delimiter", ","))
         if sep != "," or options:
-            raise unsupported(f"write option {next(iter(options), 'sep')!r}",
-                              "Tidal's writer takes partitionBy, header and mode")  # fmt: skip
+            raise unsupported(
+                f"write option {next(iter(options), 'sep')!r}",
+                "Tidal's writer takes partitionBy, header and mode",
+            )
         if mode == "ignore" and _exists(path):
             return
         session = self._df.session
         with session.runner.acting(f"write.{format}"):
             sql = session._query_sql(self._df._get_expressions(optimize=False))
-            session.runner.run(sql, session.runner.action, **_output(path, mode, format,
-                                                                     partition_by, header))
+            session.runner.run(
+                sql, session.runner.action, **_output(path, mode, format, partition_by, header)
+            )
 
 
 def _output(path: str, mode: str, format: str, partition_by: tuple, header: bool) -> dict:
     """``plan_query``'s arguments for the sink."""
-    return {"output": path, "overwrite": mode == "overwrite", "mode": mode,
-            "output_format": format, "partition_by": partition_by, "csv_header": header}
+    return {
+        "output": path,
+        "overwrite": mode == "overwrite",
+        "mode": mode,
+        "output_format": format,
+        "partition_by": partition_by,
+        "csv_header": header,
+    }
 
 
 def _exists(path: str) -> bool:

@@ -13,7 +13,10 @@ __all__ = ["REFUSED", "install"]
 
 _STREAM = ("Tidal runs batch jobs", "streaming")
 _CONNECT = ("it belongs to Spark Connect's client, which Tidal is not", None)
-_TABLES = ("Tidal's catalogue holds only the files the session read", "read the files with spark.read")
+_TABLES = (
+    "Tidal's catalogue holds only the files the session read",
+    "read the files with spark.read",
+)
 _PYTHON = ("it runs Python per row", "udf")
 
 REFUSED: dict[str, dict[str, tuple[str, str | None]]] = {
@@ -21,15 +24,20 @@ REFUSED: dict[str, dict[str, tuple[str, str | None]]] = {
         "asTable": ("table-valued arguments need a UDTF", "udf"),
         "colRegex": ("Tidal selects columns by name", "select the columns by name"),
         "createGlobalTempView": ("Tidal's views live in one session", "createOrReplaceTempView"),
-        "createOrReplaceGlobalTempView": ("Tidal's views live in one session",
-                                          "createOrReplaceTempView"),
-        "dropDuplicatesWithinWatermark": _STREAM, "withWatermark": _STREAM,
-        "executionInfo": _CONNECT, "exists": ("subquery expressions are built by SQL", None),
+        "createOrReplaceGlobalTempView": (
+            "Tidal's views live in one session",
+            "createOrReplaceTempView",
+        ),
+        "dropDuplicatesWithinWatermark": _STREAM,
+        "withWatermark": _STREAM,
+        "executionInfo": _CONNECT,
+        "exists": ("subquery expressions are built by SQL", None),
         "scalar": ("subquery expressions are built by SQL", None),
         "inputFiles": ("Tidal lists a read's files when it plans the job", "tidal explain"),
         "lateralJoin": ("lateral joins are not in Tidal's planner", "join"),
         "nearestByJoin": ("nearest-neighbour joins are not in Tidal's planner", "join"),
-        "mergeInto": _TABLES, "writeTo": _TABLES,
+        "mergeInto": _TABLES,
+        "writeTo": _TABLES,
         "metadataColumn": ("Tidal's reads have no metadata columns", None),
         "pandas_api": ("Tidal runs PySpark's DataFrame API", "toPandas()"),
         "plot": ("Tidal draws no plots", "toPandas().plot"),
@@ -37,9 +45,11 @@ REFUSED: dict[str, dict[str, tuple[str, str | None]]] = {
         "sameSemantics": ("Tidal does not compare plans", None),
         "semanticHash": ("Tidal does not hash plans", None),
         "storageLevel": ("Tidal keeps nothing cached", None),
-        "toJSON": ("it returns an RDD", "rdd"), "transpose": ("the result's columns would be "
-                                                        "its rows' values", "collect() and "
-                                                        "transpose locally"),
+        "toJSON": ("it returns an RDD", "rdd"),
+        "transpose": (
+            "the result's columns would be its rows' values",
+            "collect() and transpose locally",
+        ),
         "withMetadata": ("Tidal's columns carry no metadata", None),
         "zip": ("Tidal's rows have no positions to pair", "join on a key"),
         "zipWithIndex": ("Tidal's rows have no positions", "F.row_number() over a window"),
@@ -52,23 +62,40 @@ REFUSED: dict[str, dict[str, tuple[str, str | None]]] = {
         "outer": ("lateral references are not in Tidal's planner", None),
     },
     "GroupedData": {
-        "applyInPandasWithState": _STREAM, "transformWithState": _STREAM,
+        "applyInPandasWithState": _STREAM,
+        "transformWithState": _STREAM,
         "transformWithStateInPandas": _STREAM,
     },
     "DataFrameReader": {
-        "changes": _STREAM, "xml": ("Tidal reads Parquet and CSV files", "read.parquet"),
+        "changes": _STREAM,
+        "xml": ("Tidal reads Parquet and CSV files", "read.parquet"),
     },
     "DataFrameWriter": {
         name: ("Tidal writes Parquet and CSV files", "write.parquet")
         for name in ("jdbc", "orc", "text", "xml")
-    } | {"clusterBy": _TABLES, "sortBy": _TABLES},
+    }
+    | {"clusterBy": _TABLES, "sortBy": _TABLES},
     "SparkSession": {
-        name: _CONNECT for name in (
-            "addArtifact", "addArtifacts", "addTag", "clearProgressHandlers", "clearTags",
-            "client", "copyFromLocalToFs", "getTags", "interruptAll", "interruptOperation",
-            "interruptTag", "profile", "registerProgressHandler", "removeProgressHandler",
-            "removeTag")
-    } | {
+        name: _CONNECT
+        for name in (
+            "addArtifact",
+            "addArtifacts",
+            "addTag",
+            "clearProgressHandlers",
+            "clearTags",
+            "client",
+            "copyFromLocalToFs",
+            "getTags",
+            "interruptAll",
+            "interruptOperation",
+            "interruptTag",
+            "profile",
+            "registerProgressHandler",
+            "removeProgressHandler",
+            "removeTag",
+        )
+    }
+    | {
         "dataSource": ("Python data sources run Python per row", "udf"),
         "udtf": ("a Python UDTF runs Python per row", "udf"),
         "tvf": ("table-valued functions are not in Tidal's planner", None),
@@ -76,15 +103,33 @@ REFUSED: dict[str, dict[str, tuple[str, str | None]]] = {
         "emptyDataFrame": ("Tidal's queries read files or rows", "createDataFrame([], schema)"),
     },
     "Catalog": {
-        name: _TABLES for name in (
-            "analyzeTable", "createDatabase", "dropDatabase", "dropTable", "dropView",
-            "getCreateTableString", "getTableProperties", "listPartitions", "listViews",
-            "truncateTable", "createExternalTable", "createTable", "recoverPartitions",
-            "refreshByPath", "refreshTable")
-    } | {
-        name: ("Tidal's functions are PySpark's built-in ones, listed in pyspark.sql.functions",
-               None) for name in ("functionExists", "getFunction", "listFunctions")
-    } | {
+        name: _TABLES
+        for name in (
+            "analyzeTable",
+            "createDatabase",
+            "dropDatabase",
+            "dropTable",
+            "dropView",
+            "getCreateTableString",
+            "getTableProperties",
+            "listPartitions",
+            "listViews",
+            "truncateTable",
+            "createExternalTable",
+            "createTable",
+            "recoverPartitions",
+            "refreshByPath",
+            "refreshTable",
+        )
+    }
+    | {
+        name: (
+            "Tidal's functions are PySpark's built-in ones, listed in pyspark.sql.functions",
+            None,
+        )
+        for name in ("functionExists", "getFunction", "listFunctions")
+    }
+    | {
         "registerFunction": _PYTHON,
         "dropGlobalTempView": ("Tidal's views live in one session", "dropTempView"),
         "isCached": ("Tidal keeps nothing cached (cacheTable changes nothing)", None),

@@ -46,8 +46,9 @@ def to_rows(table: pa.Table, zone: str | None = None) -> list:
     from sqlframe.base.types import Row
 
     names = list(table.column_names)
-    columns = [[_spark_value(v, column.type) for v in column.to_pylist()]
-               for column in table.columns]  # fmt: skip
+    columns = [
+        [_spark_value(v, column.type) for v in column.to_pylist()] for column in table.columns
+    ]
     rows = []
     for values in zip(*columns):
         row = Row(*values)  # positionally: Row(**kw) would turn decimals into floats
@@ -100,7 +101,7 @@ def show_string(names: list[str], rows: list[tuple], more: int, truncate: int | 
 def _cut(text: str, width: int) -> str:
     if width <= 0 or len(text) <= width:
         return text
-    return text[:width - 3] + "..." if width >= 4 else text[:width]
+    return text[: width - 3] + "..." if width >= 4 else text[:width]
 
 
 def spark_text(value: Any) -> str:
@@ -121,7 +122,9 @@ def spark_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(spark_text(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{spark_text(k)} -> {spark_text(v)}" for k, v in value.items()) + "}"
+        return (
+            "{" + ", ".join(f"{spark_text(k)} -> {spark_text(v)}" for k, v in value.items()) + "}"
+        )
     return str(value)
 
 

@@ -41,8 +41,9 @@ __all__ = ["SparkSession"]
 
 
 class SparkSession(
-    _BaseSession[Catalog, DataFrameReader, DataFrameWriter, DataFrame, Table, object,
-                 UDFRegistration]  # fmt: skip
+    _BaseSession[
+        Catalog, DataFrameReader, DataFrameWriter, DataFrame, Table, object, UDFRegistration
+    ]
 ):
     _catalog = Catalog
     _reader = DataFrameReader
@@ -73,15 +74,22 @@ class SparkSession(
         """The one query an action runs (several statements are DDL Tidal has no use for)."""
         expressions = ensure_list(expressions)
         if len(expressions) != 1 or not isinstance(expressions[0], (exp.Query, str)):
-            raise unsupported("a statement other than a query (CREATE, INSERT, cache)",
-                              "Tidal runs queries", None)  # fmt: skip
+            raise unsupported(
+                "a statement other than a query (CREATE, INSERT, cache)", "Tidal runs queries", None
+            )
         expression = expressions[0]
         if isinstance(expression, str):
             return expression
         return self._to_sql(expression, quote_identifiers=quote_identifiers)
 
-    def _collect(self, expressions, *, quote_identifiers: bool = True,
-                 skip_normalization: bool = False, skip_rows: bool = False) -> list:  # fmt: skip
+    def _collect(
+        self,
+        expressions,
+        *,
+        quote_identifiers: bool = True,
+        skip_normalization: bool = False,
+        skip_rows: bool = False,
+    ) -> list:
         table = self.runner.collect(self._query_sql(expressions, quote_identifiers), "collect")
         return [] if skip_rows else to_rows(table, self._zone)
 

@@ -34,8 +34,18 @@ from jobmanager.planner.types import from_arrow
 __all__ = ["ReadTable", "ddl_fields", "read_table"]
 
 _IGNORED = {"encoding", "mode", "path", "mergeschema", "samplingratio", "enforceschema"}
-_CSV_KEYS = {"header", "inferschema", "sep", "delimiter", "quote", "escape", "nullvalue",
-             "multiline", "ignoreleadingwhitespace", "ignoretrailingwhitespace"} | _IGNORED
+_CSV_KEYS = {
+    "header",
+    "inferschema",
+    "sep",
+    "delimiter",
+    "quote",
+    "escape",
+    "nullvalue",
+    "multiline",
+    "ignoreleadingwhitespace",
+    "ignoretrailingwhitespace",
+} | _IGNORED
 _PARQUET_KEYS = _IGNORED
 _SPARK_TO_ARROW = {
     "string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "smallint": pa.int16(),
@@ -55,8 +65,9 @@ class ReadTable:
     projection: tuple[tuple[str, str, str], ...] = ()
 
 
-def read_table(path: str, format: str, options: Mapping[str, Any],
-               schema: list[tuple[str, str]] | None) -> ReadTable:  # fmt: skip
+def read_table(
+    path: str, format: str, options: Mapping[str, Any], schema: list[tuple[str, str]] | None
+) -> ReadTable:
     """The table ``spark.read.format(format).options(**options).schema(schema).load(path)``
     reads."""
     options = {key.lower(): value for key, value in options.items() if value is not None}
@@ -66,20 +77,27 @@ def read_table(path: str, format: str, options: Mapping[str, Any],
         columns = _described(spec)
         if schema:
             have = {name.lower(): name for name, _ in columns}
-            return ReadTable(spec, columns, tuple((have.get(n.lower(), n), n, t) for n, t in schema))
+            return ReadTable(
+                spec, columns, tuple((have.get(n.lower(), n), n, t) for n, t in schema)
+            )
         return ReadTable(spec, columns)
     if format == "csv":
         _check_keys(options, _CSV_KEYS, "read.csv")
         return _csv_table(path, options, schema)
-    raise unsupported(f"read.format({format!r})", "Tidal reads Parquet and CSV files",
-                      "read the data as Parquet or CSV")  # fmt: skip
+    raise unsupported(
+        f"read.format({format!r})",
+        "Tidal reads Parquet and CSV files",
+        "read the data as Parquet or CSV",
+    )
 
 
 def _check_keys(options: Mapping[str, Any], known: set[str], method: str) -> None:
     unknown = sorted(set(options) - known)
     if unknown:
-        raise unsupported(f"{method} option {unknown[0]!r}",
-                          f"Tidal's reader takes {', '.join(sorted(known - _IGNORED))}")
+        raise unsupported(
+            f"{method} option {unknown[0]!r}",
+            f"Tidal's reader takes {', '.join(sorted(known - _IGNORED))}",
+        )
 
 
 def _described(spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -88,8 +106,10 @@ def _described(spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def _csv_table(path: str, options: Mapping[str, Any], schema) -> ReadTable:
-    csv: dict[str, Any] = {"null_values": [options.get("nullvalue", "")],
-                           "strings_can_be_null": True}  # fmt: skip
+    csv: dict[str, Any] = {
+        "null_values": [options.get("nullvalue", "")],
+        "strings_can_be_null": True,
+    }
     separator = options.get("sep", options.get("delimiter"))
     if separator is not None:
         csv["delimiter"] = str(separator)
@@ -101,22 +121,34 @@ def _csv_table(path: str, options: Mapping[str, Any], schema) -> ReadTable:
         csv["newlines_in_values"] = True
     header = _true(options.get("header"))
     sample = _first_block(path)
-    parse = pacsv.ParseOptions(**{k: v for k, v in csv.items()
-                                  if k in ("delimiter", "quote_char", "escape_char")})  # fmt: skip
-    width = len(pacsv.read_csv(io.BytesIO(sample), pacsv.ReadOptions(autogenerate_column_names=True),
-                               parse).column_names) if sample.strip() else 0  # fmt: skip
+    parse = pacsv.ParseOptions(
+        **{k: v for k, v in csv.items() if k in ("delimiter", "quote_char", "escape_char")}
+    )
+    width = (
+        len(
+            pacsv.read_csv(
+                io.BytesIO(sample), pacsv.ReadOptions(autogenerate_column_names=True), parse
+            ).column_names
+        )
+        if sample.strip()
+        else 0
+    )
     if header:
         names = pacsv.read_csv(io.BytesIO(sample), parse_options=parse).column_names
     else:
         names = [f"_c{i}" for i in range(width)]
         csv["column_names"] = names
     if schema:
-        csv["column_types"] = {name: _SPARK_TO_ARROW.get(kind, pa.string())
-                               for name, (_, kind) in zip(names, schema)}  # fmt: skip
+        csv["column_types"] = {
+            name: _SPARK_TO_ARROW.get(kind, pa.string()) for name, (_, kind) in zip(names, schema)
+        }
     elif _true(options.get("inferschema")):
-        inferred = pacsv.read_csv(io.BytesIO(sample), pacsv.ReadOptions(
-            column_names=names, skip_rows=1 if header else 0), parse,
-            pacsv.ConvertOptions(null_values=csv["null_values"], strings_can_be_null=True))
+        inferred = pacsv.read_csv(
+            io.BytesIO(sample),
+            pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
+            parse,
+            pacsv.ConvertOptions(null_values=csv["null_values"], strings_can_be_null=True),
+        )
         csv["column_types"] = {f.name: f.type for f in inferred.schema}
     else:
         csv["column_types"] = {name: pa.string() for name in names}
@@ -130,13 +162,18 @@ def _csv_table(path: str, options: Mapping[str, Any], schema) -> ReadTable:
 def _first_block(path: str) -> bytes:
     """The first megabyte of the first CSV file under ``path``, cut at a line's end."""
     fs, root = fsspec.core.url_to_fs(path)
-    files = sorted(f for f in (fs.find(root) if fs.isdir(root) else [root])
-                   if not f.rsplit("/", 1)[-1].startswith(("_", ".")))  # fmt: skip
+    files = sorted(
+        f
+        for f in (fs.find(root) if fs.isdir(root) else [root])
+        if not f.rsplit("/", 1)[-1].startswith(("_", "."))
+    )
     if not files:
         return b""
     with fs.open(files[0], "rb") as handle:
         sample = handle.read(1 << 20)
-    return sample[:sample.rindex(b"\n") + 1] if b"\n" in sample and len(sample) == 1 << 20 else sample
+    return (
+        sample[: sample.rindex(b"\n") + 1] if b"\n" in sample and len(sample) == 1 << 20 else sample
+    )
 
 
 def _true(value: Any) -> bool:

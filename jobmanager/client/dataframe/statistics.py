@@ -21,8 +21,15 @@ from jobmanager.client.dataframe.unsupported import unsupported
 if t.TYPE_CHECKING:
     from jobmanager.client.dataframe.dataframe import DataFrame
 
-__all__ = ["DataFrameNaFunctions", "DataFrameStatFunctions", "describe", "drop_nulls",
-           "fill_nulls", "replace_values", "summary"]  # fmt: skip
+__all__ = [
+    "DataFrameNaFunctions",
+    "DataFrameStatFunctions",
+    "describe",
+    "drop_nulls",
+    "fill_nulls",
+    "replace_values",
+    "summary",
+]
 
 _NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
 _PERCENT = {"25%": 0.25, "50%": 0.5, "75%": 0.75}
@@ -59,9 +66,12 @@ def fill_nulls(df: DataFrame, value, subset=None) -> DataFrame:
         kind = _kind_of_value(value)
         if kind == "other":
             raise TypeError(f"value should be a float, int, string, bool or dict, got {value!r}")
-        wanted = {name: value for name in _subset(df, subset)
-                  if _kind(types.get(name, "")) == kind
-                  or (kind == "number" and _kind(types.get(name, "")) == "number")}  # fmt: skip
+        wanted = {
+            name: value
+            for name in _subset(df, subset)
+            if _kind(types.get(name, "")) == kind
+            or (kind == "number" and _kind(types.get(name, "")) == "number")
+        }
     columns = []
     for name in df.columns:
         if name not in wanted:
@@ -74,17 +84,21 @@ def fill_nulls(df: DataFrame, value, subset=None) -> DataFrame:
     return df.select(*columns)
 
 
-def drop_nulls(df: DataFrame, how: str = "any", thresh: int | None = None,
-               subset=None) -> DataFrame:  # fmt: skip
+def drop_nulls(
+    df: DataFrame, how: str = "any", thresh: int | None = None, subset=None
+) -> DataFrame:
     import jobmanager.client.dataframe.functions as F
 
     names = _subset(df, subset)
     types = dict(df.dtypes)
     if thresh is None:
         thresh = len(names) if how == "any" else 1
-    present = [F.when(F.col(n).isNotNull() & ~F.isnan(F.col(n)), 1).otherwise(0)
-               if types.get(n) in ("float", "double")
-               else F.when(F.col(n).isNotNull(), 1).otherwise(0) for n in names]  # fmt: skip
+    present = [
+        F.when(F.col(n).isNotNull() & ~F.isnan(F.col(n)), 1).otherwise(0)
+        if types.get(n) in ("float", "double")
+        else F.when(F.col(n).isNotNull(), 1).otherwise(0)
+        for n in names
+    ]
     if not present:
         return df
     total = present[0]
@@ -117,8 +131,11 @@ def replace_values(df: DataFrame, to_replace, value=None, subset=None) -> DataFr
         case = None
         for old, new in matching:
             then = F.lit(new).cast(types[name])
-            case = (F.when(F.col(name) == F.lit(old), then) if case is None
-                    else case.when(F.col(name) == F.lit(old), then))  # fmt: skip
+            case = (
+                F.when(F.col(name) == F.lit(old), then)
+                if case is None
+                else case.when(F.col(name) == F.lit(old), then)
+            )
         columns.append(case.otherwise(F.col(name)).alias(name) if case is not None else F.col(name))
     return df.select(*columns)
 
@@ -132,11 +149,14 @@ def summary(df: DataFrame, *statistics: str) -> DataFrame:
     cells = []
     for s, statistic in enumerate(statistics):
         for c, (name, kind) in enumerate(kinds):
-            cells.append(_statistic(F, statistic, F.col(name), kind).cast("string")
-                         .alias(f"__s{s}_{c}"))  # fmt: skip
+            cells.append(
+                _statistic(F, statistic, F.col(name), kind).cast("string").alias(f"__s{s}_{c}")
+            )
     found = df.agg(*cells).collect()[0] if cells else ()
-    rows = [(statistic, *[found[s * len(kinds) + c] for c in range(len(kinds))])
-            for s, statistic in enumerate(statistics)]  # fmt: skip
+    rows = [
+        (statistic, *[found[s * len(kinds) + c] for c in range(len(kinds))])
+        for s, statistic in enumerate(statistics)
+    ]
     names = ["summary", *[name for name, _ in kinds]]
     return df.session.createDataFrame(rows, ", ".join(f"`{n}` string" for n in names))
 
@@ -179,8 +199,14 @@ def approx_quantile(df: DataFrame, col, probabilities, relativeError: float):
 
     names = [col] if isinstance(col, str) else list(col)
     accuracy = int(1.0 / relativeError) if relativeError > 0 else 10000
-    row = df.select(*[F.percentile_approx(F.col(n).cast("double"), list(probabilities), accuracy)
-                      .alias(f"__q{i}") for i, n in enumerate(names)]).collect()[0]  # fmt: skip
+    row = df.select(
+        *[
+            F.percentile_approx(F.col(n).cast("double"), list(probabilities), accuracy).alias(
+                f"__q{i}"
+            )
+            for i, n in enumerate(names)
+        ]
+    ).collect()[0]
     found = [[float(v) for v in (row[i] or [])] for i in range(len(names))]
     return found[0] if isinstance(col, str) else found
 
@@ -212,8 +238,10 @@ def crosstab(df: DataFrame, col1: str, col2: str) -> DataFrame:
     pairs = df.select(text(col1).alias("__a"), text(col2).alias("__b"))
     counted = pairs.groupBy("__a").pivot("__b").count()
     values = [c for c in counted.columns if c != "__a"]
-    return counted.select(F.col("__a").alias(f"{col1}_{col2}"), *[
-        F.coalesce(F.col(exp.column(v, quoted=True)), F.lit(0)).alias(v) for v in values])
+    return counted.select(
+        F.col("__a").alias(f"{col1}_{col2}"),
+        *[F.coalesce(F.col(exp.column(v, quoted=True)), F.lit(0)).alias(v) for v in values],
+    )
 
 
 def freq_items(df: DataFrame, cols, support: float | None = None) -> DataFrame:
@@ -228,8 +256,11 @@ def freq_items(df: DataFrame, cols, support: float | None = None) -> DataFrame:
     for name in names:
         counted = df.groupBy(name).count().where(F.col("count") >= F.lit(support * total))
         items = [row[0] for row in counted.collect()]
-        columns.append(F.array(*[F.lit(v) for v in items]).cast(
-            f"array<{dict(df.dtypes)[name]}>").alias(f"{name}_freqItems"))
+        columns.append(
+            F.array(*[F.lit(v) for v in items])
+            .cast(f"array<{dict(df.dtypes)[name]}>")
+            .alias(f"{name}_freqItems")
+        )
     return df.limit(1).select(*columns)
 
 

@@ -6,5 +6,13 @@ from jobmanager.client.report.facts import JobFacts, facts_from_log
 from jobmanager.client.report.page import report_file_name, report_html
 from jobmanager.client.report.stores import find_job, history, job_facts
 
-__all__ = ["JobFacts", "explain_lines", "facts_from_log", "find_job", "history", "job_facts",
-           "report_file_name", "report_html"]  # fmt: skip
+__all__ = [
+    "JobFacts",
+    "explain_lines",
+    "facts_from_log",
+    "find_job",
+    "history",
+    "job_facts",
+    "report_file_name",
+    "report_html",
+]

@@ -33,13 +33,23 @@ from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import SqlOperator
 from shuffle.keydecode import decode_key
 
-__all__ = ["JoinFacts", "JoinSideFacts", "SortFacts", "add_task_bytes", "join_facts",
-           "key_text", "sort_facts"]  # fmt: skip
+__all__ = [
+    "JoinFacts",
+    "JoinSideFacts",
+    "SortFacts",
+    "add_task_bytes",
+    "join_facts",
+    "key_text",
+    "sort_facts",
+]
 
 THRESHOLD = "table.optimizer.join.broadcast-threshold"
 STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
-_MOVED = {JoinDecision.SUBPARTITIONS: "shuffled", JoinDecision.LOCAL: "read locally",
-          JoinDecision.CHAINED: "chained"}  # fmt: skip
+_MOVED = {
+    JoinDecision.SUBPARTITIONS: "shuffled",
+    JoinDecision.LOCAL: "read locally",
+    JoinDecision.CHAINED: "chained",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +105,9 @@ def join_facts(graph, state, decisions: dict[str, JoinDecision]) -> tuple[JoinFa
     """Every join of ``graph`` (the job as submitted, before chaining) that is planned or
     marked, with what ``state`` (replayed) and the run time's ``decisions`` (by join id: from
     ``VertexParallelismDecided`` and ``JoinChained``) say of it."""
-    chain_of = {name: ejv.name for ejv in state.graph.job_vertices.values()
-                for name in _members(ejv)}  # fmt: skip
+    chain_of = {
+        name: ejv.name for ejv in state.graph.job_vertices.values() for name in _members(ejv)
+    }
     written = _written(graph, state, chain_of)
     config = state.config
     strategy, threshold = str(config[STRATEGY]).upper(), int(config[THRESHOLD])
@@ -120,11 +131,20 @@ def join_facts(graph, state, decisions: dict[str, JoinDecision]) -> tuple[JoinFa
 
 def _join(vertex, join: str, plan: PlannedJoin | None, edges: dict, decision, context) -> JoinFacts:
     runs, chain_of, written, ejv, (static, run_time, off) = context
-    kind = plan.kind if plan is not None else next(e.join.kind for e in edges.values() if e is not None)
+    kind = (
+        plan.kind
+        if plan is not None
+        else next(e.join.kind for e in edges.values() if e is not None)
+    )
     producers = tuple(e.source.name if e is not None else "" for e in edges.values())
     note, after = "", ()
     if decision is not None:
-        strategy, side, when, threshold = decision.strategy, decision.side, "run time", decision.threshold
+        strategy, side, when, threshold = (
+            decision.strategy,
+            decision.side,
+            "run time",
+            decision.threshold,
+        )
         after = decision.decided_after or tuple(p for p in producers if p)
     elif plan is not None and plan.strategy != PlannedJoin.RUNTIME:
         strategy, side, when, threshold = plan.strategy, plan.side, "planned", static
@@ -132,14 +152,22 @@ def _join(vertex, join: str, plan: PlannedJoin | None, edges: dict, decision, co
         side, threshold = plan.side if plan is not None else "", run_time
         if ejv.parallelism is None:
             strategy, when = "", "pending"
-            note = ("to be decided at run time once "
-                    + " and ".join(repr(p) for p in producers if p) + " finish")  # fmt: skip
+            note = (
+                "to be decided at run time once "
+                + " and ".join(repr(p) for p in producers if p)
+                + " finish"
+            )
         else:
             strategy, when = JoinDecision.SHUFFLED, "planned"
             note = "kept as planned, not decided at run time" + (
-                ": its vertex reads sources" if vertex.sources else
-                ": its parallelism was set by the user" if vertex.parallelism is not None else
-                ": adaptive broadcast joins are off (strategy NONE)" if off else "")  # fmt: skip
+                ": its vertex reads sources"
+                if vertex.sources
+                else ": its parallelism was set by the user"
+                if vertex.parallelism is not None
+                else ": adaptive broadcast joins are off (strategy NONE)"
+                if off
+                else ""
+            )
     sides = []
     for name, edge in edges.items():
         if decision is not None:
@@ -148,9 +176,15 @@ def _join(vertex, join: str, plan: PlannedJoin | None, edges: dict, decision, co
             bytes_ = plan.listed(name) if plan is not None else -1
         read_whole = _read_whole(vertex, plan, name) if edge is None else ""
         moved = "read whole" if read_whole else _moved(edge, name, decision, chain_of, runs)
-        sides.append(JoinSideFacts(
-            name, edge.source.name if edge is not None else read_whole, bytes_,
-            written.get(id(edge), -1) if edge is not None else -1, moved))  # fmt: skip
+        sides.append(
+            JoinSideFacts(
+                name,
+                edge.source.name if edge is not None else read_whole,
+                bytes_,
+                written.get(id(edge), -1) if edge is not None else -1,
+                moved,
+            )
+        )
     return JoinFacts(join, kind, runs, strategy, side, when, threshold, after, *sides, note=note)
 
 
@@ -176,7 +210,7 @@ def _read_whole(vertex, plan: PlannedJoin | None, side: str) -> str:
     view = plan.view(side) if plan is not None else ""
     if not view.startswith("s"):
         return ""
-    source = vertex.sources[int(view[len("s"):])]
+    source = vertex.sources[int(view[len("s") :])]
     if not isinstance(source, BroadcastSource):
         return ""
     return f"table {os.path.basename(source.source.paths[0].rstrip('/'))} (read by every task)"
@@ -186,7 +220,7 @@ def _side_edge(vertex, plan: PlannedJoin | None, marks: dict, side: str):
     if plan is None:
         return marks.get(side)
     view = plan.view(side)
-    return vertex.inputs[int(view[len("in"):])] if view.startswith("in") else None
+    return vertex.inputs[int(view[len("in") :])] if view.startswith("in") else None
 
 
 def _members(ejv) -> tuple[str, ...]:
@@ -203,12 +237,17 @@ def _written(graph, state, chain_of: dict) -> dict[int, int]:
             results[(result.edge.source.name, result.edge.target.name)].append(result)
     edges: dict[tuple[str, str], list] = defaultdict(list)
     for edge in graph.edges:
-        ends = (chain_of.get(edge.source.name, edge.source.name),
-                chain_of.get(edge.target.name, edge.target.name))  # fmt: skip
+        ends = (
+            chain_of.get(edge.source.name, edge.source.name),
+            chain_of.get(edge.target.name, edge.target.name),
+        )
         if ends[0] != ends[1]:
             edges[ends].append(edge)
-    return {id(edge): (result.produced.total if result.produced is not None else -1)
-            for ends, found in edges.items() for edge, result in zip(found, results[ends])}  # fmt: skip
+    return {
+        id(edge): (result.produced.total if result.produced is not None else -1)
+        for ends, found in edges.items()
+        for edge, result in zip(found, results[ends])
+    }
 
 
 def sort_facts(state, decided: dict) -> tuple[SortFacts, ...]:
@@ -225,9 +264,16 @@ def sort_facts(state, decided: dict) -> tuple[SortFacts, ...]:
                 add_task_bytes(ejv, result, totals)
             order = partitioner.order
             bounds = tuple(key_text(b, order) for b in event.range_bounds) if event else ()
-            found.append(SortFacts(
-                ejv.name, result.edge.source.name, ", ".join(map(str, order)), event is not None,
-                bounds, tuple(int(t) for t in totals)))  # fmt: skip
+            found.append(
+                SortFacts(
+                    ejv.name,
+                    result.edge.source.name,
+                    ", ".join(map(str, order)),
+                    event is not None,
+                    bounds,
+                    tuple(int(t) for t in totals),
+                )
+            )
     return tuple(found)
 
 
@@ -238,8 +284,16 @@ def key_text(key: bytes, order) -> str:
         values = decode_key(key, order)
     except (ValueError, IndexError):
         return "0x" + key.hex()
-    shown = ["NULL" if v is None else repr(v) if isinstance(v, (str, bytes)) else
-             v.isoformat() if hasattr(v, "isoformat") else str(v) for v in values]  # fmt: skip
+    shown = [
+        "NULL"
+        if v is None
+        else repr(v)
+        if isinstance(v, (str, bytes))
+        else v.isoformat()
+        if hasattr(v, "isoformat")
+        else str(v)
+        for v in values
+    ]
     return shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ")"
 
 

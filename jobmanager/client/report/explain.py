@@ -41,7 +41,9 @@ def explain_lines(facts: JobFacts) -> list[str]:
     head = f"{facts.name} ({facts.job_id}): {facts.status}"
     if facts.cause:
         first = facts.cause.strip().splitlines()[0]
-        head += f" (recovered from: {first})" if facts.status is JobStatus.FINISHED else f": {first}"
+        head += (
+            f" (recovered from: {first})" if facts.status is JobStatus.FINISHED else f": {first}"
+        )
     lines = [head]
     for v in facts.vertices:
         lines.append("")
@@ -58,10 +60,13 @@ def explain_lines(facts: JobFacts) -> list[str]:
 
 
 _KIND = {"left": "left outer", "right": "right outer", "full": "full outer"}
-_MOVED = {"shuffled": "shuffled (by hash subpartition)", "broadcast": "broadcast (whole to every task)",
-          "read locally": "read locally (whole outputs of consecutive producers)",
-          "chained": "chained (computed in the join's task, never written)",
-          "read whole": "read whole in each task's Spark query, never written"}  # fmt: skip
+_MOVED = {
+    "shuffled": "shuffled (by hash subpartition)",
+    "broadcast": "broadcast (whole to every task)",
+    "read locally": "read locally (whole outputs of consecutive producers)",
+    "chained": "chained (computed in the join's task, never written)",
+    "read whole": "read whole in each task's Spark query, never written",
+}
 
 
 def join_lines(join: JoinFacts) -> list[str]:
@@ -98,8 +103,9 @@ def side_words(side: JoinSideFacts, join: JoinFacts) -> str:
         if join.threshold >= 0:
             held += " <= threshold" if side.bytes <= join.threshold else " > threshold"
     moved = _MOVED.get(side.moved, side.moved)
-    carried = (f", {size(side.written)} written" if join.when != "run time" and side.written >= 0
-               else "")  # fmt: skip
+    carried = (
+        f", {size(side.written)} written" if join.when != "run time" and side.written >= 0 else ""
+    )
     return f"{side.side:<5} {source}: {held}; {moved}{carried}"
 
 
@@ -133,15 +139,24 @@ def sql_lines(vertex: str, pieces: Sequence[SqlPiece]) -> list[str]:
 def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
     if v.parallelism is None:
         return [f"{v.name} [{v.kind}]: not decided: {v.waiting_for}", *sql_lines(v.name, v.sql)]
-    lines = [(f"{v.name} [{v.kind}]: parallelism {v.parallelism}, {origin_words(v)} "
-              f"(vertex max {v.max_parallelism})")]  # fmt: skip
+    lines = [
+        (
+            f"{v.name} [{v.kind}]: parallelism {v.parallelism}, {origin_words(v)} "
+            f"(vertex max {v.max_parallelism})"
+        )
+    ]
     if v.kind.split(", ")[-1].startswith("chain:"):
-        lines.append("  chained: its vertices run as one task, joined by FORWARD edges, by edges "
-                     "between two one-task vertices, or by a pre-aggregated edge out of one "
-                     "task (pipeline.operator-chaining.enabled)")  # fmt: skip
+        lines.append(
+            "  chained: its vertices run as one task, joined by FORWARD edges, by edges "
+            "between two one-task vertices, or by a pre-aggregated edge out of one "
+            "task (pipeline.operator-chaining.enabled)"
+        )
     if v.origin == "decided":
-        broadcast = (f", {size(v.broadcast_bytes)} broadcast left out" if v.broadcast_bytes
-                     else ", nothing broadcast")  # fmt: skip
+        broadcast = (
+            f", {size(v.broadcast_bytes)} broadcast left out"
+            if v.broadcast_bytes
+            else ", nothing broadcast"
+        )
         lines.append(f"  consumed: {size(v.input_bytes)} ({v.input_bytes:,} bytes){broadcast}")
         lines.append(f"  raw value: {v.raw:g} (non-broadcast bytes / avg-data-volume-per-task)")
         lines.append("  clamps: " + ("; ".join(v.clamps) if v.clamps else "none"))
@@ -149,14 +164,20 @@ def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
         lines.append(f"  sources saw: {v.inference}")
     if v.task_bytes is not None:
         smallest, largest = v.task_bytes
-        lines.append(f"  tasks given: smallest {size(smallest)}, largest {size(largest)} of "
-                     "non-broadcast input")  # fmt: skip
+        lines.append(
+            f"  tasks given: smallest {size(smallest)}, largest {size(largest)} of "
+            "non-broadcast input"
+        )
     for r in facts.results:
         if r.target == v.name and r.splits:
-            cuts = ", ".join(f"subpartition {s} cut into {ways} pieces" for s, ways in r.splits[:12])
+            cuts = ", ".join(
+                f"subpartition {s} cut into {ways} pieces" for s, ways in r.splits[:12]
+            )
             more = f" and {len(r.splits) - 12} more" if len(r.splits) > 12 else ""
-            lines.append(f"  skew: {r.source} -> {v.name}: {cuts}{more}, one task each "
-                         "(the other inputs' matching data read whole by each)")
+            lines.append(
+                f"  skew: {r.source} -> {v.name}: {cuts}{more}, one task each "
+                "(the other inputs' matching data read whole by each)"
+            )
     lines.append(f"  why: {v.explanation}")
     lines.extend(sql_lines(v.name, v.sql))
     return lines

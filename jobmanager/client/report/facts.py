@@ -45,8 +45,18 @@ from jobmanager.model.operators import (
 from jobmanager.runtime.details import JobDetails, VertexDetails
 from jobmanager.runtime.status import TaskLedger, job_status
 
-__all__ = ["Attempt", "JobFacts", "JoinFacts", "Marker", "ResultFacts", "SortFacts", "SqlPiece",
-           "VertexFacts", "facts_from_log", "sql_pieces"]  # fmt: skip
+__all__ = [
+    "Attempt",
+    "JobFacts",
+    "JoinFacts",
+    "Marker",
+    "ResultFacts",
+    "SortFacts",
+    "SqlPiece",
+    "VertexFacts",
+    "facts_from_log",
+    "sql_pieces",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +76,9 @@ def sql_pieces(name: str, operator) -> tuple[SqlPiece, ...]:
         members = zip(operator.names, operator.operators)
     else:
         members = [(name, operator)]
-    return tuple(SqlPiece(member, op.sql, op.origin) for member, op in members
-                 if isinstance(op, SqlOperator))  # fmt: skip
+    return tuple(
+        SqlPiece(member, op.sql, op.origin) for member, op in members if isinstance(op, SqlOperator)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,17 +209,29 @@ def facts_from_log(
     elif state.ended is not None:
         status = replace(status, status=state.ended[0], cause=state.ended[1])
     counts = {v.name: v for v in status.vertices}
-    vertices = tuple(_vertex(state, ejv, counts[ejv.name], decided.get(ejv.name), ended)
-                     for ejv in state.graph.job_vertices.values())  # fmt: skip
+    vertices = tuple(
+        _vertex(state, ejv, counts[ejv.name], decided.get(ejv.name), ended)
+        for ejv in state.graph.job_vertices.values()
+    )
     results = tuple(_result(r) for ejv in state.graph.job_vertices.values() for r in ejv.outputs)
     ended_ms = status.ended_at * 1000 if status.ended_at else None
     return JobFacts(
-        job_id, status.name, status.status, status.cause,
-        int(submitted.submitted_at * 1000), None if ended_ms is None else int(ended_ms),
-        max(now[0], int(ended_ms or 0)), state.recoveries, vertices, results,
-        tuple(timeline.attempts(ended)), tuple(timeline.markers), tuple(timeline.slots),
-        join_facts(graph, state, joins), sort_facts(state, decided),
-    )  # fmt: skip
+        job_id,
+        status.name,
+        status.status,
+        status.cause,
+        int(submitted.submitted_at * 1000),
+        None if ended_ms is None else int(ended_ms),
+        max(now[0], int(ended_ms or 0)),
+        state.recoveries,
+        vertices,
+        results,
+        tuple(timeline.attempts(ended)),
+        tuple(timeline.markers),
+        tuple(timeline.slots),
+        join_facts(graph, state, joins),
+        sort_facts(state, decided),
+    )
 
 
 def _vertex(state, ejv, counts: VertexDetails, decision, ended: bool) -> VertexFacts:
@@ -219,17 +242,33 @@ def _vertex(state, ejv, counts: VertexDetails, decision, ended: bool) -> VertexF
         explanation = ev.Explanation(counts.explanation)
     inference = state.source_listing(ejv.name)[0]
     return VertexFacts(
-        ejv.name, _kind(jv), str(jv.operator) if jv.operator is not None else "",
-        tuple(repr(s) for s in jv.sources), ejv.parallelism, ejv.max_parallelism,
-        _origin(ejv, decision, explanation), explanation.text, explanation.input_bytes,
-        explanation.broadcast_bytes, explanation.raw, tuple(explanation.clamps),
-        _task_bytes(ejv), inference,
+        ejv.name,
+        _kind(jv),
+        str(jv.operator) if jv.operator is not None else "",
+        tuple(repr(s) for s in jv.sources),
+        ejv.parallelism,
+        ejv.max_parallelism,
+        _origin(ejv, decision, explanation),
+        explanation.text,
+        explanation.input_bytes,
+        explanation.broadcast_bytes,
+        explanation.raw,
+        tuple(explanation.clamps),
+        _task_bytes(ejv),
+        inference,
         "" if ejv.parallelism is not None else _waiting_for(state, ejv, ended),
-        counts.tasks, counts.finished, counts.running, counts.deployments, counts.rows_in,
-        counts.rows_out, counts.bytes_in, counts.bytes_out, counts.duration_s,
+        counts.tasks,
+        counts.finished,
+        counts.running,
+        counts.deployments,
+        counts.rows_in,
+        counts.rows_out,
+        counts.bytes_in,
+        counts.bytes_out,
+        counts.duration_s,
         (jv.operator.fixed_by or "") if isinstance(jv.operator, ChainedOperator) else "",
         sql_pieces(ejv.name, jv.operator),
-    )  # fmt: skip
+    )
 
 
 def _kind(jv) -> str:
@@ -242,9 +281,17 @@ def _kind(jv) -> str:
 
 
 def _does(operator) -> str:
-    return ("sink" if isinstance(operator, ParquetSink) else "spark" if isinstance(operator, SparkFunction)
-            else "sql" if isinstance(operator, SqlOperator)
-            else "arrow" if isinstance(operator, ArrowFunction) else "pass-through")  # fmt: skip
+    return (
+        "sink"
+        if isinstance(operator, ParquetSink)
+        else "spark"
+        if isinstance(operator, SparkFunction)
+        else "sql"
+        if isinstance(operator, SqlOperator)
+        else "arrow"
+        if isinstance(operator, ArrowFunction)
+        else "pass-through"
+    )
 
 
 def _origin(ejv, decision, explanation) -> str:
@@ -262,8 +309,13 @@ def _origin(ejv, decision, explanation) -> str:
 def _waiting_for(state, ejv, ended: bool) -> str:
     if ended:
         return "never decided: the job ended before its inputs were done"
-    waiting = [f"{p.name} ({p.unfinished} of {len(p.vertices)} tasks to finish)" if p.is_initialized
-               else f"{p.name} (not started)" for p in ejv.producers if not p.is_finished]  # fmt: skip
+    waiting = [
+        f"{p.name} ({p.unfinished} of {len(p.vertices)} tasks to finish)"
+        if p.is_initialized
+        else f"{p.name} (not started)"
+        for p in ejv.producers
+        if not p.is_finished
+    ]
     if waiting:
         return "waiting for its inputs: " + ", ".join(waiting)
     pending = state.growth.pending.get(ejv.name) if state.growth is not None else None
@@ -285,12 +337,21 @@ def _result(result) -> ResultFacts:
     edge = result.edge
     produced = result.produced
     facts = ResultFacts(
-        result.id, edge.source.name, edge.target.name, result.pattern.value.replace("_", "-"),
-        str(edge.partitioner), edge.result_type.label, produced.total if produced else 0,
+        result.id,
+        edge.source.name,
+        edge.target.name,
+        result.pattern.value.replace("_", "-"),
+        str(edge.partitioner),
+        edge.result_type.label,
+        produced.total if produced else 0,
         len(result.partitions),
-    )  # fmt: skip
-    if (produced is None or produced.per_partition is not None or result.is_broadcast
-            or not produced.has_breakdown):  # many subpartitions, consumer fixed: totals only
+    )
+    if (
+        produced is None
+        or produced.per_partition is not None
+        or result.is_broadcast
+        or not produced.has_breakdown
+    ):  # many subpartitions, consumer fixed: totals only
         return facts
     consumer = result.consumer
     info = consumer.input_infos.get(result.id) if consumer.is_initialized else None
@@ -299,10 +360,12 @@ def _result(result) -> ResultFacts:
     if info is not None and not isinstance(info, (WholeInputInfo, PartitionRangesInputInfo)):
         # read whole, or whole producer outputs per task: no subpartition ranges, no skew cuts
         ranges = tuple(
-            (min(s.subpartitions.start for s in info[k].slices),
-             max(s.subpartitions.end for s in info[k].slices))
+            (
+                min(s.subpartitions.start for s in info[k].slices),
+                max(s.subpartitions.end for s in info[k].slices),
+            )
             for k in range(len(info))
-        )  # fmt: skip
+        )
         whole = (0, len(result.partitions) - 1)
         pieces: dict[int, int] = {}
         for k in range(len(info)):
@@ -312,7 +375,15 @@ def _result(result) -> ResultFacts:
                         pieces[s] = pieces.get(s, 0) + 1
         splits = tuple(sorted((s, n) for s, n in pieces.items() if n > 1))
     return ResultFacts(
-        facts.result, facts.source, facts.target, facts.pattern, facts.partitioner,
-        facts.result_type, facts.bytes, facts.partitions,
-        tuple(int(b) for b in produced.subpartition_sums), ranges, splits,
-    )  # fmt: skip
+        facts.result,
+        facts.source,
+        facts.target,
+        facts.pattern,
+        facts.partitioner,
+        facts.result_type,
+        facts.bytes,
+        facts.partitions,
+        tuple(int(b) for b in produced.subpartition_sums),
+        ranges,
+        splits,
+    )

@@ -16,7 +16,9 @@ __all__ = ["layered_layout"]
 _SWEEPS = 4
 
 
-def layered_layout(nodes: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+def layered_layout(
+    nodes: Sequence[str], edges: Sequence[tuple[str, str]]
+) -> dict[str, tuple[int, int]]:
     """``(layer, position in its layer)`` of every node; ``edges`` must not form a cycle."""
     inputs: dict[str, list[str]] = {n: [] for n in nodes}
     outputs: dict[str, list[str]] = {n: [] for n in nodes}
@@ -35,13 +37,16 @@ def layered_layout(nodes: Sequence[str], edges: Sequence[tuple[str, str]]) -> di
         for k in order:
             neighbours = inputs if forward else outputs
             position = {n: i for i, n in enumerate(layers[k - 1 if forward else k + 1])}
-            layers[k] = sorted(layers[k], key=lambda n, k=k: _barycenter(
-                n, neighbours, position, layers[k].index(n)))  # fmt: skip
+            layers[k] = sorted(
+                layers[k],
+                key=lambda n, k=k: _barycenter(n, neighbours, position, layers[k].index(n)),
+            )
     return {node: (k, i) for k, members in enumerate(layers) for i, node in enumerate(members)}
 
 
-def _barycenter(node: str, neighbours: dict[str, list[str]], position: dict[str, int],
-                current: int) -> tuple[float, int]:  # fmt: skip
+def _barycenter(
+    node: str, neighbours: dict[str, list[str]], position: dict[str, int], current: int
+) -> tuple[float, int]:
     placed = [position[n] for n in neighbours[node] if n in position]
     return (sum(placed) / len(placed) if placed else float(current), current)
 

@@ -124,12 +124,16 @@ def report_html(facts: JobFacts) -> str:
     charts = [r for r in facts.results if r.subpartition_bytes]
     if charts:
         parts.append("<h2>Bytes per subpartition</h2>")
-        parts.append("<p class=why>Each all-to-all result's bytes per subpartition, summed over "
-                     "its producers; the bands are the ranges its consumer tasks were given, and "
-                     "orange bars are skewed subpartitions cut across several tasks.</p>")  # fmt: skip
+        parts.append(
+            "<p class=why>Each all-to-all result's bytes per subpartition, summed over "
+            "its producers; the bands are the ranges its consumer tasks were given, and "
+            "orange bars are skewed subpartitions cut across several tasks.</p>"
+        )
         for r in charts:
-            parts.append(f"<h3>{escape(r.source)} → {escape(r.target)} ({escape(r.partitioner)}, "
-                         f"{size(r.bytes)})</h3>")  # fmt: skip
+            parts.append(
+                f"<h3>{escape(r.source)} → {escape(r.target)} ({escape(r.partitioner)}, "
+                f"{size(r.bytes)})</h3>"
+            )
             parts.append(f'<div class="scroll">{bytes_svg(r)}</div>')
     parts.extend(_decisions_section(facts))
     parts.append("<h2>Vertices</h2>")
@@ -144,17 +148,23 @@ def _decisions_section(facts: JobFacts) -> list[str]:
     one block per join or sort, marked with the vertex that runs it."""
     if not facts.joins and not facts.sorts:
         return []
-    parts = ["<h2>Joins and sorts</h2>",
-             ("<p class=why>How each join was decided (from the listing by the planner, or at "
-              "run time from the bytes its sides wrote), on which bytes against which threshold, "
-              "and what moved for each side; each global sort's key bounds and the bytes each "
-              "range's task was given.</p>")]  # fmt: skip
+    parts = [
+        "<h2>Joins and sorts</h2>",
+        (
+            "<p class=why>How each join was decided (from the listing by the planner, or at "
+            "run time from the bytes its sides wrote), on which bytes against which threshold, "
+            "and what moved for each side; each global sort's key bounds and the bytes each "
+            "range's task was given.</p>"
+        ),
+    ]
     blocks = [(j.vertex, "join", join_lines(j)) for j in facts.joins]
     blocks += [(s.vertex, "sort", sort_lines(s)) for s in facts.sorts]
     for vertex, what, lines in blocks:
         head, *rest = (line.strip() for line in lines)
-        parts.append(f'<div class="{what}" data-vertex="{escape(vertex)}"><h3>{escape(head)}</h3>'
-                     f'<pre class="decided">{escape(chr(10).join(rest))}</pre></div>')  # fmt: skip
+        parts.append(
+            f'<div class="{what}" data-vertex="{escape(vertex)}"><h3>{escape(head)}</h3>'
+            f'<pre class="decided">{escape(chr(10).join(rest))}</pre></div>'
+        )
     return parts
 
 
@@ -164,45 +174,86 @@ def _sql_section(facts: JobFacts) -> list[str]:
     pieces = [(v.name, piece) for v in facts.vertices for piece in v.sql]
     if not pieces:
         return []
-    parts = ["<h2>SQL</h2>",
-             "<p class=why>The piece of the query each vertex runs, as Spark SQL over the views "
-             "it names (its sources, then its inputs), under the part of the query it came "
-             "from.</p>"]  # fmt: skip
+    parts = [
+        "<h2>SQL</h2>",
+        "<p class=why>The piece of the query each vertex runs, as Spark SQL over the views "
+        "it names (its sources, then its inputs), under the part of the query it came "
+        "from.</p>",
+    ]
     for vertex, piece in pieces:
         who = vertex if piece.member == vertex else f"{vertex}: {piece.member}"
         origin = " ".join(piece.origin.split())
-        parts.append(f'<div data-vertex="{escape(vertex)}"><h3>{escape(who)}</h3>'
-                     + (f'<p class="origin">from the query: <code>{escape(origin)}</code></p>'
-                        if origin else "")
-                     + f'<pre class="sql">{escape(piece.sql.strip())}</pre></div>')  # fmt: skip
+        parts.append(
+            f'<div data-vertex="{escape(vertex)}"><h3>{escape(who)}</h3>'
+            + (
+                f'<p class="origin">from the query: <code>{escape(origin)}</code></p>'
+                if origin
+                else ""
+            )
+            + f'<pre class="sql">{escape(piece.sql.strip())}</pre></div>'
+        )
     return parts
 
 
 def _legend(facts: JobFacts) -> str:
     colours = vertex_colours(facts)
-    items = [f'<span><i class="swatch" style="background:{colours[v.name]}"></i>{escape(v.name)}</span>'
-             for v in facts.vertices]  # fmt: skip
+    items = [
+        f'<span><i class="swatch" style="background:{colours[v.name]}"></i>{escape(v.name)}</span>'
+        for v in facts.vertices
+    ]
     kinds = sorted({m.kind for m in facts.markers})
-    items += [f'<span><i class="swatch" style="background:{MARKER_COLOURS.get(k, "#333")}"></i>'
-              f"{escape(k)}</span>" for k in kinds]  # fmt: skip
+    items += [
+        f'<span><i class="swatch" style="background:{MARKER_COLOURS.get(k, "#333")}"></i>'
+        f"{escape(k)}</span>"
+        for k in kinds
+    ]
     return f'<p class="legend">{"".join(items)}</p>'
 
 
 def _vertex_table(facts: JobFacts) -> str:
-    head = ("vertex", "runs", "parallelism", "tasks", "attempts", "rows in", "rows out",
-            "bytes in", "bytes out", "duration", "why")  # fmt: skip
+    head = (
+        "vertex",
+        "runs",
+        "parallelism",
+        "tasks",
+        "attempts",
+        "rows in",
+        "rows out",
+        "bytes in",
+        "bytes out",
+        "duration",
+        "why",
+    )
     rows = []
     for v in facts.vertices:
         parallelism = "—" if v.parallelism is None else f"{v.parallelism} ({origin_words(v)})"
         why = v.explanation if v.parallelism is not None else v.waiting_for
         if v.task_bytes is not None:
             why += f" [tasks given {size(v.task_bytes[0])} to {size(v.task_bytes[1])}]"
-        cells = [escape(v.name), escape(v.kind + (f": {v.operator}" if v.operator else "")),
-                 escape(parallelism), f"{v.finished:,}/{v.tasks:,}", f"{v.deployments:,}",
-                 f"{v.rows_in:,}", f"{v.rows_out:,}", size(v.bytes_in), size(v.bytes_out),
-                 "" if v.duration_s is None else f"{v.duration_s:.2f} s", escape(why)]  # fmt: skip
-        rows.append("<tr>" + "".join(
-            f'<td class="{"n" if 3 <= i <= 9 else ""}">{c}</td>' for i, c in enumerate(cells)
-        ) + "</tr>")  # fmt: skip
-    return ('<table class="vertices"><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-            + "".join(rows) + "</table>")  # fmt: skip
+        cells = [
+            escape(v.name),
+            escape(v.kind + (f": {v.operator}" if v.operator else "")),
+            escape(parallelism),
+            f"{v.finished:,}/{v.tasks:,}",
+            f"{v.deployments:,}",
+            f"{v.rows_in:,}",
+            f"{v.rows_out:,}",
+            size(v.bytes_in),
+            size(v.bytes_out),
+            "" if v.duration_s is None else f"{v.duration_s:.2f} s",
+            escape(why),
+        ]
+        rows.append(
+            "<tr>"
+            + "".join(
+                f'<td class="{"n" if 3 <= i <= 9 else ""}">{c}</td>' for i, c in enumerate(cells)
+            )
+            + "</tr>"
+        )
+    return (
+        '<table class="vertices"><tr>'
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr>"
+        + "".join(rows)
+        + "</table>"
+    )

@@ -40,12 +40,19 @@ class HistoryEntry:
 
     @staticmethod
     def ended(details: JobDetails) -> HistoryEntry:
-        return HistoryEntry(details.job_id, details.name, details.status, details.submitted_at,
-                            details.ended_at, sum(v.tasks for v in details.vertices))  # fmt: skip
+        return HistoryEntry(
+            details.job_id,
+            details.name,
+            details.status,
+            details.submitted_at,
+            details.ended_at,
+            sum(v.tasks for v in details.vertices),
+        )
 
 
-def find_job(job_id: str, config: Configuration | None = None, store_url: str | None = None
-             ) -> JobStore:  # fmt: skip
+def find_job(
+    job_id: str, config: Configuration | None = None, store_url: str | None = None
+) -> JobStore:
     """The store of ``job_id`` (``store_url`` if known, else under ``jobstore.dir``), or its
     archive; UnknownJobError naming where it looked."""
     config = config or Configuration()
@@ -55,8 +62,10 @@ def find_job(job_id: str, config: Configuration | None = None, store_url: str | 
         if store.exists():
             return store
     where = " or ".join(dict.fromkeys(s.url.rsplit("/", 1)[0] for s in places))
-    raise UnknownJobError(f"no job {job_id!r} in {where} (set jobstore.dir or "
-                      "jobmanager.archive.fs.dir if it ran with another)")  # fmt: skip
+    raise UnknownJobError(
+        f"no job {job_id!r} in {where} (set jobstore.dir or "
+        "jobmanager.archive.fs.dir if it ran with another)"
+    )
 
 
 def job_facts(store: JobStore, job_id: str) -> JobFacts:
@@ -69,9 +78,11 @@ def job_facts(store: JobStore, job_id: str) -> JobFacts:
     except JobStoreError:
         raise
     except Exception as error:
-        raise JobStoreError(f"job store {store.url}: the job graph cannot be read back here "
-                            f"(its code needs what it imported): {type(error).__name__}: "
-                            f"{error}") from None  # fmt: skip
+        raise JobStoreError(
+            f"job store {store.url}: the job graph cannot be read back here "
+            f"(its code needs what it imported): {type(error).__name__}: "
+            f"{error}"
+        ) from None
     return facts_from_log(graph, submitted, records[1:], job_id, store.final_status())
 
 
@@ -79,13 +90,18 @@ def history(config: Configuration | None = None) -> list[HistoryEntry]:
     """Every archived job, newest first, and the jobs whose store has no archive yet (running,
     or ended moments ago): name, id, status, submitted and ended times, tasks."""
     config = config or Configuration()
-    jobs = {job_id: HistoryEntry.ended(details)
-            for job_id, details in archived_jobs(archive_root(config))}  # fmt: skip
+    jobs = {
+        job_id: HistoryEntry.ended(details)
+        for job_id, details in archived_jobs(archive_root(config))
+    }
     for job_id, submitted, final in _stored_jobs(store_root(config)):
         if job_id in jobs:
             continue
-        jobs[job_id] = HistoryEntry.ended(final) if final else HistoryEntry(
-            job_id, submitted.name, None, submitted.submitted_at, None, None)  # fmt: skip
+        jobs[job_id] = (
+            HistoryEntry.ended(final)
+            if final
+            else HistoryEntry(job_id, submitted.name, None, submitted.submitted_at, None, None)
+        )
     return sorted(jobs.values(), key=lambda job: job.submitted_at, reverse=True)
 
 

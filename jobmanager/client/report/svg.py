@@ -16,11 +16,27 @@ from jobmanager.client.report.layout import layered_layout
 
 __all__ = ["bytes_svg", "graph_svg", "size", "timeline_svg", "vertex_colours"]
 
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7",
-           "#9c755f", "#bab0ac", "#e15759")  # fmt: skip
-MARKER_COLOURS = {"failure": "#d62728", "lost": "#7f7f7f", "recovery": "#9467bd",
-                  "cancel": "#ff7f0e", "request-failed": "#8c564b", "end": "#2ca02c",
-                  "archive": "#17becf"}  # fmt: skip
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#b07aa1",
+    "#76b7b2",
+    "#edc948",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#e15759",
+)
+MARKER_COLOURS = {
+    "failure": "#d62728",
+    "lost": "#7f7f7f",
+    "recovery": "#9467bd",
+    "cancel": "#ff7f0e",
+    "request-failed": "#8c564b",
+    "end": "#2ca02c",
+    "archive": "#17becf",
+}
 _NODE_W, _NODE_H, _GAP_X, _GAP_Y, _PAD = 190, 66, 190, 40, 24
 
 
@@ -36,8 +52,10 @@ def vertex_colours(facts: JobFacts) -> dict[str, str]:
 
 
 def _text(x: float, y: float, text: str, css: str = "", anchor: str = "start") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"'
-            f'{f" class={chr(34)}{css}{chr(34)}" if css else ""}>{escape(text)}</text>')  # fmt: skip
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"'
+        f"{f' class={chr(34)}{css}{chr(34)}' if css else ''}>{escape(text)}</text>"
+    )
 
 
 def _short(text: str, limit: int) -> str:
@@ -63,12 +81,14 @@ def graph_svg(facts: JobFacts) -> str:
         return _PAD + layer * (_NODE_W + _GAP_X), _PAD + 20 + offset + position * (_NODE_H + _GAP_Y)
 
     colours = vertex_colours(facts)
-    parts = [f'<svg class="graph" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-             f'aria-label="job graph">',
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
-             'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker>'
-             '</defs>']  # fmt: skip
+    parts = [
+        f'<svg class="graph" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="job graph">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker>'
+        "</defs>",
+    ]
     seen: dict[tuple[str, str], int] = {}
     for r in facts.results:
         (x1, y1), (x2, y2) = box(r.source), box(r.target)
@@ -76,19 +96,23 @@ def graph_svg(facts: JobFacts) -> str:
         seen[(r.source, r.target)] = index + 1
         a, b = (x1 + _NODE_W, y1 + _NODE_H / 2), (x2, y2 + _NODE_H / 2)
         bend = (b[0] - a[0]) / 2
-        parts.append(f'<path class="edge" d="M{a[0]:.1f},{a[1]:.1f} C{a[0] + bend:.1f},{a[1]:.1f} '
-                     f'{b[0] - bend:.1f},{b[1]:.1f} {b[0]:.1f},{b[1]:.1f}" '
-                     f'marker-end="url(#arrow)"><title>{escape(_edge_title(r))}</title></path>')  # fmt: skip
+        parts.append(
+            f'<path class="edge" d="M{a[0]:.1f},{a[1]:.1f} C{a[0] + bend:.1f},{a[1]:.1f} '
+            f'{b[0] - bend:.1f},{b[1]:.1f} {b[0]:.1f},{b[1]:.1f}" '
+            f'marker-end="url(#arrow)"><title>{escape(_edge_title(r))}</title></path>'
+        )
         mx, my = _label_point(a, b, bend)
         my += -14 + 30 * index
         parts.append(_text(mx, my - 6, f"{r.partitioner} · {r.pattern}", "edge-label", "middle"))
-        parts.append(_text(mx, my + 7, f"{r.result_type} · {size(r.bytes)}", "edge-label", "middle"))
+        parts.append(
+            _text(mx, my + 7, f"{r.result_type} · {size(r.bytes)}", "edge-label", "middle")
+        )
     for v in facts.vertices:
         x, y = box(v.name)
         p = "undecided" if v.parallelism is None else f"parallelism {v.parallelism}"
         parts.append(
             f'<g class="vertex" data-vertex="{escape(v.name)}" tabindex="0">'
-            f'<title>{escape(v.name)}: {escape(v.explanation or v.waiting_for)}</title>'
+            f"<title>{escape(v.name)}: {escape(v.explanation or v.waiting_for)}</title>"
             f'<rect x="{x}" y="{y}" width="{_NODE_W}" height="{_NODE_H}" rx="8" '
             f'fill="#fff" stroke="{colours[v.name]}" stroke-width="3"/>'
             f'<rect x="{x}" y="{y}" width="8" height="{_NODE_H}" rx="3" fill="{colours[v.name]}"/>'
@@ -96,12 +120,14 @@ def graph_svg(facts: JobFacts) -> str:
             + _text(x + 16, y + 38, _short(v.kind, 28), "vertex-kind")
             + _text(x + 16, y + 56, p, "vertex-parallelism")
             + "</g>"
-        )  # fmt: skip
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _label_point(a: tuple[float, float], b: tuple[float, float], bend: float) -> tuple[float, float]:
+def _label_point(
+    a: tuple[float, float], b: tuple[float, float], bend: float
+) -> tuple[float, float]:
     """Where an edge's label goes: on the curve, in the gap right after its source, which no
     vertex box occupies however many layers the edge spans."""
     x = a[0] + min(_GAP_X / 2, (b[0] - a[0]) / 2)
@@ -109,8 +135,12 @@ def _label_point(a: tuple[float, float], b: tuple[float, float], bend: float) ->
 
     def at(t: float, axis: int) -> float:
         u = 1 - t
-        return (u**3 * points[0][axis] + 3 * u * u * t * points[1][axis]
-                + 3 * u * t * t * points[2][axis] + t**3 * points[3][axis])  # fmt: skip
+        return (
+            u**3 * points[0][axis]
+            + 3 * u * u * t * points[1][axis]
+            + 3 * u * t * t * points[2][axis]
+            + t**3 * points[3][axis]
+        )
 
     low, high = 0.0, 1.0
     for _ in range(30):  # the curve's x grows with t: bisect for the label's x
@@ -120,8 +150,10 @@ def _label_point(a: tuple[float, float], b: tuple[float, float], bend: float) ->
 
 
 def _edge_title(r: ResultFacts) -> str:
-    return (f"{r.source} → {r.target}: {r.partitioner}, {r.pattern}, {r.result_type}; "
-            f"{r.bytes:,} bytes from {r.partitions} partitions")  # fmt: skip
+    return (
+        f"{r.source} → {r.target}: {r.partitioner}, {r.pattern}, {r.result_type}; "
+        f"{r.bytes:,} bytes from {r.partitions} partitions"
+    )
 
 
 # -- the timeline -------------------------------------------------------------------------------
@@ -142,9 +174,11 @@ def timeline_svg(facts: JobFacts, max_bars: int = 2000, max_rows: int = 120) -> 
     rows = [v.name for v in facts.vertices] if aggregate else list(facts.slots)
     height = _AXIS_H + len(rows) * _ROW_H + 10
     width = _LABEL_W + _PLOT_W + 20
-    parts = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-             f'aria-label="task attempts over time">']  # fmt: skip
+    parts = [
+        f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="task attempts over time">'
+    ]
     parts.extend(_axis(span, x, start, height))
     colours = vertex_colours(facts)
     if aggregate:
@@ -153,9 +187,11 @@ def timeline_svg(facts: JobFacts, max_bars: int = 2000, max_rows: int = 120) -> 
         parts.extend(_slot_rows(facts, rows, colours, x))
     for m in facts.markers:
         colour = MARKER_COLOURS.get(m.kind, "#333")
-        parts.append(f'<line class="marker marker-{m.kind}" x1="{x(m.time_ms):.1f}" y1="{_AXIS_H - 6}" '
-                     f'x2="{x(m.time_ms):.1f}" y2="{height - 4}" stroke="{colour}" '
-                     f'stroke-width="1.5" stroke-dasharray="4 2"><title>{escape(m.text)}</title></line>')  # fmt: skip
+        parts.append(
+            f'<line class="marker marker-{m.kind}" x1="{x(m.time_ms):.1f}" y1="{_AXIS_H - 6}" '
+            f'x2="{x(m.time_ms):.1f}" y2="{height - 4}" stroke="{colour}" '
+            f'stroke-width="1.5" stroke-dasharray="4 2"><title>{escape(m.text)}</title></line>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -166,7 +202,9 @@ def _axis(span: int, x, start: int, height: int) -> list[str]:
     t = 0.0
     while t * 1000 <= span:
         at = x(start + t * 1000)
-        parts.append(f'<line class="tick" x1="{at:.1f}" y1="{_AXIS_H - 4}" x2="{at:.1f}" y2="{height - 4}"/>')
+        parts.append(
+            f'<line class="tick" x1="{at:.1f}" y1="{_AXIS_H - 4}" x2="{at:.1f}" y2="{height - 4}"/>'
+        )
         parts.append(_text(at, _AXIS_H - 10, f"{t:g} s", "tick-label", "middle"))
         t += step
     return parts
@@ -188,20 +226,27 @@ def _slot_rows(facts: JobFacts, rows: list, colours: dict, x) -> list[str]:
     for a in facts.attempts:
         y = _AXIS_H + row_of[(a.task_manager, a.slot)] * _ROW_H
         end = a.ended_ms if a.ended_ms is not None else facts.last_ms
-        title = (f"{a.vertex}[{a.subtask}] attempt {a.attempt}: {a.outcome}, "
-                 f"{(end - a.started_ms) / 1000:.2f} s" + (f": {a.error}" if a.error else ""))  # fmt: skip
+        title = (
+            f"{a.vertex}[{a.subtask}] attempt {a.attempt}: {a.outcome}, "
+            f"{(end - a.started_ms) / 1000:.2f} s" + (f": {a.error}" if a.error else "")
+        )
         if a.started_ms > a.deployed_ms:  # waited in the slot behind another task
-            parts.append(f'<line class="queued" x1="{x(a.deployed_ms):.1f}" y1="{y + 8}" '
-                         f'x2="{x(a.started_ms):.1f}" y2="{y + 8}" stroke="{colours[a.vertex]}"/>')  # fmt: skip
+            parts.append(
+                f'<line class="queued" x1="{x(a.deployed_ms):.1f}" y1="{y + 8}" '
+                f'x2="{x(a.started_ms):.1f}" y2="{y + 8}" stroke="{colours[a.vertex]}"/>'
+            )
         w = max(x(end) - x(a.started_ms), 1.5)
-        parts.append(f'<rect class="attempt outcome-{a.outcome}" data-vertex="{escape(a.vertex)}" '
-                     f'x="{x(a.started_ms):.1f}" y="{y + 2}" width="{w:.1f}" height="{_ROW_H - 4}" '
-                     f'fill="{colours[a.vertex]}"><title>{escape(title)}</title></rect>')  # fmt: skip
+        parts.append(
+            f'<rect class="attempt outcome-{a.outcome}" data-vertex="{escape(a.vertex)}" '
+            f'x="{x(a.started_ms):.1f}" y="{y + 2}" width="{w:.1f}" height="{_ROW_H - 4}" '
+            f'fill="{colours[a.vertex]}"><title>{escape(title)}</title></rect>'
+        )
     return parts
 
 
-def _aggregated_rows(facts: JobFacts, rows: list, colours: dict, x, start: int, span: int,
-                     bins: int = 320) -> list[str]:  # fmt: skip
+def _aggregated_rows(
+    facts: JobFacts, rows: list, colours: dict, x, start: int, span: int, bins: int = 320
+) -> list[str]:
     width = span / bins
     busy = {name: [0.0] * bins for name in rows}
     failed = {name: [0] * bins for name in rows}
@@ -225,10 +270,12 @@ def _aggregated_rows(facts: JobFacts, rows: list, colours: dict, x, start: int, 
             title = f"{name}: {running:.1f} tasks running on average"
             if failed[name][b]:
                 title += f", {failed[name][b]} failed"
-            parts.append(f'<rect class="busy" data-vertex="{escape(name)}" x="{x(lo):.1f}" y="{y + 2}" '
-                         f'width="{max(x(lo + width) - x(lo), 1):.1f}" height="{_ROW_H - 4}" '
-                         f'fill="{colours[name]}" fill-opacity="{0.15 + 0.85 * running / peak:.2f}">'
-                         f'<title>{escape(title)}</title></rect>')  # fmt: skip
+            parts.append(
+                f'<rect class="busy" data-vertex="{escape(name)}" x="{x(lo):.1f}" y="{y + 2}" '
+                f'width="{max(x(lo + width) - x(lo), 1):.1f}" height="{_ROW_H - 4}" '
+                f'fill="{colours[name]}" fill-opacity="{0.15 + 0.85 * running / peak:.2f}">'
+                f"<title>{escape(title)}</title></rect>"
+            )
     return parts
 
 
@@ -253,33 +300,62 @@ def bytes_svg(result: ResultFacts, max_bars: int = 400) -> str:
     def x(subpartition: float) -> float:
         return left + subpartition / group * step
 
-    parts = [f'<svg class="bytes" xmlns="http://www.w3.org/2000/svg" width="{left + _CHART_W + 20}" '
-             f'height="{height}" role="img" aria-label="bytes per subpartition of {escape(result.result)}">']  # fmt: skip
+    parts = [
+        f'<svg class="bytes" xmlns="http://www.w3.org/2000/svg" width="{left + _CHART_W + 20}" '
+        f'height="{height}" role="img" aria-label="bytes per subpartition of {escape(result.result)}">'
+    ]
     for k, (first, last) in enumerate(result.consumer_ranges):
-        parts.append(f'<rect class="range range-{k % 2}" x="{x(first):.1f}" y="{top}" '
-                     f'width="{max(x(last + 1) - x(first), 1):.1f}" height="{_CHART_H}">'
-                     f'<title>task {k}: subpartitions {first}..{last}, '
-                     f'{size(sum(counts[first : last + 1]))}</title></rect>')  # fmt: skip
+        parts.append(
+            f'<rect class="range range-{k % 2}" x="{x(first):.1f}" y="{top}" '
+            f'width="{max(x(last + 1) - x(first), 1):.1f}" height="{_CHART_H}">'
+            f"<title>task {k}: subpartitions {first}..{last}, "
+            f"{size(sum(counts[first : last + 1]))}</title></rect>"
+        )
         if len(result.consumer_ranges) <= 64:
-            parts.append(_text((x(first) + x(last + 1)) / 2, top + _CHART_H + 14, str(k),
-                               "range-label", "middle"))  # fmt: skip
+            parts.append(
+                _text(
+                    (x(first) + x(last + 1)) / 2,
+                    top + _CHART_H + 14,
+                    str(k),
+                    "range-label",
+                    "middle",
+                )
+            )
     split_bins = {s // group: ways for s, ways in result.splits}
     for i, value in enumerate(bars):
         h = value / peak * (_CHART_H - 10)
         css = "bar split" if i in split_bins else "bar"
         first = i * group
-        label = f"subpartition {first}" if group == 1 else f"subpartitions {first}..{min(first + group, n) - 1}"
-        title = f"{label}: {value:,} bytes" + (f", split across {split_bins[i]} tasks" if i in split_bins else "")
-        parts.append(f'<rect class="{css}" x="{left + i * step + 0.5:.1f}" y="{top + _CHART_H - h:.1f}" '
-                     f'width="{max(step - 1, 0.8):.1f}" height="{h:.1f}"><title>{escape(title)}</title></rect>')  # fmt: skip
+        label = (
+            f"subpartition {first}"
+            if group == 1
+            else f"subpartitions {first}..{min(first + group, n) - 1}"
+        )
+        title = f"{label}: {value:,} bytes" + (
+            f", split across {split_bins[i]} tasks" if i in split_bins else ""
+        )
+        parts.append(
+            f'<rect class="{css}" x="{left + i * step + 0.5:.1f}" y="{top + _CHART_H - h:.1f}" '
+            f'width="{max(step - 1, 0.8):.1f}" height="{h:.1f}"><title>{escape(title)}</title></rect>'
+        )
     for s, ways in result.splits[:24]:
         parts.append(_text(x(s + 0.5), top - 6, f"×{ways}", "split-label", "middle"))
     parts.append(_text(left - 6, top + 10, size(peak), "axis-label", "end"))
     parts.append(_text(left - 6, top + _CHART_H, "0", "axis-label", "end"))
-    parts.append(_text(left + _CHART_W / 2, height - 4,
-                       f"{n} subpartitions" + (f" ({group} per bar)" if group > 1 else "")
-                       + (f"; bands: the {len(result.consumer_ranges)} consumer tasks' ranges"
-                          if result.consumer_ranges else "; consumer not decided yet"),
-                       "axis-label", "middle"))  # fmt: skip
+    parts.append(
+        _text(
+            left + _CHART_W / 2,
+            height - 4,
+            f"{n} subpartitions"
+            + (f" ({group} per bar)" if group > 1 else "")
+            + (
+                f"; bands: the {len(result.consumer_ranges)} consumer tasks' ranges"
+                if result.consumer_ranges
+                else "; consumer not decided yet"
+            ),
+            "axis-label",
+            "middle",
+        )
+    )
     parts.append("</svg>")
     return "".join(parts)

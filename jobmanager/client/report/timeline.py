@@ -76,20 +76,33 @@ class TimelineBuilder:
             self._add_slots(event.task_manager, event.slots)
         elif kind is ev.TaskManagerLost:
             self._lose(lambda o: o.deploy.task_manager == event.task_manager, time_ms)
-            self.markers.append(Marker(time_ms, "lost", f"TaskManager {event.task_manager} lost: "
-                                                        f"{_first_line(event.cause)}"))  # fmt: skip
+            self.markers.append(
+                Marker(
+                    time_ms,
+                    "lost",
+                    f"TaskManager {event.task_manager} lost: {_first_line(event.cause)}",
+                )
+            )
         elif kind is ev.JobManagerRecovered:
             self._recovered(event, time_ms)
         elif kind is ev.JobCancelRequested:
             self.markers.append(Marker(time_ms, "cancel", f"cancel requested: {event.reason}"))
         elif kind is ev.TaskManagerRequestFailed:
-            self.markers.append(Marker(time_ms, "request-failed", f"TaskManagers of {event.slots} "
-                                       f"slots not started: {_first_line(event.reason)}"))  # fmt: skip
+            self.markers.append(
+                Marker(
+                    time_ms,
+                    "request-failed",
+                    f"TaskManagers of {event.slots} slots not started: {_first_line(event.reason)}",
+                )
+            )
         elif kind is ev.JobEnded:
             self.markers.append(Marker(time_ms, "end", f"job {event.status}"))
         elif kind is ev.JobArchived:
-            text = (f"archived to {event.archive}" if not event.error else
-                    f"not archived: {_first_line(event.error)}")  # fmt: skip
+            text = (
+                f"archived to {event.archive}"
+                if not event.error
+                else f"not archived: {_first_line(event.error)}"
+            )
             self.markers.append(Marker(time_ms, "archive", text))
         for command in commands:
             if type(command) is cmd.DeployTask:
@@ -112,9 +125,13 @@ class TimelineBuilder:
         else:
             error = _first_line(event.error)
             self.ended.append((opened, time_ms, "failed", error))
-            self.markers.append(Marker(time_ms, "failure",
-                                       f"{event.vertex}[{event.subtask}] attempt {event.attempt} "
-                                       f"failed: {error}"))  # fmt: skip
+            self.markers.append(
+                Marker(
+                    time_ms,
+                    "failure",
+                    f"{event.vertex}[{event.subtask}] attempt {event.attempt} failed: {error}",
+                )
+            )
 
     def _lose(self, which, time_ms: int) -> None:
         for key, opened in list(self.open.items()):
@@ -130,11 +147,15 @@ class TimelineBuilder:
             self._add_slots(report.task_manager, report.slots)
             for ended in report.ended:
                 self._ended(ended, time_ms)
-        self._lose(lambda o: (o.deploy.vertex, o.deploy.subtask, o.deploy.attempt) not in running,
-                   time_ms)  # fmt: skip
+        self._lose(
+            lambda o: (o.deploy.vertex, o.deploy.subtask, o.deploy.attempt) not in running, time_ms
+        )
         answered = {report.task_manager for report in event.task_managers}
-        self.markers.append(Marker(time_ms, "recovery", f"JobManager recovered: "
-                                   f"{len(answered)} TaskManagers answered"))  # fmt: skip
+        self.markers.append(
+            Marker(
+                time_ms, "recovery", f"JobManager recovered: {len(answered)} TaskManagers answered"
+            )
+        )
 
     def attempts(self, job_ended: bool) -> list[Attempt]:
         """Every attempt, in the order they were deployed; those still open are ``running``,
@@ -142,8 +163,14 @@ class TimelineBuilder:
         rows = [(o, end, outcome, error) for o, end, outcome, error in self.ended]
         still = "abandoned" if job_ended else "running"
         rows.extend((o, None, still, "") for o in self.open.values())
-        rows.sort(key=lambda row: (row[0].deployed_ms, row[0].deploy.vertex, row[0].deploy.subtask,
-                                   row[0].deploy.attempt))  # fmt: skip
+        rows.sort(
+            key=lambda row: (
+                row[0].deployed_ms,
+                row[0].deploy.vertex,
+                row[0].deploy.subtask,
+                row[0].deploy.attempt,
+            )
+        )
         free_at: dict[tuple[str, int], int] = {}
         attempts = []
         for opened, end, outcome, error in rows:
@@ -156,8 +183,20 @@ class TimelineBuilder:
                     started = min(started, end)
             if end is not None:
                 free_at[slot] = max(free_at.get(slot, 0), end)
-            attempts.append(Attempt(d.vertex, d.subtask, d.attempt, d.task_manager, d.slot,
-                                    opened.deployed_ms, started, end, outcome, error))  # fmt: skip
+            attempts.append(
+                Attempt(
+                    d.vertex,
+                    d.subtask,
+                    d.attempt,
+                    d.task_manager,
+                    d.slot,
+                    opened.deployed_ms,
+                    started,
+                    end,
+                    outcome,
+                    error,
+                )
+            )
         return attempts
 
 

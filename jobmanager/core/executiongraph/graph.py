@@ -155,8 +155,10 @@ class ExecutionGraph:
         snapshot grows the same graph again."""
         old_producer, old_consumer = self.job_vertex(producer), self.job_vertex(consumer)
         if old_producer.is_initialized or old_consumer.is_initialized:
-            raise JobGraphError(f"vertices {producer!r} and {consumer!r} can be fused only "
-                                "before either is initialised")  # fmt: skip
+            raise JobGraphError(
+                f"vertices {producer!r} and {consumer!r} can be fused only "
+                "before either is initialised"
+            )
         self.growth_steps.append(("fuse", producer, consumer))
         fused = next(v for v in job_graph.vertices if v.name not in self.job_vertices)
         ejv = ExecutionJobVertex(fused, old_consumer.position, old_producer.max_parallelism)
@@ -172,8 +174,9 @@ class ExecutionGraph:
             del self.results[result.id]
         self.job_vertices = {
             (ejv.name if name == consumer else name): (ejv if name == consumer else v)
-            for name, v in self.job_vertices.items() if name != producer
-        }  # fmt: skip
+            for name, v in self.job_vertices.items()
+            if name != producer
+        }
         for name, v in self.job_vertices.items():
             v.job_vertex = job_graph.vertex(name)
         for result in self.results.values():

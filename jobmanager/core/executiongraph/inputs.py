@@ -152,7 +152,8 @@ class PartitionRangesInputInfo:
         if not 0 <= k < len(self.cuts) - 1:
             raise IndexError(k)
         return ExecutionVertexInputInfo.single(
-            IndexRange(self.cuts[k], self.cuts[k + 1] - 1), IndexRange(0, self.num_subpartitions - 1)
+            IndexRange(self.cuts[k], self.cuts[k + 1] - 1),
+            IndexRange(0, self.num_subpartitions - 1),
         )
 
 

@@ -69,7 +69,9 @@ class IntermediateResult:
             else:
                 self.dynamic_subpartitions = -(-consumer_max // len(producers))
         pointwise = self.pattern is DistributionPattern.POINTWISE
-        self.produced = ResultBytes(len(producers), None if pointwise else self.subpartition_count(0))
+        self.produced = ResultBytes(
+            len(producers), None if pointwise else self.subpartition_count(0)
+        )
 
     def subpartition_count(self, partition_index: int) -> int:
         if self.is_broadcast:

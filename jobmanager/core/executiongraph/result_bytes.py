@@ -38,15 +38,25 @@ def needs_breakdown(result, partition_index: int) -> bool:
     """Whether the producer of this partition must report its bytes per subpartition: the
     consumer's parallelism is still to be decided from them (its subpartitions were sized for
     its max parallelism), or there are few enough to keep for the report anyway."""
-    return (result.dynamic_subpartitions is not None
-            or result.subpartition_count(partition_index) <= BREAKDOWN_UP_TO)  # fmt: skip
+    return (
+        result.dynamic_subpartitions is not None
+        or result.subpartition_count(partition_index) <= BREAKDOWN_UP_TO
+    )
 
 
 class ResultBytes:
     """``subpartitions`` None: a pointwise result, whose partitions are kept one by one."""
 
-    __slots__ = ("subpartition_sums", "partition_totals", "per_partition", "counted", "sparse",
-                 "has_breakdown", "recorded", "_index")  # fmt: skip
+    __slots__ = (
+        "subpartition_sums",
+        "partition_totals",
+        "per_partition",
+        "counted",
+        "sparse",
+        "has_breakdown",
+        "recorded",
+        "_index",
+    )
 
     def __init__(self, partitions: int, subpartitions: int | None) -> None:
         self.subpartition_sums = np.zeros(subpartitions or 0, dtype=np.int64)
@@ -69,8 +79,10 @@ class ResultBytes:
         if self.per_partition is not None:
             self.per_partition[partition] = np.array(report.counts(), dtype=np.int64)
         elif n != len(self.subpartition_sums):
-            raise ValueError(f"partition {partition} reported {n} subpartitions, "
-                             f"expected {len(self.subpartition_sums)}")  # fmt: skip
+            raise ValueError(
+                f"partition {partition} reported {n} subpartitions, "
+                f"expected {len(self.subpartition_sums)}"
+            )
         elif report.is_sparse:
             written = report.written_indices()
             self.subpartition_sums[written] += report.values()
@@ -155,11 +167,14 @@ def report_problem(vertex, produced) -> str:
         partition = expected[report.result]
         result = partition.result
         if (report.total_bytes is not None and report.total_bytes < 0) or (
-                len(report.values()) and int(report.values().min()) < 0):
+            len(report.values()) and int(report.values().min()) < 0
+        ):
             return f"reported a negative byte count for {report.result}"
         if result.produced.recorded + report.total > _MAX_BYTES:
-            return (f"reported {report.total:,} bytes for {report.result}, which would take its "
-                    f"total past 2^63 - 1 bytes: a count is wrong")  # fmt: skip
+            return (
+                f"reported {report.total:,} bytes for {report.result}, which would take its "
+                f"total past 2^63 - 1 bytes: a count is wrong"
+            )
         if not report.has_breakdown and needs_breakdown(result, partition.index):
             return f"reported only the total of {report.result}, whose bytes per subpartition are needed"
         if report.is_sparse and len(report.written_indices()) != len(report.values()):
@@ -167,9 +182,17 @@ def report_problem(vertex, produced) -> str:
         if result.produced.per_partition is None:
             wanted = result.subpartition_count(partition.index)
             if report.num_subpartitions != wanted:
-                return (f"reported {report.num_subpartitions} subpartitions for {report.result}, "
-                        f"expected {wanted}")  # fmt: skip
-            if report.is_sparse and len(report.written_indices()) and (
-                    int(report.written_indices().max()) >= wanted or int(report.written_indices().min()) < 0):
+                return (
+                    f"reported {report.num_subpartitions} subpartitions for {report.result}, "
+                    f"expected {wanted}"
+                )
+            if (
+                report.is_sparse
+                and len(report.written_indices())
+                and (
+                    int(report.written_indices().max()) >= wanted
+                    or int(report.written_indices().min()) < 0
+                )
+            ):
                 return f"reported a subpartition of {report.result} outside 0..{wanted - 1}"
     return ""

@@ -15,16 +15,18 @@ from typing import Iterable
 
 __all__ = ["NON_RECOVERABLE", "non_recoverable_cause"]
 
-NON_RECOVERABLE = frozenset({
-    "jobmanager.errors.NonRecoverableError",  # Tidal's own, and the user's subclasses of it
-    "pyspark.errors.exceptions.base.AnalysisException",  # a column or table that is not there
-    "builtins.TypeError",  # a wrong return type, or a function applied to what it cannot take
-    "builtins.AttributeError",
-    "builtins.NameError",
-    "builtins.ImportError",  # ModuleNotFoundError included: code that cannot be loaded
-    "builtins.SyntaxError",
-    "builtins.FileNotFoundError",  # a source's file that is gone
-})  # fmt: skip
+NON_RECOVERABLE = frozenset(
+    {
+        "jobmanager.errors.NonRecoverableError",  # Tidal's own, and the user's subclasses of it
+        "pyspark.errors.exceptions.base.AnalysisException",  # a column or table that is not there
+        "builtins.TypeError",  # a wrong return type, or a function applied to what it cannot take
+        "builtins.AttributeError",
+        "builtins.NameError",
+        "builtins.ImportError",  # ModuleNotFoundError included: code that cannot be loaded
+        "builtins.SyntaxError",
+        "builtins.FileNotFoundError",  # a source's file that is gone
+    }
+)
 
 
 def non_recoverable_cause(error_types: Iterable[str], configured: Iterable[str] = ()) -> str | None:

@@ -83,6 +83,4 @@ class RegionPartitionGroupReleaseStrategy:
 
     @staticmethod
     def _released_groups(region: SchedulingPipelinedRegion) -> list[ConsumedPartitionGroup]:
-        return [
-            g for g in region.blocking_groups if g.result.result_type.is_released_by_scheduler
-        ]
+        return [g for g in region.blocking_groups if g.result.result_type.is_released_by_scheduler]

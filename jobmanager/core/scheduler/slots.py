@@ -100,8 +100,9 @@ class SlotPool:
                     return slot
         return self.free.popleft()
 
-    def take_free(self, allowed: Callable[[Slot], bool], preferred: Callable[[Slot], bool]
-                  ) -> Slot | None:  # fmt: skip
+    def take_free(
+        self, allowed: Callable[[Slot], bool], preferred: Callable[[Slot], bool]
+    ) -> Slot | None:
         """A free slot that ``allowed`` accepts, one ``preferred`` likes if there is one, among
         the first few free ones (a speculative attempt's slot); None if none is."""
         fallback = None
@@ -141,9 +142,11 @@ class SlotPool:
             request.cancelled = True
             self.demand -= request.size
 
-    def fulfil(self, preferred: Callable[[SlotRequest], str | None] | None = None,
-               node_of: Callable[[str], str] = lambda task_manager: ""
-               ) -> list[tuple[SlotRequest, list[Slot]]]:  # fmt: skip
+    def fulfil(
+        self,
+        preferred: Callable[[SlotRequest], str | None] | None = None,
+        node_of: Callable[[str], str] = lambda task_manager: "",
+    ) -> list[tuple[SlotRequest, list[Slot]]]:
         """Hand out slots to pending requests, in order, while the head fits. ``preferred``
         names the node a single-slot request would rather run on (where its input is): a free
         slot there (``node_of`` its TaskManager) is taken if one is near the front."""
@@ -162,8 +165,12 @@ class SlotPool:
                 if len(head.vertices) == 1 and self.prefetch:
                     promised[id(slots[0])] = 1
                     self.takes_followers[id(slots[0])] = slots[0]
-            elif (self.prefetch and head.size == 1 and self.takes_followers
-                  and not self.requested_slots):
+            elif (
+                self.prefetch
+                and head.size == 1
+                and self.takes_followers
+                and not self.requested_slots
+            ):
                 key = next(iter(self.takes_followers))
                 slot = self.takes_followers.pop(key)
                 promised[key] = promised.get(key, 0) + 1

@@ -30,7 +30,13 @@ from jobmanager.core.scheduler.operations import StateOperations
 from jobmanager.messages import events as ev
 from jobmanager.model.config import Configuration
 
-__all__ = ["SPECULATION_TIMER", "NoSpeculation", "SlowTaskDetector", "Speculation", "speculation_for"]
+__all__ = [
+    "SPECULATION_TIMER",
+    "NoSpeculation",
+    "SlowTaskDetector",
+    "Speculation",
+    "speculation_for",
+]
 
 SPECULATION_TIMER = -1  # restart timers count up from 0
 S = ExecutionState
@@ -60,7 +66,9 @@ class SlowTaskDetector:
         if not finished_ms or len(finished_ms) < self.ratio * tasks:
             return None
         n = len(finished_ms)
-        median = finished_ms[n // 2] if n % 2 else (finished_ms[n // 2 - 1] + finished_ms[n // 2]) / 2
+        median = (
+            finished_ms[n // 2] if n % 2 else (finished_ms[n // 2 - 1] + finished_ms[n // 2]) / 2
+        )
         return max(self.lower_bound_ms, int(median * self.multiplier))
 
 
@@ -122,7 +130,9 @@ class Speculation:
         self.block_ms = config["execution.batch.speculative.block-slow-node-duration"]
         self.extra: dict[int, dict[int, object]] = {}  # subtask index -> attempt -> its Slot
         self.highest: dict[int, int] = {}  # subtask index -> highest attempt number used
-        self.since: dict[tuple[str, int, int], int] = {}  # (vertex, subtask, attempt): running since
+        self.since: dict[
+            tuple[str, int, int], int
+        ] = {}  # (vertex, subtask, attempt): running since
         self.finished_ms: dict[str, list[int]] = {}  # job vertex -> finished execution times
         self.blocked: dict[str, int] = {}  # TaskManager -> until
         self.speculated = 0
@@ -145,8 +155,9 @@ class Speculation:
                 continue
             name = v.name
             if name not in baselines:
-                baselines[name] = self.detector.baseline_ms(self.finished_ms.get(name, []),
-                                                            len(v.job_vertex.vertices))  # fmt: skip
+                baselines[name] = self.detector.baseline_ms(
+                    self.finished_ms.get(name, []), len(v.job_vertex.vertices)
+                )
             baseline = baselines[name]
             if baseline is None or now_ms - since <= baseline:
                 continue
@@ -173,9 +184,16 @@ class Speculation:
         state.slots.acquire(slot)
         attempts[attempt] = slot
         self.speculated += 1
-        state.log.info("speculating", vertex=v.name, subtask=v.subtask, slow_attempt=v.attempt,
-                       attempt=attempt, ran_ms=ran_ms, baseline_ms=baseline,
-                       task_manager=slot.task_manager)  # fmt: skip
+        state.log.info(
+            "speculating",
+            vertex=v.name,
+            subtask=v.subtask,
+            slow_attempt=v.attempt,
+            attempt=attempt,
+            ran_ms=ran_ms,
+            baseline_ms=baseline,
+            task_manager=slot.task_manager,
+        )
         state.emit(cmd.DeployTask(v.name, v.subtask, attempt, slot.task_manager, slot.index))
 
     # -- reports ------------------------------------------------------------------------------
@@ -204,8 +222,13 @@ class Speculation:
         """The speculative attempt finished first: it becomes the task's attempt; the one that
         ran before it and any other speculative one are cancelled."""
         state = self.state
-        state.log.info("speculative attempt won", vertex=v.name, subtask=v.subtask,
-                       attempt=event.attempt, over=v.attempt)  # fmt: skip
+        state.log.info(
+            "speculative attempt won",
+            vertex=v.name,
+            subtask=v.subtask,
+            attempt=event.attempt,
+            over=v.attempt,
+        )
         self._cancel_attempt(v, v.attempt, v.slot)
         state.slots.release(v.slot)
         self.since.pop((v.name, v.subtask, v.attempt), None)
@@ -270,8 +293,11 @@ class Speculation:
     def _release_files(self, v: ExecutionVertex, attempt: int, slot) -> None:
         """What the attempt wrote, or may still write before its cancellation lands."""
         if slot.alive:
-            self.state.emit(cmd.ReleasePartitions(
-                slot.task_manager, tuple(p.id for p in v.produced), (attempt,) * len(v.produced)))
+            self.state.emit(
+                cmd.ReleasePartitions(
+                    slot.task_manager, tuple(p.id for p in v.produced), (attempt,) * len(v.produced)
+                )
+            )
 
     def lost(self, task_manager: str) -> None:
         """Speculative attempts on a TaskManager that is gone are gone (its slots with it)."""
@@ -299,8 +325,11 @@ class Speculation:
 
     def export(self) -> tuple:
         return (
-            tuple((i, a, s.task_manager, s.index) for i, attempts in self.extra.items()
-                  for a, s in attempts.items()),  # fmt: skip
+            tuple(
+                (i, a, s.task_manager, s.index)
+                for i, attempts in self.extra.items()
+                for a, s in attempts.items()
+            ),
             tuple(self.highest.items()),
             tuple(self.since.items()),
             tuple((name, tuple(times)) for name, times in self.finished_ms.items()),

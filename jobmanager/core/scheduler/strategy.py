@@ -113,9 +113,7 @@ class PipelinedRegionSchedulingStrategy:
             self.scheduled.add(region_id)
             self.operations.allocate_slots_and_deploy(region.vertices)
 
-    def _inputs_consumable(
-        self, region: SchedulingPipelinedRegion, cache: dict[int, bool]
-    ) -> bool:
+    def _inputs_consumable(self, region: SchedulingPipelinedRegion, cache: dict[int, bool]) -> bool:
         is_scheduled = self._is_scheduled
         for group in region.blocking_groups:
             if group.id in self.cross_region_groups:
@@ -187,8 +185,11 @@ class VertexwiseSchedulingStrategy:
             self._maybe_schedule([])
 
     def export(self) -> tuple:
-        return (tuple(sorted(self.scheduled)), tuple(v.index for v in self.newly_added),
-                self.started)  # fmt: skip
+        return (
+            tuple(sorted(self.scheduled)),
+            tuple(v.index for v in self.newly_added),
+            self.started,
+        )
 
     def restore(self, image: tuple, vertex_at) -> None:
         scheduled, newly_added, self.started = image

@@ -16,8 +16,10 @@ from tests.jobmanager.client.test_cli import FAST, tidal, write
 from tests.jobmanager.runtime.sql_jobs import expected_aggregate, write_tables
 
 NO_CLUSTER = {"RAY_ADDRESS": "127.0.0.1:1"}
-QUERY = ("SELECT l_key AS key, SUM(l_value) AS total FROM lines WHERE l_flag = 'A' "
-         "GROUP BY l_key ORDER BY l_key")  # fmt: skip
+QUERY = (
+    "SELECT l_key AS key, SUM(l_value) AS total FROM lines WHERE l_flag = 'A' "
+    "GROUP BY l_key ORDER BY l_key"
+)
 
 
 @pytest.fixture
@@ -30,32 +32,46 @@ def here(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("args, expected", [
-    ([], "error: give the query, or -f FILE holding it (one of the two)"),
-    (["SELECT 1", "-f", "query.sql"], "error: give the query, or -f FILE holding it (one of the two)"),
-    (["-f", "nope.sql"], "error: nope.sql: cannot read the query: No such file or directory"),
-    (["SELECT 1", "--table", "lines"], "error: --table lines: expected name=path"),
-    (["SELECT 1", "-D", "parallelism.default=0"],
-     "error: configuration option 'parallelism.default': bad value '0': must be at least 1, got 0"),
-    (["SELECT 1", "--config", "nope.yaml"], "error: nope.yaml: no such configuration file"),
-    ([QUERY, "--table", "lines=lines", "-o", "existing"],
-     "error: output {here}/existing exists already: replace it with overwrite=True "
-     "(tidal sql --overwrite)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        ([], "error: give the query, or -f FILE holding it (one of the two)"),
+        (
+            ["SELECT 1", "-f", "query.sql"],
+            "error: give the query, or -f FILE holding it (one of the two)",
+        ),
+        (["-f", "nope.sql"], "error: nope.sql: cannot read the query: No such file or directory"),
+        (["SELECT 1", "--table", "lines"], "error: --table lines: expected name=path"),
+        (
+            ["SELECT 1", "-D", "parallelism.default=0"],
+            "error: configuration option 'parallelism.default': bad value '0': must be at least 1, got 0",
+        ),
+        (["SELECT 1", "--config", "nope.yaml"], "error: nope.yaml: no such configuration file"),
+        (
+            [QUERY, "--table", "lines=lines", "-o", "existing"],
+            "error: output {here}/existing exists already: replace it with overwrite=True "
+            "(tidal sql --overwrite)",
+        ),
+    ],
+)
 def test_each_mistake_is_one_line_with_exit_code_2_and_no_cluster(here, args, expected):
     done = tidal("sql", *args, cwd=here, env=NO_CLUSTER, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [expected.format(here=here)] and done.stdout == ""
 
 
-@pytest.mark.parametrize("args, mentions", [
-    (["SELEC l_key FROM lines", "--table", "lines=lines"], "syntax error"),
-    (["SELECT * FROM nope", "--table", "lines=lines"], "nope"),
-    (["SELECT no_such_column FROM lines", "--table", "lines=lines"], "no_such_column"),
-    (["SELECT * FROM lines", "--catalog", "nope.yaml"], "nope.yaml"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, mentions",
+    [
+        (["SELEC l_key FROM lines", "--table", "lines=lines"], "syntax error"),
+        (["SELECT * FROM nope", "--table", "lines=lines"], "nope"),
+        (["SELECT no_such_column FROM lines", "--table", "lines=lines"], "no_such_column"),
+        (["SELECT * FROM lines", "--catalog", "nope.yaml"], "nope.yaml"),
+    ],
+)
 def test_a_query_or_catalogue_the_planner_refuses_is_one_line_with_exit_code_2(
-        here, args, mentions):  # fmt: skip
+    here, args, mentions
+):
     done = tidal("sql", *args, cwd=here, env=NO_CLUSTER, timeout=60)
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.splitlines()) == 1 and done.stdout == "", done.stderr
@@ -63,8 +79,17 @@ def test_a_query_or_catalogue_the_planner_refuses_is_one_line_with_exit_code_2(
 
 
 def test_explain_prints_the_plan_without_a_cluster(here):
-    done = tidal("sql", "-f", "query.sql", "--catalog", "catalog.yaml", "--explain", cwd=here,
-                 env=NO_CLUSTER, timeout=60)  # fmt: skip
+    done = tidal(
+        "sql",
+        "-f",
+        "query.sql",
+        "--catalog",
+        "catalog.yaml",
+        "--explain",
+        cwd=here,
+        env=NO_CLUSTER,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("result columns: key, total\n")
     assert re.search(r"^result\b", done.stdout, re.MULTILINE)  # the last vertex, by name
@@ -75,12 +100,23 @@ def test_explain_prints_the_plan_without_a_cluster(here):
 
 @pytest.mark.runtime
 def test_a_query_prints_its_rows_and_can_be_explained_after(here, ray_cluster):
-    done = tidal("sql", QUERY, "--table", f"lines={here / 'lines'}", "--max-rows", "3",
-                 *FAST.split(), cwd=here)  # fmt: skip
+    done = tidal(
+        "sql",
+        QUERY,
+        "--table",
+        f"lines={here / 'lines'}",
+        "--max-rows",
+        "3",
+        *FAST.split(),
+        cwd=here,
+    )
     assert done.returncode == 0, done.stderr
     job_id = re.search(r"submitted (\w+)", done.stderr).group(1)
-    rows = [line.split() for line in done.stdout.replace("│", " ").splitlines()
-            if re.match(r"^\s*\d+\s+\d+\s*$", line.replace("│", " "))]  # fmt: skip
+    rows = [
+        line.split()
+        for line in done.stdout.replace("│", " ").splitlines()
+        if re.match(r"^\s*\d+\s+\d+\s*$", line.replace("│", " "))
+    ]
     expected = sorted(expected_aggregate().items())
     assert [(int(k), int(t)) for k, t in rows] == expected[:3]
     assert f"{len(expected)} rows, the first 3 shown (--max-rows)" in done.stdout
@@ -92,8 +128,9 @@ def test_a_query_prints_its_rows_and_can_be_explained_after(here, ray_cluster):
 
 @pytest.mark.runtime
 def test_a_query_written_with_o_says_where(here, ray_cluster):
-    done = tidal("sql", "-f", "query.sql", "--catalog", "catalog.yaml", "-o", "out",
-                 *FAST.split(), cwd=here)  # fmt: skip
+    done = tidal(
+        "sql", "-f", "query.sql", "--catalog", "catalog.yaml", "-o", "out", *FAST.split(), cwd=here
+    )
     assert done.returncode == 0, done.stderr
     assert f"written to {here / 'out'}" in done.stdout
     assert (here / "out" / "_SUCCESS").exists()

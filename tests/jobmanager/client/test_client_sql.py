@@ -20,8 +20,11 @@ from jobmanager.errors import (
 )
 from tests.jobmanager.runtime.jobs import FAST
 from tests.jobmanager.runtime.sql_jobs import (
-    expected_aggregate, expected_join, lines_table, write_tables,
-)  # fmt: skip
+    expected_aggregate,
+    expected_join,
+    lines_table,
+    write_tables,
+)
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
@@ -39,9 +42,12 @@ def tables(tmp_path_factory):
 
 
 def test_a_query_result_comes_back_under_the_querys_column_names(client, tables):
-    handle = client.sql("SELECT l_key AS k, SUM(l_value) AS total, l_key AS k FROM lines "
-                        "WHERE l_flag = 'A' GROUP BY l_key ORDER BY l_key", tables=tables,
-                        config=CONFIG)  # fmt: skip
+    handle = client.sql(
+        "SELECT l_key AS k, SUM(l_value) AS total, l_key AS k FROM lines "
+        "WHERE l_flag = 'A' GROUP BY l_key ORDER BY l_key",
+        tables=tables,
+        config=CONFIG,
+    )
     result = handle.wait(timeout=240)
     assert result.succeeded, result.cause
     table = result.to_arrow()
@@ -60,9 +66,12 @@ def test_a_query_result_comes_back_under_the_querys_column_names(client, tables)
 def test_a_query_part_the_planner_does_not_cut_runs_whole_over_the_tables(client, tables):
     """A recursive CTE (which the planner does not cut) runs as Spark SQL in one task that
     reads the table itself; explain names it and says why."""
-    handle = client.sql("WITH RECURSIVE r(n) AS (SELECT min(l_key) FROM lines UNION ALL "
-                        "SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r ORDER BY n",
-                        tables=tables, config=CONFIG)  # fmt: skip
+    handle = client.sql(
+        "WITH RECURSIVE r(n) AS (SELECT min(l_key) FROM lines UNION ALL "
+        "SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r ORDER BY n",
+        tables=tables,
+        config=CONFIG,
+    )
     result = handle.wait(timeout=240)
     assert result.succeeded, result.cause
     low = min(lines_table().column("l_key").to_pylist())
@@ -74,9 +83,13 @@ def test_a_query_part_the_planner_does_not_cut_runs_whole_over_the_tables(client
 
 def test_a_join_written_to_output_says_where_it_went(client, tables, tmp_path):
     out = str(tmp_path / "joined")
-    handle = client.sql("SELECT n_name, SUM(l_value) AS total FROM lines JOIN names "
-                        "ON l_key = n_key WHERE n_key < 4 GROUP BY n_name", tables=tables,
-                        config=CONFIG, output=out)  # fmt: skip
+    handle = client.sql(
+        "SELECT n_name, SUM(l_value) AS total FROM lines JOIN names "
+        "ON l_key = n_key WHERE n_key < 4 GROUP BY n_name",
+        tables=tables,
+        config=CONFIG,
+        output=out,
+    )
     result = handle.wait(timeout=240)
     assert result.succeeded, result.cause
     from examples.compare import read_result
@@ -87,18 +100,29 @@ def test_a_join_written_to_output_says_where_it_went(client, tables, tmp_path):
         result.to_arrow()
 
 
-@pytest.mark.parametrize("query, error, words", [
-    ("SELECT l_key FROM lines WHERE", SqlSyntaxError, "line 1, column 25: syntax error at"),
-    ("SELECT l_key FROM lnes", UnknownTableError, "unknown table 'lnes'; did you mean 'lines'?"),
-    ("SELECT no_such_column FROM lines", UnknownColumnError, "unknown column 'no_such_column'"),
-    ("SELECT l_key FROM lines JOIN lines AS again ON lines.l_key = again.l_key",
-     UnknownColumnError, "ambiguous column 'l_key'"),
-    ("INSERT INTO lines SELECT * FROM lines", UnsupportedSqlError, "only queries run here"),
-    ("SELECT l_key FROM lines WHERE l_value", SqlTypeError, "not a boolean"),
-    ("SELECT * FROM empty", TableError, "no data files"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query, error, words",
+    [
+        ("SELECT l_key FROM lines WHERE", SqlSyntaxError, "line 1, column 25: syntax error at"),
+        (
+            "SELECT l_key FROM lnes",
+            UnknownTableError,
+            "unknown table 'lnes'; did you mean 'lines'?",
+        ),
+        ("SELECT no_such_column FROM lines", UnknownColumnError, "unknown column 'no_such_column'"),
+        (
+            "SELECT l_key FROM lines JOIN lines AS again ON lines.l_key = again.l_key",
+            UnknownColumnError,
+            "ambiguous column 'l_key'",
+        ),
+        ("INSERT INTO lines SELECT * FROM lines", UnsupportedSqlError, "only queries run here"),
+        ("SELECT l_key FROM lines WHERE l_value", SqlTypeError, "not a boolean"),
+        ("SELECT * FROM empty", TableError, "no data files"),
+    ],
+)
 def test_a_query_the_planner_refuses_raises_before_anything_is_submitted(
-        client, tables, tmp_path, query, error, words):  # fmt: skip
+    client, tables, tmp_path, query, error, words
+):
     (tmp_path / "empty").mkdir()
     before = {job.job_id for job in client.list()}
     with pytest.raises(error) as refused:

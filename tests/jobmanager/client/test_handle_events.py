@@ -47,5 +47,7 @@ def test_a_write_under_way_at_the_end_is_left_out_and_left_on_the_file(tmp_path)
     # what the events replaced did: the store's reader, made for a JobManager taking over,
     # repairs the log (cuts the tail off) as it reads
     assert [event for _, event in JobStore(str(tmp_path), "job-1").records(0)] == [
-        ev.TimerFired(0), ev.TimerFired(1)]  # fmt: skip
+        ev.TimerFired(0),
+        ev.TimerFired(1),
+    ]
     assert segment.read_bytes() == written[:-3]

@@ -4,7 +4,7 @@ from jobmanager.client.joblogs import render_logs
 
 LOGS = {
     "jobmanager": b"a job manager ready\nwarning task failed vertex=sum subtask=0\n"
-                  b"info source parallelism inferred vertex=numbers\n",
+    b"info source parallelism inferred vertex=numbers\n",
     "tidal-tm-0": b"# tidal-tm-0 (pid 7) ran tasks of: numbers, sum\n\x1b[2mspark says hi\x1b[0m\n",
     "tidal-tm-1": b"# tidal-tm-1 (pid 8) ran tasks of: sink\nwrote\n",
 }

@@ -15,8 +15,10 @@ def test_rays_start_up_code_is_its_own_again_once_the_start_is_over():
     with without_idle_waits(dashboard=False):
         assert services.get_node is not get_node
         assert node.Node.start_api_server is not start_api_server
-        assert node.Node.start_api_server(object(), include_dashboard=False,
-                                          raise_on_failure=False) is None  # fmt: skip
+        assert (
+            node.Node.start_api_server(object(), include_dashboard=False, raise_on_failure=False)
+            is None
+        )
     assert services.get_node is get_node and node.Node.start_api_server is start_api_server
 
 

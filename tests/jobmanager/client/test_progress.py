@@ -26,22 +26,47 @@ MiB = 1 << 20
 
 def vertex(name, parallelism, finished=0, running=0, rows=(0, 0), size=(0, 0)):
     return VertexDetails(
-        name=name, members=(name,), parallelism=parallelism, max_parallelism=128,
-        tasks=parallelism or 0, finished=finished, running=running,
-        deployments=finished + running, rows_in=rows[0], rows_out=rows[1], bytes_in=size[0],
-        bytes_in_remote=0, ranges_read=0, phases_ms={}, queued_ms=0, spark_jobs=0,
-        bytes_out=size[1], duration_s=None,
-        started_at=SUBMITTED + 1 if finished or running else None, explanation="why not",
-    )  # fmt: skip
+        name=name,
+        members=(name,),
+        parallelism=parallelism,
+        max_parallelism=128,
+        tasks=parallelism or 0,
+        finished=finished,
+        running=running,
+        deployments=finished + running,
+        rows_in=rows[0],
+        rows_out=rows[1],
+        bytes_in=size[0],
+        bytes_in_remote=0,
+        ranges_read=0,
+        phases_ms={},
+        queued_ms=0,
+        spark_jobs=0,
+        bytes_out=size[1],
+        duration_s=None,
+        started_at=SUBMITTED + 1 if finished or running else None,
+        explanation="why not",
+    )
 
 
 def status(job, *vertices, ended_at=None):
     return JobDetails(
-        job_id="job-7", name="shapes", status=job, cause="", submitted_at=SUBMITTED,
-        ended_at=ended_at, max_running_tasks=0, task_overhead_ms=0.0, first_deployed_at=None,
-        first_task_finished_at=None, task_managers=(), recoveries=0, vertices=tuple(vertices),
-        pid=0, jobmanager=None,
-    )  # fmt: skip
+        job_id="job-7",
+        name="shapes",
+        status=job,
+        cause="",
+        submitted_at=SUBMITTED,
+        ended_at=ended_at,
+        max_running_tasks=0,
+        task_overhead_ms=0.0,
+        first_deployed_at=None,
+        first_task_finished_at=None,
+        task_managers=(),
+        recoveries=0,
+        vertices=tuple(vertices),
+        pid=0,
+        jobmanager=None,
+    )
 
 
 # vertex order on purpose not alphabetical: "zeta" reads, "alpha" joins, "mid" writes
@@ -49,26 +74,34 @@ STEPS = [
     # 0: only the source is decided
     status("RUNNING", vertex("zeta", 4, running=2), vertex("alpha", None), vertex("mid", None)),
     # 1: the source is done; its consumer is decided and three of its tasks already finished
-    status("RUNNING",
-           vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
-           vertex("alpha", 8, 3, running=2, rows=(120_000, 4_500), size=(768 * 1024, 100_000)),
-           vertex("mid", None)),  # fmt: skip
+    status(
+        "RUNNING",
+        vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
+        vertex("alpha", 8, 3, running=2, rows=(120_000, 4_500), size=(768 * 1024, 100_000)),
+        vertex("mid", None),
+    ),
     # 2: a failed region re-runs: one of alpha's finished tasks is lost
-    status("RECONCILING",
-           vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
-           vertex("alpha", 8, 1, rows=(40_000, 1_500), size=(256 * 1024, 30_000)),
-           vertex("mid", None)),  # fmt: skip
+    status(
+        "RECONCILING",
+        vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
+        vertex("alpha", 8, 1, rows=(40_000, 1_500), size=(256 * 1024, 30_000)),
+        vertex("mid", None),
+    ),
     # 3: alpha is done, mid is decided
-    status("RUNNING",
-           vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
-           vertex("alpha", 8, 8, rows=(300_000, 12_000), size=(2 * MiB, 300_000)),
-           vertex("mid", 2, 0, running=2)),  # fmt: skip
+    status(
+        "RUNNING",
+        vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
+        vertex("alpha", 8, 8, rows=(300_000, 12_000), size=(2 * MiB, 300_000)),
+        vertex("mid", 2, 0, running=2),
+    ),
     # 4: the end
-    status("FINISHED",
-           vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
-           vertex("alpha", 8, 8, rows=(300_000, 12_000), size=(2 * MiB, 300_000)),
-           vertex("mid", 2, 2, rows=(12_000, 12_000), size=(300_000, 0)),
-           ended_at=SUBMITTED + 75),  # fmt: skip
+    status(
+        "FINISHED",
+        vertex("zeta", 4, 4, rows=(1_500_000, 300_000), size=(64 * MiB, 2 * MiB)),
+        vertex("alpha", 8, 8, rows=(300_000, 12_000), size=(2 * MiB, 300_000)),
+        vertex("mid", 2, 2, rows=(12_000, 12_000), size=(300_000, 0)),
+        ended_at=SUBMITTED + 75,
+    ),
 ]
 NAMES = ["zeta", "alpha", "mid"]
 
@@ -157,8 +190,9 @@ def test_no_bar_jumps_backwards_when_its_total_becomes_known():
 
 def test_an_undecided_vertex_pulses_at_zero_whatever_its_finished_count_says():
     shown, _ = display()
-    meaningless = status("RUNNING", vertex("zeta", 4), vertex("alpha", None, finished=5),
-                         vertex("mid", None))  # fmt: skip
+    meaningless = status(
+        "RUNNING", vertex("zeta", 4), vertex("alpha", None, finished=5), vertex("mid", None)
+    )
     shown.update(meaningless)
     alpha = shown.tasks()["alpha"]
     assert (alpha.completed, alpha.total) == (0, None)
@@ -201,7 +235,7 @@ def test_close_leaves_the_final_frame_on_the_console():
     shown.close(STEPS[-1])
     assert not shown.bars.live.is_started
     text = console.export_text()
-    final = text[text.rindex("zeta"):]
+    final = text[text.rindex("zeta") :]
     assert "4/4" in final and "8/8" in final and "2/2" in final
     assert "FINISHED" in final and "3/3 vertices done · 14 of 14 tasks done" in final
 
@@ -229,16 +263,20 @@ def test_log_lines_say_what_changed_once_and_no_more():
         shown = LogProgress(clock=lambda: SUBMITTED + 12.5)
         shown.update(STEPS[0])
         assert [(e["event"], e.get("vertex")) for e in logs] == [
-            ("vertex", "zeta"), ("vertex", "alpha"), ("vertex", "mid"), ("job", None),
-        ]  # fmt: skip
+            ("vertex", "zeta"),
+            ("vertex", "alpha"),
+            ("vertex", "mid"),
+            ("job", None),
+        ]
         assert logs[0]["tasks"] == "0/4" and logs[1]["tasks"] == "0/?"
         assert logs[3]["status"] == "RUNNING" and logs[3]["elapsed"] == "0:00:12"
         assert logs[3]["vertices_done"] == "0/3" and logs[3]["undecided"] == 2
 
         del logs[:]
         shown.update(STEPS[0])  # polled again, nothing new
-        busier = status("RUNNING", vertex("zeta", 4, running=3), vertex("alpha", None),
-                        vertex("mid", None))  # fmt: skip
+        busier = status(
+            "RUNNING", vertex("zeta", 4, running=3), vertex("alpha", None), vertex("mid", None)
+        )
         shown.update(busier)  # one more task running: not worth a line
         assert logs == []
 
@@ -266,9 +304,12 @@ def test_log_lines_follow_a_restart_and_end_with_the_overall_line():
         shown.close(STEPS[4])
         events = [(e["event"], e.get("vertex") or e.get("status")) for e in logs]
         assert events == [
-            ("vertex", "alpha"), ("vertex", "mid"), ("job", "RUNNING"),
-            ("vertex", "mid"), ("job", "FINISHED"),
-        ]  # fmt: skip
+            ("vertex", "alpha"),
+            ("vertex", "mid"),
+            ("job", "RUNNING"),
+            ("vertex", "mid"),
+            ("job", "FINISHED"),
+        ]
         final = logs[-1]
         assert final["elapsed"] == "0:01:15" and final["vertices_done"] == "3/3"
         assert final["tasks_done"] == final["tasks_known"] == 14 and final["undecided"] == 0
@@ -287,9 +328,14 @@ def test_closing_on_an_unchanged_status_gives_the_overall_line_once():
 # -- choosing a display, and the table the CLI prints at the end ----------------------------------
 
 
-@pytest.mark.parametrize(("show", "tty", "kind"), [
-    (False, True, NoProgress), (True, False, LogProgress), (True, True, RichProgress),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("show", "tty", "kind"),
+    [
+        (False, True, NoProgress),
+        (True, False, LogProgress),
+        (True, True, RichProgress),
+    ],
+)
 def test_a_terminal_gets_bars_anything_else_log_lines(monkeypatch, show, tty, kind):
     monkeypatch.setattr(progress_module.sys.stdout, "isatty", lambda: tty, raising=False)
     assert type(progress_for(show)) is kind

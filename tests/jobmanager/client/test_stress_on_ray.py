@@ -21,9 +21,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def tidal(*args: str) -> subprocess.Popen:
     # SIGINT as a terminal would deliver it, even where this process was started ignoring it
-    return subprocess.Popen([sys.executable, "-m", "jobmanager", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "jobmanager", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def test_a_tiny_stress_run_on_ray_reports_its_figures(ray_cluster):

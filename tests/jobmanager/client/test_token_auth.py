@@ -24,11 +24,23 @@ def test_a_token_cluster_is_joined_with_the_token_and_refused_at_once_without(tm
     ray_tmp = tempfile.mkdtemp(prefix="tidal-ray-")  # short: Ray's socket paths fit 107 bytes
     try:
         done = subprocess.run(
-            ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", sys.executable, "-m",
-             "tests.jobmanager.client.token_cluster", str(tmp_path)],
-            cwd=ROOT, capture_output=True, text=True, timeout=480,
+            [
+                "unshare",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "--kill-child",
+                sys.executable,
+                "-m",
+                "tests.jobmanager.client.token_cluster",
+                str(tmp_path),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=480,
             env={**os.environ, "RAY_TMPDIR": ray_tmp},
-        )  # fmt: skip
+        )
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -10,10 +10,14 @@ import ray._private.worker as ray_worker
 from jobmanager.client.watch import JobManagerWatch
 from jobmanager.messages.jobstatus import JobStatus
 
-DIED = ("A worker died or was killed while executing a task by an unexpected system error. "
-        "Worker PID: {pid} Worker exit type: SYSTEM_ERROR")  # fmt: skip
-RETRIED = ("Task JobManagerActor.wait failed. There are infinite retries remaining, so the task "
-           "will be retried. Error: The actor is temporarily unavailable")  # fmt: skip
+DIED = (
+    "A worker died or was killed while executing a task by an unexpected system error. "
+    "Worker PID: {pid} Worker exit type: SYSTEM_ERROR"
+)
+RETRIED = (
+    "Task JobManagerActor.wait failed. There are infinite retries remaining, so the task "
+    "will be retried. Error: The actor is temporarily unavailable"
+)
 
 
 @dataclass
@@ -35,12 +39,15 @@ def test_rays_lines_about_the_jobmanager_become_one_lost_line_and_one_recovered_
     assert not w.holds_back(DIED.format(pid=200))  # another process: not the JobManager
     w.saw(Status(101, JobStatus.RECONCILING, 1))
     w.saw(Status(101, JobStatus.RECONCILING, 1))
-    assert said == ["tidal: the JobManager of job j1 was lost (process 100 ended); Ray restarts "
-                    "it, and it takes the job over from the job's event log"]  # fmt: skip
+    assert said == [
+        "tidal: the JobManager of job j1 was lost (process 100 ended); Ray restarts "
+        "it, and it takes the job over from the job's event log"
+    ]
     w.saw(Status(101, JobStatus.RUNNING, 1))
     w.saw(Status(101, JobStatus.FINISHED, 1))
-    assert said[1:] == ["tidal: the JobManager of job j1 has recovered (process 101, recovery 1); "
-                        "the job goes on"]  # fmt: skip
+    assert said[1:] == [
+        "tidal: the JobManager of job j1 has recovered (process 101, recovery 1); the job goes on"
+    ]
 
 
 def test_a_status_from_another_process_says_lost_when_ray_said_nothing():
@@ -48,7 +55,9 @@ def test_a_status_from_another_process_says_lost_when_ray_said_nothing():
     w.saw(Status(100, JobStatus.RUNNING))
     w.saw(Status(101, JobStatus.RUNNING, 1))  # taken over between two polls
     assert [line.split(" (")[0] for line in said] == [
-        "tidal: the JobManager of job j1 was lost", "tidal: the JobManager of job j1 has recovered"]
+        "tidal: the JobManager of job j1 was lost",
+        "tidal: the JobManager of job j1 has recovered",
+    ]
     w.saw(Status(101, JobStatus.RUNNING, 1))
     assert len(said) == 2
 
@@ -59,8 +68,9 @@ def test_rays_printer_holds_back_only_what_an_active_watch_claims(capsys):
     other = DIED.format(pid=200)
 
     def ray_prints(*lines: str) -> str:
-        ray_worker.print_to_stdstream({"lines": list(lines), "pid": "raylet", "is_err": False},
-                                      ignore_prefix=False)  # fmt: skip
+        ray_worker.print_to_stdstream(
+            {"lines": list(lines), "pid": "raylet", "is_err": False}, ignore_prefix=False
+        )
         return capsys.readouterr().out
 
     with w:

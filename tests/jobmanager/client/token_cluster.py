@@ -50,39 +50,75 @@ def main(work: str) -> None:
     port, dashboard = free_port(), free_port()
     # the agent's ports too: the tests' own cluster holds Ray's defaults, and a job agent that
     # cannot listen leaves `ray job submit` with "No available agent"
-    subprocess.run([ray, "start", "--head", f"--port={port}", "--num-cpus=2",
-                    "--include-dashboard=true", f"--dashboard-port={dashboard}",
-                    f"--dashboard-agent-listen-port={free_port()}",
-                    f"--dashboard-agent-grpc-port={free_port()}",
-                    f"--runtime-env-agent-port={free_port()}",
-                    f"--metrics-export-port={free_port()}", "--disable-usage-stats"],
-                   check=True, capture_output=True, env={**with_token, "RAY_AUTH_MODE": "token"})  # fmt: skip
+    subprocess.run(
+        [
+            ray,
+            "start",
+            "--head",
+            f"--port={port}",
+            "--num-cpus=2",
+            "--include-dashboard=true",
+            f"--dashboard-port={dashboard}",
+            f"--dashboard-agent-listen-port={free_port()}",
+            f"--dashboard-agent-grpc-port={free_port()}",
+            f"--runtime-env-agent-port={free_port()}",
+            f"--metrics-export-port={free_port()}",
+            "--disable-usage-stats",
+        ],
+        check=True,
+        capture_output=True,
+        env={**with_token, "RAY_AUTH_MODE": "token"},
+    )
     address = f"127.0.0.1:{port}"
     report = {}
 
-    joined = subprocess.run([sys.executable, str(job), str(root / "a"), address],
-                            env=with_token, capture_output=True, text=True, timeout=180)  # fmt: skip
+    joined = subprocess.run(
+        [sys.executable, str(job), str(root / "a"), address],
+        env=with_token,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     report["client"] = {"out": joined.stdout, "err": joined.stderr[-2000:]}
 
     deadline = time.monotonic() + 120
     while True:  # the dashboard's job agent starts a while after `ray start` returns
         submitted = subprocess.run(
-            [ray, "job", "submit", "--address", f"http://127.0.0.1:{dashboard}", "--",
-             sys.executable, str(job), str(root / "b")],
-            env={**with_token, "RAY_AUTH_MODE": "token"}, capture_output=True, text=True,
+            [
+                ray,
+                "job",
+                "submit",
+                "--address",
+                f"http://127.0.0.1:{dashboard}",
+                "--",
+                sys.executable,
+                str(job),
+                str(root / "b"),
+            ],
+            env={**with_token, "RAY_AUTH_MODE": "token"},
+            capture_output=True,
+            text=True,
             timeout=240,
-        )  # fmt: skip
+        )
         if "No available agent" not in submitted.stderr + submitted.stdout:
             break
         if time.monotonic() > deadline:
             break
         time.sleep(1)
-    report["ray_job_submit"] = {"out": submitted.stdout[-3000:], "err": submitted.stderr[-2000:],
-                                "code": submitted.returncode}  # fmt: skip
+    report["ray_job_submit"] = {
+        "out": submitted.stdout[-3000:],
+        "err": submitted.stderr[-2000:],
+        "code": submitted.returncode,
+    }
 
     no_token = {**base, "HOME": str(root)}  # no ~/.ray/auth_token there
-    refused = subprocess.run([sys.executable, "-m", "jobmanager", "list", "--address", address],
-                             env=no_token, capture_output=True, text=True, timeout=120)  # fmt: skip
+    refused = subprocess.run(
+        [sys.executable, "-m", "jobmanager", "list", "--address", address],
+        env=no_token,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     report["without_token"] = {"err": refused.stderr, "code": refused.returncode}
     print(json.dumps(report))
 

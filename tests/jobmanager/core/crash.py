@@ -41,8 +41,9 @@ class Recovery:
     terminated: object = None
 
 
-def crash_and_recover(job, config, seed: int, crash_at: int, fates: random.Random,
-                      byte_model=None) -> Recovery:  # fmt: skip
+def crash_and_recover(
+    job, config, seed: int, crash_at: int, fates: random.Random, byte_model=None
+) -> Recovery:
     byte_model = byte_model or uniform_bytes(1 << 20)
     live = Run(job, config, seed=seed, byte_model=byte_model)
     live.go()
@@ -64,8 +65,12 @@ def crash_and_recover(job, config, seed: int, crash_at: int, fates: random.Rando
     }
     for e in in_transit:
         if type(e) is ev.TaskManagerRegistered and fates.random() < 0.5:
-            reports[e.task_manager] = {"running": [], "ended": [], "partitions": set(),
-                                       "slots": e.slots}  # fmt: skip
+            reports[e.task_manager] = {
+                "running": [],
+                "ended": [],
+                "partitions": set(),
+                "slots": e.slots,
+            }
     final = {}
     for e in in_transit:
         if type(e) in FINAL:
@@ -86,8 +91,11 @@ def crash_and_recover(job, config, seed: int, crash_at: int, fates: random.Rando
                 recovery.finished_before.add((v.name, v.subtask))
         elif fate == "running":
             answer["running"].append(key)
-            still_running.extend(e for e in in_transit if type(e) in FINAL
-                                 and (e.vertex, e.subtask, e.attempt) == key)  # fmt: skip
+            still_running.extend(
+                e
+                for e in in_transit
+                if type(e) in FINAL and (e.vertex, e.subtask, e.attempt) == key
+            )
     for result in state.graph.results.values():
         for p in result.partitions:
             if p.state is PartitionState.RELEASED:
@@ -101,10 +109,17 @@ def crash_and_recover(job, config, seed: int, crash_at: int, fates: random.Rando
     event = ev.JobManagerRecovered(
         first.cluster.clock_ms,
         tuple(
-            ev.TaskManagerReport(tm, r["slots"], "", "", tuple(r["running"]), tuple(r["ended"]),
-                                 tuple(sorted(r["partitions"], key=lambda x: (str(x[0]), x[1]))))
+            ev.TaskManagerReport(
+                tm,
+                r["slots"],
+                "",
+                "",
+                tuple(r["running"]),
+                tuple(r["ended"]),
+                tuple(sorted(r["partitions"], key=lambda x: (str(x[0]), x[1]))),
+            )
             for tm, r in reports.items()
-        ),  # fmt: skip
+        ),
     )
     event = decode(encode(event))
     recovery.log.append(event)

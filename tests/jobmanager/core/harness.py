@@ -73,8 +73,9 @@ class Run:
         """Replaying the recorded events (decisions included), through msgpack, into a fresh
         state gives the same state. The replay decides nothing, and the commands it returns are
         dropped, as a recovering JobManager's are."""
-        fresh = JobManagerState(self.job, Configuration(config) if config else self.config,
-                                job_id="test")  # fmt: skip
+        fresh = JobManagerState(
+            self.job, Configuration(config) if config else self.config, job_id="test"
+        )
         for event in self.run.events:
             fresh.apply(decode(encode(event)))
         assert fresh.describe() == self.state.describe()

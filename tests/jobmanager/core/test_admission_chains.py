@@ -39,11 +39,26 @@ def q1_shaped(data: str) -> JobGraph:
 def take(graph: JobGraph, config: Configuration, cpus: int = 2):
     """What the shell does when it takes the job: ask, decide, record; then the state."""
     asked = sources_to_ask(graph, config, cpus)
-    answers = [infer_vertex_parallelism(name, graph.vertex(name).sources, context)
-               for name, context in asked.items()]  # fmt: skip
+    answers = [
+        infer_vertex_parallelism(name, graph.vertex(name).sources, context)
+        for name, context in asked.items()
+    ]
     chains, inferred = decide_admission(graph, config, answers)
-    submitted = decode(encode(ev.JobSubmitted(graph.name, "", tuple(config.to_dict().items()),
-                                              0.0, cpus, (), ("/out",), chains, inferred)))  # fmt: skip
+    submitted = decode(
+        encode(
+            ev.JobSubmitted(
+                graph.name,
+                "",
+                tuple(config.to_dict().items()),
+                0.0,
+                cpus,
+                (),
+                ("/out",),
+                chains,
+                inferred,
+            )
+        )
+    )
     return asked, submitted
 
 
@@ -84,7 +99,8 @@ def test_a_small_source_feeding_one_task_is_asked_at_once_and_chained_into_it(tm
     assert simulated.cluster.terminated.status == "FINISHED"
     assert not any(type(c) is cmd.InferSourceParallelism for c in commands)  # never asked again
     assert [(v.name, v.subtask) for v in simulated.state.graph.vertices()] == [
-        ("lines -> final -> sink", 0)]
+        ("lines -> final -> sink", 0)
+    ]
     assert simulated.state.source_listing("lines -> final -> sink") == (answer.detail, ())
     replayed = new_state(graph, submitted, "test")
     for event in simulated.events:
@@ -114,7 +130,9 @@ def test_a_sources_own_volume_per_task_sizes_its_tasks_and_no_other_vertexs(tmp_
     assert asked["lines"].data_volume_per_task == 1 << 30
     assert decider_settings(config).data_volume_per_task == 1
     assert submitted.chains == (("lines", "final", "sink"),)
-    assert [(a.vertex, a.parallelism) for a in submitted.inferred] == [("lines -> final -> sink", 1)]
+    assert [(a.vertex, a.parallelism) for a in submitted.inferred] == [
+        ("lines -> final -> sink", 1)
+    ]
     unset, _ = take(graph, Configuration({VOLUME: 1}))
     assert unset["lines"].data_volume_per_task == 1
 
@@ -154,11 +172,15 @@ def test_a_scan_fed_only_by_a_broadcast_chains_into_the_one_task_after_it(tmp_pa
     asked, submitted = take(graph, Configuration({}))
     assert list(asked) == ["lines"]
     assert submitted.chains == (("lines", "final", "sink"),)
-    assert [(a.vertex, a.parallelism) for a in submitted.inferred] == [("lines -> final -> sink", 1)]
+    assert [(a.vertex, a.parallelism) for a in submitted.inferred] == [
+        ("lines -> final -> sink", 1)
+    ]
     simulated, commands = run(graph, submitted)
     assert simulated.cluster.terminated.status == "FINISHED"
     assert sorted((v.name, v.subtask) for v in simulated.state.graph.vertices()) == [
-        ("lines -> final -> sink", 0), ("orders", 0)]
+        ("lines -> final -> sink", 0),
+        ("orders", 0),
+    ]
     chain = simulated.state.graph.job_vertex("lines -> final -> sink")
     assert [p.name for p in chain.producers] == ["orders"]
     replayed = new_state(graph, submitted, "test")

@@ -23,8 +23,9 @@ def test_fixed_delay_counts_attempts():
 
 
 def exponential(**kw):
-    args = dict(initial_ms=1000, max_ms=8000, multiplier=2.0, reset_ms=60_000, jitter=0.0,
-                attempts=10)
+    args = dict(
+        initial_ms=1000, max_ms=8000, multiplier=2.0, reset_ms=60_000, jitter=0.0, attempts=10
+    )
     args.update(kw)
     return ExponentialDelayRestartBackoffTimeStrategy(**args)
 

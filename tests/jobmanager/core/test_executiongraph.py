@@ -71,7 +71,9 @@ def test_pointwise_subpartition_ranges_on_a_static_graph():
 def test_all_to_all_static_ranges_give_each_consumer_its_own_subpartition():
     info = FormulaInputInfo(DistributionPattern.ALL_TO_ALL, False, 5, 3, lambda j: 3)
     assert [info[k].slices[0].subpartitions for k in range(3)] == [
-        IndexRange(0, 0), IndexRange(1, 1), IndexRange(2, 2)
+        IndexRange(0, 0),
+        IndexRange(1, 1),
+        IndexRange(2, 2),
     ]
     assert all(info[k].slices[0].partitions == IndexRange(0, 4) for k in range(3))
     broadcast = FormulaInputInfo(DistributionPattern.ALL_TO_ALL, True, 5, 3, lambda j: 1)

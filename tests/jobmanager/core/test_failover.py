@@ -8,9 +8,9 @@ def labels(vertices):
 
 
 def restart(graph, name, subtask):
-    return labels(RestartPipelinedRegionFailoverStrategy().tasks_to_restart(
-        [graph.vertex(name, subtask)]
-    ))
+    return labels(
+        RestartPipelinedRegionFailoverStrategy().tasks_to_restart([graph.vertex(name, subtask)])
+    )
 
 
 def three_stage(result=BLOCKING):

@@ -30,20 +30,27 @@ def join_scenarios(draw):
     tasks = {"left": draw(st.integers(1, 6)), "right": draw(st.integers(1, 6))}
     slots = draw(st.sampled_from([None, 1, 2, 4]))
     if draw(st.booleans()):  # source vertices, listing: the join may chain into one of them
-        left, right = (g.add_vertex(name, sources=[Listed(tasks[name], draw(st.integers(1, 64)) * KiB)])
-                       for name in ("left", "right"))  # fmt: skip
+        left, right = (
+            g.add_vertex(name, sources=[Listed(tasks[name], draw(st.integers(1, 64)) * KiB)])
+            for name in ("left", "right")
+        )
         slots = draw(st.sampled_from([1, 2]))  # too few for both: the smaller listing goes first
     else:
         left, right = (g.add_vertex(name, tasks[name]) for name in ("left", "right"))
-    join = g.add_vertex("join", draw(st.one_of(st.none(), st.integers(1, 4))),
-                        max_parallelism=draw(st.integers(4, 16)))  # fmt: skip
+    join = g.add_vertex(
+        "join",
+        draw(st.one_of(st.none(), st.integers(1, 4))),
+        max_parallelism=draw(st.integers(4, 16)),
+    )
     for vertex, side in ((left, "left"), (right, "right")):
         mark = JoinInput("j1", kind, side, draw(st.booleans()))
         g.connect(vertex, join, Partitioner.hash("k"), join=mark, splittable=draw(st.booleans()))
     g.connect(join, g.add_vertex("sink"), Partitioner.FORWARD)
     per_task = {name: draw(st.integers(0, 64)) * KiB for name in ("left", "right", "join")}
-    faults = [TaskFault(draw(st.sampled_from(["left", "right", "join", "sink"])), 0, 0, "injected")
-              for _ in range(draw(st.integers(0, 2)))]  # fmt: skip
+    faults = [
+        TaskFault(draw(st.sampled_from(["left", "right", "join", "sink"])), 0, 0, "injected")
+        for _ in range(draw(st.integers(0, 2)))
+    ]
     losses = draw(st.lists(st.integers(3, 30), max_size=1))
     inject = {k: [ev.TaskManagerLost("sim-tm-0", "killed", k)] for k in losses}
     config = {
@@ -52,15 +59,20 @@ def join_scenarios(draw):
         "taskmanager.numberOfTaskSlots": draw(st.integers(1, 3)),
         "slotmanager.number-of-slots.max": slots,
         "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "32 kb",
-        "table.optimizer.join.broadcast-threshold": draw(st.sampled_from([-1, 16 * KiB, 64 * KiB, 1 << 20])),
-        "table.optimizer.adaptive-broadcast-join.strategy": draw(st.sampled_from(["AUTO", "RUNTIME_ONLY", "NONE"])),
-    }  # fmt: skip
+        "table.optimizer.join.broadcast-threshold": draw(
+            st.sampled_from([-1, 16 * KiB, 64 * KiB, 1 << 20])
+        ),
+        "table.optimizer.adaptive-broadcast-join.strategy": draw(
+            st.sampled_from(["AUTO", "RUNTIME_ONLY", "NONE"])
+        ),
+    }
     return g, config, faults, draw(st.integers(0, 2**16)), inject, sized(per_task)
 
 
 def join_runs():
     return join_scenarios().map(
-        lambda s: Run(s[0], s[1], faults=s[2], seed=s[3], inject=s[4], byte_model=s[5]))
+        lambda s: Run(s[0], s[1], faults=s[2], seed=s[3], inject=s[4], byte_model=s[5])
+    )
 
 
 def joining(run: Run):
@@ -135,7 +147,8 @@ def test_join_decisions_survive_a_jobmanager_dying_anywhere(scenario, when, fate
     live = Run(job, config, seed=seed, byte_model=model)
     live.go()
     length = len(live.run.events)
-    recovery = crash_and_recover(job, config, seed, int(when * length), random.Random(fate_seed),
-                                 byte_model=model)  # fmt: skip
+    recovery = crash_and_recover(
+        job, config, seed, int(when * length), random.Random(fate_seed), byte_model=model
+    )
     check(recovery)
     assert recovery.state.growth.joins == live.state.growth.joins

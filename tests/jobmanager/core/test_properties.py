@@ -56,8 +56,7 @@ def test_every_job_finishes_each_attempt_runs_once_and_replay_equals_live(scenar
 @settings(max_examples=100, deadline=None)
 @given(jobs(pipelined=False), st.integers(0, 2**16))
 def test_blocking_jobs_finish_with_one_slot(job, seed):
-    run = Run(job, {"slotmanager.number-of-slots.max": 1, "jobmanager.slot-prefetch": 0},
-              seed=seed)  # fmt: skip
+    run = Run(job, {"slotmanager.number-of-slots.max": 1, "jobmanager.slot-prefetch": 0}, seed=seed)
     assert run.go().status == "FINISHED"
     assert run.max_active <= 1
     run.check_invariants()
@@ -88,11 +87,19 @@ def adaptive_scenarios(draw):
         vertices.append(g.add_vertex(f"v{i}", fixed, max_parallelism=maximum))
     for j in range(1, n):
         for i in draw(st.lists(st.integers(0, j - 1), max_size=2, unique=True)):
-            partitioner = draw(st.sampled_from(
-                [Partitioner.REBALANCE, Partitioner.RESCALE, Partitioner.BROADCAST,
-                 Partitioner.hash("k")]))  # fmt: skip
-            g.connect(vertices[i], vertices[j], partitioner, BLOCKING,
-                      splittable=draw(st.booleans()))  # fmt: skip
+            partitioner = draw(
+                st.sampled_from(
+                    [
+                        Partitioner.REBALANCE,
+                        Partitioner.RESCALE,
+                        Partitioner.BROADCAST,
+                        Partitioner.hash("k"),
+                    ]
+                )
+            )
+            g.connect(
+                vertices[i], vertices[j], partitioner, BLOCKING, splittable=draw(st.booleans())
+            )
     faults = [
         TaskFault(f"v{draw(st.integers(0, n - 1))}", 0, 0, "injected")
         for _ in range(draw(st.integers(0, 2)))
@@ -114,8 +121,9 @@ def test_adaptive_jobs_finish_and_replay_equals_live(scenario):
     job, config, faults, seed, inject = scenario
     from jobmanager.simulation.cluster import uniform_bytes
 
-    run = Run(job, config, faults=faults, seed=seed, inject=inject,
-              byte_model=uniform_bytes(3 << 20))  # fmt: skip
+    run = Run(
+        job, config, faults=faults, seed=seed, inject=inject, byte_model=uniform_bytes(3 << 20)
+    )
     assert run.go().status == "FINISHED"
     run.check_invariants()
     for ejv in run.state.graph.job_vertices.values():
@@ -131,8 +139,9 @@ def test_after_every_step_a_replay_of_the_log_so_far_equals_the_live_state(scena
     job, config, faults, seed, inject = scenario
     from jobmanager.simulation.cluster import uniform_bytes
 
-    run = Run(job, config, faults=faults, seed=seed, inject=inject,
-              byte_model=uniform_bytes(3 << 20))  # fmt: skip
+    run = Run(
+        job, config, faults=faults, seed=seed, inject=inject, byte_model=uniform_bytes(3 << 20)
+    )
     shadow = JobManagerState(job, run.config, job_id="test")
     handle, decided = run.state.handle, []
 

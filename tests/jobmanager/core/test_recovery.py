@@ -39,8 +39,9 @@ def allowed_reruns(recovery) -> set:
         rerun_names = {name for name, _ in grown}
         for edge in graph.job_graph.edges:
             if edge.target.name in rerun_names:
-                grown |= {(edge.source.name, i) for result, i in recovery.released
-                          if result == edge.id}  # fmt: skip
+                grown |= {
+                    (edge.source.name, i) for result, i in recovery.released if result == edge.id
+                }
         if grown == allowed:
             return allowed
         allowed = grown
@@ -59,16 +60,21 @@ def check(recovery):
     for v, s, a in deployed:
         assert a > attempts.get((v, s), -1), f"{v}[{s}] attempt {a} deployed twice or late"
         attempts[(v, s)] = a
-    fresh = replay(new_state(live.job, submitted(live.job, live.config), "test"),
-                   (decode(encode(e)) for e in recovery.log))  # fmt: skip
+    fresh = replay(
+        new_state(live.job, submitted(live.job, live.config), "test"),
+        (decode(encode(e)) for e in recovery.log),
+    )
     assert fresh.describe() == state.describe(), "replaying the whole log differs from the run"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(jobs(), st.integers(1, 3), st.integers(0, 2**16), st.floats(0, 1), st.integers(0, 2**16))
 def test_a_jobmanager_dying_anywhere_loses_no_finished_work(job, slots, seed, when, fate_seed):
-    config = {"taskmanager.numberOfTaskSlots": slots, "restart-strategy.type": "fixed-delay",
-              "restart-strategy.fixed-delay.attempts": 100}  # fmt: skip
+    config = {
+        "taskmanager.numberOfTaskSlots": slots,
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": 100,
+    }
     length = _length(job, config, seed)
     recovery = crash_and_recover(job, config, seed, int(when * length), random.Random(fate_seed))
     check(recovery)
@@ -80,8 +86,9 @@ def test_adaptive_decisions_survive_the_crash(scenario, when, fate_seed):
     job, config, _, seed, _ = scenario
     model = uniform_bytes(3 << 20)
     length = _length(job, config, seed, model)
-    recovery = crash_and_recover(job, config, seed, int(when * length), random.Random(fate_seed),
-                                 byte_model=model)  # fmt: skip
+    recovery = crash_and_recover(
+        job, config, seed, int(when * length), random.Random(fate_seed), byte_model=model
+    )
     check(recovery)
 
 

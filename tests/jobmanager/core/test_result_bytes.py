@@ -47,17 +47,26 @@ def test_sums_totals_and_reads_equal_the_dense_computation(shape, data):
     found = counted.partitions_with_data(range(lo, hi + 1), range(first, last + 1))
     needed = {p for p in range(lo, hi + 1) if dense[p][first : last + 1].any()}
     if found is None:  # every partition may hold data: dense ones are not tracked
-        assert all(np.count_nonzero(dense[p]) > subpartitions // 8 for p in range(lo, hi + 1)
-                   if p not in needed and dense[p].any())  # fmt: skip
+        assert all(
+            np.count_nonzero(dense[p]) > subpartitions // 8
+            for p in range(lo, hi + 1)
+            if p not in needed and dense[p].any()
+        )
     else:
-        dense_ones = {p for p in range(lo, hi + 1) if np.count_nonzero(dense[p]) > subpartitions // 8}
+        dense_ones = {
+            p for p in range(lo, hi + 1) if np.count_nonzero(dense[p]) > subpartitions // 8
+        }
         assert needed <= set(found) <= needed | dense_ones
 
 
 def test_a_report_without_breakdown_is_its_total_and_counts_no_subpartition():
     counts = np.arange(1, 2001, dtype=np.int64)
     report = ProducedPartition.of("r", counts, breakdown=False)
-    assert (report.total, report.num_subpartitions, report.subpartition_bytes) == (2001000, 2000, b"")
+    assert (report.total, report.num_subpartitions, report.subpartition_bytes) == (
+        2001000,
+        2000,
+        b"",
+    )
     assert len(encode(report)) < 128  # a number and its field names, not 2,000 numbers
     counted = ResultBytes(2, 2000)
     counted.record(0, report)
@@ -95,4 +104,7 @@ def test_a_negative_or_overflowing_byte_count_fails_the_task_naming_the_result()
     fresh = JobManagerState(g, Configuration(), job_id="u")
     fresh.handle(ev.JobStarted())
     fresh.handle(ev.TaskManagerRegistered("tm", 4))
-    assert report_problem(fresh.graph.vertex("a", 0), (negative,)) == "reported a negative byte count for a->b"
+    assert (
+        report_problem(fresh.graph.vertex("a", 0), (negative,))
+        == "reported a negative byte count for a->b"
+    )

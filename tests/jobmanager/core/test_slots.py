@@ -91,9 +91,13 @@ def test_prefetch_queues_up_to_its_depth_of_single_tasks_behind_a_running_one(pr
 
     g = JobGraph("prefetch")
     g.add_vertex("a", 8)
-    config = Configuration({"jobmanager.slot-prefetch": prefetch,
-                            "taskmanager.numberOfTaskSlots": 1,
-                            "slotmanager.number-of-slots.max": 1})  # fmt: skip
+    config = Configuration(
+        {
+            "jobmanager.slot-prefetch": prefetch,
+            "taskmanager.numberOfTaskSlots": 1,
+            "slotmanager.number-of-slots.max": 1,
+        }
+    )
     state = JobManagerState(g, config)
     state.handle(ev.JobStarted())
     commands = state.handle(ev.TaskManagerRegistered("tm", 1)).commands

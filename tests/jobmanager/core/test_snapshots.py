@@ -41,8 +41,9 @@ def test_a_snapshot_taken_anywhere_restores_the_same_state(scenario, at):
 @given(adaptive_scenarios(), st.floats(0, 1))
 def test_a_snapshot_keeps_the_adaptive_decisions(scenario, at):
     job, config, faults, seed, inject = scenario
-    run = Run(job, config, faults=faults, seed=seed, inject=inject,
-              byte_model=uniform_bytes(3 << 20))  # fmt: skip
+    run = Run(
+        job, config, faults=faults, seed=seed, inject=inject, byte_model=uniform_bytes(3 << 20)
+    )
     run.go()
     check_snapshots_anywhere(run, at)
 

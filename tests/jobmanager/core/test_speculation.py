@@ -14,15 +14,20 @@ from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 
 
-@pytest.mark.parametrize("finished, tasks, expected", [
-    ([], 4, None),                       # nothing finished: no baseline
-    ([100, 100], 4, None),               # 2 of 4 < 75 %
-    ([100, 100, 100], 4, 150),           # 3 of 4: median 100 x 1.5
-    ([100, 200, 300, 1000], 5, 375),     # median of an even count: 250 x 1.5
-    ([1, 1, 1], 4, 60),                  # never below the lower bound
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "finished, tasks, expected",
+    [
+        ([], 4, None),  # nothing finished: no baseline
+        ([100, 100], 4, None),  # 2 of 4 < 75 %
+        ([100, 100, 100], 4, 150),  # 3 of 4: median 100 x 1.5
+        ([100, 200, 300, 1000], 5, 375),  # median of an even count: 250 x 1.5
+        ([1, 1, 1], 4, 60),  # never below the lower bound
+    ],
+)
 def test_the_baseline_from_finished_execution_times(finished, tasks, expected):
-    detector = SlowTaskDetector(check_interval_ms=100, lower_bound_ms=60, ratio=0.75, multiplier=1.5)
+    detector = SlowTaskDetector(
+        check_interval_ms=100, lower_bound_ms=60, ratio=0.75, multiplier=1.5
+    )
     assert detector.baseline_ms(sorted(finished), tasks) == expected
 
 
@@ -54,9 +59,11 @@ class Driven:
         return out
 
     def deployed(self, commands=None) -> dict[tuple[str, int, int], str]:
-        return {(c.vertex, c.subtask, c.attempt): c.task_manager
-                for c in (self.commands if commands is None else commands)
-                if type(c) is cmd.DeployTask}  # fmt: skip
+        return {
+            (c.vertex, c.subtask, c.attempt): c.task_manager
+            for c in (self.commands if commands is None else commands)
+            if type(c) is cmd.DeployTask
+        }
 
     def replayed(self) -> JobManagerState:
         fresh = JobManagerState(self.graph, self.config, job_id="test")
@@ -75,14 +82,21 @@ def four_then_sink() -> JobGraph:
 
 
 def finished(vertex, subtask, attempt, ms=100, subpartitions=1):
-    report = ev.ProducedPartition.of("work->sink", [10] * subpartitions) if vertex == "work" else None
-    return ev.TaskFinished(vertex, subtask, attempt, (report,) if report else (),
-                           ev.TaskMetrics(duration_ms=ms))  # fmt: skip
+    report = (
+        ev.ProducedPartition.of("work->sink", [10] * subpartitions) if vertex == "work" else None
+    )
+    return ev.TaskFinished(
+        vertex, subtask, attempt, (report,) if report else (), ev.TaskMetrics(duration_ms=ms)
+    )
 
 
 def started(core: Driven) -> dict:
-    core(ev.JobStarted(), ev.TaskManagerRegistered("tm-a", 2, "node-a"),
-         ev.TaskManagerRegistered("tm-b", 2, "node-b"), ev.TaskManagerRegistered("tm-c", 2, "node-c"))  # fmt: skip
+    core(
+        ev.JobStarted(),
+        ev.TaskManagerRegistered("tm-a", 2, "node-a"),
+        ev.TaskManagerRegistered("tm-b", 2, "node-b"),
+        ev.TaskManagerRegistered("tm-c", 2, "node-c"),
+    )
     placed = core.deployed()
     core(*(ev.TaskRunning("work", s, 0, 0) for s in range(4)))
     core(*(finished("work", s, 0) for s in range(3)))
@@ -99,8 +113,10 @@ def test_a_slow_task_gets_an_attempt_on_another_task_manager_and_the_first_to_fi
     assert list(spare) == [("work", 3, 1)] and spare[("work", 3, 1)] != slow_tm
     out = core(ev.TaskRunning("work", 3, 1, 210), finished("work", 3, 1, ms=20))
     assert cmd.CancelTask("work", 3, 0, slow_tm) in out
-    assert any(type(c) is cmd.ReleasePartitions and c.task_manager == slow_tm and c.attempts == (0,)
-               for c in out)  # fmt: skip
+    assert any(
+        type(c) is cmd.ReleasePartitions and c.task_manager == slow_tm and c.attempts == (0,)
+        for c in out
+    )
     v = core.state.graph.vertex("work", 3)
     assert (v.attempt, v.state.value) == (1, "finished")
     assert core.state.graph.results["work->sink"].partitions[3].location == spare[("work", 3, 1)]
@@ -139,13 +155,19 @@ def test_a_failure_with_a_speculative_attempt_running_is_not_a_failover():
 
 
 def test_a_restart_after_speculation_takes_an_attempt_number_never_used():
-    core = Driven(four_then_sink(), {**CONFIG, "restart-strategy.type": "fixed-delay",
-                                     "restart-strategy.fixed-delay.delay": 1})  # fmt: skip
+    core = Driven(
+        four_then_sink(),
+        {**CONFIG, "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.delay": 1},
+    )
     started(core)
     core(ev.TimerFired(SPECULATION_TIMER, 200))
     core(finished("work", 3, 1))
     core(ev.TaskFailed("work", 3, 1, "its file got lost later", 300))  # already finished: ignored
-    core(ev.TaskManagerLost(core.state.graph.results["work->sink"].partitions[3].location, "gone", 400))
+    core(
+        ev.TaskManagerLost(
+            core.state.graph.results["work->sink"].partitions[3].location, "gone", 400
+        )
+    )
     core(ev.TaskCanceled("sink", 0, 0))  # the region's running consumer, cancelled first
     v = core.state.graph.vertex("work", 3)
     timers = [c for c in core.commands if type(c) is cmd.StartTimer and c.token >= 0]

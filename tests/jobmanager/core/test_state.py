@@ -30,8 +30,7 @@ def test_a_static_job_runs_to_the_end_and_releases_everything():
 
 
 def test_any_blocking_job_finishes_with_a_single_slot():
-    run = Run(chain(4, 4, 2), {"slotmanager.number-of-slots.max": 1,
-                               "jobmanager.slot-prefetch": 0})  # fmt: skip
+    run = Run(chain(4, 4, 2), {"slotmanager.number-of-slots.max": 1, "jobmanager.slot-prefetch": 0})
     assert run.go().status == "FINISHED"
     assert run.state.slots.total_slots == 1 and run.max_active == 1
     run.check_invariants()
@@ -58,8 +57,11 @@ def test_a_region_wider_than_the_cluster_fails_the_job_by_name():
 
 
 def test_a_failed_task_restarts_only_its_region():
-    run = Run(chain(3, 3, 3, partitioner=Partitioner.FORWARD), RESTARTS,
-              faults=[("v2", 1, 0, "ValueError: bad row")])
+    run = Run(
+        chain(3, 3, 3, partitioner=Partitioner.FORWARD),
+        RESTARTS,
+        faults=[("v2", 1, 0, "ValueError: bad row")],
+    )
     assert run.go().status == "FINISHED"
     attempts = run.attempts
     assert attempts[("v2", 1)] == 2
@@ -89,8 +91,11 @@ def test_inputs_released_after_their_consumers_finished_are_recomputed():
 
 
 def test_without_restarts_a_failure_fails_the_job_with_its_cause():
-    run = Run(chain(2, 2), {"restart-strategy.type": "none"},
-              faults=[("v0", 1, 0, "ZeroDivisionError: division by zero")])
+    run = Run(
+        chain(2, 2),
+        {"restart-strategy.type": "none"},
+        faults=[("v0", 1, 0, "ZeroDivisionError: division by zero")],
+    )
     terminated = run.go()
     assert terminated.status == "FAILED"
     assert terminated.cause.startswith("v0[1] attempt 0 failed: ZeroDivisionError")
@@ -100,18 +105,26 @@ def test_without_restarts_a_failure_fails_the_job_with_its_cause():
 
 def test_restarts_run_out():
     faults = [("v0", 0, attempt, "flaky") for attempt in range(3)]
-    run = Run(chain(1, 1), {"restart-strategy.type": "fixed-delay",
-                            "restart-strategy.fixed-delay.attempts": 2}, faults=faults)
+    run = Run(
+        chain(1, 1),
+        {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 2},
+        faults=faults,
+    )
     terminated = run.go()
     assert terminated.status == "FAILED" and "no restart left" in terminated.cause
     assert run.attempts[("v0", 0)] == 3
 
 
 def test_restart_waits_for_the_backoff_timer():
-    run = Run(chain(1, 1), {"restart-strategy.type": "fixed-delay",
-                            "restart-strategy.fixed-delay.attempts": 3,
-                            "restart-strategy.fixed-delay.delay": "2 s"},
-              faults=[("v1", 0, 0, "oops")])
+    run = Run(
+        chain(1, 1),
+        {
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": 3,
+            "restart-strategy.fixed-delay.delay": "2 s",
+        },
+        faults=[("v1", 0, 0, "oops")],
+    )
     run.go()
     assert run.cluster.clock_ms == 2000
 
@@ -153,42 +166,64 @@ def test_only_events_are_accepted():
 
 
 def test_first_commands_ask_for_task_managers_then_deploy():
-    state = JobManagerState(chain(2, 1), Configuration({"taskmanager.numberOfTaskSlots": 1,
-                                                        "jobmanager.slot-prefetch": 0}),
-                            job_id="j")  # fmt: skip
+    state = JobManagerState(
+        chain(2, 1),
+        Configuration({"taskmanager.numberOfTaskSlots": 1, "jobmanager.slot-prefetch": 0}),
+        job_id="j",
+    )
     assert state.handle(ev.JobStarted()).commands == (cmd.RequestTaskManagers(2, 1),)
-    assert state.handle(ev.TaskManagerRegistered("tm-a", 1)).commands == (cmd.DeployTask("v0", 0, 0, "tm-a", 0),)
-    assert state.handle(ev.TaskManagerRegistered("tm-b", 1)).commands == (cmd.DeployTask("v0", 1, 0, "tm-b", 0),)
+    assert state.handle(ev.TaskManagerRegistered("tm-a", 1)).commands == (
+        cmd.DeployTask("v0", 0, 0, "tm-a", 0),
+    )
+    assert state.handle(ev.TaskManagerRegistered("tm-b", 1)).commands == (
+        cmd.DeployTask("v0", 1, 0, "tm-b", 0),
+    )
 
 
 def test_a_failed_task_manager_request_is_asked_again_after_the_backoff():
-    config = {**RESTARTS, "taskmanager.numberOfTaskSlots": 1,
-              "restart-strategy.fixed-delay.delay": "250 ms"}  # fmt: skip
+    config = {
+        **RESTARTS,
+        "taskmanager.numberOfTaskSlots": 1,
+        "restart-strategy.fixed-delay.delay": "250 ms",
+    }
     state = JobManagerState(chain(1), Configuration(config))
     assert state.handle(ev.JobStarted()).commands == (cmd.RequestTaskManagers(1, 1),)
     timer = state.handle(ev.TaskManagerRequestFailed(1, "tm-0 serves another job", 1_000)).commands
     assert timer == (cmd.StartTimer(0, 250),)
     assert state.handle(ev.TimerFired(0)).commands == (cmd.RequestTaskManagers(1, 1),)
-    assert state.handle(ev.TaskManagerRegistered("tm-1", 1)).commands == (cmd.DeployTask("v0", 0, 0, "tm-1", 0),)
+    assert state.handle(ev.TaskManagerRegistered("tm-1", 1)).commands == (
+        cmd.DeployTask("v0", 0, 0, "tm-1", 0),
+    )
     assert state.status.value == "RUNNING"
 
 
 def test_task_managers_that_never_come_fail_the_job_once_restarts_run_out():
-    config = {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 1,
-              "taskmanager.numberOfTaskSlots": 1}  # fmt: skip
+    config = {
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": 1,
+        "taskmanager.numberOfTaskSlots": 1,
+    }
     state = JobManagerState(chain(1), Configuration(config))
     state.handle(ev.JobStarted())
-    (timer,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager")).commands
+    (timer,) = state.handle(
+        ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager")
+    ).commands
     state.handle(ev.TimerFired(timer.token))
-    (terminated,) = state.handle(ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager")).commands
+    (terminated,) = state.handle(
+        ev.TaskManagerRequestFailed(1, "the cluster has no ResourceManager")
+    ).commands
     assert terminated.status == "FAILED"
     assert "no TaskManager of 1 slots: the cluster has no ResourceManager" in terminated.cause
     assert "no restart left" in terminated.cause
 
 
 def test_a_failed_request_the_job_no_longer_needs_is_not_a_failure():
-    config = {**RESTARTS, "taskmanager.numberOfTaskSlots": 1, "slotmanager.number-of-slots.max": 1,
-              "jobmanager.slot-prefetch": 0}  # fmt: skip
+    config = {
+        **RESTARTS,
+        "taskmanager.numberOfTaskSlots": 1,
+        "slotmanager.number-of-slots.max": 1,
+        "jobmanager.slot-prefetch": 0,
+    }
     state = JobManagerState(chain(2), Configuration(config))
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm-0", 1))  # the one slot allowed; v0[1] waits for it
@@ -208,13 +243,18 @@ def running_single_task(config):
     return state
 
 
-@pytest.mark.parametrize("types", [
-    ("pyspark.errors.exceptions.captured.AnalysisException",
-     "pyspark.errors.exceptions.base.AnalysisException"),
-    ("builtins.TypeError",),
-    ("jobmanager.model.sources.SourceError", "builtins.FileNotFoundError", "builtins.OSError"),
-    ("mine.BadRecord", "jobmanager.errors.NonRecoverableError"),
-])
+@pytest.mark.parametrize(
+    "types",
+    [
+        (
+            "pyspark.errors.exceptions.captured.AnalysisException",
+            "pyspark.errors.exceptions.base.AnalysisException",
+        ),
+        ("builtins.TypeError",),
+        ("jobmanager.model.sources.SourceError", "builtins.FileNotFoundError", "builtins.OSError"),
+        ("mine.BadRecord", "jobmanager.errors.NonRecoverableError"),
+    ],
+)
 def test_an_error_no_restart_can_fix_fails_the_job_at_the_first_attempt(types):
     state = running_single_task(RESTARTS)
     commands = state.handle(failed("v0", 0, 0, *types)).commands
@@ -226,9 +266,17 @@ def test_an_error_no_restart_can_fix_fails_the_job_at_the_first_attempt(types):
 
 def test_other_errors_and_lost_inputs_keep_the_restart_strategy():
     state = running_single_task(RESTARTS)
-    assert state.handle(failed("v0", 0, 0, "builtins.ValueError")).commands == (cmd.StartTimer(0, 1000),)
-    lost = TaskFault("v1", 0, 0, "PartitionNotFound", PartitionId("v0->v1", 1),
-                     ("shuffle.errors.PartitionNotFound", "builtins.FileNotFoundError"))
+    assert state.handle(failed("v0", 0, 0, "builtins.ValueError")).commands == (
+        cmd.StartTimer(0, 1000),
+    )
+    lost = TaskFault(
+        "v1",
+        0,
+        0,
+        "PartitionNotFound",
+        PartitionId("v0->v1", 1),
+        ("shuffle.errors.PartitionNotFound", "builtins.FileNotFoundError"),
+    )
     run = Run(chain(2, 1), RESTARTS, faults=[lost])
     assert run.go().status == "FINISHED"
     assert run.attempts[("v1", 0)] == 2 and run.attempts[("v0", 1)] == 2
@@ -239,7 +287,10 @@ def test_a_user_marks_their_own_exceptions_non_recoverable():
     for types in (("mine.BadRecord",), ("builtins.KeyError", "builtins.LookupError")):
         state = running_single_task(config)
         (terminated,) = state.handle(failed("v0", 0, 0, *types)).commands
-        assert terminated.status == "FAILED" and f"{types[0]} is an error no restart" in terminated.cause
+        assert (
+            terminated.status == "FAILED"
+            and f"{types[0]} is an error no restart" in terminated.cause
+        )
 
 
 def test_a_task_prefers_a_free_slot_on_the_node_holding_its_input():
@@ -247,9 +298,12 @@ def test_a_task_prefers_a_free_slot_on_the_node_holding_its_input():
     state = JobManagerState(chain(1, 1, partitioner=Partitioner.FORWARD), Configuration(config))
     state.handle(ev.JobStarted())
     assert state.handle(ev.TaskManagerRegistered("tm-a", 1, "node-a")).commands == (
-        cmd.DeployTask("v0", 0, 0, "tm-a", 0),)  # fmt: skip
+        cmd.DeployTask("v0", 0, 0, "tm-a", 0),
+    )
     state.handle(ev.TaskManagerRegistered("tm-b", 1, "node-b"))  # free first, on another node
     state.handle(ev.TaskRunning("v0", 0, 0))
-    commands = state.handle(ev.TaskFinished("v0", 0, 0, (ev.ProducedPartition.of("v0->v1", [100]),))).commands
+    commands = state.handle(
+        ev.TaskFinished("v0", 0, 0, (ev.ProducedPartition.of("v0->v1", [100]),))
+    ).commands
     deploy = [c for c in commands if isinstance(c, cmd.DeployTask)]
     assert deploy == [cmd.DeployTask("v1", 0, 0, "tm-a", 0)]  # where v0's partition is

@@ -59,8 +59,9 @@ def golden_job(work: str) -> JobGraph:
     """numbers (3 tasks) -> fail once -> sum (parallelism decided at run time) -> Parquet."""
     g = JobGraph("golden")
     source = g.add_vertex("numbers", parallelism=SOURCES, operator=arrow(numbers))
-    flaky = g.add_vertex("flaky", parallelism=SOURCES,
-                         operator=arrow(FailOnce(os.path.join(work, "markers"))))  # fmt: skip
+    flaky = g.add_vertex(
+        "flaky", parallelism=SOURCES, operator=arrow(FailOnce(os.path.join(work, "markers")))
+    )
     total = g.add_vertex("sum", operator=arrow(Gate(os.path.join(work, "gate"))))
     sink = g.add_vertex("sink", operator=ParquetSink(os.path.join(work, "out")))
     g.connect(source, flaky, Partitioner.REBALANCE)

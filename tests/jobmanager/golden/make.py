@@ -59,12 +59,19 @@ def run(work: Path):
 
     for folder in ("markers", "gate"):
         (work / folder).mkdir()
-    ray.init(num_cpus=4, include_dashboard=False, namespace="tidal",
-             logging_level=logging.WARNING, log_to_driver=False)  # fmt: skip
+    ray.init(
+        num_cpus=4,
+        include_dashboard=False,
+        namespace="tidal",
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+    )
     handle = Client().submit(golden_job(str(work)), config=CONFIG)
     gate = work / "gate"
-    _eventually(lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
-                "the sum stage to reach its gate")  # fmt: skip
+    _eventually(
+        lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
+        "the sum stage to reach its gate",
+    )
     time.sleep(0.5)  # a snapshot of the state so far (min-pause 200 ms)
     os.kill(handle.status().pid, 9)
     _eventually(lambda: handle.status().recoveries == 1, "the JobManager's take-over")
@@ -92,8 +99,10 @@ def keep(handle, result, target: Path) -> None:
     expected = {
         "job_id": handle.job_id,
         "status": result.status,
-        "vertices": {name: {"tasks": r.tasks, "deployments": r.deployments}
-                     for name, r in sorted(result.vertices.items())},
+        "vertices": {
+            name: {"tasks": r.tasks, "deployments": r.deployments}
+            for name, r in sorted(result.vertices.items())
+        },
         "recoveries": handle.status().recoveries,
         "segments": segments,
         "python": sys.version.split()[0],

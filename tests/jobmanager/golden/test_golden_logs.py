@@ -52,8 +52,10 @@ def successor_segment(store: JobStore) -> int:
 
 def vertex_counts(state) -> dict[str, tuple[int, int]]:
     """Each vertex (by the first name of its chain): its parallelism and finished tasks."""
-    return {name.split(" -> ")[0]: (ejv.parallelism, len(ejv.vertices) - ejv.unfinished)
-            for name, ejv in state.graph.job_vertices.items()}  # fmt: skip
+    return {
+        name.split(" -> ")[0]: (ejv.parallelism, len(ejv.vertices) - ejv.unfinished)
+        for name, ejv in state.graph.job_vertices.items()
+    }
 
 
 def test_a_golden_log_replays_to_what_its_live_run_said(golden):
@@ -68,8 +70,10 @@ def test_a_golden_log_replays_to_what_its_live_run_said(golden):
     assert counts == {name: (tasks[name], tasks[name]) for name in counts}
     # the whole log, from its start and not a snapshot, rebuilds the same state
     records = store.records(0)
-    whole = replay(new_state(replayed.graph, records[0][1], expected["job_id"]),
-                   (event for _, event in records[1:]))  # fmt: skip
+    whole = replay(
+        new_state(replayed.graph, records[0][1], expected["job_id"]),
+        (event for _, event in records[1:]),
+    )
     assert whole.describe() == state.describe()
 
 
@@ -80,7 +84,10 @@ def test_a_golden_log_renders_its_report(golden):
     for vertex in facts.vertices:
         live = expected["vertices"][vertex.name.split(" -> ")[0]]
         assert (vertex.tasks, vertex.finished, vertex.deployments) == (
-            live["tasks"], live["tasks"], live["deployments"]), vertex.name  # fmt: skip
+            live["tasks"],
+            live["tasks"],
+            live["deployments"],
+        ), vertex.name
     assert facts.vertex("flaky").deployments == facts.vertex("flaky").tasks + 1  # the restart
     assert facts.vertex("sum -> sink").origin == "decided"
     assert "golden" in report_html(facts)

@@ -7,17 +7,29 @@ from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
 from shuffle.ranges import IndexRange
 
-JOIN = ev.JoinDecision("j1", "broadcast", "right", 64 << 20, 2 << 20, 10 << 20,
-                       "join 'j1' (left outer): broadcast join ...", "left")  # fmt: skip
+JOIN = ev.JoinDecision(
+    "j1",
+    "broadcast",
+    "right",
+    64 << 20,
+    2 << 20,
+    10 << 20,
+    "join 'j1' (left outer): broadcast join ...",
+    "left",
+)
 
 
 def test_a_decision_with_its_join_and_whole_reads_round_trips():
     event = ev.VertexParallelismDecided(
-        "join", 4,
-        (("left->join", PartitionRangesInputInfo(128, (0, 4, 8, 12, 16))),
-         ("right->join", WholeInputInfo(2, 128, 4))),
-        ev.Explanation("why", 64 << 20, 2 << 20), (JOIN,),
-    )  # fmt: skip
+        "join",
+        4,
+        (
+            ("left->join", PartitionRangesInputInfo(128, (0, 4, 8, 12, 16))),
+            ("right->join", WholeInputInfo(2, 128, 4)),
+        ),
+        ev.Explanation("why", 64 << 20, 2 << 20),
+        (JOIN,),
+    )
     assert decode(encode(event)) == event
 
 
@@ -31,8 +43,15 @@ def test_the_whole_reads_name_all_subpartitions():
 
 def test_a_decision_written_before_joins_were_decided_reads_without_them():
     explanation = ev.Explanation("why")
-    named = msgpack.ExtType(2, encode(("VertexParallelismDecided", {
-        "vertex": "agg", "parallelism": 2, "input_infos": (), "explanation": explanation})))  # fmt: skip
+    named = msgpack.ExtType(
+        2,
+        encode(
+            (
+                "VertexParallelismDecided",
+                {"vertex": "agg", "parallelism": 2, "input_infos": (), "explanation": explanation},
+            )
+        ),
+    )
     positional = msgpack.ExtType(1, encode(("VertexParallelismDecided", "agg", 2, (), explanation)))
     for old in (named, positional):
         decoded = decode(msgpack.packb(old))

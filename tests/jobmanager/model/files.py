@@ -18,8 +18,12 @@ BIG = 1 << 40
 
 
 def numbers(n: int, start: int = 0) -> pa.Table:
-    return pa.table({"id": pa.array(range(start, start + n), pa.int64()),
-                     "name": [f"row-{i}" for i in range(start, start + n)]})
+    return pa.table(
+        {
+            "id": pa.array(range(start, start + n), pa.int64()),
+            "name": [f"row-{i}" for i in range(start, start + n)],
+        }
+    )
 
 
 def write_parquet(path: Path, table: pa.Table, row_group_size: int | None = None) -> Path:
@@ -28,8 +32,9 @@ def write_parquet(path: Path, table: pa.Table, row_group_size: int | None = None
     return path
 
 
-def csv_text(header: list[str], rows: list[list[str]], eol: str = "\n",
-             trailing_newline: bool = True) -> bytes:
+def csv_text(
+    header: list[str], rows: list[list[str]], eol: str = "\n", trailing_newline: bool = True
+) -> bytes:
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator=eol).writerows([header, *rows])
     text = buffer.getvalue()

@@ -88,9 +88,15 @@ def test_the_chained_graph_has_one_vertex_per_chain_with_the_heads_inputs():
     assert [v.name for v in physical.vertices] == ["src", "agg -> top -> sink"]
     chain = physical.vertex("agg -> top -> sink")
     assert isinstance(chain.operator, ChainedOperator)
-    assert chain.operator.names == ("agg", "top", "sink") and chain.operator.sink == ParquetSink("/out")
+    assert chain.operator.names == ("agg", "top", "sink") and chain.operator.sink == ParquetSink(
+        "/out"
+    )
     (edge,) = physical.edges
-    assert (edge.source.name, edge.target.name, str(edge.partitioner)) == ("src", "agg -> top -> sink", "hash(k)")
+    assert (edge.source.name, edge.target.name, str(edge.partitioner)) == (
+        "src",
+        "agg -> top -> sink",
+        "hash(k)",
+    )
     physical.validate()
 
 
@@ -115,13 +121,17 @@ def test_a_chain_names_the_member_whose_parallelism_the_user_set():
     assert (chain.parallelism, chain.operator.fixed_by) == (3, "src")
 
 
-def one_task_pipeline(partitioner: Partitioner, source_parallelism: int | None = None,
-                      final_parallelism: int | None = 1) -> JobGraph:  # fmt: skip
+def one_task_pipeline(
+    partitioner: Partitioner,
+    source_parallelism: int | None = None,
+    final_parallelism: int | None = 1,
+) -> JobGraph:
     """Q1's shape: a source with a partial aggregate, an exchange, the final aggregate in one
     task, a sink."""
     g = JobGraph("one")
-    src = g.add_vertex("src", parallelism=source_parallelism, operator=spark(ident),
-                       sources=[FileSource("/d")])  # fmt: skip
+    src = g.add_vertex(
+        "src", parallelism=source_parallelism, operator=spark(ident), sources=[FileSource("/d")]
+    )
     final = g.add_vertex("final", parallelism=final_parallelism, operator=spark(ident))
     sink = g.add_vertex("sink", operator=ParquetSink("/out"))
     g.connect(src, final, partitioner)
@@ -129,8 +139,9 @@ def one_task_pipeline(partitioner: Partitioner, source_parallelism: int | None =
     return g
 
 
-@pytest.mark.parametrize("partitioner", [Partitioner.hash("k"), Partitioner.REBALANCE,
-                                         Partitioner.RESCALE])  # fmt: skip
+@pytest.mark.parametrize(
+    "partitioner", [Partitioner.hash("k"), Partitioner.REBALANCE, Partitioner.RESCALE]
+)
 def test_an_edge_between_two_one_task_vertices_chains_whatever_its_partitioner(partitioner):
     """One producer task sends all it has to one consumer task: FORWARD in effect."""
     inferred_one = one_task_pipeline(partitioner)
@@ -147,7 +158,8 @@ def test_an_edge_from_a_source_of_more_tasks_or_unknown_tasks_does_not_chain():
     g = one_task_pipeline(Partitioner.hash("k"))
     assert decide_chains(g) == (("final", "sink"),)  # src's tasks not known: not chained
     assert decide_chains(one_task_pipeline(Partitioner.hash("k"), source_parallelism=2)) == (
-        ("final", "sink"),)
+        ("final", "sink"),
+    )
     unset_consumer = one_task_pipeline(Partitioner.hash("k"), final_parallelism=None)
     assert decide_chains(unset_consumer, one_task={"src"}) == (("final", "sink"),)
 
@@ -155,8 +167,10 @@ def test_an_edge_from_a_source_of_more_tasks_or_unknown_tasks_does_not_chain():
 def test_a_broadcast_edge_between_one_task_vertices_or_the_switch_prevent_it():
     g = one_task_pipeline(Partitioner.BROADCAST, source_parallelism=1)
     assert decide_chains(g) == (("final", "sink"),)
-    assert decide_chains(one_task_pipeline(Partitioner.hash("k"), source_parallelism=1),
-                         enabled=False) == ()  # fmt: skip
+    assert (
+        decide_chains(one_task_pipeline(Partitioner.hash("k"), source_parallelism=1), enabled=False)
+        == ()
+    )
 
 
 def test_a_second_consumer_or_a_chain_start_prevents_a_one_task_chain():
@@ -184,8 +198,9 @@ def test_the_sources_asked_when_the_job_is_taken_are_those_whose_edge_would_chai
     assert one_task_candidates(g) == ()
 
 
-def with_broadcast_input(partitioner: Partitioner = Partitioner.BROADCAST,
-                         dynamic_filtering: str | None = None) -> JobGraph:  # fmt: skip
+def with_broadcast_input(
+    partitioner: Partitioner = Partitioner.BROADCAST, dynamic_filtering: str | None = None
+) -> JobGraph:
     """Q3's shape: a small side sent whole to the scan, which joins it and feeds one task."""
     g = one_task_pipeline(Partitioner.hash("k"))
     small = g.add_vertex("small", operator=spark(ident), sources=[FileSource("/s")])
@@ -230,8 +245,9 @@ def test_a_source_whose_forward_chain_feeds_one_task_is_asked_and_chained_whole(
     assert one_task_candidates(g) == ("scan",)
     assert decide_chains(g, one_task={"scan"}) == (("scan", "partial", "final", "sink"),)
     assert decide_chains(g) == (("scan", "partial"), ("final", "sink"))  # scan not one task
-    g.connect(g.vertex("partial"), g.add_vertex("other", operator=spark(ident)),
-              Partitioner.REBALANCE)  # a second consumer: no chain past the partial
+    g.connect(
+        g.vertex("partial"), g.add_vertex("other", operator=spark(ident)), Partitioner.REBALANCE
+    )  # a second consumer: no chain past the partial
     assert one_task_candidates(g) == ()
 
 
@@ -275,8 +291,12 @@ def test_a_final_aggregate_is_decided_from_its_bytes_when_more_is_asked_or_set()
     assert decide_chains(pre_aggregated(parallelism=3), one_task={"scan"}) == apart
     plain = one_task_pipeline(Partitioner.hash("k"), final_parallelism=None)
     assert decide_chains(plain, one_task={"src"}) == (("final", "sink"),)
-    g.connect(g.vertex("partial"), g.add_vertex("other", operator=spark(ident)),
-              Partitioner.hash("k"), pre_aggregated=True)  # fmt: skip
+    g.connect(
+        g.vertex("partial"),
+        g.add_vertex("other", operator=spark(ident)),
+        Partitioner.hash("k"),
+        pre_aggregated=True,
+    )
     assert one_task_candidates(g) == ()
     assert decide_chains(g, one_task={"scan"}) == apart
 

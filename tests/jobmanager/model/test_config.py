@@ -50,11 +50,14 @@ def test_units_and_overrides(tmp_path):
         Configuration.from_yaml(missing)
 
 
-@pytest.mark.parametrize("text, where, problem", [
-    ("parallelism.default: 2\nslots: [1, 2\n", ":3:1", "not valid YAML"),
-    ("- a\n- b\n", "", "maps option keys to values"),
-    ("parallelism:\n  defualt: 2\n", "", "'parallelism.defualt': unknown option"),
-])
+@pytest.mark.parametrize(
+    "text, where, problem",
+    [
+        ("parallelism.default: 2\nslots: [1, 2\n", ":3:1", "not valid YAML"),
+        ("- a\n- b\n", "", "maps option keys to values"),
+        ("parallelism:\n  defualt: 2\n", "", "'parallelism.defualt': unknown option"),
+    ],
+)
 def test_a_broken_configuration_file_is_named_with_its_line(tmp_path, text, where, problem):
     path = tmp_path / "tidal.yaml"
     path.write_text(text)
@@ -64,16 +67,28 @@ def test_a_broken_configuration_file_is_named_with_its_line(tmp_path, text, wher
     assert "\n" not in str(raised.value)
 
 
-@pytest.mark.parametrize("options, named", [
-    ({"execution.batch.adaptive.auto-parallelism.min-parallelism": 10,
-      "execution.batch.adaptive.auto-parallelism.max-parallelism": 5},
-     "'execution.batch.adaptive.auto-parallelism.min-parallelism': 10 may not be above "
-     "'execution.batch.adaptive.auto-parallelism.max-parallelism' (5)"),
-    ({"restart-strategy.exponential-delay.initial-backoff": "2 min"},
-     "'restart-strategy.exponential-delay.initial-backoff': 120000 may not be above "
-     "'restart-strategy.exponential-delay.max-backoff' (60000)"),
-    ({"heartbeat.interval": "30 s"}, "'heartbeat.interval': 30000 must be below 'heartbeat.timeout' (30000)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "options, named",
+    [
+        (
+            {
+                "execution.batch.adaptive.auto-parallelism.min-parallelism": 10,
+                "execution.batch.adaptive.auto-parallelism.max-parallelism": 5,
+            },
+            "'execution.batch.adaptive.auto-parallelism.min-parallelism': 10 may not be above "
+            "'execution.batch.adaptive.auto-parallelism.max-parallelism' (5)",
+        ),
+        (
+            {"restart-strategy.exponential-delay.initial-backoff": "2 min"},
+            "'restart-strategy.exponential-delay.initial-backoff': 120000 may not be above "
+            "'restart-strategy.exponential-delay.max-backoff' (60000)",
+        ),
+        (
+            {"heartbeat.interval": "30 s"},
+            "'heartbeat.interval': 30000 must be below 'heartbeat.timeout' (30000)",
+        ),
+    ],
+)
 def test_options_that_contradict_each_other_are_refused_naming_both(options, named):
     from jobmanager import JobGraph
     from jobmanager.core.admission import validate_job

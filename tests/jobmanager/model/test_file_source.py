@@ -33,8 +33,7 @@ from tests.jobmanager.model.files import (  # noqa: F401  (quiet_logs: a fixture
     write_parquet,
 )
 
-PROPERTY = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def context(upper_bound: int, per_task: int, *filters: DynamicFilteringInfo) -> InferenceContext:
@@ -75,7 +74,9 @@ def test_headerless_csv_takes_column_names_from_options(tmp_path):
     options = {"column_names": ["id", "name"], "delimiter": ","}
     splits = FileSource(path, csv_options=options).splits(3)
     assert read_splits(splits, csv_options=options).to_pydict() == {
-        "id": ["1", "2"], "name": ["a", "b"]}
+        "id": ["1", "2"],
+        "name": ["a", "b"],
+    }
 
 
 def test_a_directory_is_read_recursively_skipping_hidden_files(tmp_path):
@@ -148,8 +149,11 @@ def test_hive_partition_values_become_string_columns(orders):
     assert table.column_names == ["id", "name", "date", "region"]
     assert table.schema.field("date").type == pa.string()
     assert Counter(zip(table["date"].to_pylist(), table["region"].to_pylist())) == {
-        ("2026-11-20", "eu"): 10, ("2026-11-20", "us"): 10,
-        ("2026-11-21", "eu"): 10, ("2026-11-21", "us"): 10}
+        ("2026-11-20", "eu"): 10,
+        ("2026-11-20", "us"): 10,
+        ("2026-11-21", "eu"): 10,
+        ("2026-11-21", "us"): 10,
+    }
 
 
 def test_a_glob_over_partition_directories_reads_values_below_its_fixed_prefix(orders):
@@ -228,7 +232,9 @@ def test_the_plan_says_how_many_files_dynamic_filtering_pruned(orders):
     eu = DynamicFilteringInfo("region", ("eu",))
     plan = source.plan(context(100, 1, eu))
     assert plan.description.startswith("2 files, ")
-    assert plan.description.endswith("; 2 more files in partitions pruned by dynamic filtering on region")
+    assert plan.description.endswith(
+        "; 2 more files in partitions pruned by dynamic filtering on region"
+    )
     assert "pruned" not in source.plan(context(100, 1)).description
 
 
@@ -237,18 +243,24 @@ def test_an_empty_source_after_filtering_infers_one(orders):
     assert source.infer_parallelism(context(100, 1, DynamicFilteringInfo("date", ()))) == 1
 
 
-@settings(PROPERTY, suppress_health_check=[HealthCheck.too_slow,
-                                           HealthCheck.function_scoped_fixture])
-@given(upper_bound=st.integers(1, 50), per_task=st.integers(1, 5000),
-       regions=st.sets(st.sampled_from(["eu", "us", "apac"])))
+@settings(
+    PROPERTY, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    upper_bound=st.integers(1, 50),
+    per_task=st.integers(1, 5000),
+    regions=st.sets(st.sampled_from(["eu", "us", "apac"])),
+)
 def test_inference_is_the_bytes_read_over_the_volume_per_task_capped_by_splits_and_bound(
-        orders, upper_bound, per_task, regions):  # fmt: skip
+    orders, upper_bound, per_task, regions
+):
     source = FileSource(orders, partitioning="hive")
     only = DynamicFilteringInfo("region", tuple(sorted(regions)))
     splits = source.splits(per_task, only)
     by_bytes = -(-sum(s.length for s in splits) // per_task)
     assert source.infer_parallelism(context(upper_bound, per_task, only)) == max(
-        1, min(by_bytes, len(splits), upper_bound))
+        1, min(by_bytes, len(splits), upper_bound)
+    )
 
 
 def test_tasks_past_the_jobs_slots_are_rounded_down_to_whole_waves(tmp_path):
@@ -274,15 +286,18 @@ def test_construction_never_touches_the_file_system(tmp_path):
         source.splits(BIG)
 
 
-@pytest.mark.parametrize("layout, name, problem", [
-    ({}, "missing", "does not exist"),
-    ({}, "*.parquet", "glob matches nothing"),
-    ({"d/_SUCCESS": b"", "d/.x.crc": b""}, "d", "no data files"),
-    ({"d/notes.txt": b"hi"}, "d", "unknown file format"),
-    ({"d/a.csv": b"x\n1\n", "d/b.parquet": None}, "d", "mixed file formats"),
-    ({"d/a.parquet": b"not parquet at all"}, "d", "unreadable file"),
-    ({"d/k=1/a.csv": b"x\n", "d/b.csv": b"x\n"}, "d", "partition directories differ"),
-])
+@pytest.mark.parametrize(
+    "layout, name, problem",
+    [
+        ({}, "missing", "does not exist"),
+        ({}, "*.parquet", "glob matches nothing"),
+        ({"d/_SUCCESS": b"", "d/.x.crc": b""}, "d", "no data files"),
+        ({"d/notes.txt": b"hi"}, "d", "unknown file format"),
+        ({"d/a.csv": b"x\n1\n", "d/b.parquet": None}, "d", "mixed file formats"),
+        ({"d/a.parquet": b"not parquet at all"}, "d", "unreadable file"),
+        ({"d/k=1/a.csv": b"x\n", "d/b.csv": b"x\n"}, "d", "partition directories differ"),
+    ],
+)
 def test_each_error_names_the_source_and_the_path(tmp_path, layout, name, problem):
     for relative, content in layout.items():
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -304,7 +319,10 @@ def test_files_that_disagree_on_a_columns_type_are_refused_naming_both(tmp_path)
         FileSource(str(tmp_path / "d")).infer_parallelism(context(4, 1))
     write_parquet(tmp_path / "e" / "a.parquet", numbers(3))
     write_parquet(tmp_path / "e" / "b.parquet", pa.table({"id": [7], "extra": [1.5]}))
-    assert FileSource(str(tmp_path / "e")).read(FileSource(str(tmp_path / "e")).splits(BIG)).num_rows == 4
+    assert (
+        FileSource(str(tmp_path / "e")).read(FileSource(str(tmp_path / "e")).splits(BIG)).num_rows
+        == 4
+    )
 
 
 def test_a_file_that_vanishes_before_reading_names_its_path(tmp_path):
@@ -317,10 +335,15 @@ def test_a_file_that_vanishes_before_reading_names_its_path(tmp_path):
     assert raised.value.path == str(path)
 
 
-@pytest.mark.parametrize("arguments", [
-    {"paths": []}, {"paths": "x", "format": "orc"}, {"paths": "x", "partitioning": "range"},
-    {"paths": "x", "csv_options": {"delimter": ";"}},
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"paths": []},
+        {"paths": "x", "format": "orc"},
+        {"paths": "x", "partitioning": "range"},
+        {"paths": "x", "csv_options": {"delimter": ";"}},
+    ],
+)
 def test_bad_arguments_fail_at_construction(arguments):
     with pytest.raises(SourceError):
         FileSource(**arguments)
@@ -338,8 +361,9 @@ def test_a_source_pickles_and_reads_the_same_elsewhere(orders):
 
 def test_the_repr_says_what_is_read(tmp_path):
     source = FileSource(str(tmp_path / "*.csv"), format="csv", csv_options={"delimiter": ";"})
-    assert repr(source) == (f"FileSource(['{tmp_path}/*.csv'], format='csv', "
-                            "csv_options={'delimiter': ';'})")
+    assert repr(source) == (
+        f"FileSource(['{tmp_path}/*.csv'], format='csv', csv_options={{'delimiter': ';'}})"
+    )
 
 
 def test_relative_paths_become_absolute_at_construction(tmp_path, monkeypatch):
@@ -352,7 +376,8 @@ def test_a_directory_with_a_result_manifest_reads_exactly_the_files_it_names(tmp
     write_parquet(tmp_path / "out" / "part-00001-new.parquet", numbers(2, start=3))
     write_parquet(tmp_path / "out" / "part-00000.parquet", numbers(100))  # an old result's
     (tmp_path / "out" / "_SUCCESS").write_text(
-        '{"committer": "tidal", "job": "j", "files": ["part-00000-new.parquet", "part-00001-new.parquet"]}')
+        '{"committer": "tidal", "job": "j", "files": ["part-00000-new.parquet", "part-00001-new.parquet"]}'
+    )
     source = FileSource(str(tmp_path / "out"))
     assert sorted(source.read(source.splits(BIG)).column("id").to_pylist()) == [0, 1, 2, 3, 4]
     (tmp_path / "out" / "_SUCCESS").write_text("")  # Spark's empty marker: every file

@@ -7,10 +7,17 @@ from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.joins import JoinInput
 
 
-@pytest.mark.parametrize(("kind", "left", "right"), [
-    ("inner", True, True), ("left", False, True), ("right", True, False),
-    ("full", False, False), ("semi", False, True), ("anti", False, True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kind", "left", "right"),
+    [
+        ("inner", True, True),
+        ("left", False, True),
+        ("right", True, False),
+        ("full", False, False),
+        ("semi", False, True),
+        ("anti", False, True),
+    ],
+)
 def test_the_side_a_join_kind_keeps_unmatched_rows_of_is_never_broadcast(kind, left, right):
     assert JoinInput("j", kind, "left").may_be_broadcast is left
     assert JoinInput("j", kind, "right").may_be_broadcast is right
@@ -33,5 +40,7 @@ def test_a_chained_graph_keeps_the_join_marks_of_its_edges():
     g.connect(join, agg, Partitioner.FORWARD)
     chained = chained_graph(g, (("join", "agg"),))
     marks = {e.source.name: e.join for e in chained.edges}
-    assert marks == {"a": JoinInput("j1", "inner", "left"),
-                     "b": JoinInput("j1", "inner", "right", True)}  # fmt: skip
+    assert marks == {
+        "a": JoinInput("j1", "inner", "left"),
+        "b": JoinInput("j1", "inner", "right", True),
+    }

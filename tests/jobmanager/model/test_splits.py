@@ -52,13 +52,17 @@ def test_whole_waves_never_add_tasks_and_never_double_a_tasks_share(tasks, slots
 def test_parquet_splits_group_whole_row_groups_up_to_the_target(tmp_path):
     path = write_parquet(tmp_path / "t.parquet", numbers(1000), row_group_size=100)
     metadata = pq.read_metadata(path)
-    one_group = max(sum(metadata.row_group(g).column(c).total_compressed_size
-                        for c in range(metadata.num_columns)) for g in range(10))
+    one_group = max(
+        sum(
+            metadata.row_group(g).column(c).total_compressed_size
+            for c in range(metadata.num_columns)
+        )
+        for g in range(10)
+    )
     splits = FileSource(path).splits(3 * one_group)
     assert [g for s in splits for g in s.row_groups] == list(range(10))
     assert all(s.length <= 3 * one_group for s in splits) and len(splits) in (4, 5)
-    assert all(s.row_groups == tuple(range(s.row_groups[0], s.row_groups[-1] + 1))
-               for s in splits)
+    assert all(s.row_groups == tuple(range(s.row_groups[0], s.row_groups[-1] + 1)) for s in splits)
     assert [len(s.row_groups) for s in FileSource(path).splits(1)] == [1] * 10
 
 
@@ -74,12 +78,19 @@ def test_a_split_is_frozen_slotted_and_travels_as_a_message():
 @pytest.mark.parametrize("trailing_newline", [True, False])
 def test_csv_lines_longer_than_a_split_are_read_once(tmp_path, eol, trailing_newline):
     rows = [["a" * 50, "1"], ["b", "2"], ["c" * 120, "3"], ["", "4"], ["d", "5"]]
-    path = write_csv(tmp_path / "t.csv", ["a_long_column_name", "n"], rows, eol=eol,
-                     trailing_newline=trailing_newline)
+    path = write_csv(
+        tmp_path / "t.csv",
+        ["a_long_column_name", "n"],
+        rows,
+        eol=eol,
+        trailing_newline=trailing_newline,
+    )
     source = FileSource(path)
     for target in (1, 7, 33, 64, BIG):
         assert read_all(source, target).to_pydict() == {
-            "a_long_column_name": [r[0] for r in rows], "n": [r[1] for r in rows]}
+            "a_long_column_name": [r[0] for r in rows],
+            "n": [r[1] for r in rows],
+        }
 
 
 def test_csv_byte_ranges_cover_the_file_exactly(tmp_path):
@@ -111,37 +122,51 @@ cells = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_siz
 @st.composite
 def csv_sources(draw):
     """A header, then one to three files of rows under it, each with its own line ends."""
-    header = draw(st.lists(st.text("abcdefghij_", min_size=1, max_size=30), min_size=1,
-                           max_size=4, unique=True))
+    header = draw(
+        st.lists(
+            st.text("abcdefghij_", min_size=1, max_size=30), min_size=1, max_size=4, unique=True
+        )
+    )
     row = st.lists(cells, min_size=len(header), max_size=len(header))
-    files = draw(st.lists(st.tuples(st.lists(row, max_size=30), st.sampled_from(["\n", "\r\n"]),
-                                    st.booleans()), min_size=1, max_size=3))
+    files = draw(
+        st.lists(
+            st.tuples(st.lists(row, max_size=30), st.sampled_from(["\n", "\r\n"]), st.booleans()),
+            min_size=1,
+            max_size=3,
+        )
+    )
     return header, files
 
 
 @PROPERTY
 @given(csv_source=csv_sources(), target=st.integers(1, 300), parallelism=st.integers(1, 5))
-def test_every_csv_row_is_read_exactly_once_at_any_split_size(tmp_path_factory, csv_source,
-                                                               target, parallelism):
+def test_every_csv_row_is_read_exactly_once_at_any_split_size(
+    tmp_path_factory, csv_source, target, parallelism
+):
     header, files = csv_source
     root = tmp_path_factory.mktemp("csv")
     for index, (rows, eol, trailing) in enumerate(files):
         write_csv(root / f"part-{index}.csv", header, rows, eol=eol, trailing_newline=trailing)
-    expected = {name: [r[c] for rows, _, _ in files for r in rows]
-                for c, name in enumerate(header)}
+    expected = {name: [r[c] for rows, _, _ in files for r in rows] for c, name in enumerate(header)}
     source = FileSource(root)
     splits = source.splits(target)
     assert read_all(source, target).to_pydict() == expected == read_all(source).to_pydict()
     per_subtask = [source.read(part).to_pylist() for part in assign_splits(splits, parallelism)]
     assert Counter(repr(row) for rows in per_subtask for row in rows) == Counter(
-        repr(row) for row in read_all(source).to_pylist())
+        repr(row) for row in read_all(source).to_pylist()
+    )
 
 
 @PROPERTY
-@given(num_rows=st.integers(0, 300), row_group_size=st.integers(1, 60),
-       target=st.integers(1, 20_000), seed=st.integers(0, 1000))
+@given(
+    num_rows=st.integers(0, 300),
+    row_group_size=st.integers(1, 60),
+    target=st.integers(1, 20_000),
+    seed=st.integers(0, 1000),
+)
 def test_every_parquet_row_is_read_exactly_once_at_any_split_size(
-        tmp_path_factory, num_rows, row_group_size, target, seed):
+    tmp_path_factory, num_rows, row_group_size, target, seed
+):
     root = tmp_path_factory.mktemp("parquet")
     table = numbers(num_rows, seed)
     write_parquet(root / "t.parquet", table, row_group_size=row_group_size)
@@ -155,9 +180,9 @@ def test_every_parquet_row_is_read_exactly_once_at_any_split_size(
 # --- assigning splits to subtasks ---------------------------------------------------------
 
 
-split_lists = st.lists(st.integers(0, 10_000).map(lambda n: FileSplit("/f.csv", "csv", 0, n)),
-                       max_size=60).map(lambda splits: [dataclasses.replace(s, start=i)
-                                                        for i, s in enumerate(splits)])
+split_lists = st.lists(
+    st.integers(0, 10_000).map(lambda n: FileSplit("/f.csv", "csv", 0, n)), max_size=60
+).map(lambda splits: [dataclasses.replace(s, start=i) for i, s in enumerate(splits)])
 
 
 @PROPERTY
@@ -187,12 +212,16 @@ def test_biggest_splits_go_first_to_the_least_loaded_subtask():
 
 def _parquet_splits(sizes: list[list[int]], root: str = "/data") -> list[FileSplit]:
     """Row-group splits of local Parquet files: ``sizes[f]`` are file f's splits' bytes."""
-    return [FileSplit(f"{root}/part-{f}.parquet", "parquet", 0, n, (g,))
-            for f, groups in enumerate(sizes) for g, n in enumerate(groups)]  # fmt: skip
+    return [
+        FileSplit(f"{root}/part-{f}.parquet", "parquet", 0, n, (g,))
+        for f, groups in enumerate(sizes)
+        for g, n in enumerate(groups)
+    ]
 
 
-parquet_split_lists = st.lists(st.lists(st.integers(1, 1_000), min_size=1, max_size=4),
-                               min_size=1, max_size=30).map(_parquet_splits)
+parquet_split_lists = st.lists(
+    st.lists(st.integers(1, 1_000), min_size=1, max_size=4), min_size=1, max_size=30
+).map(_parquet_splits)
 
 
 @PROPERTY
@@ -227,8 +256,10 @@ def test_39_files_for_40_tasks_on_2_slots_become_39_tasks_of_one_file_each():
 
 def test_files_spark_cannot_read_itself_are_balanced_by_split():
     remote = [dataclasses.replace(s, path="s3://b" + s.path) for s in _parquet_splits([[5, 5]] * 3)]
-    partitioned = [dataclasses.replace(s, partition_values=(("y", "1"),))
-                   for s in _parquet_splits([[5, 5]] * 3)]  # fmt: skip
+    partitioned = [
+        dataclasses.replace(s, partition_values=(("y", "1"),))
+        for s in _parquet_splits([[5, 5]] * 3)
+    ]
     for splits in (remote, partitioned):
         assert whole_file_parallelism(splits, 6, 2) == 6
         assert [len(part) for part in assign_splits(splits, 3)] == [2, 2, 2]
@@ -236,10 +267,14 @@ def test_files_spark_cannot_read_itself_are_balanced_by_split():
 
 
 @PROPERTY
-@given(splits=parquet_split_lists, parallelism=st.integers(1, 40),
-       slots=st.one_of(st.none(), st.integers(1, 8)))
-def test_fewer_tasks_for_whole_files_are_never_under_half_and_always_whole(splits, parallelism,
-                                                                          slots):  # fmt: skip
+@given(
+    splits=parquet_split_lists,
+    parallelism=st.integers(1, 40),
+    slots=st.one_of(st.none(), st.integers(1, 8)),
+)
+def test_fewer_tasks_for_whole_files_are_never_under_half_and_always_whole(
+    splits, parallelism, slots
+):
     fewer = whole_file_parallelism(splits, parallelism, slots)
     assert fewer == parallelism or (parallelism + 1) // 2 <= fewer < parallelism
     if fewer < parallelism:

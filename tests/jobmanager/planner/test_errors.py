@@ -54,15 +54,22 @@ def test_an_unknown_column_names_the_closest_match(catalog):
 def test_an_ambiguous_column_names_the_tables_that_have_it(catalog):
     error = refused(catalog, "SELECT k FROM facts JOIN dims ON facts.k = dims.k")
     assert isinstance(error, UnknownColumnError)
-    assert "ambiguous column 'k': tables dims, facts all have it; qualify it, e.g. dims.k" \
-        in str(error)
+    assert "ambiguous column 'k': tables dims, facts all have it; qualify it, e.g. dims.k" in str(
+        error
+    )
 
 
-@pytest.mark.parametrize("query, reason", [
-    ("SELECT x FROM facts f, LATERAL (SELECT f.k + 1 AS x)", "LATERAL in FROM"),
-    ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
-     "SELECT n FROM r", "recursive CTEs"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query, reason",
+    [
+        ("SELECT x FROM facts f, LATERAL (SELECT f.k + 1 AS x)", "LATERAL in FROM"),
+        (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
+            "SELECT n FROM r",
+            "recursive CTEs",
+        ),
+    ],
+)
 def test_what_the_planner_does_not_cut_runs_whole_and_explain_says_why(catalog, query, reason):
     planned = plan_sql(query, catalog, ParquetSink("/tmp/tidal-planner-errors-out"))
     (whole,) = [v for v in planned.graph.vertices if v.name.startswith("whole")]
@@ -70,8 +77,7 @@ def test_what_the_planner_does_not_cut_runs_whole_and_explain_says_why(catalog, 
     assert "run whole by Spark" in planned.explain() and reason in planned.explain()
 
 
-def test_a_planner_failure_reads_as_a_bug_in_tidal_without_its_made_up_names(catalog,
-                                                                             monkeypatch):
+def test_a_planner_failure_reads_as_a_bug_in_tidal_without_its_made_up_names(catalog, monkeypatch):
     """A failure inside the planner (here planted in its column pruning) is the planner's:
     it says so, names the query it was planning, and shows none of its own column ids."""
     import jobmanager.planner as planner
@@ -117,13 +123,18 @@ def test_a_table_with_no_data_files_names_its_path(tmp_path):
     assert str(empty) in str(error) and "no data files" in str(error)
 
 
-@pytest.mark.parametrize("query, words", [
-    ("SELECT s FROM facts WHERE v", "the WHERE condition `v` is of type decimal(15,2), not a "
-                                    "boolean"),
-    ("SELECT s FROM facts WHERE k > DATE'2020-01-01'", "incompatible types int and date"),
-    ("SELECT s,\n  d * DATE'2020-01-01' FROM facts", "incompatible types double and date"),
-    ("SELECT AVG(DATE'2020-01-01') FROM facts", "AVG needs a number"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        (
+            "SELECT s FROM facts WHERE v",
+            "the WHERE condition `v` is of type decimal(15,2), not a boolean",
+        ),
+        ("SELECT s FROM facts WHERE k > DATE'2020-01-01'", "incompatible types int and date"),
+        ("SELECT s,\n  d * DATE'2020-01-01' FROM facts", "incompatible types double and date"),
+        ("SELECT AVG(DATE'2020-01-01') FROM facts", "AVG needs a number"),
+    ],
+)
 def test_a_type_error_spark_would_raise_at_analysis_names_the_expression(catalog, query, words):
     error = refused(catalog, query)
     assert isinstance(error, SqlTypeError)

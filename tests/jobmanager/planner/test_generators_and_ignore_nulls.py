@@ -18,9 +18,9 @@ pytestmark = pytest.mark.spark
 QUERIES = {
     "posexplode": "SELECT id, POSEXPLODE(ARRAY(id, team)) AS (pos, col) FROM t",
     "over a generator": "WITH t1 AS (SELECT id, EXPLODE(ARRAY(STRUCT('a' AS s, id AS v))) AS g "
-                        "FROM t) SELECT id, g.s, g.v FROM t1",
+    "FROM t) SELECT id, g.s, g.v FROM t1",
     "ignore nulls": "SELECT team, FIRST(name) IGNORE NULLS AS f, LAST(name) IGNORE NULLS AS l, "
-                    "COUNT(*) AS n FROM t GROUP BY team",
+    "COUNT(*) AS n FROM t GROUP BY team",
 }
 
 
@@ -29,12 +29,16 @@ def test_the_planned_query_gives_pysparks_answer(name, tmp_path, spark_session):
     from tests.examples.one_session import run_in_one_session, subtask_counts
 
     (tmp_path / "t").mkdir()
-    pq.write_table(pa.table({"id": [1, 2, 3, 4], "team": [10, None, 10, 30],
-                             "name": [None, "bob", "cy", None]}),
-                   tmp_path / "t" / "part-0.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table(
+            {"id": [1, 2, 3, 4], "team": [10, None, 10, 30], "name": [None, "bob", "cy", None]}
+        ),
+        tmp_path / "t" / "part-0.parquet",
+    )
     query = QUERIES[name]
-    planned = plan_sql(query, Catalog.from_tables({"t": str(tmp_path / "t")}),
-                       ParquetSink(str(tmp_path / "out")))  # fmt: skip
+    planned = plan_sql(
+        query, Catalog.from_tables({"t": str(tmp_path / "t")}), ParquetSink(str(tmp_path / "out"))
+    )
     got = run_in_one_session(planned.graph, spark_session, subtask_counts(planned.graph))
     spark_session.read.parquet(str(tmp_path / "t")).createOrReplaceTempView("t")
     expected = spark_session.sql(query).toArrow()

@@ -31,8 +31,11 @@ def plan(catalog, query: str, values=None, strategy: str | None = None):
 
 def marks(planned) -> dict[str, tuple]:
     """Each marked edge's source: (join id, kind, side, redistributable)."""
-    return {e.source.name: (e.join.join, e.join.kind, e.join.side, e.join.redistributable)
-            for e in planned.graph.edges if e.join is not None}  # fmt: skip
+    return {
+        e.source.name: (e.join.join, e.join.kind, e.join.side, e.join.redistributable)
+        for e in planned.graph.edges
+        if e.join is not None
+    }
 
 
 def all_sql(planned) -> dict[str, str]:
@@ -49,21 +52,26 @@ JOINS = "SELECT f.s FROM facts f {} dims x ON f.k = x.k"
 SUBQUERY = "SELECT f.s FROM facts f WHERE {} (SELECT 1 FROM dims x WHERE x.k = f.k)"
 
 
-@pytest.mark.parametrize("query, kind", [
-    (JOINS.format("JOIN"), "inner"),
-    (JOINS.format("LEFT OUTER JOIN"), "left"),
-    (JOINS.format("RIGHT JOIN"), "right"),
-    (JOINS.format("FULL OUTER JOIN"), "full"),
-    (JOINS.format("LEFT SEMI JOIN"), "semi"),
-    (JOINS.format("LEFT ANTI JOIN"), "anti"),
-    (SUBQUERY.format("EXISTS"), "semi"),
-    (SUBQUERY.format("NOT EXISTS"), "anti"),
-    ("SELECT f.s FROM facts f WHERE f.k IN (SELECT k FROM dims x)", "semi"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query, kind",
+    [
+        (JOINS.format("JOIN"), "inner"),
+        (JOINS.format("LEFT OUTER JOIN"), "left"),
+        (JOINS.format("RIGHT JOIN"), "right"),
+        (JOINS.format("FULL OUTER JOIN"), "full"),
+        (JOINS.format("LEFT SEMI JOIN"), "semi"),
+        (JOINS.format("LEFT ANTI JOIN"), "anti"),
+        (SUBQUERY.format("EXISTS"), "semi"),
+        (SUBQUERY.format("NOT EXISTS"), "anti"),
+        ("SELECT f.s FROM facts f WHERE f.k IN (SELECT k FROM dims x)", "semi"),
+    ],
+)
 def test_both_sides_of_a_shuffled_join_carry_its_id_kind_and_side(catalog, query, kind):
     planned = plan(catalog, query, HASH_EVERYTHING)
-    assert marks(planned) == {"scan facts f": ("j1", kind, "left", True),
-                              "scan dims x": ("j1", kind, "right", True)}, planned.explain()
+    assert marks(planned) == {
+        "scan facts f": ("j1", kind, "left", True),
+        "scan dims x": ("j1", kind, "right", True),
+    }, planned.explain()
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert {e.join.join for e in join.inputs} == {"j1"}
 
@@ -75,8 +83,11 @@ def test_explain_shows_the_mark_and_the_side_that_may_be_broadcast(catalog):
 
 
 def test_each_shuffled_join_of_a_job_has_its_own_id(catalog):
-    planned = plan(catalog, "SELECT f.s FROM facts f JOIN dims d ON f.k = d.k "
-                            "JOIN others o ON o.k = f.g", HASH_EVERYTHING)  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT f.s FROM facts f JOIN dims d ON f.k = d.k JOIN others o ON o.k = f.g",
+        HASH_EVERYTHING,
+    )
     got = marks(planned)
     assert Counter(join for join, *_ in got.values()) == {"j1": 2, "j2": 2}, planned.explain()
     second = [e for e in planned.graph.edges if e.join is not None and e.join.join == "j2"]
@@ -85,38 +96,54 @@ def test_each_shuffled_join_of_a_job_has_its_own_id(catalog):
 
 
 def test_not_redistributable_when_a_later_step_of_the_stage_relies_on_the_hashing(catalog):
-    planned = plan(catalog, "SELECT f.k, COUNT(*) AS n FROM facts f JOIN dims d ON f.k = d.k "
-                            "GROUP BY f.k", HASH_EVERYTHING)  # fmt: skip
-    assert marks(planned) == {"scan facts f": ("j1", "inner", "left", False),
-                              "scan dims d": ("j1", "inner", "right", False)}
+    planned = plan(
+        catalog,
+        "SELECT f.k, COUNT(*) AS n FROM facts f JOIN dims d ON f.k = d.k GROUP BY f.k",
+        HASH_EVERYTHING,
+    )
+    assert marks(planned) == {
+        "scan facts f": ("j1", "inner", "left", False),
+        "scan dims d": ("j1", "inner", "right", False),
+    }
 
 
 def test_no_mark_where_a_third_input_is_hashed_into_the_joins_stage(catalog):
     """Three inputs hashed on one key meet in one stage: turning one pair into a broadcast
     join would still need the third read by subpartition, so none is marked."""
-    planned = plan(catalog, "SELECT f.s FROM facts f JOIN dims d ON f.k = d.k "
-                            "JOIN others o ON o.k = f.k", HASH_EVERYTHING)  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT f.s FROM facts f JOIN dims d ON f.k = d.k JOIN others o ON o.k = f.k",
+        HASH_EVERYTHING,
+    )
     (join,) = [v for v in planned.graph.vertices if v.name.startswith("join")]
-    assert len(join.inputs) == 3 and all(str(e.partitioner).startswith("hash")
-                                         for e in join.inputs)  # fmt: skip
+    assert len(join.inputs) == 3 and all(str(e.partitioner).startswith("hash") for e in join.inputs)
     assert marks(planned) == {}
 
 
 def test_no_mark_where_a_side_is_deduplicated_in_the_joins_stage(catalog):
     """IN over a DISTINCT subquery hashed on the key: the dedup runs in the join's stage, per
     task, and is right only while both sides are hashed alike, so the join is not marked."""
-    planned = plan(catalog, "SELECT f.s FROM facts f WHERE f.k IN (SELECT DISTINCT k FROM dims)",
-                   HASH_EVERYTHING)  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT f.s FROM facts f WHERE f.k IN (SELECT DISTINCT k FROM dims)",
+        HASH_EVERYTHING,
+    )
     assert marks(planned) == {}, planned.explain()
 
 
 def test_a_broadcast_into_a_marked_join_stage_does_not_count_as_a_hash_input(tmp_path):
     catalog = _three_sizes(tmp_path)
-    planned = plan(catalog, "SELECT l.v, c.c FROM lines l JOIN orders o ON l.k = o.k "
-                            "LEFT JOIN customers c ON o.c = c.c", {THRESHOLD: "4 kb"})  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT l.v, c.c FROM lines l JOIN orders o ON l.k = o.k "
+        "LEFT JOIN customers c ON o.c = c.c",
+        {THRESHOLD: "4 kb"},
+    )
     assert edges(planned)[("scan customers c", "join k")] == "broadcast", planned.explain()
-    assert marks(planned) == {"scan lines l": ("j1", "inner", "left", True),
-                              "scan orders o": ("j1", "inner", "right", True)}
+    assert marks(planned) == {
+        "scan lines l": ("j1", "inner", "left", True),
+        "scan orders o": ("j1", "inner", "right", True),
+    }
 
 
 def test_none_marks_nothing_and_plans_as_before(catalog):
@@ -132,24 +159,35 @@ def test_auto_is_the_default_and_keeps_the_listings_static_broadcasts(catalog):
     query = "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k = d.k"
     default = plan(catalog, query, BROADCAST_EVERYTHING)
     auto = plan(catalog, query, BROADCAST_EVERYTHING, "auto")
-    assert edges(default) == edges(auto) == {("scan dims d", "scan facts f"): "broadcast",
-                                             ("scan facts f", "result"): "forward"}
+    assert (
+        edges(default)
+        == edges(auto)
+        == {("scan dims d", "scan facts f"): "broadcast", ("scan facts f", "result"): "forward"}
+    )
     assert marks(default) == marks(auto) == {}  # a static broadcast join is not marked
     assert broadcast_strategy(Configuration()) == "AUTO"
 
 
 def test_runtime_only_shuffles_an_equi_join_whose_side_is_listed_small(catalog):
-    planned = plan(catalog, "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k = d.k",
-                   BROADCAST_EVERYTHING, "RUNTIME_ONLY")  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k = d.k",
+        BROADCAST_EVERYTHING,
+        "RUNTIME_ONLY",
+    )
     assert "broadcast" not in edges(planned).values()
-    assert marks(planned) == {"scan facts f": ("j1", "inner", "left", True),
-                              "scan dims d": ("j1", "inner", "right", True)}
+    assert marks(planned) == {
+        "scan facts f": ("j1", "inner", "left", True),
+        "scan dims d": ("j1", "inner", "right", True),
+    }
 
 
 def test_runtime_only_still_broadcasts_joins_without_equality_keys(catalog):
-    for query in ("SELECT f.s, d.name FROM facts f JOIN dims d ON f.k < d.k",
-                  "SELECT f.s, d.name FROM facts f CROSS JOIN dims d",
-                  "SELECT s FROM facts WHERE d > (SELECT AVG(d) FROM facts)"):  # fmt: skip
+    for query in (
+        "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k < d.k",
+        "SELECT f.s, d.name FROM facts f CROSS JOIN dims d",
+        "SELECT s FROM facts WHERE d > (SELECT AVG(d) FROM facts)",
+    ):
         planned = plan(catalog, query, BROADCAST_EVERYTHING, "RUNTIME_ONLY")
         assert "broadcast" in edges(planned).values(), query
         assert marks(planned) == {}
@@ -163,18 +201,25 @@ def test_the_strategy_reads_any_spelling_and_refuses_others():
         broadcast_strategy({STRATEGY: "sometimes"})
 
 
-@pytest.mark.parametrize("query", [
-    JOINS.format("JOIN"), JOINS.format("LEFT JOIN"), JOINS.format("RIGHT JOIN"),
-    JOINS.format("LEFT SEMI JOIN"), JOINS.format("FULL JOIN"),
-    "SELECT f.s FROM facts f LEFT ANTI JOIN others x ON f.k = x.k",  # half the keys in others
-    "SELECT f.s FROM facts f WHERE NOT EXISTS (SELECT 1 FROM others x WHERE x.k = f.k "
-    + "AND x.w > f.v)",
-    "SELECT f.k, COUNT(*) AS n FROM facts f JOIN dims x ON f.k = x.k GROUP BY f.k",
-    "SELECT f.s, x.name FROM facts f JOIN dims x ON f.k = x.k AND f.g < x.k",
-    "SELECT f.s FROM facts f WHERE f.g NOT IN (SELECT x.k FROM dims x WHERE x.k = f.k)",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query",
+    [
+        JOINS.format("JOIN"),
+        JOINS.format("LEFT JOIN"),
+        JOINS.format("RIGHT JOIN"),
+        JOINS.format("LEFT SEMI JOIN"),
+        JOINS.format("FULL JOIN"),
+        "SELECT f.s FROM facts f LEFT ANTI JOIN others x ON f.k = x.k",  # half the keys in others
+        "SELECT f.s FROM facts f WHERE NOT EXISTS (SELECT 1 FROM others x WHERE x.k = f.k "
+        + "AND x.w > f.v)",
+        "SELECT f.k, COUNT(*) AS n FROM facts f JOIN dims x ON f.k = x.k GROUP BY f.k",
+        "SELECT f.s, x.name FROM facts f JOIN dims x ON f.k = x.k AND f.g < x.k",
+        "SELECT f.s FROM facts f WHERE f.g NOT IN (SELECT x.k FROM dims x WHERE x.k = f.k)",
+    ],
+)
 def test_a_marked_joins_sql_is_right_with_either_side_whole_and_the_other_in_any_slices(
-        catalog, query):  # fmt: skip
+    catalog, query
+):
     """What a run-time broadcast does to the join's task: the side that may be broadcast is
     read whole, the other in slices, not by key (here every third row) where the mark says
     ``redistributable``, else still by its hash key; the task's SQL, run once per slice, must
@@ -235,10 +280,15 @@ def _three_sizes(tmp_path):
     from jobmanager.planner import Catalog
     from tests.jobmanager.planner.conftest import write_table
 
-    return Catalog.from_tables({
-        "lines": write_table(tmp_path / "lines", pa.table({"k": list(range(4000)),
-                                                           "v": list(range(4000))})),
-        "orders": write_table(tmp_path / "orders", pa.table({"k": list(range(2000)),
-                                                             "c": [i % 50 for i in range(2000)]})),
-        "customers": write_table(tmp_path / "customers", pa.table({"c": list(range(50))})),
-    })  # fmt: skip
+    return Catalog.from_tables(
+        {
+            "lines": write_table(
+                tmp_path / "lines", pa.table({"k": list(range(4000)), "v": list(range(4000))})
+            ),
+            "orders": write_table(
+                tmp_path / "orders",
+                pa.table({"k": list(range(2000)), "c": [i % 50 for i in range(2000)]}),
+            ),
+            "customers": write_table(tmp_path / "customers", pa.table({"c": list(range(50))})),
+        }
+    )

@@ -29,8 +29,7 @@ def tpch(tmp_path_factory) -> Catalog:
 
 
 @pytest.mark.parametrize("number", [3, 13, 17, 18, 21, 22], ids=lambda n: f"q{n:02d}")
-def test_marked_joins_of_tpch_give_their_rows_when_a_side_is_broadcast(tpch, number,
-                                                                      monkeypatch):  # fmt: skip
+def test_marked_joins_of_tpch_give_their_rows_when_a_side_is_broadcast(tpch, number, monkeypatch):
     import jobmanager.planner
 
     if number == 13:  # its orders counted before the join (eager_aggregates), no join marked
@@ -61,8 +60,9 @@ def _broadcast(vertex, views: dict, other: int) -> Counter:
     got = Counter()
     for start in range(3):
         table = views[f"in{other}"]
-        sliced = dict(views, **{f"in{other}": table.filter(_slice(table, vertex.inputs[other],
-                                                                     start))})  # fmt: skip
+        sliced = dict(
+            views, **{f"in{other}": table.filter(_slice(table, vertex.inputs[other], start))}
+        )
         got += _rows(_run(vertex, sliced))
     return got
 
@@ -75,8 +75,9 @@ def _run(vertex, views: dict):
     connection = duckdb.connect()
     for index, source in enumerate(vertex.sources):
         paths = source.paths[0] if len(source.paths) == 1 else list(source.paths)
-        views = dict(views, **{f"s{index}": ds.dataset(paths).to_table(
-            columns=list(source.columns))})  # fmt: skip
+        views = dict(
+            views, **{f"s{index}": ds.dataset(paths).to_table(columns=list(source.columns))}
+        )
     for name, table in views.items():
         connection.register(name, table)
     sql = sqlglot.transpile(vertex.operator.sql, read="spark", write="duckdb")[0]
@@ -111,14 +112,17 @@ def test_every_join_decided_at_run_time_can_be_built_on_either_side_in_its_task(
 
 @pytest.mark.parametrize("threshold, into", [(100_000, "scan"), (10_000, "join")])
 def test_q18s_few_orders_meet_every_line_where_read_or_in_a_join_the_run_time_may_broadcast(
-        tpch, threshold, into):  # fmt: skip
+    tpch, threshold, into
+):
     """q18's orders, semi-joined with the lines aggregated by order under a HAVING, are
     guessed a tenth of their rows: under the broadcast threshold (scale 1's defaults / 100)
     they go whole into the scan of every line, so the lines are never hashed for the join;
     over it the join is a stage of its own whose inputs are marked, so the JobManager may
     still send those few orders whole and read the lines in slices, not hash both."""
-    config = {"table.optimizer.join.broadcast-threshold": threshold,
-              "table.optimizer.join.read-whole-threshold": 10_000}  # fmt: skip
+    config = {
+        "table.optimizer.join.broadcast-threshold": threshold,
+        "table.optimizer.join.read-whole-threshold": 10_000,
+    }
     planned = plan(tpch, queries()[18], config)
     lines = next(v for v in planned.graph.vertices if v.name == "scan lineitem #2")
     if into == "scan":

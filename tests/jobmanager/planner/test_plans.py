@@ -22,8 +22,12 @@ BROADCAST_EVERYTHING = {"table.optimizer.join.broadcast-threshold": "1 gb", **OW
 
 
 def plan(catalog, query: str, config=None):
-    return plan_sql(query, catalog, ParquetSink("/tmp/tidal-planner-tests-out", overwrite=True),
-                    Configuration(config or {}))  # fmt: skip
+    return plan_sql(
+        query,
+        catalog,
+        ParquetSink("/tmp/tidal-planner-tests-out", overwrite=True),
+        Configuration(config or {}),
+    )
 
 
 def edges(planned) -> dict[tuple[str, str], str]:
@@ -37,8 +41,9 @@ def sql_of(planned, name: str) -> str:
 
 
 def all_sql(planned) -> str:
-    return "\n".join(v.operator.sql for v in planned.graph.vertices
-                     if isinstance(v.operator, SqlOperator))  # fmt: skip
+    return "\n".join(
+        v.operator.sql for v in planned.graph.vertices if isinstance(v.operator, SqlOperator)
+    )
 
 
 def test_an_aggregate_is_partial_in_the_producers_task_and_final_after_a_hash_exchange(catalog):
@@ -48,12 +53,15 @@ def test_an_aggregate_is_partial_in_the_producers_task_and_final_after_a_hash_ex
         ("partial aggregate", "aggregate g"): "hash(g)",
         ("aggregate g", "result"): "forward",
     }
-    assert decide_chains(planned.graph) == (("scan facts", "partial aggregate"),
-                                            ("aggregate g", "result"))
+    assert decide_chains(planned.graph) == (
+        ("scan facts", "partial aggregate"),
+        ("aggregate g", "result"),
+    )
     (exchange,) = [e for e in planned.graph.edges if e.target.name == "aggregate g"]
     assert exchange.pre_aggregated  # so a scan of one task takes the final aggregate too:
     assert decide_chains(planned.graph, one_task={"scan facts"}) == (
-        ("scan facts", "partial aggregate", "aggregate g", "result"),)
+        ("scan facts", "partial aggregate", "aggregate g", "result"),
+    )
     assert "<- partial aggregate: hash(g), pre-aggregated" in planned.explain()
     assert not any(e.pre_aggregated for e in planned.graph.edges if e is not exchange)
     assert "GROUP BY" in sql_of(planned, "partial aggregate")
@@ -64,10 +72,18 @@ def test_an_aggregate_is_partial_in_the_producers_task_and_final_after_a_hash_ex
 
 
 def test_sum_and_avg_of_decimals_give_sparks_types(catalog):
-    planned = plan(catalog, "SELECT SUM(v) AS s, AVG(v) AS a, AVG(k) AS ak, SUM(k) AS sk, "
-                            "COUNT(DISTINCT s) AS c FROM facts")  # fmt: skip
-    assert planned.schema == (("s", "decimal(25,2)"), ("a", "decimal(19,6)"), ("ak", "double"),
-                              ("sk", "bigint"), ("c", "bigint"))
+    planned = plan(
+        catalog,
+        "SELECT SUM(v) AS s, AVG(v) AS a, AVG(k) AS ak, SUM(k) AS sk, "
+        "COUNT(DISTINCT s) AS c FROM facts",
+    )
+    assert planned.schema == (
+        ("s", "decimal(25,2)"),
+        ("a", "decimal(19,6)"),
+        ("ak", "double"),
+        ("sk", "bigint"),
+        ("c", "bigint"),
+    )
     final = sql_of(planned, "aggregate")
     assert "AS DECIMAL(25, 2)" in final and "AS DECIMAL(19, 6)" in final
     assert planned.graph.vertex("aggregate").parallelism == 1  # a global aggregate: one task
@@ -82,10 +98,13 @@ def test_count_distinct_sends_each_distinct_value_once(catalog):
 
 
 def test_a_small_side_is_sent_whole_into_the_scan_of_the_big_one(catalog):
-    planned = plan(catalog, "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k = d.k",
-                   BROADCAST_EVERYTHING)  # fmt: skip
-    assert edges(planned) == {("scan dims d", "scan facts f"): "broadcast",
-                              ("scan facts f", "result"): "forward"}
+    planned = plan(
+        catalog, "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k = d.k", BROADCAST_EVERYTHING
+    )
+    assert edges(planned) == {
+        ("scan dims d", "scan facts f"): "broadcast",
+        ("scan facts f", "result"): "forward",
+    }
     sql = sql_of(planned, "scan facts f")
     assert "BROADCAST(" in sql and "INNER JOIN in0" in sql
 
@@ -106,62 +125,94 @@ def test_a_tiny_small_side_is_read_whole_by_the_tasks_of_the_scan_it_joins(catal
     (join,) = scan.operator.joins
     assert join.strategy == PlannedJoin.BROADCAST and join.side == "right"
     listed = catalog.table("dims").listed_bytes(["k", "name"])
-    over = plan(catalog, query, {"table.optimizer.join.broadcast-threshold": "1 gb",
-                                 "table.optimizer.join.read-whole-threshold": listed - 1})
+    over = plan(
+        catalog,
+        query,
+        {
+            "table.optimizer.join.broadcast-threshold": "1 gb",
+            "table.optimizer.join.read-whole-threshold": listed - 1,
+        },
+    )
     assert edges(over)[("scan dims d", "scan facts f")] == "broadcast"
-    aggregated = plan(catalog, "SELECT f.s, d.n FROM facts f JOIN (SELECT k, COUNT(*) AS n "
-                               "FROM dims GROUP BY k) d ON f.k = d.k",
-                      {"table.optimizer.join.broadcast-threshold": "1 gb"})  # fmt: skip
+    aggregated = plan(
+        catalog,
+        "SELECT f.s, d.n FROM facts f JOIN (SELECT k, COUNT(*) AS n "
+        "FROM dims GROUP BY k) d ON f.k = d.k",
+        {"table.optimizer.join.broadcast-threshold": "1 gb"},
+    )
     assert "broadcast" in edges(aggregated).values()  # not a plain read: a stage of its own
 
 
 def test_a_tiny_table_is_read_whole_after_an_exchange_but_not_into_a_join_the_run_time_may_turn(
-        catalog):  # fmt: skip
+    catalog,
+):
     """TPC-H q02's outer join runs in the stage of an aggregate, which reads no table: its tiny
     tables are read whole there too. A shuffled join's stage (two hashed sides) keeps them as
     vertices: the run time may broadcast one of its sides, or chain it into a side's scan,
     only in a vertex that reads no table."""
     config = {"table.optimizer.join.broadcast-threshold": "1 gb"}
-    planned = plan(catalog, "SELECT a.k, a.t, d.name FROM (SELECT k, SUM(v) AS t FROM facts "
-                            "GROUP BY k) a JOIN dims d ON a.k = d.k", config)  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT a.k, a.t, d.name FROM (SELECT k, SUM(v) AS t FROM facts "
+        "GROUP BY k) a JOIN dims d ON a.k = d.k",
+        config,
+    )
     assert "scan dims d" not in {v.name for v in planned.graph.vertices}, planned.explain()
-    (stage,) = [v for v in planned.graph.vertices if any(
-        isinstance(s, BroadcastSource) for s in v.sources)]  # fmt: skip
+    (stage,) = [
+        v for v in planned.graph.vertices if any(isinstance(s, BroadcastSource) for s in v.sources)
+    ]
     assert stage.name.startswith("aggregate") and len(stage.sources) == 1
     assert [str(e.partitioner) for e in stage.inputs] == ["hash(k)"]
     assert "FROM s0" in sql_of(planned, stage.name)
 
     facts = catalog.table("facts").listed_bytes(["k", "s"])
-    hashed = plan(catalog, "SELECT f.s, g.s AS t, d.name FROM facts f JOIN facts g ON f.k = g.k "
-                           "JOIN dims d ON d.k = f.g + g.g",
-                  {"table.optimizer.join.broadcast-threshold": facts - 1})  # fmt: skip
+    hashed = plan(
+        catalog,
+        "SELECT f.s, g.s AS t, d.name FROM facts f JOIN facts g ON f.k = g.k "
+        "JOIN dims d ON d.k = f.g + g.g",
+        {"table.optimizer.join.broadcast-threshold": facts - 1},
+    )
     join = next(v for v in hashed.graph.vertices if v.name.startswith("join"))
     assert edges(hashed).get(("scan dims d", join.name)) == "broadcast", hashed.explain()
     assert not join.sources
 
 
-@pytest.mark.parametrize("kind, splittable", [
-    ("JOIN", {"scan facts f": True, "scan dims d": True}),
-    ("LEFT JOIN", {"scan facts f": True, "scan dims d": False}),
-    ("RIGHT JOIN", {"scan facts f": False, "scan dims d": True}),
-    ("FULL JOIN", {"scan facts f": False, "scan dims d": False}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kind, splittable",
+    [
+        ("JOIN", {"scan facts f": True, "scan dims d": True}),
+        ("LEFT JOIN", {"scan facts f": True, "scan dims d": False}),
+        ("RIGHT JOIN", {"scan facts f": False, "scan dims d": True}),
+        ("FULL JOIN", {"scan facts f": False, "scan dims d": False}),
+    ],
+)
 def test_large_sides_are_hashed_on_their_keys_and_splittable_as_the_kind_allows(
-        catalog, kind, splittable):  # fmt: skip
-    planned = plan(catalog, f"SELECT f.s, d.name FROM facts f {kind} dims d ON f.k = d.k",
-                   HASH_EVERYTHING)  # fmt: skip
+    catalog, kind, splittable
+):
+    planned = plan(
+        catalog, f"SELECT f.s, d.name FROM facts f {kind} dims d ON f.k = d.k", HASH_EVERYTHING
+    )
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     got = {e.source.name: (str(e.partitioner), e.splittable) for e in join.inputs}
-    assert got == {"scan facts f": ("hash(k)", splittable["scan facts f"]),
-                   "scan dims d": ("hash(k_2)", splittable["scan dims d"])}
-    keyword = {"JOIN": "INNER JOIN", "LEFT JOIN": "LEFT OUTER JOIN",
-               "RIGHT JOIN": "RIGHT OUTER JOIN", "FULL JOIN": "FULL OUTER JOIN"}[kind]
+    assert got == {
+        "scan facts f": ("hash(k)", splittable["scan facts f"]),
+        "scan dims d": ("hash(k_2)", splittable["scan dims d"]),
+    }
+    keyword = {
+        "JOIN": "INNER JOIN",
+        "LEFT JOIN": "LEFT OUTER JOIN",
+        "RIGHT JOIN": "RIGHT OUTER JOIN",
+        "FULL JOIN": "FULL OUTER JOIN",
+    }[kind]
     assert keyword in sql_of(planned, join.name)
 
 
 def test_an_aggregate_by_the_join_key_needs_no_second_exchange(catalog):
-    planned = plan(catalog, "SELECT f.k, SUM(f.v) AS t FROM facts f JOIN dims d ON f.k = d.k "
-                            "GROUP BY f.k", HASH_EVERYTHING)  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT f.k, SUM(f.v) AS t FROM facts f JOIN dims d ON f.k = d.k GROUP BY f.k",
+        HASH_EVERYTHING,
+    )
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert "GROUP BY" in join.operator.sql  # aggregated where the join put the keys
     assert not any(v.name.startswith(("aggregate", "partial")) for v in planned.graph.vertices)
@@ -169,15 +220,20 @@ def test_an_aggregate_by_the_join_key_needs_no_second_exchange(catalog):
 
 
 def test_keys_of_different_types_are_cast_to_one_before_hashing(catalog):
-    planned = plan(catalog, "SELECT f.s, o.w FROM facts f JOIN others o ON f.v = o.w",
-                   HASH_EVERYTHING)  # fmt: skip
+    planned = plan(
+        catalog, "SELECT f.s, o.w FROM facts f JOIN others o ON f.v = o.w", HASH_EVERYTHING
+    )
     scans = [v for v in planned.graph.vertices if v.name.startswith("scan")]
     assert all("AS DECIMAL(16, 3)" in v.operator.sql for v in scans)
 
 
 def test_exists_with_a_residual_condition_stays_a_semi_join(catalog):
-    planned = plan(catalog, "SELECT f.s FROM facts f WHERE EXISTS (SELECT * FROM dims d "
-                            "WHERE d.k = f.k AND d.name <> f.s)", HASH_EVERYTHING)  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT f.s FROM facts f WHERE EXISTS (SELECT * FROM dims d "
+        "WHERE d.k = f.k AND d.name <> f.s)",
+        HASH_EVERYTHING,
+    )
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert "LEFT SEMI JOIN" in join.operator.sql
     assert "<>" in join.operator.sql.split("LEFT SEMI JOIN")[-1]
@@ -185,8 +241,9 @@ def test_exists_with_a_residual_condition_stays_a_semi_join(catalog):
 
 
 def test_not_exists_is_an_anti_join_and_not_in_a_null_aware_one(catalog):
-    anti = plan(catalog, "SELECT f.s FROM facts f WHERE NOT EXISTS (SELECT 1 FROM dims d "
-                         "WHERE d.k = f.k)")  # fmt: skip
+    anti = plan(
+        catalog, "SELECT f.s FROM facts f WHERE NOT EXISTS (SELECT 1 FROM dims d WHERE d.k = f.k)"
+    )
     assert "LEFT ANTI JOIN" in all_sql(anti)
     not_in = plan(catalog, "SELECT f.s FROM facts f WHERE f.k NOT IN (SELECT k FROM dims)")
     sql = all_sql(not_in)
@@ -194,9 +251,12 @@ def test_not_exists_is_an_anti_join_and_not_in_a_null_aware_one(catalog):
 
 
 def test_a_cte_used_twice_is_one_vertex_with_two_consumers(catalog):
-    planned = plan(catalog, """
+    planned = plan(
+        catalog,
+        """
         WITH totals AS (SELECT g, SUM(v) AS t FROM facts GROUP BY g)
-        SELECT a.g, a.t FROM totals a WHERE a.t = (SELECT MAX(t) FROM totals)""")
+        SELECT a.g, a.t FROM totals a WHERE a.t = (SELECT MAX(t) FROM totals)""",
+    )
     producers = [v for v in planned.graph.vertices if v.name == "aggregate g"]
     assert len(producers) == 1 and len(producers[0].outputs) == 2
     assert sum(v.name.startswith("scan facts") for v in planned.graph.vertices) == 1
@@ -211,18 +271,24 @@ def test_a_scalar_subquery_is_a_one_row_broadcast_input(catalog):
 
 
 def test_a_query_with_join_keys_never_plans_a_cross_product(catalog):
-    planned = plan(catalog, "SELECT f.s FROM dims d, others o, facts f "
-                            "WHERE f.k = d.k AND f.g = o.k")  # fmt: skip
+    planned = plan(
+        catalog, "SELECT f.s FROM dims d, others o, facts f WHERE f.k = d.k AND f.g = o.k"
+    )
     assert "CROSS JOIN" not in all_sql(planned)
     without = plan(catalog, "SELECT d.name, o.w FROM dims d, others o")
     assert "CROSS JOIN" in all_sql(without)  # the query asked for one
 
 
 def test_joins_start_from_the_largest_source_and_take_connected_ones(catalog):
-    planned = plan(catalog, "SELECT d.name FROM dims d JOIN facts f ON f.k = d.k "
-                            "JOIN others o ON o.k = f.g", BROADCAST_EVERYTHING)  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT d.name FROM dims d JOIN facts f ON f.k = d.k JOIN others o ON o.k = f.g",
+        BROADCAST_EVERYTHING,
+    )
     assert {(a, b) for (a, b), kind in edges(planned).items() if kind == "broadcast"} == {
-        ("scan dims d", "scan facts f"), ("scan others o", "scan facts f")}
+        ("scan dims d", "scan facts f"),
+        ("scan others o", "scan facts f"),
+    }
 
 
 def test_a_scan_reads_only_its_columns_with_its_filter_and_prunes_partitions(catalog):
@@ -234,14 +300,18 @@ def test_a_scan_reads_only_its_columns_with_its_filter_and_prunes_partitions(cat
     (source,) = events.graph.vertex("scan events").sources
     assert source.partition_filter == (("day", "date", ">=", ("2024-01-02",)),)
     assert [f.partition_values for f in source.splits(1 << 30)] == [
-        (("day", "2024-01-02"),), (("day", "2024-01-03"),)]
+        (("day", "2024-01-02"),),
+        (("day", "2024-01-03"),),
+    ]
 
 
 def test_order_by_with_limit_is_a_top_n_per_task_then_one_task(catalog):
     planned = plan(catalog, "SELECT s, v FROM facts ORDER BY v DESC LIMIT 5")
-    assert edges(planned) == {("scan facts", "top-n per task 5"): "forward",
-                              ("top-n per task 5", "top-n 5"): "rebalance",
-                              ("top-n 5", "result"): "forward"}
+    assert edges(planned) == {
+        ("scan facts", "top-n per task 5"): "forward",
+        ("top-n per task 5", "top-n 5"): "rebalance",
+        ("top-n 5", "result"): "forward",
+    }
     assert planned.graph.vertex("top-n 5").parallelism == 1
     assert "LIMIT 5" in sql_of(planned, "top-n per task 5")
 
@@ -253,8 +323,9 @@ def test_the_final_order_by_sorts_by_key_ranges_in_tasks_decided_at_run_time(cat
 
 
 def test_a_window_partition_is_a_hash_exchange(catalog):
-    planned = plan(catalog, "SELECT s, SUM(v) OVER (PARTITION BY g ORDER BY d) AS running "
-                            "FROM facts")  # fmt: skip
+    planned = plan(
+        catalog, "SELECT s, SUM(v) OVER (PARTITION BY g ORDER BY d) AS running FROM facts"
+    )
     assert edges(planned)[("scan facts", "window g")] == "hash(g)"
     assert "OVER (PARTITION BY `g` ORDER BY `d`" in sql_of(planned, "window g")
 
@@ -265,7 +336,9 @@ def test_set_operations(catalog):
     assert "UNION ALL" in sql_of(union_all, "union all")
     intersect = plan(catalog, "SELECT k FROM dims INTERSECT SELECT k FROM others")
     assert {kind for (_, target), kind in edges(intersect).items() if target == "intersect"} == {
-        "hash(k)", "hash(k_2)"}
+        "hash(k)",
+        "hash(k_2)",
+    }
     widened = plan(catalog, "SELECT k FROM facts UNION ALL SELECT k FROM dims")
     assert widened.schema == (("k", "bigint"),)
 
@@ -296,9 +369,12 @@ def test_a_small_side_joins_the_large_input_it_filters_before_that_crosses_an_ex
     catalog = Catalog.from_tables(tables)
     small = catalog.table("customers").listed_bytes(["c", "seg"])
     assert small < catalog.table("orders").listed_bytes(["k", "c"]) // 4
-    planned = plan(catalog, "SELECT l.v FROM lines l, orders o, customers c "
-                            "WHERE l.k = o.k AND o.c = c.c AND c.seg = 'x'",
-                   {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES})  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT l.v FROM lines l, orders o, customers c "
+        "WHERE l.k = o.k AND o.c = c.c AND c.seg = 'x'",
+        {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES},
+    )
     assert edges(planned)[("scan customers c", "scan orders o")] == "broadcast"
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert sorted(e.source.name for e in join.inputs) == ["scan lines l", "scan orders o"]
@@ -316,19 +392,30 @@ def test_keys_that_repeat_on_both_sides_join_only_after_the_selective_ones(tmp_p
     def table(name, **columns):
         return write_table(tmp_path / name, pa.table(columns))
 
-    catalog = Catalog.from_tables({
-        "lines": table("lines", o=[i % 2000 for i in range(40000)],
-                       s=[i % 100 for i in range(40000)], v=list(range(40000))),
-        "orders": table("orders", o=list(range(2000)), c=[i % 500 for i in range(2000)]),
-        "supp": table("supp", s=list(range(100)), n=[i % 5 for i in range(100)]),
-        "cust": table("cust", c=list(range(500)), n=[i % 5 for i in range(500)]),
-    })  # fmt: skip
-    planned = plan(catalog, "SELECT SUM(lines.v) AS n FROM cust, orders, lines, supp "
-                            "WHERE cust.c = orders.c AND lines.o = orders.o "
-                            "AND lines.s = supp.s AND cust.n = supp.n", BROADCAST_EVERYTHING)
+    catalog = Catalog.from_tables(
+        {
+            "lines": table(
+                "lines",
+                o=[i % 2000 for i in range(40000)],
+                s=[i % 100 for i in range(40000)],
+                v=list(range(40000)),
+            ),
+            "orders": table("orders", o=list(range(2000)), c=[i % 500 for i in range(2000)]),
+            "supp": table("supp", s=list(range(100)), n=[i % 5 for i in range(100)]),
+            "cust": table("cust", c=list(range(500)), n=[i % 5 for i in range(500)]),
+        }
+    )
+    planned = plan(
+        catalog,
+        "SELECT SUM(lines.v) AS n FROM cust, orders, lines, supp "
+        "WHERE cust.c = orders.c AND lines.o = orders.o "
+        "AND lines.s = supp.s AND cust.n = supp.n",
+        BROADCAST_EVERYTHING,
+    )
     scan = planned.graph.vertex("scan lines")
-    assert [e.source.name for e in scan.inputs] == ["scan supp", "scan orders", "scan cust"], \
+    assert [e.source.name for e in scan.inputs] == ["scan supp", "scan orders", "scan cust"], (
         planned.explain()
+    )
 
 
 def test_an_order_by_over_values_sorts_by_what_the_values_hold(catalog):
@@ -338,8 +425,11 @@ def test_an_order_by_over_values_sorts_by_what_the_values_hold(catalog):
     import sqlglot
     from sqlglot import exp
 
-    planned = plan(catalog, "SELECT CAST(a AS INT) AS a, b FROM VALUES (2, 'x'), (1, NULL) "
-                            "AS v(a, b) ORDER BY a, b DESC")  # fmt: skip
+    planned = plan(
+        catalog,
+        "SELECT CAST(a AS INT) AS a, b FROM VALUES (2, 'x'), (1, NULL) "
+        "AS v(a, b) ORDER BY a, b DESC",
+    )
     select = sqlglot.parse_one(sql_of(planned, "values"), read="spark")
     keys = {column.name for column in select.args["order"].find_all(exp.Column)}
     assert keys == {"a", "b"}
@@ -360,12 +450,14 @@ def test_selectivity_is_guessed_as_calcite_guesses_it_without_statistics():
     assert guess("name LIKE '%green%'") == pytest.approx(0.25)
     assert guess("a = 1 OR a = 2") == pytest.approx(0.3)
     assert guess("(a = 1 AND b > 2) OR c LIKE 'x%' OR d IN (1, 2) OR e = 3") == pytest.approx(
-        0.15 * 0.5 + 0.25 + 0.25 + 0.15)
+        0.15 * 0.5 + 0.25 + 0.25 + 0.15
+    )
     assert guess("a > 1 OR b > 2 OR c > 3") == 1.0  # at most every row
 
 
 def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter_keeps_little(
-        tmp_path):  # fmt: skip
+    tmp_path,
+):
     """TPC-H q08 at scale 10: ``part`` lists 11.8 MiB, over the 10 MiB threshold, but one
     ``p_type`` of 150 keeps 111 KiB; it is broadcast into the ``lineitem`` scan, not hashed
     with it."""
@@ -374,12 +466,18 @@ def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter
     from jobmanager.planner import Catalog
     from tests.jobmanager.planner.conftest import write_table
 
-    catalog = Catalog.from_tables({
-        "lines": write_table(tmp_path / "lines", pa.table({"p": [i % 500 for i in range(20000)],
-                                                           "v": list(range(20000))})),
-        "parts": write_table(tmp_path / "parts", pa.table({"p": list(range(500)),
-                                                           "t": [f"t{i % 150}" for i in range(500)]})),
-    })  # fmt: skip
+    catalog = Catalog.from_tables(
+        {
+            "lines": write_table(
+                tmp_path / "lines",
+                pa.table({"p": [i % 500 for i in range(20000)], "v": list(range(20000))}),
+            ),
+            "parts": write_table(
+                tmp_path / "parts",
+                pa.table({"p": list(range(500)), "t": [f"t{i % 150}" for i in range(500)]}),
+            ),
+        }
+    )
     listed = catalog.table("parts").listed_bytes(["p", "t"])
     query = "SELECT SUM(l.v) AS s FROM lines l, parts p WHERE l.p = p.p AND {}"
     threshold = {"table.optimizer.join.broadcast-threshold": listed // 5, **OWN_VERTICES}
@@ -396,14 +494,19 @@ def test_a_semi_join_filters_what_its_small_filtered_joins_kept_in_the_scan(cata
     none filters, it sits on the scan and the broadcast joins follow it."""
     condition = " AND d.name = 'n3'" if filtered else ""
     small = catalog.table("dims").listed_bytes(["k", "name"])
-    planned = plan(catalog, "SELECT f.s, d.name FROM facts f, dims d WHERE f.k = d.k"
-                            f"{condition} AND EXISTS (SELECT * FROM facts f2 "
-                            "WHERE f2.g = f.g AND f2.s <> f.s)",
-                   {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES})
+    planned = plan(
+        catalog,
+        "SELECT f.s, d.name FROM facts f, dims d WHERE f.k = d.k"
+        f"{condition} AND EXISTS (SELECT * FROM facts f2 "
+        "WHERE f2.g = f.g AND f2.s <> f.s)",
+        {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES},
+    )
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
-    assert sorted(e.source.name for e in join.inputs) == \
-        (["scan facts f", "scan facts f2"] if filtered else
-         ["scan dims d", "scan facts f", "scan facts f2"]), planned.explain()  # fmt: skip
+    assert sorted(e.source.name for e in join.inputs) == (
+        ["scan facts f", "scan facts f2"]
+        if filtered
+        else ["scan dims d", "scan facts f", "scan facts f2"]
+    ), planned.explain()
     assert ("INNER JOIN" in sql_of(planned, "scan facts f")) is filtered
     assert ("INNER JOIN" in join.operator.sql) is not filtered
 
@@ -420,24 +523,37 @@ def test_a_scan_meets_the_small_inputs_that_filter_it_before_those_that_only_loo
     def table(table_name, **columns):
         return write_table(tmp_path / table_name, pa.table(columns))
 
-    catalog = Catalog.from_tables({
-        "lines": table("lines", p=[i % 4000 for i in range(8000)], s=[i % 50 for i in range(8000)],
-                       o=[i % 2000 for i in range(8000)], v=list(range(8000))),
-        "parts": table("parts", p=list(range(4000)), kind=[f"t{i % 9}" for i in range(4000)]),
-        "orders": table("orders", o=list(range(2000)), status=["F", "O"] * 1000),
-        "supp": table("supp", s=list(range(50)), n=[i % 5 for i in range(50)]),
-        "nation": table("nation", n=list(range(5)), name=[f"n{i}" for i in range(5)]),
-    })  # fmt: skip
+    catalog = Catalog.from_tables(
+        {
+            "lines": table(
+                "lines",
+                p=[i % 4000 for i in range(8000)],
+                s=[i % 50 for i in range(8000)],
+                o=[i % 2000 for i in range(8000)],
+                v=list(range(8000)),
+            ),
+            "parts": table("parts", p=list(range(4000)), kind=[f"t{i % 9}" for i in range(4000)]),
+            "orders": table("orders", o=list(range(2000)), status=["F", "O"] * 1000),
+            "supp": table("supp", s=list(range(50)), n=[i % 5 for i in range(50)]),
+            "nation": table("nation", n=list(range(5)), name=[f"n{i}" for i in range(5)]),
+        }
+    )
 
-    assert catalog.table("supp").listed_bytes(["s"]) < \
-        catalog.table("parts").listed_bytes(["p", "kind"]) * 0.15  # as the planner guesses
+    assert (
+        catalog.table("supp").listed_bytes(["s"])
+        < catalog.table("parts").listed_bytes(["p", "kind"]) * 0.15
+    )  # as the planner guesses
 
     def joined(query: str) -> list[str]:
         planned = plan(catalog, query, BROADCAST_EVERYTHING)
         return [e.source.name for e in planned.graph.vertex("scan lines l").inputs]
 
-    assert joined("SELECT SUM(l.v) AS t FROM lines l, supp s, parts p WHERE l.s = s.s "
-                  "AND l.p = p.p AND p.kind = 't3'") == ["scan parts p", "scan supp s"]
-    assert joined("SELECT SUM(l.v) AS t FROM lines l, orders o, supp s, nation n "
-                  "WHERE l.o = o.o AND o.status = 'F' AND l.s = s.s AND s.n = n.n "
-                  "AND n.name = 'n1'") == ["scan supp s", "scan nation n", "scan orders o"]
+    assert joined(
+        "SELECT SUM(l.v) AS t FROM lines l, supp s, parts p WHERE l.s = s.s "
+        "AND l.p = p.p AND p.kind = 't3'"
+    ) == ["scan parts p", "scan supp s"]
+    assert joined(
+        "SELECT SUM(l.v) AS t FROM lines l, orders o, supp s, nation n "
+        "WHERE l.o = o.o AND o.status = 'F' AND l.s = s.s AND s.n = n.n "
+        "AND n.name = 'n1'"
+    ) == ["scan supp s", "scan nation n", "scan orders o"]

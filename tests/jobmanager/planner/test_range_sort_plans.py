@@ -14,10 +14,15 @@ def range_edge(planned):
 
 
 def test_directions_and_nulls_orders_become_the_range_edges_sort_keys(catalog):
-    planned = plan(catalog, "SELECT k, s, d FROM facts ORDER BY k DESC, s NULLS LAST, d DESC NULLS FIRST")
+    planned = plan(
+        catalog, "SELECT k, s, d FROM facts ORDER BY k DESC, s NULLS LAST, d DESC NULLS FIRST"
+    )
     edge = range_edge(planned)
-    assert edge.partitioner.order == (SortKey("k", True, False), SortKey("s", False, False),
-                                      SortKey("d", True, True))  # fmt: skip
+    assert edge.partitioner.order == (
+        SortKey("k", True, False),
+        SortKey("s", False, False),
+        SortKey("d", True, True),
+    )
     assert (edge.source.name, edge.target.name) == ("scan facts", "sort")
     assert planned.graph.vertex("sort").parallelism is None
     assert edges(planned)[("sort", "result")] == "forward"  # each task's part file, in order
@@ -40,9 +45,9 @@ def test_an_aggregate_ordered_by_its_result_ranges_after_the_aggregation(catalog
     # the final aggregate and the sort after it too
     assert edge.pre_aggregated and "pre-aggregated" in planned.explain().split("\nsort")[1]
     assert decide_chains(planned.graph, one_task={"scan facts"}) == (
-        ("scan facts", "partial aggregate", "aggregate k", "sort", "result"),)
-    assert decide_chains(planned.graph) == (("scan facts", "partial aggregate"),
-                                            ("sort", "result"))  # fmt: skip
+        ("scan facts", "partial aggregate", "aggregate k", "sort", "result"),
+    )
+    assert decide_chains(planned.graph) == (("scan facts", "partial aggregate"), ("sort", "result"))
 
 
 def test_a_sort_of_rows_no_aggregate_bounds_is_decided_from_its_bytes(catalog):
@@ -50,8 +55,11 @@ def test_a_sort_of_rows_no_aggregate_bounds_is_decided_from_its_bytes(catalog):
     make more rows than its inputs sent): the sort's parallelism is decided from its bytes."""
     scanned = plan(catalog, "SELECT k, s FROM facts ORDER BY s")
     assert not range_edge(scanned).pre_aggregated
-    joined = plan(catalog, "SELECT f.k, COUNT(*) AS c FROM facts f JOIN dims d ON f.k = d.k "
-                           "GROUP BY f.k ORDER BY c", HASH_EVERYTHING)  # fmt: skip
+    joined = plan(
+        catalog,
+        "SELECT f.k, COUNT(*) AS c FROM facts f JOIN dims d ON f.k = d.k GROUP BY f.k ORDER BY c",
+        HASH_EVERYTHING,
+    )
     edge = range_edge(joined)
     assert edge.source.name.startswith("join") and not edge.pre_aggregated
 
@@ -67,8 +75,9 @@ def test_an_aggregate_ordered_by_its_group_keys_takes_its_input_by_their_ranges(
     """No sort stage: the partial aggregates are cut by the ORDER BY's keys (the group keys,
     in another order, one renamed by the SELECT), and the aggregate's tasks sort what they
     aggregated."""
-    planned = plan(catalog, "SELECT s AS name, k, COUNT(*) AS c FROM facts GROUP BY k, s "
-                            "ORDER BY name DESC, k")  # fmt: skip
+    planned = plan(
+        catalog, "SELECT s AS name, k, COUNT(*) AS c FROM facts GROUP BY k, s ORDER BY name DESC, k"
+    )
     edge = range_edge(planned)
     assert (edge.source.name, edge.target.name) == ("partial aggregate", "aggregate k, s")
     assert edge.partitioner.order == (SortKey("s", True, False), SortKey("k"))
@@ -78,12 +87,16 @@ def test_an_aggregate_ordered_by_its_group_keys_takes_its_input_by_their_ranges(
 
 
 def test_an_order_other_than_the_group_keys_or_on_a_shared_aggregate_sorts_in_its_own_stage(
-        catalog):  # fmt: skip
+    catalog,
+):
     by_value = plan(catalog, "SELECT k, COUNT(*) AS c FROM facts GROUP BY k ORDER BY k, c")
     assert range_edge(by_value).target.name == "sort"
     # ranges of k alone would send all of a k's groups, however many, to one task
     by_some = plan(catalog, "SELECT k, s, COUNT(*) AS c FROM facts GROUP BY k, s ORDER BY k")
     assert range_edge(by_some).target.name == "sort"
-    shared = plan(catalog, "WITH g AS (SELECT k, COUNT(*) AS c FROM facts GROUP BY k) SELECT k, "
-                           "c FROM g WHERE c > (SELECT AVG(c) FROM g) ORDER BY k")
+    shared = plan(
+        catalog,
+        "WITH g AS (SELECT k, COUNT(*) AS c FROM facts GROUP BY k) SELECT k, "
+        "c FROM g WHERE c > (SELECT AVG(c) FROM g) ORDER BY k",
+    )
     assert range_edge(shared).target.name == "sort"

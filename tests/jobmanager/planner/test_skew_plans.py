@@ -18,8 +18,7 @@ HASH_EVERYTHING = {"table.optimizer.join.broadcast-threshold": -1}
 SINK = ParquetSink("/tmp/tidal-planner-tests-out", overwrite=True)
 JOIN = "FROM facts f {} dims d ON f.k = d.k"
 AGGREGATE = "SELECT f.k, SUM(f.v) AS t " + JOIN.format("JOIN") + " GROUP BY f.k"
-WINDOW = ("SELECT f.k, ROW_NUMBER() OVER (PARTITION BY f.k ORDER BY f.v) AS n "
-          + JOIN.format("JOIN"))  # fmt: skip
+WINDOW = "SELECT f.k, ROW_NUMBER() OVER (PARTITION BY f.k ORDER BY f.v) AS n " + JOIN.format("JOIN")
 JOIN_AGAIN = "SELECT f.s " + JOIN.format("JOIN") + " JOIN others o ON o.k = f.k"
 
 
@@ -38,7 +37,8 @@ def inputs(vertex) -> dict[str, tuple[str, bool]]:
 
 @pytest.mark.parametrize("strategy", [None, "auto", "none"])
 def test_auto_and_none_aggregate_in_the_joins_stage_whose_inputs_are_not_splittable(
-        catalog, strategy):  # fmt: skip
+    catalog, strategy
+):
     planned = plan(catalog, AGGREGATE, strategy)
     (join,) = joins(planned)
     assert "GROUP BY" in join.operator.sql, planned.explain()
@@ -62,8 +62,10 @@ def test_forced_cuts_only_the_sides_the_join_kind_allows(catalog):
     (auto,) = joins(plan(catalog, query))
     assert not any(split for _, split in inputs(auto).values())
     (forced,) = joins(plan(catalog, query, "forced"))
-    assert inputs(forced) == {"scan facts f": ("hash(k)", True),
-                              "scan dims d": ("hash(k_2)", False)}  # fmt: skip
+    assert inputs(forced) == {
+        "scan facts f": ("hash(k)", True),
+        "scan dims d": ("hash(k_2)", False),
+    }
 
 
 def test_forced_puts_a_window_on_the_join_key_behind_a_hash_exchange(catalog):
@@ -87,8 +89,10 @@ def test_forced_hashes_a_further_join_on_the_same_key_into_a_stage_of_its_own(ca
 
 
 def test_forced_changes_nothing_where_nothing_relies_on_the_joins_hashing(catalog):
-    for query in ("SELECT f.s, d.name " + JOIN.format("JOIN"),
-                  "SELECT f.k, COUNT(*) AS n " + JOIN.format("FULL JOIN") + " GROUP BY f.k"):
+    for query in (
+        "SELECT f.s, d.name " + JOIN.format("JOIN"),
+        "SELECT f.k, COUNT(*) AS n " + JOIN.format("FULL JOIN") + " GROUP BY f.k",
+    ):
         assert plan(catalog, query, "forced").explain() == plan(catalog, query).explain()
 
 

@@ -28,8 +28,13 @@ def write_data(directory: str) -> dict[int, int]:
     sums: dict[int, int] = {}
     for part in range(PARTS):
         values = pa.array(range(part * ROWS, (part + 1) * ROWS), pa.int64())
-        table = pa.table({"part": pa.array([part] * ROWS, pa.int64()),
-                          "key": pc.remainder(values, 7), "value": values})  # fmt: skip
+        table = pa.table(
+            {
+                "part": pa.array([part] * ROWS, pa.int64()),
+                "key": pc.remainder(values, 7),
+                "value": values,
+            }
+        )
         pq.write_table(table, os.path.join(directory, f"part-{part}.parquet"))
         for value in values.to_pylist():
             sums[value % 7] = sums.get(value % 7, 0) + value
@@ -85,8 +90,9 @@ def failover_job(data: str, out: str, gate: str, *, at: str, pyspark: bool = Tru
 
     source = GatedSource(data, gate) if at == "inference" else FileSource(data)
     g = JobGraph("failover")
-    src = g.add_vertex("read", None if at == "inference" else PARTS, operator=arrow(read),
-                       sources=[source])
+    src = g.add_vertex(
+        "read", None if at == "inference" else PARTS, operator=arrow(read), sources=[source]
+    )
     total = g.add_vertex("sum", operator=spark(sum_by_key) if pyspark else arrow(sum_in_arrow))
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
     g.connect(src, total, Partitioner.hash("key"))

@@ -35,8 +35,9 @@ def sum_by_key(pause: float = 0.0):
     return aggregate
 
 
-def sum_job(out: str, sources: int = 4, rows: int = 1000, pause: float = 0.0,
-            consumers: int | None = None) -> JobGraph:  # fmt: skip
+def sum_job(
+    out: str, sources: int = 4, rows: int = 1000, pause: float = 0.0, consumers: int | None = None
+) -> JobGraph:
     g = JobGraph("sums")
     src = g.add_vertex("numbers", parallelism=sources, operator=arrow(numbers(rows, pause)))
     agg = g.add_vertex("sum", parallelism=consumers, operator=arrow(sum_by_key(pause)))

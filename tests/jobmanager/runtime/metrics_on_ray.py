@@ -40,8 +40,9 @@ def dashboard_job_api_answers(deadline: float) -> bool:
                 return False
             time.sleep(0.5)
             continue
-        return any(j.driver_info is not None and j.driver_info.pid == str(os.getpid())
-                   for j in jobs)  # fmt: skip
+        return any(
+            j.driver_info is not None and j.driver_info.pid == str(os.getpid()) for j in jobs
+        )
 
 
 def samples(port: int, job_id: str) -> list[dict]:
@@ -58,7 +59,9 @@ def samples(port: int, job_id: str) -> list[dict]:
 
 def total(found: list[dict], name: str, vertex: str) -> float:
     """Summed over the series of every process that counted (``WorkerId``)."""
-    return sum(s["value"] for s in found if s["name"] == name and s["labels"].get("vertex") == vertex)
+    return sum(
+        s["value"] for s in found if s["name"] == name and s["labels"].get("vertex") == vertex
+    )
 
 
 def main(out: str) -> None:
@@ -75,19 +78,30 @@ def main(out: str) -> None:
     while True:  # the final totals come with the JobManager's exit, a second after the end;
         # Ray's periodic export may show the last task's counters before the log's final size
         found = samples(port, handle.job_id)
-        done = all(total(found, "ray_tidal_tasks_finished_total", v.name) == v.tasks
-                   for v in status.vertices)  # fmt: skip
+        done = all(
+            total(found, "ray_tidal_tasks_finished_total", v.name) == v.tasks
+            for v in status.vertices
+        )
         done = done and total(found, "ray_tidal_event_log_bytes", None) == log_bytes
         if done or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     seconds_after_end = round(time.monotonic() - ended, 2)
     dashboard = dashboard_job_api_answers(time.monotonic() + DEADLINE_S)
-    print(json.dumps({
-        "succeeded": result.succeeded, "cause": result.cause, "job_id": handle.job_id,
-        "vertices": [asdict(v) for v in status.vertices], "dashboard_job_api": dashboard, "log_bytes": log_bytes,
-        "seconds_after_end": seconds_after_end, "samples": found,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "succeeded": result.succeeded,
+                "cause": result.cause,
+                "job_id": handle.job_id,
+                "vertices": [asdict(v) for v in status.vertices],
+                "dashboard_job_api": dashboard,
+                "log_bytes": log_bytes,
+                "seconds_after_end": seconds_after_end,
+                "samples": found,
+            }
+        )
+    )
     handle.release()
 
 

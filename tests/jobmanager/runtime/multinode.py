@@ -66,8 +66,12 @@ def start_s3() -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     # credentials and endpoint where every AWS library looks: the environment, inherited by
     # every Ray process the cluster starts below
-    os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
-                      AWS_DEFAULT_REGION="us-east-1", AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")  # fmt: skip
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+    )
     fsspec.filesystem("s3").mkdir("tidal")
 
 
@@ -88,14 +92,17 @@ def demo(client) -> dict:
 
     generate("s3://tidal/tpch", SCALE)
     out = "s3://tidal/revenue"
-    handle = client.submit(build("s3://tidal/tpch", out), config={**CONFIG, "taskmanager.numberOfTaskSlots": 2})
+    handle = client.submit(
+        build("s3://tidal/tpch", out), config={**CONFIG, "taskmanager.numberOfTaskSlots": 2}
+    )
     result = handle.wait(timeout=400)
     status = handle.status()
     return {
         "status": result.status,
         "cause": result.cause[-2000:],
         "difference": first_difference(read_result(out), reference("s3://tidal/tpch"))
-        if result.succeeded else "not finished",
+        if result.succeeded
+        else "not finished",
         "nodes": sorted({node_of(tm) for tm in status.task_managers}),
         "remote_bytes": sum(v.bytes_in_remote for v in result.vertices.values()),
         "objects": objects(out),
@@ -128,8 +135,11 @@ def gated_job(data: str, out: str, gate: str):
 
     g = JobGraph("node-lost")
     source = g.add_vertex("read", PARTS, sources=[FileSource(data)], operator=arrow(read))
-    sums = g.add_vertex("sum", parallelism=2, operator=arrow(
-        lambda t: t.group_by("key").aggregate([("value", "sum")])))
+    sums = g.add_vertex(
+        "sum",
+        parallelism=2,
+        operator=arrow(lambda t: t.group_by("key").aggregate([("value", "sum")])),
+    )
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
     g.connect(source, sums, Partitioner.hash("key"))
     g.connect(sums, sink, Partitioner.FORWARD)
@@ -154,13 +164,22 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
     def vertex(name):
         return next(v for v in handle.status().vertices if v.name == name)
 
-    eventually(lambda: vertex("read").finished == PARTS - 1 and (gate / "started").exists(),
-               "five sources finished and the sixth waiting at the gate", timeout=240)  # fmt: skip
+    eventually(
+        lambda: vertex("read").finished == PARTS - 1 and (gate / "started").exists(),
+        "five sources finished and the sixth waiting at the gate",
+        timeout=240,
+    )
     described = handle.describe()
-    held = {label: tm for label, state, tm in described[3] if label.startswith("read->")
-            and state == "available"}  # fmt: skip
-    running = {label: slot[0] for label, state, _, slot in described[2]
-               if label.startswith("read[") and state == "running"}  # fmt: skip
+    held = {
+        label: tm
+        for label, state, tm in described[3]
+        if label.startswith("read->") and state == "available"
+    }
+    running = {
+        label: slot[0]
+        for label, state, _, slot in described[2]
+        if label.startswith("read[") and state == "running"
+    }
     nodes = {tm: node_of(tm) for tm in {*held.values(), *running.values()}}
     victim = next((w for w in workers if w.node_id in {nodes[tm] for tm in held.values()}), None)
     if victim is None:
@@ -178,8 +197,11 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
         "nodes_used": len(set(nodes.values())),
         "lost_partitions": lost,
         "gated_tasks_on_lost_node": gated_there,
-        "read_rerun": sorted(label for label, attempt in attempts.items()
-                             if label.startswith("read[") and attempt > 0),  # fmt: skip
+        "read_rerun": sorted(
+            label
+            for label, attempt in attempts.items()
+            if label.startswith("read[") and attempt > 0
+        ),
         "read_deployments": result.vertices["read"].deployments,
         "read_tasks": result.vertices["read"].tasks,
         "objects": objects(out),
@@ -204,18 +226,27 @@ def commit_killed(client) -> dict:
 
     g = JobGraph("commit-killed")
     read = g.add_vertex("read", PARTS, sources=[FileSource("s3://tidal/killed-input")])
-    sums = g.add_vertex("sum", parallelism=4, operator=arrow(
-        lambda t: t.group_by("key").aggregate([("value", "sum")])))
+    sums = g.add_vertex(
+        "sum",
+        parallelism=4,
+        operator=arrow(lambda t: t.group_by("key").aggregate([("value", "sum")])),
+    )
     sink = g.add_vertex("sink", operator=ParquetSink("s3://tidal/killed", overwrite=True))
     g.connect(read, sums, Partitioner.hash("key"))
     g.connect(sums, sink, Partitioner.FORWARD)
     handle = client.submit(g, config={**CONFIG, "taskmanager.numberOfTaskSlots": 1})
-    status = eventually(lambda: (lambda s: s.status is JobStatus.FINISHING and s)(handle.status()),
-                        "the commit", timeout=240)  # fmt: skip
+    status = eventually(
+        lambda: (lambda s: s.status is JobStatus.FINISHING and s)(handle.status()),
+        "the commit",
+        timeout=240,
+    )
     os.kill(status.pid, 9)
     seen = manifest("s3://tidal/killed")
-    at_kill = "old" if seen is None or set(seen["files"]) == old else (
-        "new" if seen.get("job") == handle.job_id else "neither")
+    at_kill = (
+        "old"
+        if seen is None or set(seen["files"]) == old
+        else ("new" if seen.get("job") == handle.job_id else "neither")
+    )
     result = handle.wait(timeout=240)
     return {
         "status": result.status,
@@ -232,16 +263,22 @@ def commit_killed(client) -> dict:
 def main(work: str) -> None:
     start_s3()
     # no dashboard (nothing here asks it), and the workers started side by side
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False}
+    )
     workers = [cluster.add_node(num_cpus=2, wait=False) for _ in range(2)]
     cluster.wait_for_nodes()
-    ray.init(address=cluster.address, namespace="tidal", logging_level=logging.WARNING,
-             log_to_driver=False)  # fmt: skip
+    ray.init(
+        address=cluster.address,
+        namespace="tidal",
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+    )
     from jobmanager import Client
 
     client = Client()
     report = {}
-    for name in (sys.argv[2:] or ["demo", "commit_killed", "node_lost"]):
+    for name in sys.argv[2:] or ["demo", "commit_killed", "node_lost"]:
         if name == "demo":
             report[name] = demo(client)
         elif name == "commit_killed":

@@ -76,13 +76,16 @@ def client(ray_cluster):
     return Client()
 
 
-
 def run(client, tables, query: str, strategy: str):
     handle = client.sql(query, tables=tables, config={**CONFIG, STRATEGY: strategy})
     result = handle.wait(timeout=240)
     assert result.succeeded, result.cause
-    decisions = [join for event in handle.events()
-                 if type(event) is ev.VertexParallelismDecided for join in event.joins]  # fmt: skip
+    decisions = [
+        join
+        for event in handle.events()
+        if type(event) is ev.VertexParallelismDecided
+        for join in event.joins
+    ]
     answer = result.to_arrow()
     handle.release()
     return answer, decisions

@@ -40,10 +40,13 @@ def held(client, tmp_path):
     data, gate, out = str(tmp_path / "data"), tmp_path / "gate", str(tmp_path / "out")
     gate.mkdir()
     expected = write_data(data)
-    handle = client.submit(failover_job(data, out, str(gate), at="source", pyspark=False),
-                           config=CONFIG)  # fmt: skip
-    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
-               "one source task finished and three waiting")  # fmt: skip
+    handle = client.submit(
+        failover_job(data, out, str(gate), at="source", pyspark=False), config=CONFIG
+    )
+    eventually(
+        lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
+        "one source task finished and three waiting",
+    )
     yield handle, gate, out, expected
     handle.release()
 
@@ -130,7 +133,8 @@ def test_a_killed_resource_manager_is_restarted_and_the_job_finishes(held):
 
 
 def test_with_recovery_off_a_dead_jobmanager_is_a_clear_error_and_its_job_is_cleaned_up(
-        client, tmp_path):  # fmt: skip
+    client, tmp_path
+):
     data, gate, out = str(tmp_path / "data"), tmp_path / "gate", str(tmp_path / "out")
     gate.mkdir()
     write_data(data)
@@ -142,6 +146,9 @@ def test_with_recovery_off_a_dead_jobmanager_is_a_clear_error_and_its_job_is_cle
     kill_job_manager(handle)
     with pytest.raises(JobManagerLost, match="job recovery is off"):
         handle.wait(timeout=60)
-    eventually(lambda: not os.path.exists(staging) and not os.path.exists(store),
-               "the ResourceManager to clean the job up", timeout=60)  # fmt: skip
+    eventually(
+        lambda: not os.path.exists(staging) and not os.path.exists(store),
+        "the ResourceManager to clean the job up",
+        timeout=60,
+    )
     assert not os.path.exists(out)

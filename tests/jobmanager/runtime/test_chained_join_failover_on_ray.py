@@ -51,8 +51,9 @@ def chained_job(data: str, names: str, out: str, gate: str) -> JobGraph:
         return rows.groupBy("name").agg(F.sum("value").alias("value_sum"))
 
     g = JobGraph("chained-join-failover")
-    read = g.add_vertex("read", sources=[FileSource(data)],
-                        operator=arrow(lambda t: t.select(["key", "value"])))  # fmt: skip
+    read = g.add_vertex(
+        "read", sources=[FileSource(data)], operator=arrow(lambda t: t.select(["key", "value"]))
+    )
     keys = g.add_vertex("names", sources=[FileSource(names)])
     join = g.add_vertex("join", operator=spark(joined))
     total = g.add_vertex("sum", operator=spark(summed))
@@ -74,7 +75,9 @@ def test_killed_while_a_chained_join_runs_the_chain_is_replayed_and_its_tasks_ta
     handle, sums, out, gate = submit_held_at_the_gate(chained_job, tmp_path, CONFIG)
     (chained,) = logged(handle, ev.JoinChained)
     assert (chained.producer, chained.vertex) == ("read", "read -> join")
-    (decided,) = [e for e in logged(handle, ev.VertexParallelismDecided) if e.vertex == chained.vertex]
+    (decided,) = [
+        e for e in logged(handle, ev.VertexParallelismDecided) if e.vertex == chained.vertex
+    ]
     assert decided.parallelism == PARTS
     pid = handle.status().pid
     os.kill(pid, 9)
@@ -84,8 +87,9 @@ def test_killed_while_a_chained_join_runs_the_chain_is_replayed_and_its_tasks_ta
     assert result.status == "FINISHED", result.cause
     assert handle.status().recoveries == 1 and handle.status().pid != pid
     assert logged(handle, ev.JoinChained) == [chained]  # replayed, never decided again
-    assert [e for e in logged(handle, ev.VertexParallelismDecided)
-            if e.vertex == chained.vertex] == [decided]  # fmt: skip
+    assert [
+        e for e in logged(handle, ev.VertexParallelismDecided) if e.vertex == chained.vertex
+    ] == [decided]
     assert result.vertices["read"] == result.vertices["join"]  # one report for the chain
     assert result.vertices["join"].chain == "read -> join"
     for report in result.vertices.values():

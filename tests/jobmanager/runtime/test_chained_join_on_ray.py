@@ -35,11 +35,17 @@ def tables(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("chained")
     ids = np.arange(ROWS, dtype=np.int64)
     written = {
-        "facts": pa.table({"f_order": ids * 7 % ROWS, "f_amount": ids,
-                           "f_extra": ids * 2_654_435_761 % 1_000_003}),
-        "orders": pa.table({"o_id": ids, "o_region": ids % 5,
-                            "o_note": ["rare" if i % 2000 == 0 else f"note {i}" for i in range(ROWS)]}),
-    }  # fmt: skip
+        "facts": pa.table(
+            {"f_order": ids * 7 % ROWS, "f_amount": ids, "f_extra": ids * 2_654_435_761 % 1_000_003}
+        ),
+        "orders": pa.table(
+            {
+                "o_id": ids,
+                "o_region": ids % 5,
+                "o_note": ["rare" if i % 2000 == 0 else f"note {i}" for i in range(ROWS)],
+            }
+        ),
+    }
     paths = {}
     for name, table in written.items():
         (root / name).mkdir()
@@ -58,8 +64,11 @@ def run(tables, strategy: str) -> tuple[pa.Table, list, int]:
     events = list(handle.events())
     answer = result.to_arrow()
     handle.release()
-    return answer, events, sum(_written(p) for e in events if type(e) is ev.TaskFinished
-                               for p in e.produced)  # fmt: skip
+    return (
+        answer,
+        events,
+        sum(_written(p) for e in events if type(e) is ev.TaskFinished for p in e.produced),
+    )
 
 
 def _written(partition: ev.ProducedPartition) -> int:
@@ -81,10 +90,12 @@ def test_a_filtered_side_run_first_chains_the_join_into_the_other_sides_scan(ray
     started = [e.vertex for e in events if type(e) is ev.TaskRunning]
     finished = [e.vertex for e in events if type(e) is ev.TaskFinished]
     orders = {e.decision.decided_after[0] for e in events if type(e) is ev.JoinChained}
-    first_chained = next(i for i, e in enumerate(events)
-                         if type(e) is ev.TaskRunning and e.vertex == chained.vertex)  # fmt: skip
-    last_orders = max(i for i, e in enumerate(events)
-                      if type(e) is ev.TaskFinished and e.vertex in orders)  # fmt: skip
+    first_chained = next(
+        i for i, e in enumerate(events) if type(e) is ev.TaskRunning and e.vertex == chained.vertex
+    )
+    last_orders = max(
+        i for i, e in enumerate(events) if type(e) is ev.TaskFinished and e.vertex in orders
+    )
     assert last_orders < first_chained, (started, finished)
     static, none_events, none_written = run(tables, "NONE")
     assert sql_difference(static, expected, ordered=False) is None

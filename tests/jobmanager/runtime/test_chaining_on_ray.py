@@ -58,13 +58,20 @@ def client(ray_cluster):
     return Client()
 
 
-def test_a_chained_pyspark_pair_is_one_task_and_one_spark_job_with_the_unchained_result(client, tmp_path):
+def test_a_chained_pyspark_pair_is_one_task_and_one_spark_job_with_the_unchained_result(
+    client, tmp_path
+):
     chained = client.submit(job(str(tmp_path / "chained")), config=FAST).wait(timeout=180)
-    unchained = client.submit(job(str(tmp_path / "unchained")),
-                              config={**FAST, "pipeline.operator-chaining.enabled": False}).wait(timeout=180)  # fmt: skip
+    unchained = client.submit(
+        job(str(tmp_path / "unchained")),
+        config={**FAST, "pipeline.operator-chaining.enabled": False},
+    ).wait(timeout=180)
     assert chained.status == unchained.status == "FINISHED", (chained.cause, unchained.cause)
-    assert read_result(tmp_path / "chained").sort_by("key").equals(
-        read_result(tmp_path / "unchained").sort_by("key"))  # fmt: skip
+    assert (
+        read_result(tmp_path / "chained")
+        .sort_by("key")
+        .equals(read_result(tmp_path / "unchained").sort_by("key"))
+    )
     task = chained.vertices["totals"]
     assert task.chain == "totals -> big -> sink" and chained.vertices["sink"] is task
     assert (task.tasks, task.deployments) == (2, 2)
@@ -84,8 +91,11 @@ def partial_totals(frame):
 def final_totals(frame):
     from pyspark.sql import functions as F
 
-    return frame.groupBy("key").agg(F.sum("total").alias("total"),
-                                    F.sum("rows").alias("rows")).orderBy("key")  # fmt: skip
+    return (
+        frame.groupBy("key")
+        .agg(F.sum("total").alias("total"), F.sum("rows").alias("rows"))
+        .orderBy("key")
+    )
 
 
 def q1_shaped(data: str, out: str, pre_aggregated: bool = False) -> JobGraph:
@@ -93,8 +103,9 @@ def q1_shaped(data: str, out: str, pre_aggregated: bool = False) -> JobGraph:
     its parallelism unset and its input marked pre-aggregated."""
     g = JobGraph("q1-shaped")
     lines = g.add_vertex("lines", operator=spark(partial_totals), sources=[FileSource(data)])
-    final = g.add_vertex("final", parallelism=None if pre_aggregated else 1,
-                         operator=spark(final_totals))  # fmt: skip
+    final = g.add_vertex(
+        "final", parallelism=None if pre_aggregated else 1, operator=spark(final_totals)
+    )
     sink = g.add_vertex("sink", operator=ParquetSink(out))
     g.connect(lines, final, Partitioner.hash("key"), pre_aggregated=pre_aggregated)
     g.connect(final, sink, Partitioner.FORWARD)
@@ -112,11 +123,13 @@ def chained_and_not(client, tmp_path, build):
     for part in range(3):
         pq.write_table(numbers(), tmp_path / "data" / f"part-{part}.parquet")
     data = str(tmp_path / "data")
-    chained = client.submit(build(data, str(tmp_path / "out" / "chained")),
-                            config=FAST).wait(timeout=180)  # fmt: skip
-    unchained = client.submit(build(data, str(tmp_path / "out" / "unchained")),
-                              config={**FAST, "pipeline.operator-chaining.enabled": False}
-                              ).wait(timeout=180)  # fmt: skip
+    chained = client.submit(build(data, str(tmp_path / "out" / "chained")), config=FAST).wait(
+        timeout=180
+    )
+    unchained = client.submit(
+        build(data, str(tmp_path / "out" / "unchained")),
+        config={**FAST, "pipeline.operator-chaining.enabled": False},
+    ).wait(timeout=180)
     assert chained.status == unchained.status == "FINISHED", (chained.cause, unchained.cause)
     result = read_result(tmp_path / "out" / "chained")
     assert result.equals(read_result(tmp_path / "out" / "unchained"))
@@ -126,8 +139,9 @@ def chained_and_not(client, tmp_path, build):
 def one_chained_query(chained, unchained, result):
     """The chained run's one task of ``lines -> final -> sink``, after checking its rows and
     that it ran fewer Spark jobs than the unchained run's two vertices."""
-    assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
-                                                  for k in range(13)]  # fmt: skip
+    assert result.column("rows").to_pylist() == [
+        3 * (2000 // 13 + (k < 2000 % 13)) for k in range(13)
+    ]
     task = chained.vertices["lines"]
     assert task.chain == "lines -> final -> sink" and chained.vertices["final"] is task
     assert (task.tasks, task.deployments, task.parallelism) == (1, 1, 1)
@@ -143,8 +157,10 @@ def test_a_small_source_hashed_into_one_task_runs_with_it_as_one_spark_query(cli
     chained, unchained, result = chained_and_not(client, tmp_path, q1_shaped)
     task = one_chained_query(chained, unchained, result)
     assert unchained.vertices["lines"].tasks == 1 and unchained.vertices["lines"].chain == ""
-    assert task.explanation.startswith("set by the user on final: 1; its sources, asked when the "
-                                       "job was taken, inferred one task, so it runs chained: ")
+    assert task.explanation.startswith(
+        "set by the user on final: 1; its sources, asked when the "
+        "job was taken, inferred one task, so it runs chained: "
+    )
     assert "3 files" in task.explanation, task.explanation
 
 
@@ -177,14 +193,16 @@ def q3_shaped(data: str, out: str) -> JobGraph:
 
 
 def test_a_small_scan_fed_by_a_broadcast_chains_into_one_task_with_the_unchained_result(
-        client, tmp_path):  # fmt: skip
+    client, tmp_path
+):
     """TPC-H Q3's shape: the scan joins a small side sent to it whole, then one task takes the
     result. The broadcast counts no bytes, so the scan's sources decide its one task when the
     job is taken; the chain starts once the broadcast is written and reads it."""
     chained, unchained, result = chained_and_not(client, tmp_path, q3_shaped)
     assert result.column("key").to_pylist() == [1, 5, 12]
-    assert result.column("rows").to_pylist() == [3 * (2000 // 13 + (k < 2000 % 13))
-                                                  for k in (1, 5, 12)]  # fmt: skip
+    assert result.column("rows").to_pylist() == [
+        3 * (2000 // 13 + (k < 2000 % 13)) for k in (1, 5, 12)
+    ]
     task = chained.vertices["lines"]
     assert task.chain == "lines -> final -> sink" and (task.tasks, task.parallelism) == (1, 1)
     assert "its inputs broadcast only" in task.explanation, task.explanation

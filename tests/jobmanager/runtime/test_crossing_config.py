@@ -14,15 +14,24 @@ def crossed(values: dict) -> Configuration:
 
 
 def test_a_configuration_crosses_as_msgpack_to_the_same_values():
-    job = Configuration({"taskmanager.memory.spark-driver": "2g", "io.tmp.dirs": "/scratch",
-                         "resourcemanager.taskmanager-timeout": "5 s",
-                         "taskmanager.node-id": "node-b"})  # fmt: skip
+    job = Configuration(
+        {
+            "taskmanager.memory.spark-driver": "2g",
+            "io.tmp.dirs": "/scratch",
+            "resourcemanager.taskmanager-timeout": "5 s",
+            "taskmanager.node-id": "node-b",
+        }
+    )
     assert Configuration.from_bytes(job.to_bytes()).to_dict() == job.to_dict()
 
 
 def test_the_resource_manager_keeps_a_task_manager_for_the_jobs_timeouts():
-    config = crossed({"resourcemanager.taskmanager-timeout": "5 s",
-                      "execution.batch.job-recovery.previous-worker.recovery.timeout": "2 min"})
+    config = crossed(
+        {
+            "resourcemanager.taskmanager-timeout": "5 s",
+            "execution.batch.job-recovery.previous-worker.recovery.timeout": "2 min",
+        }
+    )
     assert _timeouts(config) == (120.0, 5.0)
     recovery = OPTIONS["execution.batch.job-recovery.previous-worker.recovery.timeout"].default
     idle = OPTIONS["resourcemanager.taskmanager-timeout"].default
@@ -30,8 +39,13 @@ def test_the_resource_manager_keeps_a_task_manager_for_the_jobs_timeouts():
 
 
 def test_a_task_managers_shape_is_read_from_the_parsed_options():
-    assert shape_of(2, crossed({"taskmanager.memory.spark-driver": "2g", "io.tmp.dirs": "/s"})
-                    ) == (2, 2 << 30, "/s")  # fmt: skip
+    assert shape_of(2, crossed({"taskmanager.memory.spark-driver": "2g", "io.tmp.dirs": "/s"})) == (
+        2,
+        2 << 30,
+        "/s",
+    )
     # a job that says nothing asks for the same TaskManager as one that sets the defaults
-    defaults = {"taskmanager.memory.spark-driver": OPTIONS["taskmanager.memory.spark-driver"].default}
+    defaults = {
+        "taskmanager.memory.spark-driver": OPTIONS["taskmanager.memory.spark-driver"].default
+    }
     assert shape_of(2, crossed({})) == shape_of(2, crossed(defaults))

@@ -24,20 +24,30 @@ STATES = {status.value for status in JobStatus}
 # who makes a status or reads one back (the core's own state, and the events of its log, keep
 # theirs as ``JobStatus`` values)
 PRODUCERS = [
-    "jobmanager/client", "jobmanager/runtime/actor.py", "jobmanager/runtime/status.py",
-    "jobmanager/runtime/details.py", "jobmanager/runtime/jobrecords.py",
-    "jobmanager/runtime/jobstore.py", "jobmanager/runtime/archive.py",
+    "jobmanager/client",
+    "jobmanager/runtime/actor.py",
+    "jobmanager/runtime/status.py",
+    "jobmanager/runtime/details.py",
+    "jobmanager/runtime/jobrecords.py",
+    "jobmanager/runtime/jobstore.py",
+    "jobmanager/runtime/archive.py",
     "jobmanager/runtime/resourcemanager.py",
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("status", list(JobStatus))
 def test_details_round_trip_through_msgpack_with_the_status_a_member(status):
     details = job_details(
-        "job-1", status, name="sums", cause="why", ended_at=12.5, task_managers=("tm-0",),
+        "job-1",
+        status,
+        name="sums",
+        cause="why",
+        ended_at=12.5,
+        task_managers=("tm-0",),
         vertices=(vertex_details("read", 4, finished=3, phases_ms={"read": 7}),),
-        pid=42, jobmanager=ProcessFigures(3, 1.5, 2.5, 1 << 20),
-    )  # fmt: skip
+        pid=42,
+        jobmanager=ProcessFigures(3, 1.5, 2.5, 1 << 20),
+    )
     back = read_details(details.encode())
     assert back == details and back.status is status
     assert back.summary() == JobSummary("job-1", "sums", status, 0.0, 12.5, 1)

@@ -59,7 +59,10 @@ def test_each_writer_writes_its_own_segments_and_a_reader_reads_them_in_order(tm
     second = EventLog(url)  # a JobManager that took the job over
     second.append(ev.TimerFired(1), time_ms=7)
     second.flush()
-    assert sorted(p.name for p in (tmp_path / "events").iterdir()) == ["00000000.log", "00000001.log"]
+    assert sorted(p.name for p in (tmp_path / "events").iterdir()) == [
+        "00000000.log",
+        "00000001.log",
+    ]
     assert list(read_log(url)) == [(5, ev.TimerFired(0)), (7, ev.TimerFired(1))]
     assert list(read_log(url, first_segment=1)) == [(7, ev.TimerFired(1))]
 

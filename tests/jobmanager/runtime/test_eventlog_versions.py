@@ -72,8 +72,10 @@ def test_a_format_0_log_followed_by_todays_segments_reads_whole(tmp_path):
     messages go by position; the new one's come after it."""
     events = tmp_path / "events"
     events.mkdir()
-    old = [(1, positional("TaskRunning", "a", 0, 0, 11)),
-           (2, positional("TaskFailed", "a", 0, 0, "boom", 12))]  # fmt: skip
+    old = [
+        (1, positional("TaskRunning", "a", 0, 0, 11)),
+        (2, positional("TaskFailed", "a", 0, 0, "boom", 12)),
+    ]
     (events / "00000000.log").write_bytes(b"".join(record(msgpack.packb(r)) for r in old))
     log = EventLog(str(events))
     log.append(ev.TimerFired(3, 13), time_ms=3)
@@ -90,9 +92,12 @@ def test_a_newer_format_is_refused_naming_both_versions(tmp_path):
     events.mkdir(parents=True)
     newer = FORMAT_VERSION + 1
     (events / "00000000.log").write_bytes(
-        segment_header(newer) + record(msgpack.packb((1, named("JobStarted")))))
-    expected = (f"00000000.log is in event-log format {newer}, written by a newer Tidal; "
-                f"this Tidal reads formats 0 to {FORMAT_VERSION}")  # fmt: skip
+        segment_header(newer) + record(msgpack.packb((1, named("JobStarted"))))
+    )
+    expected = (
+        f"00000000.log is in event-log format {newer}, written by a newer Tidal; "
+        f"this Tidal reads formats 0 to {FORMAT_VERSION}"
+    )
     with pytest.raises(EventLogVersionError, match=expected):
         list(read_log(str(events)))
     with pytest.raises(JobStoreError, match=expected):  # what recovery and `tidal report` meet
@@ -163,6 +168,11 @@ def test_todays_messages_go_by_name_and_nest():
     payload = msgpack.unpackb(encode(finished), raw=False)
     assert payload.code == 2
     name, values = msgpack.unpackb(payload.data, raw=False)
-    assert name == "TaskFinished" and set(values) == {"vertex", "subtask", "attempt", "produced",
-                                                      "metrics"}  # fmt: skip
+    assert name == "TaskFinished" and set(values) == {
+        "vertex",
+        "subtask",
+        "attempt",
+        "produced",
+        "metrics",
+    }
     assert decode(encode(finished)) == finished

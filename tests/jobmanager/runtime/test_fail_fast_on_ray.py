@@ -42,8 +42,9 @@ def run(client, out, operator, numbers, config=RETRIES):
 
 @pytest.mark.spark
 def test_a_spark_analysis_error_fails_the_job_after_one_attempt(client, tmp_path, numbers):
-    result = run(client, str(tmp_path / "out"), spark(lambda df: df.select("no_such_column")),
-                 numbers)  # fmt: skip
+    result = run(
+        client, str(tmp_path / "out"), spark(lambda df: df.select("no_such_column")), numbers
+    )
     assert result.status == "FAILED"
     assert "AnalysisException" in result.cause and "no_such_column" in result.cause
     assert "not retried" in result.cause

@@ -66,8 +66,10 @@ def check_finished(handle, out: str, expected: dict[int, int], killed: list[int]
     result = handle.wait(timeout=240)
     assert result.status == "FINISHED", result.cause
     table = pq.read_table(out)
-    assert dict(zip(table.column("key").to_pylist(),
-                    table.column("value_sum").to_pylist())) == expected  # fmt: skip
+    assert (
+        dict(zip(table.column("key").to_pylist(), table.column("value_sum").to_pylist()))
+        == expected
+    )
     for report in result.vertices.values():
         assert report.deployments == report.tasks, report  # no finished task ran again
     status = handle.status()
@@ -93,8 +95,10 @@ def test_killed_in_the_middle_of_a_stage(client, job):
     ones keep running and report to the new JobManager."""
     data, out, gate, expected = job
     handle = client.submit(failover_job(data, out, str(gate), at="source"), config=CONFIG)
-    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
-               "one source task finished and three waiting")  # fmt: skip
+    eventually(
+        lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
+        "one source task finished and three waiting",
+    )
     killed = [kill_job_manager(handle)]
     (gate / "open").touch()
     check_finished(handle, out, expected, killed)
@@ -105,8 +109,10 @@ def test_killed_between_stages(client, job):
     partitions survive on their TaskManagers and are read, not recomputed."""
     data, out, gate, expected = job
     handle = client.submit(failover_job(data, out, str(gate), at="sum"), config=CONFIG)
-    eventually(lambda: started(gate) >= 1 and vertex(handle, "read").finished == PARTS,
-               "the sources finished and the sum waiting")  # fmt: skip
+    eventually(
+        lambda: started(gate) >= 1 and vertex(handle, "read").finished == PARTS,
+        "the sources finished and the sum waiting",
+    )
     killed = [kill_job_manager(handle)]
     (gate / "open").touch()
     check_finished(handle, out, expected, killed)
@@ -122,8 +128,11 @@ def test_killed_during_the_sink_commit(client, job):
         open(os.path.join(out, f"old-{n}.txt"), "w").close()
     handle = client.submit(failover_job(data, out, str(gate), at="nowhere"), config=CONFIG)
     staging = staging_dir(ParquetSink(out), handle.job_id)
-    eventually(lambda: committed_by(out) == handle.job_id and os.path.isdir(staging),
-               "the new result published, the old one being removed", timeout=240)  # fmt: skip
+    eventually(
+        lambda: committed_by(out) == handle.job_id and os.path.isdir(staging),
+        "the new result published, the old one being removed",
+        timeout=240,
+    )
     killed = [kill_job_manager(handle)]
     check_finished(handle, out, expected, killed)
     assert not os.path.exists(staging)
@@ -134,8 +143,10 @@ def test_killed_twice_in_one_job_recovering_from_a_snapshot(client, job):
     data, out, gate, expected = job
     config = {**CONFIG, "execution.batch.job-recovery.snapshot.min-pause": "1 ms"}
     handle = client.submit(failover_job(data, out, str(gate), at="source"), config=config)
-    eventually(lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
-               "one source task finished and three waiting")  # fmt: skip
+    eventually(
+        lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,
+        "one source task finished and three waiting",
+    )
     snapshots = os.path.join(store_root(Configuration()), handle.job_id, "snapshots")
     eventually(lambda: os.path.isdir(snapshots) and os.listdir(snapshots), "a snapshot")
     killed = [kill_job_manager(handle)]

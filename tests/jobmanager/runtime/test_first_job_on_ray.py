@@ -26,14 +26,22 @@ def first_job(tmp_path, *mode: str) -> dict:
     data, out = tmp_path / "t", tmp_path / "out"
     data.mkdir()
     pq.write_table(pa.table({"k": [1, 2, 1, 3], "v": [10, 20, 30, 40]}), data / "part-0.parquet")
-    done = subprocess.run([sys.executable, "-m", "tests.jobmanager.runtime.first_job", str(data),
-                           str(out), *mode], capture_output=True, text=True, timeout=300,
-                          cwd=REPO, env={**os.environ, "RAY_ADDRESS": ""})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.jobmanager.runtime.first_job", str(data), str(out), *mode],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**os.environ, "RAY_ADDRESS": ""},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     facts = json.loads(done.stdout.strip().splitlines()[-1])
     assert facts["status"] == "FINISHED", facts["cause"]
     assert sorted(pq.read_table(out).to_pylist(), key=lambda r: r["k"]) == [
-        {"k": 1, "s": 40}, {"k": 2, "s": 20}, {"k": 3, "s": 40}]
+        {"k": 1, "s": 40},
+        {"k": 2, "s": 20},
+        {"k": 3, "s": 40},
+    ]
     return facts
 
 

@@ -45,8 +45,9 @@ def kv() -> DictStore:
 def test_a_record_reads_back_as_its_schema(kv):
     assert records.record_job("j1", "/jobs/j1", True, "/tmp/tidal/j1", kv=kv)
     record = records.job_record("j1", kv=kv)
-    assert record == records.JobRecord("j1", records.JobTaken("/jobs/j1", True, "/tmp/tidal/j1"),
-                                       None, False)  # fmt: skip
+    assert record == records.JobRecord(
+        "j1", records.JobTaken("/jobs/j1", True, "/tmp/tidal/j1"), None, False
+    )
     assert record.store_root == "/jobs"
     assert records.record_end("j1", SUMMARY, 99.0, kv=kv)
     assert records.job_record("j1", kv=kv).end == records.JobEnd(SUMMARY, 99.0)
@@ -82,6 +83,9 @@ def test_forgetting_a_job_removes_every_part_and_no_other_jobs(kv):
 
 def test_a_record_of_another_version_is_refused_naming_both(kv):
     kv.put_new("job/j1/taken", encode((records.RECORD_VERSION + 1, "from the future")))
-    with pytest.raises(TidalError, match=f"version {records.RECORD_VERSION + 1}; this Tidal "
-                                         f"reads version {records.RECORD_VERSION}"):  # fmt: skip
+    with pytest.raises(
+        TidalError,
+        match=f"version {records.RECORD_VERSION + 1}; this Tidal "
+        f"reads version {records.RECORD_VERSION}",
+    ):
         records.job_record("j1", kv=kv)

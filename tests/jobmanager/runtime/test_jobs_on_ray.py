@@ -121,7 +121,9 @@ def failing(table):
 
 def test_a_raising_function_fails_the_job_with_its_traceback(client, tmp_path):
     g = JobGraph("broken")
-    src = g.add_vertex("numbers", parallelism=2, operator=arrow(lambda: __import__("pyarrow").table({"x": [1, 2]})))
+    src = g.add_vertex(
+        "numbers", parallelism=2, operator=arrow(lambda: __import__("pyarrow").table({"x": [1, 2]}))
+    )
     bad = g.add_vertex("parse", parallelism=1, operator=arrow(failing))
     g.connect(src, bad, Partitioner.REBALANCE)
     config = {**FAST, "restart-strategy.fixed-delay.attempts": 1}
@@ -132,8 +134,12 @@ def test_a_raising_function_fails_the_job_with_its_traceback(client, tmp_path):
     assert "ValueError: row 7 is not a number" in result.cause
     assert "test_jobs_on_ray.py" in result.cause and "in failing" in result.cause
     assert result.vertices["parse"].deployments == 2  # one restart, then no more
-    cli = subprocess.run([sys.executable, "-m", "jobmanager", "status", handle.job_id],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    cli = subprocess.run(
+        [sys.executable, "-m", "jobmanager", "status", handle.job_id],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "ValueError: row 7 is not a number" in cli.stdout + cli.stderr
     assert healthy.wait(timeout=120).status == "FINISHED"  # the other job is untouched
     handle.release()
@@ -210,14 +216,23 @@ def doubled_but_first_stops_the_jvm(marker: str):
 
 @pytest.mark.spark
 def test_a_taskmanager_whose_spark_jvm_exited_leaves_and_the_job_finishes_elsewhere(
-        client, tmp_path):  # fmt: skip
+    client, tmp_path
+):
     from jobmanager import spark
 
     g = JobGraph("jvm-lost")
-    src = g.add_vertex("numbers", parallelism=1, operator=arrow(
-        lambda: __import__("pyarrow").table({"key": [1, 2, 3], "value": [10, 20, 30]})))
-    double = g.add_vertex("double", parallelism=1,
-                          operator=spark(doubled_but_first_stops_the_jvm(str(tmp_path / "m"))))
+    src = g.add_vertex(
+        "numbers",
+        parallelism=1,
+        operator=arrow(
+            lambda: __import__("pyarrow").table({"key": [1, 2, 3], "value": [10, 20, 30]})
+        ),
+    )
+    double = g.add_vertex(
+        "double",
+        parallelism=1,
+        operator=spark(doubled_but_first_stops_the_jvm(str(tmp_path / "m"))),
+    )
     sink = g.add_vertex("sink", operator=ParquetSink(str(tmp_path / "out")))
     g.connect(src, double, Partitioner.FORWARD)
     g.connect(double, sink, Partitioner.FORWARD)

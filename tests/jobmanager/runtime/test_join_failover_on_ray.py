@@ -39,12 +39,19 @@ def join_job(data: str, names: str, out: str, gate: str) -> JobGraph:
         from pyspark.sql import functions as F
 
         wait_open(gate)
-        return (lines.join(keys, lines.key == keys.k).groupBy("name")
-                .agg(F.sum("value").alias("value_sum")))  # fmt: skip
+        return (
+            lines.join(keys, lines.key == keys.k)
+            .groupBy("name")
+            .agg(F.sum("value").alias("value_sum"))
+        )
 
     g = JobGraph("join-failover")
-    read = g.add_vertex("read", PARTS, sources=[FileSource(data)],
-                        operator=arrow(lambda t: t.select(["key", "value"])))  # fmt: skip
+    read = g.add_vertex(
+        "read",
+        PARTS,
+        sources=[FileSource(data)],
+        operator=arrow(lambda t: t.select(["key", "value"])),
+    )
     keys = g.add_vertex("names", 1, sources=[FileSource(names)])
     join = g.add_vertex("join", operator=spark(joined))
     sink = g.add_vertex("sink", operator=ParquetSink(out, overwrite=True))
@@ -70,11 +77,15 @@ def submit_held_at_the_gate(make_job, tmp_path, config):
     gate.mkdir()
     sums = write_data(str(data))
     names.mkdir()
-    pq.write_table(pa.table({"k": pa.array(list(NAMES), pa.int64()), "name": list(NAMES.values())}),
-                   names / "part-0.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table({"k": pa.array(list(NAMES), pa.int64()), "name": list(NAMES.values())}),
+        names / "part-0.parquet",
+    )
     handle = Client().submit(make_job(str(data), str(names), str(out), str(gate)), config=config)
-    eventually(lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
-               "a join task deployed and waiting at the gate")  # fmt: skip
+    eventually(
+        lambda: any(p.name.startswith("started-") for p in gate.iterdir()),
+        "a join task deployed and waiting at the gate",
+    )
     return handle, sums, out, gate
 
 
@@ -84,8 +95,11 @@ def sums_written(out) -> dict:
 
 
 def join_decisions(handle) -> list[ev.VertexParallelismDecided]:
-    return [event for event in handle.events()
-            if type(event) is ev.VertexParallelismDecided and event.joins]  # fmt: skip
+    return [
+        event
+        for event in handle.events()
+        if type(event) is ev.VertexParallelismDecided and event.joins
+    ]
 
 
 def test_killed_after_a_join_was_decided_the_decision_is_replayed_not_taken_again(

@@ -90,8 +90,11 @@ class Observed:
 
     def ended(self, name: str, to: ExecutionState) -> int:
         """How many attempts of ``name`` the core moved from a slot to ``to``."""
-        return sum(n for (v, before, after), n in self.moves.items()
-                   if v == name and after is to and before.holds_slot)  # fmt: skip
+        return sum(
+            n
+            for (v, before, after), n in self.moves.items()
+            if v == name and after is to and before.holds_slot
+        )
 
     def __getitem__(self, metric: str) -> dict[str | None, float]:
         return self.instruments[metric].values
@@ -101,8 +104,9 @@ class Observed:
 @given(scenarios())
 def test_task_counters_equal_what_the_core_did_through_failures_losses_and_resent_reports(scenario):
     job, config, faults, seed, inject = scenario
-    observed = Observed(Run(job, config, faults=faults, seed=seed, inject=inject,
-                            reports_running=True))  # fmt: skip
+    observed = Observed(
+        Run(job, config, faults=faults, seed=seed, inject=inject, reports_running=True)
+    )
     assert observed.run.go().status == "FINISHED"
     deployed = Counter(v for v, _, _ in observed.run.cluster.deployed)
     for vertex in job.vertices:
@@ -151,8 +155,11 @@ def test_a_jobmanager_taking_the_job_over_counts_only_what_it_sees_and_knows_wha
     finished_before = first.ended("numbers", S.FINISHED)
     running = sum(1 for v in run.state.graph.vertices() if v.state is S.RUNNING)
     assert finished_before and running
-    resent = [ev.TaskFinished("numbers", v.subtask, v.attempt) for v in
-              run.state.graph.job_vertices["numbers"].vertices if v.state is S.FINISHED]  # fmt: skip
+    resent = [
+        ev.TaskFinished("numbers", v.subtask, v.attempt)
+        for v in run.state.graph.job_vertices["numbers"].vertices
+        if v.state is S.FINISHED
+    ]
     run.state.handle = run._observed_handle  # the new process: a new JobMetrics, fresh counters
     second = Observed(run)
     assert sum(second["running"].values()) == running
@@ -177,7 +184,9 @@ def test_the_event_log_size_is_what_the_log_holds_on_disk(tmp_path):
     reopened.append(ev.TimerFired(9), 2000)
     reopened.flush()
     metrics.saw_log(reopened.size)
-    assert metrics.instruments["log"].values[None] == sum(p.stat().st_size for p in tmp_path.iterdir())
+    assert metrics.instruments["log"].values[None] == sum(
+        p.stat().st_size for p in tmp_path.iterdir()
+    )
 
 
 def test_a_size_read_before_the_last_flush_and_reported_after_it_is_ignored(tmp_path):
@@ -207,8 +216,12 @@ def test_join_decisions_and_the_bytes_broadcast_are_counted_per_join_vertex():
     g.connect(small, broadcast, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right"))
     g.connect(broadcast, shuffled, Partitioner.hash("k"), join=JoinInput("j2", "inner", "left"))
     g.connect(other, shuffled, Partitioner.hash("k"), join=JoinInput("j2", "inner", "right"))
-    observed = Observed(Run(g, byte_model=sized({"big": 64 * MiB, "small": MiB, "other": 32 * MiB,
-                                                 "join1": 16 * MiB})))  # fmt: skip
+    observed = Observed(
+        Run(
+            g,
+            byte_model=sized({"big": 64 * MiB, "small": MiB, "other": 32 * MiB, "join1": 16 * MiB}),
+        )
+    )
     assert observed.run.go().status == "FINISHED"
     decisions = observed.instruments["joins"]
     assert dict(decisions.values) == {"join1: broadcast": 1, "join2: shuffled": 1}

@@ -24,8 +24,12 @@ def scraped(tmp_path_factory):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
     run = subprocess.run(
         [sys.executable, "-m", "tests.jobmanager.runtime.metrics_on_ray", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     found = json.loads(run.stdout.strip().splitlines()[-1])
     assert found["succeeded"], found["cause"]
@@ -59,12 +63,15 @@ def test_bytes_and_parallelism_are_what_the_jobs_status_says(scraped):
     written = totals(scraped, "ray_tidal_bytes_written_total")
     read = totals(scraped, "ray_tidal_bytes_read_total")
     assert {v["name"]: written.get(v["name"], 0) for v in vertices} == {
-        v["name"]: v["bytes_out"] for v in vertices}  # fmt: skip
+        v["name"]: v["bytes_out"] for v in vertices
+    }
     assert {v["name"]: read.get(v["name"], 0) for v in vertices} == {
-        v["name"]: v["bytes_in"] for v in vertices}  # fmt: skip
+        v["name"]: v["bytes_in"] for v in vertices
+    }
     assert written["numbers"] > 0 and read["sum -> sink"] > 0  # sum and sink: one chained task
     assert totals(scraped, "ray_tidal_vertex_parallelism") == {
-        v["name"]: v["parallelism"] for v in vertices}  # fmt: skip
+        v["name"]: v["parallelism"] for v in vertices
+    }
 
 
 def test_the_jobmanagers_loop_and_event_log_are_measured(scraped):

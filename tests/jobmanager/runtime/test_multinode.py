@@ -24,16 +24,29 @@ def report(tmp_path_factory):
     ray_tmp = tempfile.mkdtemp(prefix="tidal-ray-")  # short: Ray's socket paths fit 107 bytes
     try:
         done = subprocess.run(
-            ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", sys.executable, "-m",
-             "tests.jobmanager.runtime.multinode", str(work)],
-            cwd=ROOT, capture_output=True, text=True, timeout=900,
+            [
+                "unshare",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "--kill-child",
+                sys.executable,
+                "-m",
+                "tests.jobmanager.runtime.multinode",
+                str(work),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=900,
             env={**os.environ, "RAY_TMPDIR": ray_tmp, "RAY_ADDRESS": "", "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
+        )
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(next(line for line in reversed(done.stdout.splitlines())
-                           if line.startswith('{"')))
+    return json.loads(
+        next(line for line in reversed(done.stdout.splitlines()) if line.startswith('{"'))
+    )
 
 
 def test_the_demo_reads_and_writes_s3_across_three_nodes(report):
@@ -68,5 +81,7 @@ def test_a_jobmanager_killed_during_an_s3_commit_leaves_one_whole_result(report)
     assert killed["recoveries"] == 1
     assert killed["at_kill"] in ("old", "new")  # never half of one, for a reader of the manifest
     assert killed["sums_equal"]
-    assert killed["objects"] == ["_SUCCESS", *sorted(
-        f"part-{n:05d}-{killed['job_id']}.parquet" for n in range(killed["sink_tasks"]))]  # fmt: skip
+    assert killed["objects"] == [
+        "_SUCCESS",
+        *sorted(f"part-{n:05d}-{killed['job_id']}.parquet" for n in range(killed["sink_tasks"])),
+    ]

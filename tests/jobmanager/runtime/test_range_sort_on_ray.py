@@ -43,11 +43,13 @@ def tables(tmp_path_factory) -> dict[str, str]:
     b = rng.integers(0, 40, ROWS)
     c = rng.integers(0, 300, ROWS) / 4.0
     c[c == 10.0] = np.nan
-    table = pa.table({
-        "a": pa.array(a, pa.int64(), mask=rng.random(ROWS) < 0.02),
-        "b": pa.array([f"word {v:02d}" for v in b], pa.string(), mask=rng.random(ROWS) < 0.02),
-        "c": pa.array(c, pa.float64(), mask=rng.random(ROWS) < 0.02),
-    })  # fmt: skip
+    table = pa.table(
+        {
+            "a": pa.array(a, pa.int64(), mask=rng.random(ROWS) < 0.02),
+            "b": pa.array([f"word {v:02d}" for v in b], pa.string(), mask=rng.random(ROWS) < 0.02),
+            "c": pa.array(c, pa.float64(), mask=rng.random(ROWS) < 0.02),
+        }
+    )
     root = tmp_path_factory.mktemp("range-sort") / "t"
     root.mkdir()
     for part in range(4):
@@ -70,21 +72,30 @@ def test_a_global_order_by_runs_as_balanced_sort_tasks_with_duckdbs_answer(clien
     records = handle.events()
     sort = [e for e in records if type(e) is ev.VertexParallelismDecided and e.range_bounds]
     (decided,) = sort  # the sort task chained with the result's sink: "sort -> result"
-    read = [e.metrics.bytes_in for e in records
-            if type(e) is ev.TaskFinished and e.vertex == decided.vertex]  # fmt: skip
+    read = [
+        e.metrics.bytes_in
+        for e in records
+        if type(e) is ev.TaskFinished and e.vertex == decided.vertex
+    ]
     assert decided.parallelism >= 4 and len(decided.range_bounds) == decided.parallelism - 1
-    assert len(read) == decided.parallelism and max(read) <= 2 * min(read), (read, decided.explanation)
+    assert len(read) == decided.parallelism and max(read) <= 2 * min(read), (
+        read,
+        decided.explanation,
+    )
     difference = sql_difference(result.to_arrow(), duckdb_answer_over(tables, query), ordered=True)
     assert difference is None, difference
     handle.release()
 
 
-GROUPED = ("SELECT a, b, COUNT(*) AS n, SUM(c) AS total FROM t GROUP BY b, a "
-           "ORDER BY a DESC NULLS LAST, b ASC NULLS FIRST")  # fmt: skip
+GROUPED = (
+    "SELECT a, b, COUNT(*) AS n, SUM(c) AS total FROM t GROUP BY b, a "
+    "ORDER BY a DESC NULLS LAST, b ASC NULLS FIRST"
+)
 
 
 def test_an_aggregate_ordered_by_its_group_keys_sorts_its_key_ranges_with_duckdbs_answer(
-        client, tables):  # fmt: skip
+    client, tables
+):
     """No sort vertex: the partial aggregates are cut by the ORDER BY's ranges, so a group
     (which agrees on them) is whole in one task, and the aggregate's tasks, each sorting its
     groups, write the result in order; over several tasks, DuckDB's answer, nulls included."""
@@ -94,8 +105,9 @@ def test_an_aggregate_ordered_by_its_group_keys_sorts_its_key_ranges_with_duckdb
     records = handle.events()
     (decided,) = [e for e in records if type(e) is ev.VertexParallelismDecided and e.range_bounds]
     assert decided.vertex.startswith("aggregate") and decided.parallelism >= 2
-    assert not [e for e in records if type(e) is ev.VertexParallelismDecided
-                and e.vertex.startswith("sort")]  # fmt: skip
+    assert not [
+        e for e in records if type(e) is ev.VertexParallelismDecided and e.vertex.startswith("sort")
+    ]
     expected = duckdb_answer_over(tables, GROUPED)
     difference = sql_difference(result.to_arrow(), expected, ordered=True)
     assert difference is None, difference

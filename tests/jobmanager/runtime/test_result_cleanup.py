@@ -15,8 +15,9 @@ from jobmanager.runtime.jobstore import JobStore
 
 
 def submitted(sink_paths=(), result_paths=()) -> ev.JobSubmitted:
-    return ev.JobSubmitted("q", "graph", (), 1.0, 2, (), tuple(sink_paths), (), (),
-                           tuple(result_paths))  # fmt: skip
+    return ev.JobSubmitted(
+        "q", "graph", (), 1.0, 2, (), tuple(sink_paths), (), (), tuple(result_paths)
+    )
 
 
 def published(path) -> str:

@@ -52,7 +52,9 @@ def write_sales(directory) -> dict[int, int]:
         values = [index * 100 + row for row in range(60)]
         for key, value in zip(keys, values):
             totals[key] = totals.get(key, 0) + value
-        pq.write_table(pa.table({"key": keys, "value": values}), directory / f"part-{index:02d}.parquet")
+        pq.write_table(
+            pa.table({"key": keys, "value": values}), directory / f"part-{index:02d}.parquet"
+        )
     return totals
 
 
@@ -75,13 +77,30 @@ def test_a_jobmanager_killed_during_an_action_recovers_and_the_script_ends_as_wi
     script = tmp_path / "pipeline.py"
     script.write_text(textwrap.dedent(SCRIPT))
     options = [f"-D{key}={value}" for key, value in OPTIONS.items()]
-    command = [sys.executable, "-m", "jobmanager", "run", "--no-dashboard", *options,
-               str(script), str(tmp_path / "sales"), str(tmp_path / "totals")]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "jobmanager",
+        "run",
+        "--no-dashboard",
+        *options,
+        str(script),
+        str(tmp_path / "sales"),
+        str(tmp_path / "totals"),
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     try:
-        handle = eventually(lambda: running_job(f"pipeline.py:{WRITE_LINE} write.parquet"),
-                            "the write's job running, its scan part done", timeout=180)  # fmt: skip
+        handle = eventually(
+            lambda: running_job(f"pipeline.py:{WRITE_LINE} write.parquet"),
+            "the write's job running, its scan part done",
+            timeout=180,
+        )
         killed = handle.status().pid
         os.kill(killed, 9)
         out, err = process.communicate(timeout=300)
@@ -91,7 +110,9 @@ def test_a_jobmanager_killed_during_an_action_recovers_and_the_script_ends_as_wi
     assert process.returncode == 0, err[-3000:]
     assert out.splitlines()[-1] == f"keys: {len(totals)} total: {sum(totals.values())}"
     written = pq.read_table(tmp_path / "totals")
-    assert dict(zip(written.column("key").to_pylist(), written.column("total").to_pylist())) == totals
+    assert (
+        dict(zip(written.column("key").to_pylist(), written.column("total").to_pylist())) == totals
+    )
     status = handle.status()
     assert status.status == JobStatus.FINISHED and status.recoveries == 1
     assert status.pid != killed

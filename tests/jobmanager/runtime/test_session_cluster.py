@@ -20,8 +20,12 @@ def test_two_jobs_submitted_together_on_two_cpus_share_the_taskmanagers_given_ba
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
     run = subprocess.run(
         [sys.executable, "-m", "tests.jobmanager.runtime.two_jobs", str(tmp_path)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     ran = json.loads(run.stdout.strip().splitlines()[-1])
     a, b = ran["together"]

@@ -42,7 +42,9 @@ def test_the_commit_runs_off_the_loop_and_its_outcome_comes_back_as_jobended(mon
     release.set()
     executor._work.shutdown(wait=True)
     (target, job_id, finals, thread) = committed[0]
-    assert (target, job_id, finals) == (sink, "job", {0: 2, 1: 0}) and thread.startswith("test-work")
+    assert (target, job_id, finals) == (sink, "job", {0: 2, 1: 0}) and thread.startswith(
+        "test-work"
+    )
     assert events == [ev.JobEnded("FINISHED", "")]
 
 

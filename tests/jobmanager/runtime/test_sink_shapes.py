@@ -28,8 +28,9 @@ class Died(BaseException):
 
 
 def batch(first: int, days=("2024-01-01", "2024-01-02")) -> pa.Table:
-    return pa.table({"d": [days[i % len(days)] for i in range(4)],
-                     "v": list(range(first, first + 4))})
+    return pa.table(
+        {"d": [days[i % len(days)] for i in range(4)], "v": list(range(first, first + 4))}
+    )
 
 
 def stage(sink, job=JOB, first=0) -> dict[int, int]:
@@ -59,21 +60,34 @@ def seen(path) -> list | None:
     return sorted(rows)
 
 
-FIRST = sorted([("2024-01-01", 0), ("2024-01-02", 1), ("2024-01-01", 2), ("2024-01-02", 3),
-                *[("2024-01-03", v) for v in range(4, 8)]])
+FIRST = sorted(
+    [
+        ("2024-01-01", 0),
+        ("2024-01-02", 1),
+        ("2024-01-01", 2),
+        ("2024-01-02", 3),
+        *[("2024-01-03", v) for v in range(4, 8)],
+    ]
+)
 SECOND = sorted([(d, v + 10) for d, v in FIRST])
 
 
 def listing(root) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(f, n), root) for f, _, ns in os.walk(root) for n in ns)
+    return sorted(
+        os.path.relpath(os.path.join(f, n), root) for f, _, ns in os.walk(root) for n in ns
+    )
 
 
 def test_a_partitioned_commit_publishes_partition_directories_without_markers(tmp_path):
     sink = ParquetSink(str(tmp_path / "out"), partition_by=("d",))
     finals = stage(sink)
     assert sinks.commit(sink, JOB, finals) == 3
-    assert listing(sink.path) == ["_SUCCESS", "d=2024-01-01/part-00000.parquet",
-                                  "d=2024-01-02/part-00000.parquet", "d=2024-01-03/part-00001.parquet"]
+    assert listing(sink.path) == [
+        "_SUCCESS",
+        "d=2024-01-01/part-00000.parquet",
+        "d=2024-01-02/part-00000.parquet",
+        "d=2024-01-03/part-00001.parquet",
+    ]
     assert sinks.manifest(sink.path)["files"] == listing(sink.path)[1:]
     assert seen(sink.path) == FIRST
     assert sinks.commit(sink, JOB, finals) == 3 and seen(sink.path) == FIRST
@@ -94,7 +108,11 @@ def test_a_csv_commit_publishes_csv_part_files(tmp_path):
     write_sink(batch(4), sink, JOB, 1, 0)
     assert sinks.commit(sink, JOB, {0: 0, 1: 0}) == 2
     assert listing(sink.path) == ["_SUCCESS", "part-00000.csv", "part-00001.csv"]
-    assert Path(os.path.join(sink.path, "part-00001.csv")).read_text().startswith('"d","v"\n"2024-01-01",4\n')
+    assert (
+        Path(os.path.join(sink.path, "part-00001.csv"))
+        .read_text()
+        .startswith('"d","v"\n"2024-01-01",4\n')
+    )
 
 
 def test_modes_error_and_ignore_leave_an_existing_target_alone(tmp_path):
@@ -125,7 +143,9 @@ def appended_sink(tmp_path, spark_marker=False):
 
 
 @pytest.mark.parametrize("spark_marker", [False, True], ids=["tidal result", "spark result"])
-def test_an_append_adds_files_named_for_the_job_into_the_partition_directories(tmp_path, spark_marker):
+def test_an_append_adds_files_named_for_the_job_into_the_partition_directories(
+    tmp_path, spark_marker
+):
     sink, finals = appended_sink(tmp_path, spark_marker)
     assert sinks.commit(sink, LATER, finals) == 3
     assert seen(sink.path) == sorted(FIRST + SECOND)
@@ -162,7 +182,9 @@ LOCAL_STEPS = [(os, "replace"), (os, "remove"), (os, "rmdir"), (shutil, "rmtree"
 
 @pytest.mark.parametrize("then", ["commit", "abort"])
 @pytest.mark.parametrize("step", range(14))
-def test_an_append_dying_at_any_step_is_done_again_or_taken_back_whole(tmp_path, monkeypatch, step, then):
+def test_an_append_dying_at_any_step_is_done_again_or_taken_back_whole(
+    tmp_path, monkeypatch, step, then
+):
     sink, finals = appended_sink(tmp_path)
     with monkeypatch.context() as m:
         dying_at(m, step, LOCAL_STEPS)
@@ -184,7 +206,9 @@ def test_an_append_dying_at_any_step_is_done_again_or_taken_back_whole(tmp_path,
 
 
 @pytest.mark.parametrize("step", range(10))
-def test_a_partitioned_overwrite_dying_at_any_step_ends_the_same_when_done_again(tmp_path, monkeypatch, step):
+def test_a_partitioned_overwrite_dying_at_any_step_ends_the_same_when_done_again(
+    tmp_path, monkeypatch, step
+):
     first = ParquetSink(str(tmp_path / "out"), partition_by=("d",))
     sinks.commit(first, JOB, stage(first))
     sink = ParquetSink(first.path, partition_by=("d",), mode="overwrite")
@@ -224,7 +248,9 @@ def test_an_object_store_takes_partitions_csv_and_appends():
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
 @pytest.mark.parametrize("step", range(10))
-def test_an_object_store_partitioned_commit_dying_at_any_step_ends_the_same(monkeypatch, step, mode):
+def test_an_object_store_partitioned_commit_dying_at_any_step_ends_the_same(
+    monkeypatch, step, mode
+):
     path = memory_path()
     first = ParquetSink(path, partition_by=("d",))
     sinks.commit(first, JOB, stage(first))

@@ -48,8 +48,11 @@ def contents(path) -> dict[str, str] | None:
     return found
 
 
-NEW = {"_SUCCESS": (JOB, "part-00000.parquet", "part-00001.parquet"),
-       "part-00000.parquet": "new 0", "part-00001.parquet": "new 1"}
+NEW = {
+    "_SUCCESS": (JOB, "part-00000.parquet", "part-00001.parquet"),
+    "part-00000.parquet": "new 0",
+    "part-00001.parquet": "new 1",
+}
 OLD = {f"part-{i:05d}.parquet": f"old {i}" for i in range(3)}
 
 
@@ -134,7 +137,9 @@ def published(sink) -> dict | None:
     if not fs.exists(sink.path):
         return None
     found = sinks.manifest(sink.path)
-    names = found["files"] if found else [p.rsplit("/", 1)[-1] for p in fs.ls(sink.path, detail=False)]
+    names = (
+        found["files"] if found else [p.rsplit("/", 1)[-1] for p in fs.ls(sink.path, detail=False)]
+    )
     return {name: fs.cat_file(f"{sink.path}/{name}").decode() for name in names}
 
 
@@ -148,7 +153,9 @@ def test_an_object_store_commit_publishes_the_final_attempts_in_a_manifest():
     assert published(sink) == NEW_OBJECTS and sinks.committed_by(sink.path) == JOB
     fs = fsspec.filesystem("memory")
     assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls(sink.path, detail=False)) == [
-        "_SUCCESS", *sorted(NEW_OBJECTS)]  # fmt: skip
+        "_SUCCESS",
+        *sorted(NEW_OBJECTS),
+    ]
     assert not fs.exists(staging_dir(sink, JOB))
     assert sinks.commit(sink, JOB, {0: 1, 1: 0}) == 2 and published(sink) == NEW_OBJECTS
 
@@ -167,7 +174,9 @@ def test_an_object_store_commit_refuses_a_target_that_appeared_and_abort_keeps_i
 
 @pytest.mark.parametrize("old", [False, True], ids=["new target", "overwrite"])
 @pytest.mark.parametrize("step", range(8))
-def test_an_object_store_commit_dying_at_any_step_ends_the_same_when_done_again(monkeypatch, step, old):
+def test_an_object_store_commit_dying_at_any_step_ends_the_same_when_done_again(
+    monkeypatch, step, old
+):
     sink = object_store_sink(overwrite=True)
     if old:
         old_objects(sink)
@@ -192,10 +201,14 @@ def test_an_object_store_commit_dying_at_any_step_ends_the_same_when_done_again(
             sinks.commit(sink, JOB, {0: 1, 1: 0})
         except Died:
             pass
-    assert published(sink) in (before, {}, NEW_OBJECTS), "a reader of the manifest sees half a result"
+    assert published(sink) in (before, {}, NEW_OBJECTS), (
+        "a reader of the manifest sees half a result"
+    )
     sinks.commit(sink, JOB, {0: 1, 1: 0})
     assert published(sink) == NEW_OBJECTS
     memory = fsspec.filesystem("memory")
     assert sorted(p.rsplit("/", 1)[-1] for p in memory.ls(sink.path, detail=False)) == [
-        "_SUCCESS", *sorted(NEW_OBJECTS)], "something of the old result or the staging was left"  # fmt: skip
+        "_SUCCESS",
+        *sorted(NEW_OBJECTS),
+    ], "something of the old result or the staging was left"
     assert not memory.exists(staging_dir(sink, JOB))

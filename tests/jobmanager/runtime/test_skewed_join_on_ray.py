@@ -45,11 +45,13 @@ def tables(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("skewed-join")
     keys = [0 if i % 4 else i % 101 for i in range(ROWS)]
     written = {
-        "facts": pa.table({"f_key": pa.array(keys, pa.int64()),
-                           "f_amount": pa.array(range(ROWS), pa.int64())}),
-        "dims": pa.table({"d_key": pa.array(range(101), pa.int64()),
-                          "d_name": [f"name {i}" for i in range(101)]}),
-    }  # fmt: skip
+        "facts": pa.table(
+            {"f_key": pa.array(keys, pa.int64()), "f_amount": pa.array(range(ROWS), pa.int64())}
+        ),
+        "dims": pa.table(
+            {"d_key": pa.array(range(101), pa.int64()), "d_name": [f"name {i}" for i in range(101)]}
+        ),
+    }
     paths = {}
     for name, table in written.items():
         (root / name).mkdir()
@@ -71,16 +73,18 @@ def run(client, tables, strategy: str) -> tuple[pa.Table, str]:
     result = handle.wait(timeout=240)
     assert result.succeeded, result.cause
     root, job_id = handle.event_log().rstrip("/").rsplit("/", 2)[:2]
-    why = {event.vertex: event.explanation.text for _, event in JobStore(root, job_id).records(0)
-           if type(event) is ev.VertexParallelismDecided}  # fmt: skip
+    why = {
+        event.vertex: event.explanation.text
+        for _, event in JobStore(root, job_id).records(0)
+        if type(event) is ev.VertexParallelismDecided
+    }
     answer = result.to_arrow()
     handle.release()
     (join,) = [text for vertex, text in why.items() if vertex.startswith("join")]
     return answer, join
 
 
-def test_forced_cuts_the_hot_key_and_auto_leaves_it_whole_both_with_duckdbs_answer(
-        client, tables):  # fmt: skip
+def test_forced_cuts_the_hot_key_and_auto_leaves_it_whole_both_with_duckdbs_answer(client, tables):
     expected = duckdb_answer_over(tables, QUERY)
     forced, why = run(client, tables, "forced")
     assert sql_difference(forced, expected, ordered=False) is None

@@ -72,9 +72,11 @@ def test_the_golden_logs_snapshots_are_format_0(version, tmp_path):
 def test_a_newer_snapshot_is_refused_naming_both_versions(tmp_path):
     newer = SNAPSHOT_FORMAT_VERSION + 1
     store = store_with_snapshot(tmp_path, snapshot_header(newer) + b"whatever it holds")
-    expected = (f"snapshot {tmp_path}/job1/snapshots/3.snap is in snapshot format {newer}, "
-                f"written by a newer Tidal; this Tidal reads formats 0 to "
-                f"{SNAPSHOT_FORMAT_VERSION}")  # fmt: skip
+    expected = (
+        f"snapshot {tmp_path}/job1/snapshots/3.snap is in snapshot format {newer}, "
+        f"written by a newer Tidal; this Tidal reads formats 0 to "
+        f"{SNAPSHOT_FORMAT_VERSION}"
+    )
     with pytest.raises(SnapshotVersionError, match=expected) as raised:
         store.latest_snapshot()
     assert isinstance(raised.value, JobStoreError)

@@ -30,8 +30,9 @@ def test_the_speculative_attempt_wins_and_the_slow_one_is_cancelled(ray_cluster,
     bench = load("speculation")
     expected = bench.write_parts(str(tmp_path / "data")).sort_by("value")
     marker = str(tmp_path / "slow-task-manager")
-    graph = bench.straggler_job(str(tmp_path / "data"), str(tmp_path / "out"), TASK_SECONDS, marker,
-                                outlast=True)  # fmt: skip
+    graph = bench.straggler_job(
+        str(tmp_path / "data"), str(tmp_path / "out"), TASK_SECONDS, marker, outlast=True
+    )
     config = {**bench.SLOTS, **bench.SPECULATION}
     handle = Client().submit(graph, config=config)
     result = handle.wait(timeout=120)
@@ -46,8 +47,11 @@ def test_the_speculative_attempt_wins_and_the_slow_one_is_cancelled(ray_cluster,
     facts = job_facts(find_job(handle.job_id), handle.job_id)
     speculative = [a for a in facts.attempts if a.vertex == "stage -> sink" and a.attempt == 1]
     assert len(speculative) == 1 and speculative[0].outcome == "finished"  # it won
-    slow = next(a for a in facts.attempts
-                if (a.vertex, a.subtask, a.attempt) == ("stage -> sink", speculative[0].subtask, 0))
+    slow = next(
+        a
+        for a in facts.attempts
+        if (a.vertex, a.subtask, a.attempt) == ("stage -> sink", speculative[0].subtask, 0)
+    )
     assert slow.outcome != "finished" and slow.task_manager != speculative[0].task_manager
     # the job did not wait for the slow attempt: it ended with the speculative one's finish
     # and before any end of the slow one (cancelled, it reports only once its sleep is over)
@@ -56,11 +60,15 @@ def test_the_speculative_attempt_wins_and_the_slow_one_is_cancelled(ray_cluster,
     assert "speculative attempt won" in handle.logs()["jobmanager"].decode()
 
     # once the slow attempt's sleep is over it notices its cancellation: nothing of it remains
-    eventually(lambda: os.path.exists(f"{marker}.woke"), "the slow attempt to wake",
-               bench.OUTLAST_DEADLINE_S + 30)  # fmt: skip
+    eventually(
+        lambda: os.path.exists(f"{marker}.woke"),
+        "the slow attempt to wake",
+        bench.OUTLAST_DEADLINE_S + 30,
+    )
     time.sleep(1)  # the woken attempt's last steps: its output is discarded, not written
     work = work_directory(Configuration(), handle.job_id)
-    leftovers = (glob.glob(os.path.join(work, "**", f"{slow.subtask}-0.tpf"), recursive=True)
-                 + glob.glob(str(tmp_path / "**" / f"part-{slow.subtask}-0*"), recursive=True))  # fmt: skip
+    leftovers = glob.glob(
+        os.path.join(work, "**", f"{slow.subtask}-0.tpf"), recursive=True
+    ) + glob.glob(str(tmp_path / "**" / f"part-{slow.subtask}-0*"), recursive=True)
     assert not leftovers
     handle.release()

@@ -65,8 +65,9 @@ def test_a_hashed_aggregate_comes_back_to_the_client_and_goes_with_the_job(clien
     assert sorted(result.to_pandas()["key"]) == sorted(expected_aggregate())
     assert result.vertices["scan"].parallelism == 2
 
-    named = dataclasses.replace(result, output=dataclasses.replace(
-        result.output, columns=("k", "k")))  # a query may name two columns alike
+    named = dataclasses.replace(
+        result, output=dataclasses.replace(result.output, columns=("k", "k"))
+    )  # a query may name two columns alike
     assert named.to_arrow().column_names == ["k", "k"]
     small = dataclasses.replace(result, output=dataclasses.replace(result.output, max_bytes=10))
     with pytest.raises(ResultTooLargeError) as too_large:
@@ -93,8 +94,9 @@ def test_a_broadcast_join_writes_its_result_where_the_user_said(client, tables, 
 
 
 def test_pieces_of_one_task_vertices_run_as_one_chained_task(client, tables):
-    graph = aggregate_job(tables, result_sink(), scan_parallelism=1, agg_parallelism=1,
-                          name="sql-chained")  # fmt: skip
+    graph = aggregate_job(
+        tables, result_sink(), scan_parallelism=1, agg_parallelism=1, name="sql-chained"
+    )
     handle = client.submit(graph, config=CONFIG)
     result = handle.wait(timeout=240)
     assert result.succeeded, result.cause
@@ -107,8 +109,12 @@ def test_pieces_of_one_task_vertices_run_as_one_chained_task(client, tables):
 
 
 def test_sql_spark_refuses_fails_the_job_at_its_first_attempt(client, tables):
-    graph = aggregate_job(tables, result_sink(), name="sql-refused",
-                          agg_sql="SELECT l_key, SUM(no_such_column) FROM in0 GROUP BY l_key")
+    graph = aggregate_job(
+        tables,
+        result_sink(),
+        name="sql-refused",
+        agg_sql="SELECT l_key, SUM(no_such_column) FROM in0 GROUP BY l_key",
+    )
     handle = client.submit(graph, config=CONFIG)
     result = handle.wait(timeout=240)
     assert result.status == "FAILED"

@@ -35,8 +35,9 @@ def test_the_next_job_runs_on_the_standby_which_is_not_a_job_before(client, tmp_
     assert client.warm_up(timeout=120)
     waiting = standby_id()
     assert waiting is not None
-    standby_pid = read_details(ray.get(
-        ray.get_actor(job_manager_name(waiting), namespace=NAMESPACE).status.remote())).pid
+    standby_pid = read_details(
+        ray.get(ray.get_actor(job_manager_name(waiting), namespace=NAMESPACE).status.remote())
+    ).pid
     assert waiting not in {job.job_id for job in client.list()}
     with pytest.raises(LookupError):
         client.job(waiting)
@@ -74,17 +75,24 @@ def test_a_jobmanager_runs_one_job_only(client, tmp_path):
 
 
 def test_a_jobmanager_leases_its_first_taskmanager_while_it_is_still_taking_the_job(
-        client, tmp_path):  # fmt: skip
+    client, tmp_path
+):
     """The lease goes out before the job's sources are asked (``EarlyLease``): held at the
     gate in that listing, the JobManager has a TaskManager leased to the job already."""
     data, gate = str(tmp_path / "data"), tmp_path / "gate"
     gate.mkdir()
     sums = write_data(data)
     g = JobGraph("early-lease")
-    read = g.add_vertex("read", operator=arrow(lambda t: t.select(["key", "value"])),
-                        sources=[GatedSource(data, str(gate))])  # fmt: skip
-    total = g.add_vertex("sum", parallelism=1,
-                         operator=arrow(lambda t: t.group_by("key").aggregate([("value", "sum")])))
+    read = g.add_vertex(
+        "read",
+        operator=arrow(lambda t: t.select(["key", "value"])),
+        sources=[GatedSource(data, str(gate))],
+    )
+    total = g.add_vertex(
+        "sum",
+        parallelism=1,
+        operator=arrow(lambda t: t.group_by("key").aggregate([("value", "sum")])),
+    )
     sink = g.add_vertex("sink", operator=ParquetSink(str(tmp_path / "out")))
     g.connect(read, total, Partitioner.hash("key"))
     g.connect(total, sink, Partitioner.FORWARD)

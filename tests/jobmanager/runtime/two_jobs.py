@@ -27,16 +27,27 @@ def run_together(client: Client, jobs: list[tuple[str, dict]]) -> list[dict]:
         result = handle.wait(timeout=120)
         facts = handle.facts()
         slots = Counter(task_manager for task_manager, _ in facts.slots)
-        ran.append({"status": result.status.value, "cause": result.cause,
-                    "task_managers": {a.task_manager: slots.get(a.task_manager)
-                                      for a in facts.attempts}})  # fmt: skip
+        ran.append(
+            {
+                "status": result.status.value,
+                "cause": result.cause,
+                "task_managers": {
+                    a.task_manager: slots.get(a.task_manager) for a in facts.attempts
+                },
+            }
+        )
         handle.release()
     return ran
 
 
 def main(out: str) -> None:
-    ray.init(num_cpus=2, include_dashboard=False, namespace="tidal",
-             logging_level=logging.WARNING, log_to_driver=False)  # fmt: skip
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        namespace="tidal",
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+    )
     client = Client()
     one = {**KEPT_IDLE, "taskmanager.numberOfTaskSlots": 1}
     two = {**KEPT_IDLE, "taskmanager.numberOfTaskSlots": 2}

@@ -23,10 +23,19 @@ def test_stress_run_finishes_and_reports_every_phase(pattern, result):
 def test_tidal_stress_json_prints_exactly_the_documented_keys():
     out = subprocess.run(
         [sys.executable, "-m", "jobmanager", "stress", "--parallelism", "100", "--json"],
-        capture_output=True, text=True, check=True, timeout=120,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     ).stdout
     figures = json.loads(out.strip().splitlines()[-1])
-    assert set(figures) == {"status", "phases", "execution_graph_retained_bytes", "tasks", "regions"}
+    assert set(figures) == {
+        "status",
+        "phases",
+        "execution_graph_retained_bytes",
+        "tasks",
+        "regions",
+    }
     assert figures["status"] == "FINISHED"
     assert set(figures["phases"]) == set(PHASES)
     for phase in figures["phases"].values():
@@ -37,7 +46,9 @@ def test_tidal_stress_json_prints_exactly_the_documented_keys():
 def test_tidal_stress_refuses_bad_options():
     done = subprocess.run(
         [sys.executable, "-m", "jobmanager", "stress", "--pattern", "sideways"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode != 0 and "sideways" in done.stderr
 

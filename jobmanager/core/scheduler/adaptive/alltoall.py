@@ -104,8 +104,9 @@ def _items(inputs: list[InputStats], settings: DeciderSettings):
     notes: list[str] = []
     for stats in inputs:
         sub = stats.subpartition_bytes
-        threshold = max(int(median_at_least_one(sub) * settings.skewed_factor),
-                        settings.skewed_threshold)  # fmt: skip
+        threshold = max(
+            int(median_at_least_one(sub) * settings.skewed_factor), settings.skewed_threshold
+        )
         is_skewed = sub > threshold
         usable = settings.split_skew and stats.splittable and is_skewed.any()
         skewed.append(is_skewed if usable else None)
@@ -150,21 +151,28 @@ def _not_cut(stats: InputStats, skewed: np.ndarray) -> str:
     planner left an aggregate, a window or a join on the keys in the join's task; forced would
     have put it behind a hash exchange, and this side would be cut."""
     which = ", ".join(str(s) for s in skewed[:_NAMED]) + (
-        f" and {len(skewed) - _NAMED} more" if len(skewed) > _NAMED else "")  # fmt: skip
+        f" and {len(skewed) - _NAMED} more" if len(skewed) > _NAMED else ""
+    )
     largest = int(stats.subpartition_bytes[skewed].max())
     many = len(skewed) > 1
-    head = (f"skewed subpartition{'s' if many else ''} {which} of {stats.result!r} "
-            f"({'the largest ' if many else ''}{largest} bytes) not cut: ")  # fmt: skip
+    head = (
+        f"skewed subpartition{'s' if many else ''} {which} of {stats.result!r} "
+        f"({'the largest ' if many else ''}{largest} bytes) not cut: "
+    )
     mark = stats.join
     if mark is not None and _JOIN_CUTS[mark.side](mark.kind) and not mark.redistributable:
-        return head + ("the join's task relies on its hash partitioning (skipped under strategy "
-                       "auto; forced puts what relies on it behind a hash exchange and cuts)")
+        return head + (
+            "the join's task relies on its hash partitioning (skipped under strategy "
+            "auto; forced puts what relies on it behind a hash exchange and cuts)"
+        )
     return head + "the input is not splittable"
 
 
 # the join kinds that let a side be cut, each piece read with the other side's matching rows
-_JOIN_CUTS = {"left": lambda kind: kind in ("inner", "left", "semi", "anti"),
-              "right": lambda kind: kind in ("inner", "right")}  # fmt: skip
+_JOIN_CUTS = {
+    "left": lambda kind: kind in ("inner", "left", "semi", "anti"),
+    "right": lambda kind: kind in ("inner", "right"),
+}
 _NAMED = 5  # skewed subpartitions named in a note; the rest are counted
 
 
@@ -199,8 +207,11 @@ def _consumer_info(
     first_s, last_s = pieces[items.start].subpartition, pieces[items.end].subpartition
 
     def held(s: int) -> IndexRange:
-        mine = [p.partitions for p in pieces[items.start : items.end + 1]
-                if p.subpartition == s and p.split_input == j]  # fmt: skip
+        mine = [
+            p.partitions
+            for p in pieces[items.start : items.end + 1]
+            if p.subpartition == s and p.split_input == j
+        ]
         return IndexRange(mine[0].start, mine[-1].end) if mine else whole
 
     first, last = held(first_s), held(last_s)

@@ -30,7 +30,10 @@ from jobmanager.core.scheduler.adaptive.pointwise import balance_pointwise
 from jobmanager.messages.events import Explanation
 
 __all__ = [
-    "decide_parallelism", "decide_vertex", "describe_bytes", "spread_over_slots",
+    "decide_parallelism",
+    "decide_vertex",
+    "describe_bytes",
+    "spread_over_slots",
     "starting_parallelism",
 ]
 
@@ -146,9 +149,11 @@ def starting_parallelism(
         f"= {raw:.2f} -> {parallelism} within [{low}, {high}]"
     )
     if spread is not settings:
-        note += (f" (tasks of {describe_bytes(volume)}, not "
-                 f"{describe_bytes(settings.data_volume_per_task)}, to spread over the job's "
-                 f"{settings.slots} slots)")  # fmt: skip
+        note += (
+            f" (tasks of {describe_bytes(volume)}, not "
+            f"{describe_bytes(settings.data_volume_per_task)}, to spread over the job's "
+            f"{settings.slots} slots)"
+        )
     return parallelism, low, raw, clamps, [note]
 
 

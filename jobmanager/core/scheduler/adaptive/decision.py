@@ -38,8 +38,13 @@ class InputStats:
         return int(self.partition_bytes.sum())
 
     @staticmethod
-    def all_to_all(result: str, subpartition_bytes, partitions: int | None = None,
-                   splittable: bool = False, partition_bytes=None) -> InputStats:
+    def all_to_all(
+        result: str,
+        subpartition_bytes,
+        partitions: int | None = None,
+        splittable: bool = False,
+        partition_bytes=None,
+    ) -> InputStats:
         """Convenience for tables of numbers: the partitions share the bytes evenly unless
         ``partition_bytes`` says otherwise."""
         sub = np.asarray(subpartition_bytes, dtype=np.int64)
@@ -60,8 +65,16 @@ class InputStats:
     def pointwise_of(result: str, per_partition, forward: bool = False) -> InputStats:
         arrays = [np.asarray(p, dtype=np.int64) for p in per_partition]
         totals = np.array([a.sum() for a in arrays], dtype=np.int64)
-        return InputStats(result, True, False, len(arrays), np.zeros(0, dtype=np.int64), totals,
-                          per_partition=arrays, forward=forward)  # fmt: skip
+        return InputStats(
+            result,
+            True,
+            False,
+            len(arrays),
+            np.zeros(0, dtype=np.int64),
+            totals,
+            per_partition=arrays,
+            forward=forward,
+        )
 
 
 @dataclass(frozen=True)

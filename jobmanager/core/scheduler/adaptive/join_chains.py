@@ -38,17 +38,20 @@ from jobmanager.model.join_chains import (
 
 __all__ = ["JoinChains"]
 
+
 class JoinChains:
     """``consumers``: the vertices whose join the scheduler decides at run time;
     ``slots``: the most tasks the job runs at once (None: unknown, nothing is held)."""
 
-    def __init__(self, graph: ExecutionGraph, consumers, enabled: bool, slots: int | None,
-                 threshold: int) -> None:  # fmt: skip
+    def __init__(
+        self, graph: ExecutionGraph, consumers, enabled: bool, slots: int | None, threshold: int
+    ) -> None:
         self.graph = graph
         self.slots = slots
         self.threshold = threshold
-        self.candidates = [c for c in join_chain_candidates(graph.job_graph, enabled)
-                           if c.consumer in consumers]  # fmt: skip
+        self.candidates = [
+            c for c in join_chain_candidates(graph.job_graph, enabled) if c.consumer in consumers
+        ]
         self.plan: dict[str, JoinChain] | None = None  # held producer -> its chain
         self.why: dict[str, str] = {}  # held producer -> the order, in words
         self.fused: dict[str, ev.JoinChained] = {}  # chained vertex -> how it came to be
@@ -88,7 +91,7 @@ class JoinChains:
                 f"the job's {self.slots} slots cannot run all its sources at once): if that "
                 "side is small, the join runs in this vertex's tasks and this side is never "
                 "shuffled"
-            )  # fmt: skip
+            )
         return self.plan
 
     # -- deciding ----------------------------------------------------------------------------------
@@ -114,14 +117,25 @@ class JoinChains:
         mark = next(r.edge.join for r in consumer.inputs if r.id == chain.other)
         small, side = _total(other), _other(chain.side)
         sizes = {side: small, chain.side: -1}
-        text = (f"join {mark.join!r} ({kind_words(mark.kind)}): broadcast join "
-                f"chained into {producer.name!r}: the {side} side sent whole to each of its "
-                f"tasks ({describe_bytes(small)} <= threshold {describe_bytes(self.threshold)}), "
-                f"decided once {other.producer.name!r} finished, before {producer.name!r} "
-                f"started, so the {chain.side} side is never written or shuffled")  # fmt: skip
-        decision = JoinDecision(mark.join, JoinDecision.BROADCAST, side, sizes["left"],
-                                sizes["right"], self.threshold, text, mark.kind,
-                                (other.producer.name,), JoinDecision.CHAINED)  # fmt: skip
+        text = (
+            f"join {mark.join!r} ({kind_words(mark.kind)}): broadcast join "
+            f"chained into {producer.name!r}: the {side} side sent whole to each of its "
+            f"tasks ({describe_bytes(small)} <= threshold {describe_bytes(self.threshold)}), "
+            f"decided once {other.producer.name!r} finished, before {producer.name!r} "
+            f"started, so the {chain.side} side is never written or shuffled"
+        )
+        decision = JoinDecision(
+            mark.join,
+            JoinDecision.BROADCAST,
+            side,
+            sizes["left"],
+            sizes["right"],
+            self.threshold,
+            text,
+            mark.kind,
+            (other.producer.name,),
+            JoinDecision.CHAINED,
+        )
         name = fused_vertex(producer.job_vertex, consumer.job_vertex).name
         return ev.JoinChained(producer.name, consumer.name, name, decision)
 
@@ -143,16 +157,22 @@ class JoinChains:
             if s.broadcast:
                 infos[s.result] = BroadcastInputInfo(s.num_partitions, ejv.parallelism)
             else:
-                infos[s.result] = WholeInputInfo(s.num_partitions, len(s.subpartition_bytes),
-                                                 ejv.parallelism)  # fmt: skip
+                infos[s.result] = WholeInputInfo(
+                    s.num_partitions, len(s.subpartition_bytes), ejv.parallelism
+                )
         explanation = Explanation(event.decision.text, 0, broadcast)
         return VertexDecision(ejv.parallelism, infos, explanation, joins=(event.decision,))
 
     # -- snapshots ---------------------------------------------------------------------------------
 
     def export(self) -> tuple:
-        plan = None if self.plan is None else tuple(
-            (c.join, c.producer, c.consumer, c.side, c.other) for c in self.plan.values())
+        plan = (
+            None
+            if self.plan is None
+            else tuple(
+                (c.join, c.producer, c.consumer, c.side, c.other) for c in self.plan.values()
+            )
+        )
         return plan, tuple(self.why.items()), tuple(self.fused.items())
 
     def restore(self, image: tuple) -> None:

@@ -55,6 +55,8 @@ _KIND_WORDS = {"left": "left outer", "right": "right outer", "full": "full outer
 def kind_words(kind: str) -> str:
     """A join kind as a sentence names it: "left outer", "inner", "semi"."""
     return _KIND_WORDS.get(kind, kind)
+
+
 THRESHOLD_KEY = "table.optimizer.join.broadcast-threshold"
 
 
@@ -100,36 +102,57 @@ def join_sides(inputs) -> JoinSides | None:
 
 
 def _decidable(result) -> bool:
-    return (result.edge.join is not None
-            and result.edge.partitioner.kind is PartitionerKind.HASH
-            and result.pattern is DistributionPattern.ALL_TO_ALL
-            and result.result_type.is_reconsumable
-            and not result.result_type.can_be_pipelined)  # fmt: skip
+    return (
+        result.edge.join is not None
+        and result.edge.partitioner.kind is PartitionerKind.HASH
+        and result.pattern is DistributionPattern.ALL_TO_ALL
+        and result.result_type.is_reconsumable
+        and not result.result_type.can_be_pipelined
+    )
 
 
-def decide_join(sides: JoinSides, left_bytes: int, right_bytes: int, threshold: int) -> JoinDecision:
+def decide_join(
+    sides: JoinSides, left_bytes: int, right_bytes: int, threshold: int
+) -> JoinDecision:
     """Broadcast the smaller side that may be broadcast and is at most ``threshold`` bytes
     (-1: never); else shuffled, built on the smaller side (the left on a tie)."""
     sizes = {"left": left_bytes, "right": right_bytes}
-    small = [(size, name) for name, size in sizes.items()
-             if sides.side(name).mark.may_be_broadcast and 0 <= threshold and size <= threshold]  # fmt: skip
-    after = (f"decided once {sides.left.producer!r} (left) and {sides.right.producer!r} (right) "
-             "finished")  # fmt: skip
+    small = [
+        (size, name)
+        for name, size in sizes.items()
+        if sides.side(name).mark.may_be_broadcast and 0 <= threshold and size <= threshold
+    ]
+    after = (
+        f"decided once {sides.left.producer!r} (left) and {sides.right.producer!r} (right) finished"
+    )
     head = f"join {sides.join!r} ({kind_words(sides.kind)})"
     sizes_text = f"left {describe_bytes(left_bytes)}, right {describe_bytes(right_bytes)}"
     if small:
         side = min(small)[1]
-        text = (f"{head}: broadcast join, the {side} side sent whole to every task "
-                f"({describe_bytes(sizes[side])} <= threshold {describe_bytes(threshold)}; "
-                f"{sizes_text}), {after}")  # fmt: skip
+        text = (
+            f"{head}: broadcast join, the {side} side sent whole to every task "
+            f"({describe_bytes(sizes[side])} <= threshold {describe_bytes(threshold)}; "
+            f"{sizes_text}), {after}"
+        )
         strategy = JoinDecision.BROADCAST
     else:
         side = "left" if left_bytes <= right_bytes else "right"
-        text = (f"{head}: shuffled hash join built on the {side} side, the smaller "
-                f"({sizes_text}; {_why_not_broadcast(sides, threshold)}), {after}")  # fmt: skip
+        text = (
+            f"{head}: shuffled hash join built on the {side} side, the smaller "
+            f"({sizes_text}; {_why_not_broadcast(sides, threshold)}), {after}"
+        )
         strategy = JoinDecision.SHUFFLED
-    return JoinDecision(sides.join, strategy, side, left_bytes, right_bytes, threshold, text,
-                        sides.kind, (sides.left.producer, sides.right.producer))  # fmt: skip
+    return JoinDecision(
+        sides.join,
+        strategy,
+        side,
+        left_bytes,
+        right_bytes,
+        threshold,
+        text,
+        sides.kind,
+        (sides.left.producer, sides.right.producer),
+    )
 
 
 def _why_not_broadcast(sides: JoinSides, threshold: int) -> str:
@@ -160,14 +183,21 @@ def decide_join_vertex(
         return _with_join(decision, join)
     small, other = (left, right) if join.side == "left" else (right, left)
     other_side = sides.right if join.side == "left" else sides.left
-    marked = [replace(s, broadcast=True) if s is small
-              else replace(s, splittable=False) if s is other else s for s in inputs]  # fmt: skip
+    marked = [
+        replace(s, broadcast=True)
+        if s is small
+        else replace(s, splittable=False)
+        if s is other
+        else s
+        for s in inputs
+    ]
     settings = replace(settings, split_skew=False)
     decision = None
     if other_side.mark.redistributable:
         decision = _local_read(marked, other, user_parallelism, vertex_max_parallelism, settings)
-    join = replace(join, other_read=JoinDecision.SUBPARTITIONS if decision is None
-                   else JoinDecision.LOCAL)  # fmt: skip
+    join = replace(
+        join, other_read=JoinDecision.SUBPARTITIONS if decision is None else JoinDecision.LOCAL
+    )
     if decision is None:
         decision = decide_vertex(marked, user_parallelism, vertex_max_parallelism, settings)
     infos = dict(decision.input_infos)

@@ -40,7 +40,9 @@ class ForwardInputInfo:
     def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
         if not 0 <= k < self.partitions:
             raise IndexError(k)
-        return ExecutionVertexInputInfo.single(IndexRange(k, k), IndexRange(0, self.subpartitions - 1))
+        return ExecutionVertexInputInfo.single(
+            IndexRange(k, k), IndexRange(0, self.subpartitions - 1)
+        )
 
 
 def balance_pointwise(stats: InputStats, parallelism: int):
@@ -65,9 +67,15 @@ def _slices(flat: IndexRange, offsets: np.ndarray) -> ExecutionVertexInputInfo:
     start_sub = flat.start - int(offsets[first])
     end_sub = flat.end - int(offsets[last])
     if first == last:
-        return ExecutionVertexInputInfo.single(IndexRange(first, first), IndexRange(start_sub, end_sub))
-    slices = [InputSlice(IndexRange(first, first),
-                         IndexRange(start_sub, int(offsets[first + 1] - offsets[first]) - 1))]
+        return ExecutionVertexInputInfo.single(
+            IndexRange(first, first), IndexRange(start_sub, end_sub)
+        )
+    slices = [
+        InputSlice(
+            IndexRange(first, first),
+            IndexRange(start_sub, int(offsets[first + 1] - offsets[first]) - 1),
+        )
+    ]
     for p in range(first + 1, last):
         sub = IndexRange(0, int(offsets[p + 1] - offsets[p]) - 1)
         previous = slices[-1]

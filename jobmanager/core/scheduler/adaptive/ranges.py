@@ -61,15 +61,19 @@ def range_bounds(samples: dict[int, Sample], parallelism: int) -> list[bytes]:
     seen = 0
     for low in sorted(weights):
         size = weights[low]
-        if len(bounds) < parallelism - 1 and seen > 0 and (2 * seen + size) * parallelism >= (
-                2 * (len(bounds) + 1) * total):  # fmt: skip
+        if (
+            len(bounds) < parallelism - 1
+            and seen > 0
+            and (2 * seen + size) * parallelism >= (2 * (len(bounds) + 1) * total)
+        ):
             bounds.append(low)
         seen += size
     return bounds
 
 
-def reads_of(samples: dict[int, Sample], lower: bytes | None, upper: bytes | None,
-             stats: InputStats) -> ExecutionVertexInputInfo:  # fmt: skip
+def reads_of(
+    samples: dict[int, Sample], lower: bytes | None, upper: bytes | None, stats: InputStats
+) -> ExecutionVertexInputInfo:
     """The chunks of every producer that may hold keys in ``[lower, upper)``: one slice per run
     of consecutive producers reading the same chunks. A task whose range holds nothing (a
     fixed parallelism above what the keys allow) reads one subpartition it keeps nothing of,
@@ -86,10 +90,14 @@ def reads_of(samples: dict[int, Sample], lower: bytes | None, upper: bytes | Non
     slices: list[InputSlice] = []
     for producer, first, last in found:
         previous = slices[-1] if slices else None
-        if (previous is not None and previous.partitions.end == producer - 1
-                and (previous.subpartitions.start, previous.subpartitions.end) == (first, last)):  # fmt: skip
-            slices[-1] = InputSlice(IndexRange(previous.partitions.start, producer),
-                                    previous.subpartitions)  # fmt: skip
+        if (
+            previous is not None
+            and previous.partitions.end == producer - 1
+            and (previous.subpartitions.start, previous.subpartitions.end) == (first, last)
+        ):
+            slices[-1] = InputSlice(
+                IndexRange(previous.partitions.start, producer), previous.subpartitions
+            )
         else:
             slices.append(InputSlice(IndexRange(producer, producer), IndexRange(first, last)))
     if not slices:
@@ -122,21 +130,28 @@ def decide_range_vertex(
         parallelism = len(bounds) + 1
     else:
         bounds += [bounds[-1] if bounds else b""] * (parallelism - 1 - len(bounds))
-    infos: dict = {ranged: ExplicitInputInfo(tuple(
-        reads_of(samples, *key_range(tuple(bounds), k), stats) for k in range(parallelism)
-    ))}  # fmt: skip
+    infos: dict = {
+        ranged: ExplicitInputInfo(
+            tuple(
+                reads_of(samples, *key_range(tuple(bounds), k), stats) for k in range(parallelism)
+            )
+        )
+    }
     broadcast_bytes = 0
     for other in inputs:
         if other.broadcast:
             infos[other.result] = BroadcastInputInfo(other.num_partitions, parallelism)
             broadcast_bytes += other.total
-    notes.append(f"{ranged!r}: sorted by key ranges, {len(bounds)} bounds picked from "
-                 f"{sum(len(s[1]) for s in samples.values())} chunks of {len(samples)} "
-                 f"producers, balanced by bytes")  # fmt: skip
+    notes.append(
+        f"{ranged!r}: sorted by key ranges, {len(bounds)} bounds picked from "
+        f"{sum(len(s[1]) for s in samples.values())} chunks of {len(samples)} "
+        f"producers, balanced by bytes"
+    )
     if broadcast_bytes:
         notes.append(f"{describe_bytes(broadcast_bytes)} broadcast, not counted")
-    explanation = Explanation("; ".join(notes), stats.total, broadcast_bytes, round(raw, 4),
-                              tuple(clamps))  # fmt: skip
+    explanation = Explanation(
+        "; ".join(notes), stats.total, broadcast_bytes, round(raw, 4), tuple(clamps)
+    )
     ordered = {s.result: infos[s.result] for s in inputs}
     return replace(VertexDecision(parallelism, ordered, explanation), range_bounds=tuple(bounds))
 
@@ -164,21 +179,38 @@ class RangeSorts:
         """Keep a producer's sample; its chunks' bytes from its report (evenly shared when
         it sent only its total)."""
         keys = report.range_bounds
-        if not keys or report.result in self._decided or partition in self.samples.get(
-                report.result, {}):  # fmt: skip
+        if (
+            not keys
+            or report.result in self._decided
+            or partition in self.samples.get(report.result, {})
+        ):
             return
         chunks = len(keys) - 1
         if report.has_breakdown:
             sizes = tuple(int(b) for b in report.counts()[:chunks])
         else:
-            sizes = tuple(report.total // chunks + (j < report.total % chunks) for j in range(chunks))
+            sizes = tuple(
+                report.total // chunks + (j < report.total % chunks) for j in range(chunks)
+            )
         self.samples.setdefault(report.result, {})[partition] = (tuple(keys), sizes)
 
-    def decide(self, vertex: str, inputs: list[InputStats], user_parallelism: int | None,
-               vertex_max_parallelism: int, settings: DeciderSettings) -> VertexDecision:  # fmt: skip
+    def decide(
+        self,
+        vertex: str,
+        inputs: list[InputStats],
+        user_parallelism: int | None,
+        vertex_max_parallelism: int,
+        settings: DeciderSettings,
+    ) -> VertexDecision:
         result = self.inputs[vertex]
-        return decide_range_vertex(inputs, result, self.samples.get(result, {}), user_parallelism,
-                                   vertex_max_parallelism, settings)  # fmt: skip
+        return decide_range_vertex(
+            inputs,
+            result,
+            self.samples.get(result, {}),
+            user_parallelism,
+            vertex_max_parallelism,
+            settings,
+        )
 
     def on_decided(self, event) -> None:
         if event.vertex in self.inputs:
@@ -192,8 +224,10 @@ class RangeSorts:
         return None if bounds is None else key_range(bounds, subtask)
 
     def export(self) -> tuple:
-        return (tuple((r, tuple(by.items())) for r, by in self.samples.items()),
-                tuple(self.bounds.items()))  # fmt: skip
+        return (
+            tuple((r, tuple(by.items())) for r, by in self.samples.items()),
+            tuple(self.bounds.items()),
+        )
 
     def restore(self, image: tuple) -> None:
         samples, bounds = image
@@ -202,5 +236,7 @@ class RangeSorts:
         self._decided = {self.inputs[v] for v in self.bounds if v in self.inputs}
 
     def describe(self) -> tuple:
-        return (tuple(sorted((r, tuple(sorted(by.items()))) for r, by in self.samples.items())),
-                tuple(sorted(self.bounds.items())))  # fmt: skip
+        return (
+            tuple(sorted((r, tuple(sorted(by.items()))) for r, by in self.samples.items())),
+            tuple(sorted(self.bounds.items())),
+        )

@@ -51,8 +51,12 @@ class AdaptiveBatchScheduler:
     taken as answers, so their vertices are never asked again."""
 
     def __init__(
-        self, graph: ExecutionGraph, config: Configuration, emit: Callable[[object], None],
-        slots: int | None = None, inferred: Sequence[ev.SourceParallelismInferred] = (),
+        self,
+        graph: ExecutionGraph,
+        config: Configuration,
+        emit: Callable[[object], None],
+        slots: int | None = None,
+        inferred: Sequence[ev.SourceParallelismInferred] = (),
     ) -> None:
         self.graph = graph
         self.slots = slots  # the most the job can hold at once: a hint for sources
@@ -68,8 +72,11 @@ class AdaptiveBatchScheduler:
         self.explanations: dict[str, Explanation] = {}
         for group in self.groups.values():
             if group.parallelism is not None:
-                setter = next(n for n in group.names
-                              if graph.job_vertices[n].job_vertex.parallelism is not None)  # fmt: skip
+                setter = next(
+                    n
+                    for n in group.names
+                    if graph.job_vertices[n].job_vertex.parallelism is not None
+                )
                 self._set_parallelism(group.names, group.parallelism)
                 self._explain_group(group.names, setter, f"set by the user: {group.parallelism}")
         self.filter_values: dict[str, set[str]] = {}
@@ -77,12 +84,20 @@ class AdaptiveBatchScheduler:
         self.joins: dict[str, tuple] = {}  # vertex -> its JoinDecisions, as decided
         self._joins = self._run_time_joins(graph, config)
         self.ranges = RangeSorts(graph)  # global sorts, each task one key range
-        self.chains = JoinChains(graph, self._joins, config["pipeline.operator-chaining.enabled"],
-                                 slots, config[THRESHOLD_KEY])  # fmt: skip
+        self.chains = JoinChains(
+            graph,
+            self._joins,
+            config["pipeline.operator-chaining.enabled"],
+            slots,
+            config[THRESHOLD_KEY],
+        )
         # a join or sort whose parallelism is fixed still waits for its inputs' bytes (and
         # samples) to be decided
-        self._awaiting_join = {name for name in (*self._joins, *self.ranges.inputs)
-                               if graph.job_vertices[name].parallelism is not None}  # fmt: skip
+        self._awaiting_join = {
+            name
+            for name in (*self._joins, *self.ranges.inputs)
+            if graph.job_vertices[name].parallelism is not None
+        }
         for answer in inferred:
             self._record_inferred(answer)
 
@@ -97,11 +112,15 @@ class AdaptiveBatchScheduler:
         self._request_decisions()
         ready: list[ExecutionJobVertex] = []
         names: set[str] = set()
-        sources_waiting = any(not ejv.inputs and ejv.parallelism is None
-                              for ejv in self.graph.job_vertices.values())  # fmt: skip
+        sources_waiting = any(
+            not ejv.inputs and ejv.parallelism is None for ejv in self.graph.job_vertices.values()
+        )
         for ejv in self.graph.job_vertices.values():
-            waits = (sources_waiting or self.chains.holds(ejv.name, self.read_bytes)) \
-                if not ejv.inputs else ejv.name in self._awaiting_join  # fmt: skip
+            waits = (
+                (sources_waiting or self.chains.holds(ejv.name, self.read_bytes))
+                if not ejv.inputs
+                else ejv.name in self._awaiting_join
+            )
             if ejv.is_initialized or waits:
                 continue
             if ejv.parallelism is not None and all(
@@ -118,8 +137,10 @@ class AdaptiveBatchScheduler:
         why = self.chains.why.get(name)
         if why is not None and name in self.explanations:
             fixed = self.explanations[name]
-            self.explanations[name] = replace(fixed, text=f"{fixed.text}; {why}; that side was "
-                                              "above the threshold, so it started then")  # fmt: skip
+            self.explanations[name] = replace(
+                fixed,
+                text=f"{fixed.text}; {why}; that side was above the threshold, so it started then",
+            )
 
     def chains_to_decide(self) -> list[ev.JoinChained]:
         """Joins that can now run chained into their held producer (``JoinChains``)."""
@@ -172,21 +193,28 @@ class AdaptiveBatchScheduler:
         return [name for name, kind in self.pending.items() if kind == _DECIDING]
 
     def input_infos_of(self, vertices: list[ExecutionJobVertex]) -> dict[str, dict]:
-        return {v.name: self._input_infos.pop(v.name) for v in vertices if v.name in self._input_infos}
+        return {
+            v.name: self._input_infos.pop(v.name) for v in vertices if v.name in self._input_infos
+        }
 
     def _request_decision(self, ejv: ExecutionJobVertex) -> None:
         if not all(p.is_finished for p in ejv.producers):
             return
         jv = ejv.job_vertex
-        if jv.infers_parallelism and jv.static_parallelism is None and ejv.name not in self.inferred:
+        if (
+            jv.infers_parallelism
+            and jv.static_parallelism is None
+            and ejv.name not in self.inferred
+        ):
             self.pending[ejv.name] = _INFERRING
             self.emit(cmd.InferSourceParallelism(ejv.name, self._inference_context(ejv)))
         else:
             self.pending[ejv.name] = _DECIDING
 
     def _inference_context(self, ejv: ExecutionJobVertex) -> InferenceContext:
-        return source_inference_context(self.config, self._max_parallelism(ejv), self.slots,
-                                        self.dynamic_filters(ejv))  # fmt: skip
+        return source_inference_context(
+            self.config, self._max_parallelism(ejv), self.slots, self.dynamic_filters(ejv)
+        )
 
     def dynamic_filters(self, ejv: ExecutionJobVertex) -> tuple[DynamicFilteringInfo, ...]:
         """The partition values that upstream vertices let through to this vertex's sources."""
@@ -213,15 +241,23 @@ class AdaptiveBatchScheduler:
         ejv = self.graph.job_vertex(name)
         decision = self._decide(ejv)
         return ev.VertexParallelismDecided(
-            name, decision.parallelism, tuple(decision.input_infos.items()), decision.explanation,
-            decision.joins, decision.range_bounds,
+            name,
+            decision.parallelism,
+            tuple(decision.input_infos.items()),
+            decision.explanation,
+            decision.joins,
+            decision.range_bounds,
         )
 
     def _decide(self, ejv: ExecutionJobVertex) -> VertexDecision:
         jv = ejv.job_vertex
         vertex_max = self._max_parallelism(ejv)
         wanted = jv.static_parallelism or self.inferred.get(ejv.name)
-        how = "static parallelism of its sources" if jv.static_parallelism else "inferred by its sources"
+        how = (
+            "static parallelism of its sources"
+            if jv.static_parallelism
+            else "inferred by its sources"
+        )
         if not ejv.inputs:
             return self._decide_source(ejv, wanted, how, vertex_max)
         stats = [self._stats(r) for r in ejv.inputs]
@@ -232,7 +268,9 @@ class AdaptiveBatchScheduler:
         sides = self._joins.get(ejv.name)
         if sides is not None and not wanted:  # a parallelism fixed by the user is kept
             settings, threshold = self.settings, self.config[THRESHOLD_KEY]
-            return decide_join_vertex(stats, sides, ejv.parallelism, vertex_max, settings, threshold)
+            return decide_join_vertex(
+                stats, sides, ejv.parallelism, vertex_max, settings, threshold
+            )
         decision = decide_vertex(stats, None, vertex_max, self.settings)
         if not wanted:
             return decision
@@ -246,16 +284,20 @@ class AdaptiveBatchScheduler:
         return VertexDecision(
             decision.parallelism,
             decision.input_infos,
-            Explanation(text, decision.explanation.input_bytes,
-                        decision.explanation.broadcast_bytes),  # fmt: skip
+            Explanation(
+                text, decision.explanation.input_bytes, decision.explanation.broadcast_bytes
+            ),
         )
 
-    def _decide_source(self, ejv: ExecutionJobVertex, wanted: int | None, how: str,
-                       vertex_max: int) -> VertexDecision:  # fmt: skip
+    def _decide_source(
+        self, ejv: ExecutionJobVertex, wanted: int | None, how: str, vertex_max: int
+    ) -> VertexDecision:
         """A vertex without inputs takes what its sources told, within the upper bound."""
         bound = self.upper_bound(ejv)
         if not wanted:
-            return VertexDecision(bound, {}, Explanation(f"source that infers nothing: the upper bound {bound}"))
+            return VertexDecision(
+                bound, {}, Explanation(f"source that infers nothing: the upper bound {bound}")
+            )
         p = max(1, min(wanted, vertex_max))
         text = f"source: {how} {wanted}, within the upper bound {bound} -> {p}"
         if self.inferred_detail.get(ejv.name):
@@ -295,8 +337,11 @@ class AdaptiveBatchScheduler:
         if ejv.name in self._awaiting_join:  # its parallelism was fixed: say by whom, then why
             self._awaiting_join.discard(ejv.name)
             fixed = self.explanations.get(ejv.name)
-            self.explanations[ejv.name] = event.explanation if fixed is None else replace(
-                event.explanation, text=f"{fixed.text}; {event.explanation.text}")  # fmt: skip
+            self.explanations[ejv.name] = (
+                event.explanation
+                if fixed is None
+                else replace(event.explanation, text=f"{fixed.text}; {event.explanation.text}")
+            )
             return True
         self._set_parallelism(group.names if group else [ejv.name], event.parallelism)
         self.explanations[ejv.name] = event.explanation
@@ -320,8 +365,11 @@ class AdaptiveBatchScheduler:
         read no sources (whose parallelism would take the decision's place)."""
         if config[STRATEGY_KEY] == "NONE":
             return {}
-        found = {ejv.name: join_sides(ejv.inputs) for ejv in graph.job_vertices.values()
-                 if not ejv.job_vertex.sources}  # fmt: skip
+        found = {
+            ejv.name: join_sides(ejv.inputs)
+            for ejv in graph.job_vertices.values()
+            if not ejv.job_vertex.sources
+        }
         return {name: sides for name, sides in found.items() if sides is not None}
 
     def on_inferred(self, event: ev.SourceParallelismInferred) -> None:
@@ -379,8 +427,16 @@ class AdaptiveBatchScheduler:
         )
 
     def restore(self, image: tuple) -> None:
-        (pending, inferred, explanations, filter_values, input_infos, details, split_keys,
-         read_bytes) = image[:8]  # fmt: skip
+        (
+            pending,
+            inferred,
+            explanations,
+            filter_values,
+            input_infos,
+            details,
+            split_keys,
+            read_bytes,
+        ) = image[:8]
         if len(image) > 8:  # images written before joins were decided at run time lack them
             self.joins = {name: tuple(joins) for name, joins in image[8]}
             self._awaiting_join = set(image[9])

@@ -31,19 +31,23 @@ def decider_settings(config: Configuration, slots: int | None = None) -> Decider
     )
 
 
-def source_inference_context(config: Configuration, vertex_max: int, slots: int | None,
-                             filters: tuple[DynamicFilteringInfo, ...] = ()) -> InferenceContext:  # fmt: skip
+def source_inference_context(
+    config: Configuration,
+    vertex_max: int,
+    slots: int | None,
+    filters: tuple[DynamicFilteringInfo, ...] = (),
+) -> InferenceContext:
     """What a source vertex's sources are told (FLIP-379's context, and the job's slots); the
     data volume per task is the sources' own where one is set."""
-    return InferenceContext(source_bound(config, vertex_max), source_volume(config),
-                            filters, slots)  # fmt: skip
+    return InferenceContext(source_bound(config, vertex_max), source_volume(config), filters, slots)
 
 
 def source_volume(config: Configuration) -> int:
     """The source option; where only the volume of every task is set, that one: a job that
     sizes its tasks sizes its sources' too."""
-    if not config.is_set(_ADAPTIVE + "source-data-volume-per-task") and \
-            config.is_set(_ADAPTIVE + "avg-data-volume-per-task"):  # fmt: skip
+    if not config.is_set(_ADAPTIVE + "source-data-volume-per-task") and config.is_set(
+        _ADAPTIVE + "avg-data-volume-per-task"
+    ):
         return config[_ADAPTIVE + "avg-data-volume-per-task"]
     return config[_ADAPTIVE + "source-data-volume-per-task"]
 

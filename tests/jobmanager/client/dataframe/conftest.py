@@ -12,9 +12,16 @@ import pytest
 def sales(tmp_path) -> str:
     path = tmp_path / "sales"
     path.mkdir()
-    pq.write_table(pa.table({"region": ["east", "west", "east"], "amount": [1.5, 2.0, None],
-                             "units": pa.array([1, 2, 3], pa.int32())}),
-                   path / "part-0.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table(
+            {
+                "region": ["east", "west", "east"],
+                "amount": [1.5, 2.0, None],
+                "units": pa.array([1, 2, 3], pa.int32()),
+            }
+        ),
+        path / "part-0.parquet",
+    )
     return str(path)
 
 

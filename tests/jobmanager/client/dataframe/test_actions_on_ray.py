@@ -16,8 +16,11 @@ from jobmanager.client.dataframe import functions as TF
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-CONFIG = {"taskmanager.numberOfTaskSlots": 2, "slotmanager.number-of-slots.max": 2,
-          "restart-strategy.type": "none"}  # fmt: skip
+CONFIG = {
+    "taskmanager.numberOfTaskSlots": 2,
+    "slotmanager.number-of-slots.max": 2,
+    "restart-strategy.type": "none",
+}
 PEOPLE = [(1, "ada", 10, decimal.Decimal("1.50"), datetime.date(2024, 1, 2)),
           (2, "bob", None, decimal.Decimal("2.25"), datetime.date(2024, 1, 3)),
           (3, None, 10, None, None),
@@ -60,29 +63,57 @@ def test_a_join_of_every_kind_with_null_keys(how, tidal, spark_session):
 
 def test_a_cross_join_and_a_join_on_an_expression(tidal, spark_session):
     same(lambda p, t, F, W: p.crossJoin(t.select("colour")).collect(), tidal, spark_session)
-    same(lambda p, t, F, W: p.join(t, (p.team == t.team) & (t.colour != "red"), "left")
-         .select("id", "colour").collect(), tidal, spark_session)
+    same(
+        lambda p, t, F, W: (
+            p.join(t, (p.team == t.team) & (t.colour != "red"), "left")
+            .select("id", "colour")
+            .collect()
+        ),
+        tidal,
+        spark_session,
+    )
 
 
 def test_sorts_put_nulls_where_spark_does(tidal, spark_session):
     same(lambda p, t, F, W: p.orderBy("team", F.desc("name")).collect(), tidal, spark_session, True)
-    same(lambda p, t, F, W: p.orderBy(F.col("score").desc_nulls_last(), "id").collect(),
-         tidal, spark_session, True)
+    same(
+        lambda p, t, F, W: p.orderBy(F.col("score").desc_nulls_last(), "id").collect(),
+        tidal,
+        spark_session,
+        True,
+    )
 
 
 def test_aggregates_windows_unions_and_distinct(tidal, spark_session):
-    same(lambda p, t, F, W: p.groupBy("team").agg(F.sum("score"), F.count("*"),
-                                               F.countDistinct("joined")).collect(),
-         tidal, spark_session)
-    same(lambda p, t, F, W: p.withColumn("rank", F.row_number().over(
-        W.partitionBy("team").orderBy("id"))).withColumn("before", F.lag("score").over(
-        W.partitionBy("team").orderBy("id"))).collect(), tidal, spark_session)
-    same(lambda p, t, F, W: p.select("id").union(t.select("team")).distinct().collect(),
-         tidal, spark_session)
-    same(lambda p, t, F, W: p.select("id", "name").unionByName(p.select("name", "id")).collect(),
-         tidal, spark_session)
-    same(lambda p, t, F, W: p.dropDuplicates(["team"]).select("team").collect(), tidal,
-         spark_session)
+    same(
+        lambda p, t, F, W: (
+            p.groupBy("team").agg(F.sum("score"), F.count("*"), F.countDistinct("joined")).collect()
+        ),
+        tidal,
+        spark_session,
+    )
+    same(
+        lambda p, t, F, W: (
+            p.withColumn("rank", F.row_number().over(W.partitionBy("team").orderBy("id")))
+            .withColumn("before", F.lag("score").over(W.partitionBy("team").orderBy("id")))
+            .collect()
+        ),
+        tidal,
+        spark_session,
+    )
+    same(
+        lambda p, t, F, W: p.select("id").union(t.select("team")).distinct().collect(),
+        tidal,
+        spark_session,
+    )
+    same(
+        lambda p, t, F, W: p.select("id", "name").unionByName(p.select("name", "id")).collect(),
+        tidal,
+        spark_session,
+    )
+    same(
+        lambda p, t, F, W: p.dropDuplicates(["team"]).select("team").collect(), tidal, spark_session
+    )
 
 
 def test_each_action_returns_what_pysparks_does(tidal, spark_session, capsys):
@@ -91,8 +122,12 @@ def test_each_action_returns_what_pysparks_does(tidal, spark_session, capsys):
     same(lambda p, t, F, W: [tuple(r) for r in p.orderBy("id").take(2)], tidal, spark_session)
     same(lambda p, t, F, W: p.where(F.col("id") > 9).isEmpty(), tidal, spark_session)
     same(lambda p, t, F, W: str(p.orderBy("id").toPandas().to_dict("list")), tidal, spark_session)
-    same(lambda p, t, F, W: p.orderBy("id").limit(3).select("id").collect(), tidal, spark_session,
-         True)
+    same(
+        lambda p, t, F, W: p.orderBy("id").limit(3).select("id").collect(),
+        tidal,
+        spark_session,
+        True,
+    )
     for session in (spark_session, tidal):
         frames(session)[0].orderBy("id").select("id", "name", "score").show(3)
     pyspark_text, tidal_text = capsys.readouterr().out.split("only showing top 3 rows\n")[:2]

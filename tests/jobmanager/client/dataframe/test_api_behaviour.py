@@ -17,8 +17,13 @@ from tests.jobmanager.client.dataframe.one_session_client import one_session_tid
 
 pytestmark = pytest.mark.spark
 
-ROWS = [(1, "ada", 10, 1.5), (2, "bob", None, 2.0), (3, None, 10, None), (4, "eve", 30, 0.5),
-        (5, "ada", 30, 2.0)]  # fmt: skip
+ROWS = [
+    (1, "ada", 10, 1.5),
+    (2, "bob", None, 2.0),
+    (3, None, 10, None),
+    (4, "eve", 30, 0.5),
+    (5, "ada", 30, 2.0),
+]
 SCHEMA = "id int, name string, team int, score double"
 
 
@@ -28,75 +33,138 @@ def _rows(r):
 
 PROGRAMS = {
     "DataFrame.dtypes DataFrame.columns DataFrame.schema": lambda p, F, W: (
-        p.dtypes, p.columns, [f.dataType.simpleString() for f in p.schema.fields]),
+        p.dtypes,
+        p.columns,
+        [f.dataType.simpleString() for f in p.schema.fields],
+    ),
     "DataFrame.selectExpr": lambda p, F, W: (
         _rows(p.selectExpr("id + 1 as x", "upper(name)", "id", "score * 2").collect()),
         p.selectExpr("id + 1 as x", "upper(name)", "score * 2").columns,
-        _rows(p.selectExpr("*", "id * 2 as y").collect())),
+        _rows(p.selectExpr("*", "id * 2 as y").collect()),
+    ),
     "DataFrame.subtract DataFrame.intersect DataFrame.intersectAll DataFrame.exceptAll": (
-        lambda p, F, W: (sorted(_rows(p.subtract(p.where("id < 3")).collect()), key=repr),
-                         sorted(_rows(p.intersect(p.where("id < 3")).collect()), key=repr),
-                         sorted(_rows(p.union(p).intersectAll(p.union(p.where("id < 3")))
-                                      .collect()), key=repr),
-                         sorted(_rows(p.union(p).exceptAll(p.where("id < 3")).collect()),
-                                key=repr))),
+        lambda p, F, W: (
+            sorted(_rows(p.subtract(p.where("id < 3")).collect()), key=repr),
+            sorted(_rows(p.intersect(p.where("id < 3")).collect()), key=repr),
+            sorted(_rows(p.union(p).intersectAll(p.union(p.where("id < 3"))).collect()), key=repr),
+            sorted(_rows(p.union(p).exceptAll(p.where("id < 3")).collect()), key=repr),
+        )
+    ),
     "DataFrame.describe DataFrame.summary": lambda p, F, W: (
-        _rows(p.describe().collect()), _rows(p.describe("score").collect()),
-        _rows(p.summary().collect()), _rows(p.summary("count", "min", "50%").collect()),
-        p.summary().columns),
+        _rows(p.describe().collect()),
+        _rows(p.describe("score").collect()),
+        _rows(p.summary().collect()),
+        _rows(p.summary("count", "min", "50%").collect()),
+        p.summary().columns,
+    ),
     "GroupedData.pivot GroupedData.sum GroupedData.count GroupedData.agg": lambda p, F, W: (
         sorted(_rows(p.groupBy("id").pivot("team", [10, 30]).sum("score").collect())),
         p.groupBy("id").pivot("team").sum("score").columns,
         sorted(_rows(p.groupBy("id").pivot("team").sum("score").collect())),
         p.groupBy("id").pivot("team", [10]).agg(F.sum("score"), F.max("id")).columns,
-        sorted(_rows(p.groupBy("id").pivot("team", [10]).agg(F.sum("score"), F.max("id"))
-                     .collect())),
-        sorted(_rows(p.groupBy("name").pivot("team").count().collect()), key=repr)),
+        sorted(
+            _rows(p.groupBy("id").pivot("team", [10]).agg(F.sum("score"), F.max("id")).collect())
+        ),
+        sorted(_rows(p.groupBy("name").pivot("team").count().collect()), key=repr),
+    ),
     "functions.first functions.last": lambda p, F, W: (
         p.groupBy("team").agg(F.first("name", ignorenulls=True)).columns,
-        sorted(_rows(p.where("id != 5").groupBy("team")
-                     .agg(F.first("name", ignorenulls=True), F.last("name", True)).collect()),
-               key=repr)),
+        sorted(
+            _rows(
+                p.where("id != 5")
+                .groupBy("team")
+                .agg(F.first("name", ignorenulls=True), F.last("name", True))
+                .collect()
+            ),
+            key=repr,
+        ),
+    ),
     "functions.lag functions.lead Window.partitionBy WindowSpec.orderBy": lambda p, F, W: (
-        sorted(_rows(p.withColumn("l", F.lag("score").over(W.partitionBy("team").orderBy("id")))
-                     .collect()), key=repr),
-        sorted(_rows(p.select("id", F.lead("score", 1).over(W.partitionBy("team").orderBy("id"))
-                              .alias("ld")).collect()), key=repr),
-        sorted(_rows(p.select("id", F.lag(F.col("score"), 2, 0.0).over(W.orderBy("id"))
-                              .alias("l2")).collect()))),
+        sorted(
+            _rows(
+                p.withColumn(
+                    "l", F.lag("score").over(W.partitionBy("team").orderBy("id"))
+                ).collect()
+            ),
+            key=repr,
+        ),
+        sorted(
+            _rows(
+                p.select(
+                    "id", F.lead("score", 1).over(W.partitionBy("team").orderBy("id")).alias("ld")
+                ).collect()
+            ),
+            key=repr,
+        ),
+        sorted(
+            _rows(
+                p.select(
+                    "id", F.lag(F.col("score"), 2, 0.0).over(W.orderBy("id")).alias("l2")
+                ).collect()
+            )
+        ),
+    ),
     "DataFrame.unpivot DataFrame.melt": lambda p, F, W: (
         sorted(_rows(p.unpivot("id", ["team", "score"], "var", "val").collect()), key=repr),
-        sorted(_rows(p.melt(["id"], ["team", "score"], "var", "val").collect()), key=repr)),
+        sorted(_rows(p.melt(["id"], ["team", "score"], "var", "val").collect()), key=repr),
+    ),
     "DataFrame.na DataFrameNaFunctions.fill DataFrameNaFunctions.drop "
     "DataFrameNaFunctions.replace DataFrame.fillna DataFrame.dropna DataFrame.replace": (
-        lambda p, F, W: [sorted(_rows(d.collect()), key=repr) for d in (
-            p.na.fill(0), p.na.fill("z"), p.fillna({"team": 7, "name": "q"}), p.na.fill(1.5),
-            p.na.drop(), p.na.drop(thresh=3), p.dropna("all", subset=["name", "score"]),
-            p.na.replace("ada", "x"), p.replace([10, 30], [1, 3], "team"),
-            p.replace({"ada": "A", "bob": "B"}))]),
+        lambda p, F, W: [
+            sorted(_rows(d.collect()), key=repr)
+            for d in (
+                p.na.fill(0),
+                p.na.fill("z"),
+                p.fillna({"team": 7, "name": "q"}),
+                p.na.fill(1.5),
+                p.na.drop(),
+                p.na.drop(thresh=3),
+                p.dropna("all", subset=["name", "score"]),
+                p.na.replace("ada", "x"),
+                p.replace([10, 30], [1, 3], "team"),
+                p.replace({"ada": "A", "bob": "B"}),
+            )
+        ]
+    ),
     "DataFrame.stat DataFrameStatFunctions.corr DataFrameStatFunctions.cov "
-    "DataFrameStatFunctions.approxQuantile DataFrame.corr DataFrame.cov DataFrame.approxQuantile":
-        lambda p, F, W: (p.stat.corr("id", "score"), p.stat.cov("id", "score"), p.corr("id", "team"),
-                         p.approxQuantile("score", [0.5], 0.0),
-                         p.stat.approxQuantile(["score", "id"], [0.1, 0.9], 0.0)),
+    "DataFrameStatFunctions.approxQuantile DataFrame.corr DataFrame.cov DataFrame.approxQuantile": lambda p, F, W: (
+        p.stat.corr("id", "score"),
+        p.stat.cov("id", "score"),
+        p.corr("id", "team"),
+        p.approxQuantile("score", [0.5], 0.0),
+        p.stat.approxQuantile(["score", "id"], [0.1, 0.9], 0.0),
+    ),
     "DataFrame.crosstab DataFrameStatFunctions.crosstab": lambda p, F, W: (
         p.crosstab("team", "name").columns,
-        sorted(_rows(p.stat.crosstab("team", "name").collect()), key=repr)),
+        sorted(_rows(p.stat.crosstab("team", "name").collect()), key=repr),
+    ),
     "DataFrame.withColumns DataFrame.withColumnsRenamed DataFrame.transform DataFrame.hint": (
-        lambda p, F, W: (sorted(_rows(p.withColumns({"a": F.col("id") + 1, "b": F.lit(2)})
-                                      .collect()), key=repr),
-                         p.withColumnsRenamed({"id": "pk", "team": "t"}).columns,
-                         sorted(_rows(p.transform(lambda d, n: d.where(d.id > n), 2).collect())),
-                         sorted(_rows(p.hint("broadcast").join(p.select("id"), "id").collect()),
-                                key=repr))),
+        lambda p, F, W: (
+            sorted(_rows(p.withColumns({"a": F.col("id") + 1, "b": F.lit(2)}).collect()), key=repr),
+            p.withColumnsRenamed({"id": "pk", "team": "t"}).columns,
+            sorted(_rows(p.transform(lambda d, n: d.where(d.id > n), 2).collect())),
+            sorted(_rows(p.hint("broadcast").join(p.select("id"), "id").collect()), key=repr),
+        )
+    ),
     "Column.astype Column.name Column.try_cast Column.isNaN Column.bitwiseAND Column.bitwiseOR "
-    "Column.bitwiseXOR": lambda p, F, W: sorted(_rows(p.select(
-        p.id.astype("string"), F.col("id").name("n"), F.col("name").try_cast("int").alias("t"),
-        F.col("score").isNaN().alias("nan"), F.col("id").bitwiseAND(6).alias("a"),
-        F.col("id").bitwiseOR(6).alias("o"), F.col("id").bitwiseXOR(6).alias("x")).collect()),
-        key=repr),
+    "Column.bitwiseXOR": lambda p, F, W: sorted(
+        _rows(
+            p.select(
+                p.id.astype("string"),
+                F.col("id").name("n"),
+                F.col("name").try_cast("int").alias("t"),
+                F.col("score").isNaN().alias("nan"),
+                F.col("id").bitwiseAND(6).alias("a"),
+                F.col("id").bitwiseOR(6).alias("o"),
+                F.col("id").bitwiseXOR(6).alias("x"),
+            ).collect()
+        ),
+        key=repr,
+    ),
     "DataFrame.tail DataFrame.sortWithinPartitions": lambda p, F, W: (
-        _rows(p.orderBy("id").tail(2)), _rows(p.sortWithinPartitions("id").select("id").collect())),
+        _rows(p.orderBy("id").tail(2)),
+        _rows(p.sortWithinPartitions("id").select("id").collect()),
+    ),
 }
 
 
@@ -106,14 +174,21 @@ def _same_sampling(p, F, W):
     whole = sorted(_rows(p.collect()), key=repr)
     parts = [sorted(_rows(part.collect()), key=repr) for part in p.randomSplit([0.5, 0.5], 7)]
     sample = _rows(p.sample(0.5, 3).collect())
-    return (sorted(parts[0] + parts[1], key=repr) == whole, set(parts[0]).isdisjoint(parts[1]),
-            set(sample) <= set(whole), p.sample(fraction=1.0).count(), p.sample(0.0).count())
+    return (
+        sorted(parts[0] + parts[1], key=repr) == whole,
+        set(parts[0]).isdisjoint(parts[1]),
+        set(sample) <= set(whole),
+        p.sample(fraction=1.0).count(),
+        p.sample(0.0).count(),
+    )
 
 
 PROGRAMS["DataFrame.sample DataFrame.randomSplit"] = _same_sampling
 
-_GROUPING_NAMES = ("DataFrame.rollup DataFrame.cube DataFrame.groupingSets functions.grouping_id "
-                   "functions.posexplode functions.array")
+_GROUPING_NAMES = (
+    "DataFrame.rollup DataFrame.cube DataFrame.groupingSets functions.grouping_id "
+    "functions.posexplode functions.array"
+)
 EXERCISED = frozenset(name for names in [*PROGRAMS, _GROUPING_NAMES] for name in names.split())
 
 
@@ -141,8 +216,9 @@ GROUPINGS = {
     "rollup": lambda p, F: p.rollup("team", "name").agg(F.count("*").alias("n"), F.sum("score")),
     "cube": lambda p, F: p.cube("team").agg(F.sum("score")),
     "grouping sets": lambda p, F: p.groupingSets([["team"], []], "team").agg(F.sum("score")),
-    "grouping_id": lambda p, F: p.cube("team", "name").agg(F.grouping_id().alias("g"),
-                                                         F.count("*").alias("n")),
+    "grouping_id": lambda p, F: p.cube("team", "name").agg(
+        F.grouping_id().alias("g"), F.count("*").alias("n")
+    ),
     "posexplode": lambda p, F: p.select("id", F.posexplode(F.array("id", "team"))),
 }
 

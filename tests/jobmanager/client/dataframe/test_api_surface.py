@@ -13,7 +13,8 @@ from tests.jobmanager.client.dataframe.test_functions_behaviour import EXERCISED
 from tests.jobmanager.client.dataframe.test_methods_behaviour import EXERCISED as METHODS
 
 # called by the older behaviour tests (test_actions_on_ray, test_session_in_the_client)
-OLDER = frozenset("""
+OLDER = frozenset(
+    """
 DataFrame.join DataFrame.crossJoin DataFrame.orderBy DataFrame.select DataFrame.where
 DataFrame.groupBy DataFrame.agg DataFrame.withColumn DataFrame.union DataFrame.distinct
 DataFrame.unionByName DataFrame.dropDuplicates DataFrame.count DataFrame.first DataFrame.take
@@ -24,19 +25,40 @@ DataFrameReader.schema Column.desc_nulls_last Column.over Column.alias
 functions.sum functions.count functions.countDistinct functions.row_number functions.lag
 functions.col functions.desc functions.avg functions.max functions.mean functions.upper
 functions.round functions.lit
-""".split())
+""".split()
+)
 WORKS = BEHAVIOUR | FUNCTIONS | METHODS | OLDER
 
 
 def _surface():
-    from pyspark.sql import (Catalog, Column, DataFrame, DataFrameNaFunctions, DataFrameReader,
-                             DataFrameStatFunctions, DataFrameWriter, GroupedData, SparkSession,
-                             Window, WindowSpec)  # fmt: skip
+    from pyspark.sql import (
+        Catalog,
+        Column,
+        DataFrame,
+        DataFrameNaFunctions,
+        DataFrameReader,
+        DataFrameStatFunctions,
+        DataFrameWriter,
+        GroupedData,
+        SparkSession,
+        Window,
+        WindowSpec,
+    )
     from pyspark.sql import functions
 
-    classes = [DataFrame, Column, GroupedData, Window, WindowSpec, DataFrameReader,
-               DataFrameWriter, SparkSession, Catalog, DataFrameNaFunctions,
-               DataFrameStatFunctions]  # fmt: skip
+    classes = [
+        DataFrame,
+        Column,
+        GroupedData,
+        Window,
+        WindowSpec,
+        DataFrameReader,
+        DataFrameWriter,
+        SparkSession,
+        Catalog,
+        DataFrameNaFunctions,
+        DataFrameStatFunctions,
+    ]
     names = [(c.__name__, n) for c in classes for n in dir(c) if not n.startswith("_")]
     return names + [("functions", n) for n in functions.__all__]
 
@@ -46,11 +68,20 @@ def _tidal_objects(spark):
     from jobmanager.client.dataframe import functions as F
 
     df = spark.createDataFrame([(1, "a")], "id int, name string")
-    return {"DataFrame": df, "Column": F.col("id"), "GroupedData": df.groupBy("id"),
-            "Window": Window, "WindowSpec": Window.partitionBy("id"),
-            "DataFrameReader": spark.read, "DataFrameWriter": df.write, "SparkSession": spark,
-            "Catalog": spark.catalog, "DataFrameNaFunctions": df.na,
-            "DataFrameStatFunctions": df.stat, "functions": F}  # fmt: skip
+    return {
+        "DataFrame": df,
+        "Column": F.col("id"),
+        "GroupedData": df.groupBy("id"),
+        "Window": Window,
+        "WindowSpec": Window.partitionBy("id"),
+        "DataFrameReader": spark.read,
+        "DataFrameWriter": df.write,
+        "SparkSession": spark,
+        "Catalog": spark.catalog,
+        "DataFrameNaFunctions": df.na,
+        "DataFrameStatFunctions": df.stat,
+        "functions": F,
+    }
 
 
 def _refuses(owner, name: str) -> bool:
@@ -92,6 +123,8 @@ def test_every_name_works_or_refuses(spark, capsys):
     finally:
         QueryRunner.client_factory = saved
     with capsys.disabled():
-        print(f"\nPySpark's API on Tidal: {len(works)} work (a behaviour test calls them), "
-              f"{len(refuses)} refuse, {len(neither)} neither")
+        print(
+            f"\nPySpark's API on Tidal: {len(works)} work (a behaviour test calls them), "
+            f"{len(refuses)} refuse, {len(neither)} neither"
+        )
     assert not neither, f"neither works (tested) nor refuses: {neither}"

@@ -19,8 +19,9 @@ from tests.jobmanager.client.dataframe.test_api_behaviour import ROWS, SCHEMA
 pytestmark = pytest.mark.spark
 
 GROUPS = dict(calls.GROUPS, aggregates=calls.AGGREGATES, windows=calls.WINDOWS)
-EXERCISED = frozenset(f"functions.{name}" for group in GROUPS.values() for name in group) | \
-    frozenset(f"functions.{name}" for name in [*calls.RIDERS, *calls.GENERATORS])  # fmt: skip
+EXERCISED = frozenset(
+    f"functions.{name}" for group in GROUPS.values() for name in group
+) | frozenset(f"functions.{name}" for name in [*calls.RIDERS, *calls.GENERATORS])
 
 
 def _plain(value):
@@ -38,8 +39,10 @@ def _plain(value):
 def _answer(kind: str, session, F, W):
     p = session.createDataFrame(ROWS, SCHEMA)
     window = W.partitionBy("team").orderBy("id")
-    selected = [(call(F, F.col).over(window) if kind == "windows" else call(F, F.col)).alias(name)
-                for name, call in GROUPS[kind].items()]  # fmt: skip
+    selected = [
+        (call(F, F.col).over(window) if kind == "windows" else call(F, F.col)).alias(name)
+        for name, call in GROUPS[kind].items()
+    ]
     if kind == "aggregates":
         frame = p.groupBy("team").agg(*selected)
     else:
@@ -72,9 +75,11 @@ def test_generators_give_pysparks_rows(tidal, spark_session):
     for name, program in calls.GENERATORS.items():
         expected = program(spark_session.createDataFrame(ROWS, SCHEMA), SF)
         actual = program(tidal.createDataFrame(ROWS, SCHEMA), TF)
-        rows = [sorted((_plain(tuple(r)) for r in f.collect()), key=repr)
-                for f in (expected, actual)]  # fmt: skip
+        rows = [
+            sorted((_plain(tuple(r)) for r in f.collect()), key=repr) for f in (expected, actual)
+        ]
         if (actual.columns, rows[1]) != (expected.columns, rows[0]):
-            wrong.append(f"{name}: PySpark {expected.columns} {rows[0]}, "
-                         f"Tidal {actual.columns} {rows[1]}")
+            wrong.append(
+                f"{name}: PySpark {expected.columns} {rows[0]}, Tidal {actual.columns} {rows[1]}"
+            )
     assert not wrong, "\n".join(wrong)

@@ -22,12 +22,21 @@ HERE = os.path.relpath(__file__)
 
 def test_unaliased_columns_are_named_as_spark_names_them(spark, sales):
     df = spark.read.parquet(sales)
-    grouped = df.groupBy("region").agg(F.sum("amount"), F.avg("units"), F.count("*"),
-                                       F.max(F.col("units") * 2), F.mean("amount"))  # fmt: skip
-    assert grouped.columns == ["region", "sum(amount)", "avg(units)", "count(1)",
-                               "max((units * 2))", "avg(amount)"]  # fmt: skip
+    grouped = df.groupBy("region").agg(
+        F.sum("amount"), F.avg("units"), F.count("*"), F.max(F.col("units") * 2), F.mean("amount")
+    )
+    assert grouped.columns == [
+        "region",
+        "sum(amount)",
+        "avg(units)",
+        "count(1)",
+        "max((units * 2))",
+        "avg(amount)",
+    ]
     assert df.select(F.upper("region"), F.round("amount", 1)).columns == [
-        "upper(region)", "round(amount, 1)"]
+        "upper(region)",
+        "round(amount, 1)",
+    ]
     assert df.groupBy("region").count().columns == ["region", "count"]
 
 
@@ -63,15 +72,21 @@ def test_show_prints_sparks_table():
         "|                east|   1.5| true|NULL|\n"
         "|a region name lon...|1.0E10|false|   3|\n"
         "+--------------------+------+-----+----+\n"
-        "only showing top 2 rows\n")
+        "only showing top 2 rows\n"
+    )
     assert show_string(["a"], [("x",)], more=False, truncate=False) == (
-        "+---+\n|a  |\n+---+\n|x  |\n+---+\n")
+        "+---+\n|a  |\n+---+\n|x  |\n+---+\n"
+    )
 
 
 def test_rows_keep_decimals_dates_and_local_times():
-    table = pa.table({"d": pa.array([decimal.Decimal("1.50")], pa.decimal128(5, 2)),
-                      "day": pa.array([datetime.date(2024, 1, 2)]),
-                      "at": pa.array([datetime.datetime(2024, 1, 2, 12)], pa.timestamp("us", "UTC"))})
+    table = pa.table(
+        {
+            "d": pa.array([decimal.Decimal("1.50")], pa.decimal128(5, 2)),
+            "day": pa.array([datetime.date(2024, 1, 2)]),
+            "at": pa.array([datetime.datetime(2024, 1, 2, 12)], pa.timestamp("us", "UTC")),
+        }
+    )
     (row,) = to_rows(table, "Europe/Paris")
     assert row.d == decimal.Decimal("1.50") and row.day == datetime.date(2024, 1, 2)
     assert row.at == datetime.datetime(2024, 1, 2, 13)  # the session's wall clock, no zone
@@ -87,7 +102,10 @@ def test_csv_reads_as_spark_reads_it(spark, tmp_path):
     assert [f.dataType.simpleString() for f in strings.schema.fields] == ["string"] * 3
     inferred = spark.read.option("header", True).option("inferSchema", True).csv(str(path))
     assert [f.dataType.simpleString() for f in inferred.schema.fields] == [
-        "string", "bigint", "date"]
+        "string",
+        "bigint",
+        "date",
+    ]
     typed = spark.read.schema("who string, years int, since date").csv(str(path), header=True)
     assert typed.columns == ["who", "years", "since"]
     assert [f.dataType.simpleString() for f in typed.schema.fields] == ["string", "int", "date"]

@@ -13,8 +13,13 @@ from tests.jobmanager.runtime.jobs import FAST, sum_job
 
 
 def main(out: str) -> None:
-    ray.init(num_cpus=2, include_dashboard=False, namespace="tidal",
-             logging_level=logging.WARNING, log_to_driver=False)  # fmt: skip
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        namespace="tidal",
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+    )
     handle = Client().submit(sum_job(out, sources=3, rows=3000), FAST)
     result = handle.wait(timeout=120)
     assert result.succeeded, result.cause

@@ -26,8 +26,14 @@ def record(graph: JobGraph, config: dict, **cluster) -> tuple[ev.JobSubmitted, l
     terminated = run.go()
     events = [*run.run.events, ev.JobEnded(terminated.status, terminated.cause)]
     records = [(START_MS + STEP_MS * (i + 1), e) for i, e in enumerate(events)]
-    submitted = ev.JobSubmitted(graph.name, "graph-key", tuple(Configuration(config).to_dict().items()),
-                                START_MS / 1000, 8, ())  # fmt: skip
+    submitted = ev.JobSubmitted(
+        graph.name,
+        "graph-key",
+        tuple(Configuration(config).to_dict().items()),
+        START_MS / 1000,
+        8,
+        (),
+    )
     return submitted, records, run
 
 
@@ -49,10 +55,12 @@ AGG_SQL = "SELECT key, SUM(value) AS total FROM in0 GROUP BY key"
 def sql_job() -> JobGraph:
     """``sums_job`` as a planned query: src and agg run SQL pieces, the sink is a result."""
     g = JobGraph("sums-sql")
-    src = g.add_vertex("src", parallelism=2,
-                       operator=SqlOperator(SRC_SQL, (), "FROM range(100) WHERE id < 50"))
-    agg = g.add_vertex("agg", max_parallelism=4,
-                       operator=SqlOperator(AGG_SQL, ("in0",), "GROUP BY key"))
+    src = g.add_vertex(
+        "src", parallelism=2, operator=SqlOperator(SRC_SQL, (), "FROM range(100) WHERE id < 50")
+    )
+    agg = g.add_vertex(
+        "agg", max_parallelism=4, operator=SqlOperator(AGG_SQL, ("in0",), "GROUP BY key")
+    )
     sink = g.add_vertex("sink", operator=ParquetSink("/results/q"))
     g.connect(src, agg, Partitioner.hash("key"))
     g.connect(agg, sink, Partitioner.FORWARD)
@@ -67,9 +75,12 @@ def sums_bytes(vertex: str, subtask: int, result: str, subpartitions: int) -> by
     return packed([50] * subpartitions)
 
 
-SUMS_CONFIG = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 1000,
-               "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 2,
-               "restart-strategy.fixed-delay.delay": 1}  # fmt: skip
+SUMS_CONFIG = {
+    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 1000,
+    "restart-strategy.type": "fixed-delay",
+    "restart-strategy.fixed-delay.attempts": 2,
+    "restart-strategy.fixed-delay.delay": 1,
+}
 
 
 def skewed_job() -> JobGraph:
@@ -91,5 +102,7 @@ def skewed_bytes(vertex: str, subtask: int, result: str, subpartitions: int) -> 
     return packed(counts)
 
 
-SKEWED_CONFIG = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 50_000,
-                 "execution.batch.adaptive.skewed-join-optimization.skewed-threshold": 10_000}  # fmt: skip
+SKEWED_CONFIG = {
+    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 50_000,
+    "execution.batch.adaptive.skewed-join-optimization.skewed-threshold": 10_000,
+}

@@ -34,12 +34,20 @@ def test_a_join_broadcast_at_run_time_says_on_which_bytes_after_whom_and_what_mo
     facts, _ = join_facts()
     (join,) = facts.joins
     assert (join.strategy, join.side, join.when, join.decided_after) == (
-        "broadcast", "right", "run time", ("big", "small"))
+        "broadcast",
+        "right",
+        "run time",
+        ("big", "small"),
+    )
     assert block(explain_lines(facts), "joins") == [
-        ("  j1 inner join in join: broadcast, the right side sent whole to every task; decided at "
-        "run time once 'big' and 'small' finished, threshold 10.0 MiB"),
-        ("    left  big: 64.0 MiB written > threshold; read locally (whole outputs of consecutive "
-        "producers)"),
+        (
+            "  j1 inner join in join: broadcast, the right side sent whole to every task; decided at "
+            "run time once 'big' and 'small' finished, threshold 10.0 MiB"
+        ),
+        (
+            "    left  big: 64.0 MiB written > threshold; read locally (whole outputs of consecutive "
+            "producers)"
+        ),
         "    right small: 2.0 MiB written <= threshold; broadcast (whole to every task)",
     ]
 
@@ -58,8 +66,10 @@ def test_a_join_both_sides_too_big_stays_shuffled_on_the_smaller_side():
     submitted, records, _ = record(g, {}, byte_model=sized({"left": 8 * MiB, "right": 6 * MiB}))
     lines = block(explain_lines(facts_from_log(g, submitted, records, "job-2")), "joins")
     assert lines == [
-        ("  j1 left outer join in join: shuffled, built on the right side; decided at run time "
-        "once 'left' and 'right' finished, threshold 10.0 MiB"),
+        (
+            "  j1 left outer join in join: shuffled, built on the right side; decided at run time "
+            "once 'left' and 'right' finished, threshold 10.0 MiB"
+        ),
         "    left  left: 16.0 MiB written > threshold; shuffled (by hash subpartition)",
         "    right right: 12.0 MiB written > threshold; shuffled (by hash subpartition)",
     ]
@@ -82,7 +92,8 @@ def sort_facts(order=ORDER):
         return counts.tobytes()
 
     model.range_samples = lambda result, subtask, n: tuple(
-        encode_key(values, order) for values in (*LOWS, ("zucchini", None)))  # fmt: skip
+        encode_key(values, order) for values in (*LOWS, ("zucchini", None))
+    )
     submitted, records, _ = record(g, {VOLUME: "1 mb"}, byte_model=model)
     return facts_from_log(g, submitted, records, "job-3")
 
@@ -108,7 +119,9 @@ def test_a_sort_key_of_unknown_type_shows_its_bounds_as_hex():
 
 def test_the_report_page_shows_each_join_and_sort():
     page = report_html(sort_facts())
-    assert '<div class="sort" data-vertex="sort"><h3>sort (reading &#x27;scan&#x27;) sorted by' in page
+    assert (
+        '<div class="sort" data-vertex="sort"><h3>sort (reading &#x27;scan&#x27;) sorted by' in page
+    )
     joined = report_html(join_facts()[0])
     assert "<h2>Joins and sorts</h2>" in joined and 'class="join" data-vertex="join"' in joined
     assert "right small: 2.0 MiB written &lt;= threshold; broadcast" in joined
@@ -132,19 +145,29 @@ def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_
 
     logging.disable(logging.INFO)
     config = {"table.optimizer.join.broadcast-threshold": "50 kb"}
-    planned = plan_sql(queries()[3], tpch, ParquetSink("/tmp/tidal-explain-q3"), Configuration(config))
+    planned = plan_sql(
+        queries()[3], tpch, ParquetSink("/tmp/tidal-explain-q3"), Configuration(config)
+    )
     submitted, records, _ = record(planned.graph, config, byte_model=sized({}))
     lines = block(explain_lines(facts_from_log(planned.graph, submitted, records, "q3")), "joins")
     logging.disable(logging.NOTSET)
     assert lines == [
-        ("  j2 inner join in scan orders: broadcast, the right side sent whole to every task; "
-        "planned from the listing, threshold 50.0 KiB"),
-        ("    left  (its own rows): 67.1 KiB estimated > threshold; chained (computed in the join's "
-        "task, never written)"),
-        ("    right table customer (read by every task): 1.3 KiB estimated <= threshold; read "
-         "whole in each task's Spark query, never written"),
-        ("  j1 inner join in join l_orderkey: shuffled, built on the left side; decided at run "
-        "time once 'scan lineitem' and 'scan orders' finished, threshold 50.0 KiB"),
+        (
+            "  j2 inner join in scan orders: broadcast, the right side sent whole to every task; "
+            "planned from the listing, threshold 50.0 KiB"
+        ),
+        (
+            "    left  (its own rows): 67.1 KiB estimated > threshold; chained (computed in the join's "
+            "task, never written)"
+        ),
+        (
+            "    right table customer (read by every task): 1.3 KiB estimated <= threshold; read "
+            "whole in each task's Spark query, never written"
+        ),
+        (
+            "  j1 inner join in join l_orderkey: shuffled, built on the left side; decided at run "
+            "time once 'scan lineitem' and 'scan orders' finished, threshold 50.0 KiB"
+        ),
         "    left  scan lineitem: 1.0 MiB written > threshold; shuffled (by hash subpartition)",
         "    right scan orders: 1.0 MiB written > threshold; shuffled (by hash subpartition)",
     ]
@@ -154,12 +177,17 @@ def test_a_join_chained_into_its_big_sides_scan_says_that_side_was_never_written
     from tests.jobmanager.core.adaptive.test_join_chains import SLOTS, join_job
 
     g = join_job()
-    submitted, records, _ = record(g, {SLOTS: 2},
-                                   byte_model=sized({"orders": MiB // 4, "lineitem": 16 * MiB}))  # fmt: skip
+    submitted, records, _ = record(
+        g, {SLOTS: 2}, byte_model=sized({"orders": MiB // 4, "lineitem": 16 * MiB})
+    )
     assert block(explain_lines(facts_from_log(g, submitted, records, "job-4")), "joins") == [
-        ("  j1 inner join in lineitem -> join: broadcast, the right side sent whole to every task; "
-         "decided at run time once 'orders' finished, threshold 10.0 MiB"),
-        ("    left  lineitem: not written yet when decided; chained (computed in the join's task, "
-         "never written)"),
+        (
+            "  j1 inner join in lineitem -> join: broadcast, the right side sent whole to every task; "
+            "decided at run time once 'orders' finished, threshold 10.0 MiB"
+        ),
+        (
+            "    left  lineitem: not written yet when decided; chained (computed in the join's task, "
+            "never written)"
+        ),
         "    right orders: 512.0 KiB written <= threshold; broadcast (whole to every task)",
     ]

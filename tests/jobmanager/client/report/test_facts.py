@@ -23,33 +23,49 @@ from tests.jobmanager.client.report.recorded import (
 
 def sums_facts():
     graph = sums_job()
-    submitted, records, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes, faults=[("agg", 1, 0)])
+    submitted, records, _ = record(
+        graph, SUMS_CONFIG, byte_model=sums_bytes, faults=[("agg", 1, 0)]
+    )
     return facts_from_log(graph, submitted, records, "job-1"), records
 
 
 def time_of(records, kind, **fields) -> int:
-    return next(t for t, e in records
-                if type(e) is kind and all(getattr(e, k) == v for k, v in fields.items()))  # fmt: skip
+    return next(
+        t
+        for t, e in records
+        if type(e) is kind and all(getattr(e, k) == v for k, v in fields.items())
+    )
 
 
 def test_the_graph_has_every_vertex_with_its_parallelism_and_where_it_came_from():
     facts, _ = sums_facts()
     assert [(v.name, v.parallelism, v.origin) for v in facts.vertices] == [
-        ("src", 2, "user"), ("agg", 2, "decided"), ("sink", 2, "forward")]
+        ("src", 2, "user"),
+        ("agg", 2, "decided"),
+        ("sink", 2, "forward"),
+    ]
     agg = facts.vertex("agg")
     assert (agg.input_bytes, agg.broadcast_bytes, agg.raw) == (2000, 0, 2.0)
     assert agg.clamps == ("max-parallelism 128 lowered to the vertex max 4",)
     assert (facts.status, facts.job_id, facts.name) == ("FINISHED", "job-1", "sums")
     assert [(v.tasks, v.finished, v.deployments) for v in facts.vertices] == [
-        (2, 2, 2), (2, 2, 3), (2, 2, 2)]  # agg[1] ran twice
+        (2, 2, 2),
+        (2, 2, 3),
+        (2, 2, 2),
+    ]  # agg[1] ran twice
 
 
 def test_each_edge_carries_its_pattern_partitioner_result_type_and_bytes():
     facts, _ = sums_facts()
     shuffle, forward = facts.results
-    assert (shuffle.source, shuffle.target, shuffle.pattern, shuffle.partitioner,
-            shuffle.result_type, shuffle.bytes) == (
-        "src", "agg", "all-to-all", "hash(key)", "blocking", 2000)  # fmt: skip
+    assert (
+        shuffle.source,
+        shuffle.target,
+        shuffle.pattern,
+        shuffle.partitioner,
+        shuffle.result_type,
+        shuffle.bytes,
+    ) == ("src", "agg", "all-to-all", "hash(key)", "blocking", 2000)
     assert (forward.pattern, forward.partitioner, forward.bytes) == ("pointwise", "forward", 100)
 
 
@@ -68,8 +84,15 @@ def test_the_timeline_has_every_attempt_in_its_slot_with_the_failure_and_the_res
     facts, records = sums_facts()
     assert facts.slots == (("sim-tm-0", 0), ("sim-tm-0", 1))
     attempts = {(a.vertex, a.subtask, a.attempt): a for a in facts.attempts}
-    assert sorted(attempts) == [("agg", 0, 0), ("agg", 1, 0), ("agg", 1, 1), ("sink", 0, 0),
-                                ("sink", 1, 0), ("src", 0, 0), ("src", 1, 0)]  # fmt: skip
+    assert sorted(attempts) == [
+        ("agg", 0, 0),
+        ("agg", 1, 0),
+        ("agg", 1, 1),
+        ("sink", 0, 0),
+        ("sink", 1, 0),
+        ("src", 0, 0),
+        ("src", 1, 0),
+    ]
     failed = attempts[("agg", 1, 0)]
     assert (failed.outcome, failed.error) == ("failed", "simulated failure")
     assert failed.started_ms == time_of(records, ev.TaskRunning, vertex="agg", subtask=1, attempt=0)
@@ -78,7 +101,9 @@ def test_the_timeline_has_every_attempt_in_its_slot_with_the_failure_and_the_res
     assert rerun.outcome == "finished" and rerun.deployed_ms > failed.ended_ms
     assert all(a.outcome == "finished" for key, a in attempts.items() if key != ("agg", 1, 0))
     assert [(m.kind, m.time_ms) for m in facts.markers] == [
-        ("failure", failed.ended_ms), ("end", time_of(records, ev.JobEnded))]
+        ("failure", failed.ended_ms),
+        ("end", time_of(records, ev.JobEnded)),
+    ]
     assert facts.submitted_ms == START_MS and facts.ended_ms == time_of(records, ev.JobEnded)
 
 
@@ -119,12 +144,16 @@ def test_explain_says_the_whole_reason_per_vertex():
     lines = explain_lines(facts_from_log(graph, submitted, records, "job-2"))
     text = "\n".join(lines)
     assert lines[0] == "skewed (job-2): FINISHED"
-    assert ("join [pass-through]: parallelism 6, decided at run time from the bytes its inputs "
-            "produced (vertex max 8)") in lines  # fmt: skip
+    assert (
+        "join [pass-through]: parallelism 6, decided at run time from the bytes its inputs "
+        "produced (vertex max 8)"
+    ) in lines
     assert "  consumed: 433.6 KiB (444,000 bytes), nothing broadcast" in lines
     assert "  raw value: 8.88 (non-broadcast bytes / avg-data-volume-per-task)" in lines
-    assert ("  clamps: max-parallelism 128 lowered to the vertex max 8; lowered from 9 to "
-            "max-parallelism 8") in lines  # fmt: skip
+    assert (
+        "  clamps: max-parallelism 128 lowered to the vertex max 8; lowered from 9 to "
+        "max-parallelism 8"
+    ) in lines
     assert "  tasks given: smallest 11.7 KiB, largest 99.6 KiB of non-broadcast input" in lines
     assert "  skew: probe -> join: subpartition 5 cut into 4 pieces, one task each" in text
     assert "probe [pass-through]: parallelism 4, set by the user (vertex max 4)" in lines
@@ -137,8 +166,14 @@ def test_a_jobmanager_recovery_is_marked_and_its_attempts_end_where_the_log_says
     from tests.jobmanager.core.crash import crash_and_recover
 
     graph = sums_job()
-    recovery = crash_and_recover(graph, Configuration(SUMS_CONFIG), seed=3, crash_at=8,
-                                 fates=random.Random(5), byte_model=sums_bytes)  # fmt: skip
+    recovery = crash_and_recover(
+        graph,
+        Configuration(SUMS_CONFIG),
+        seed=3,
+        crash_at=8,
+        fates=random.Random(5),
+        byte_model=sums_bytes,
+    )
     assert recovery.terminated is not None and recovery.terminated.status == "FINISHED"
     records = [(START_MS + 10 * (i + 1), e) for i, e in enumerate(recovery.log)]
     submitted, _, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes)
@@ -159,8 +194,10 @@ def test_explain_names_the_member_of_a_chain_whose_parallelism_the_user_set():
     graph = chained_graph(sums_job(), [("src", "agg")])
     submitted, records, _ = record(graph, SUMS_CONFIG, byte_model=sums_bytes)
     lines = explain_lines(facts_from_log(graph, submitted, records, "job-3"))
-    assert ("src -> agg [chain: pass-through -> pass-through]: parallelism 2, set by the user "
-            "on src (vertex max 4)") in lines, lines  # fmt: skip
+    assert (
+        "src -> agg [chain: pass-through -> pass-through]: parallelism 2, set by the user "
+        "on src (vertex max 4)"
+    ) in lines, lines
 
 
 def test_a_vertex_of_a_planned_query_shows_its_sql_under_the_part_of_the_query_it_came_from():
@@ -175,8 +212,11 @@ def test_a_vertex_of_a_planned_query_shows_its_sql_under_the_part_of_the_query_i
     assert chain.sql == (SqlPiece("agg", AGG_SQL, "GROUP BY key"),)
     lines = explain_lines(facts)
     at = lines.index("  from the query: FROM range(100) WHERE id < 50")
-    assert lines[at + 1:at + 4] == [
-        "  | SELECT id % 4 AS key, id AS value", "  | FROM range(100)", "  | WHERE id < 50"]
+    assert lines[at + 1 : at + 4] == [
+        "  | SELECT id % 4 AS key, id AS value",
+        "  | FROM range(100)",
+        "  | WHERE id < 50",
+    ]
     at = lines.index("  agg, from the query: GROUP BY key")
     assert lines[at + 1] == f"  | {AGG_SQL}"
     assert lines[at - 1].startswith("  why: ")  # after the vertex's reason, in its block

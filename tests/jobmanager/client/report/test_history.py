@@ -34,21 +34,34 @@ def stored_job(root: str, job_id: str, submitted_s: float) -> JobStore:
     store.blobs().put(b"a shuffle descriptor the archive leaves behind")
     log = store.open_log(1 << 20)
     shift = int(submitted_s * 1000) - START_MS
-    log.append(ev.JobSubmitted(submitted.name, key, submitted.config, submitted_s, 8, ()), START_MS + shift)
+    log.append(
+        ev.JobSubmitted(submitted.name, key, submitted.config, submitted_s, 8, ()), START_MS + shift
+    )
     for time_ms, event in records:
         log.append(event, time_ms + shift)
     log.close()
-    store.write_final_status(job_details(
-        job_id, JobStatus.FINISHED, name="sums", submitted_at=submitted_s,
-        ended_at=submitted_s + 2.5, vertices=tuple(vertex_details(v, 2) for v in "abc")))  # fmt: skip
+    store.write_final_status(
+        job_details(
+            job_id,
+            JobStatus.FINISHED,
+            name="sums",
+            submitted_at=submitted_s,
+            ended_at=submitted_s + 2.5,
+            vertices=tuple(vertex_details(v, 2) for v in "abc"),
+        )
+    )
     store.write_log("jobmanager", b"job done\n")
     return store
 
 
 @pytest.fixture
 def config(tmp_path):
-    return Configuration({"jobstore.dir": str(tmp_path / "jobs"),
-                          "jobmanager.archive.fs.dir": str(tmp_path / "history")})  # fmt: skip
+    return Configuration(
+        {
+            "jobstore.dir": str(tmp_path / "jobs"),
+            "jobmanager.archive.fs.dir": str(tmp_path / "history"),
+        }
+    )
 
 
 def test_an_archive_reads_back_to_the_facts_its_store_gave_and_outlives_it(config, tmp_path):
@@ -72,14 +85,17 @@ def test_history_lists_newest_first_and_keeps_only_the_retained_jobs(config):
         store.remove()
     jobs = history(config)
     assert [(j.job_id, j.status, j.tasks) for j in jobs] == [
-        ("new", JobStatus.FINISHED, 6), ("mid", JobStatus.FINISHED, 6)]
+        ("new", JobStatus.FINISHED, 6),
+        ("mid", JobStatus.FINISHED, 6),
+    ]
     assert jobs[0].ended_at - jobs[0].submitted_at == 2.5
     with pytest.raises(UnknownJobError, match="no job 'old' in"):
         find_job("old", config)
 
 
 def test_a_full_local_history_drops_its_oldest_written_archive_reading_only_that_one(
-        config, monkeypatch):  # fmt: skip
+    config, monkeypatch
+):
     """By when each archive was written, as Flink's HistoryServer orders them (here against
     the jobs' submission order), with one status read however many archives there are; a
     folder that is no archive is left."""

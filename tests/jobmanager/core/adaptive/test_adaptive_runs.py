@@ -56,7 +56,10 @@ def test_parallelism_follows_the_data_day_by_day(daily_bytes, expected):
     assert parallelism["agg"] == expected
     assert parallelism["sink"] == expected  # forward group: same parallelism, decided once
     inherited = run.state.growth.explanations["sink"].text  # decided once, for agg, and said so
-    assert inherited.startswith("forward group with 'agg'") and f"decided for it: {expected}" in inherited
+    assert (
+        inherited.startswith("forward group with 'agg'")
+        and f"decided for it: {expected}" in inherited
+    )
     why = run.state.growth.explanations["agg"]
     assert why.input_bytes == daily_bytes // 10 * 10 and "per task" in why.text
     run.check_invariants()
@@ -65,9 +68,11 @@ def test_parallelism_follows_the_data_day_by_day(daily_bytes, expected):
 def test_a_vertex_under_the_slots_worth_of_tasks_is_spread_over_the_jobs_slots():
     """With ``min-data-volume-per-task`` set, 32 MiB at 64 MiB a task runs as two tasks on the
     job's two slots (Spark's parallelismFirst), and a replay rebuilds the same graph."""
-    spread_config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
-                     "execution.batch.adaptive.auto-parallelism.min-data-volume-per-task": "1 mb",
-                     "slotmanager.number-of-slots.max": 2}  # fmt: skip
+    spread_config = {
+        "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
+        "execution.batch.adaptive.auto-parallelism.min-data-volume-per-task": "1 mb",
+        "slotmanager.number-of-slots.max": 2,
+    }
     run = Run(daily_job(), config=spread_config, byte_model=spread(32 * MiB // 10))
     assert run.go().status == "FINISHED"
     assert run.state.graph.job_vertex("agg").parallelism == 2
@@ -117,8 +122,11 @@ def test_a_hot_key_is_spread_and_the_largest_task_shrinks_at_least_4x():
     g.connect(probe, join, Partitioner.hash("k"), splittable=True)
     g.connect(build, join, Partitioner.hash("k"))
     hot, other = 100 * MiB, MiB // 4
-    run = Run(g, {"execution.batch.adaptive.skewed-join-optimization.skewed-threshold": "64 mb"},
-              byte_model=skewed_model(5, hot, other))  # fmt: skip
+    run = Run(
+        g,
+        {"execution.batch.adaptive.skewed-join-optimization.skewed-threshold": "64 mb"},
+        byte_model=skewed_model(5, hot, other),
+    )
     assert run.go().status == "FINISHED"
     run.check_invariants()
 
@@ -130,8 +138,12 @@ def test_a_hot_key_is_spread_and_the_largest_task_shrinks_at_least_4x():
     even = []
     for k in range(p):
         first, last = k * 64 // p, (k + 1) * 64 // p - 1
-        even.append(sum(model_bytes("probe->join", s) * 40 + model_bytes("build->join", s) * 4
-                        for s in range(first, last + 1)))  # fmt: skip
+        even.append(
+            sum(
+                model_bytes("probe->join", s) * 40 + model_bytes("build->join", s) * 4
+                for s in range(first, last + 1)
+            )
+        )
     assert max(even) >= 4 * max(balanced), (max(even), max(balanced))
     assert "skewed subpartition 5" in run.state.growth.explanations["join"].text
 
@@ -183,7 +195,9 @@ class PlannedSource:
     """A source that lists files and keeps what it found (as a FileSource does)."""
 
     def plan(self, context: InferenceContext) -> SourcePlan:
-        return SourcePlan(5, ("s0", "s1", "s2", "s3", "s4"), "5 files, 1.0 KiB, 5 splits, listed in 7 ms")
+        return SourcePlan(
+            5, ("s0", "s1", "s2", "s3", "s4"), "5 files, 1.0 KiB, 5 splits, listed in 7 ms"
+        )
 
     def __repr__(self) -> str:
         return "PlannedSource()"
@@ -274,8 +288,9 @@ def test_unset_partitioners_become_rescale_in_adaptive_mode():
 
 def test_the_adaptive_scheduler_refuses_pipelined_edges_by_name():
     g = JobGraph()
-    g.connect(g.add_vertex("a"), g.add_vertex("b"), Partitioner.REBALANCE,
-              ResultPartitionType.PIPELINED)  # fmt: skip
+    g.connect(
+        g.add_vertex("a"), g.add_vertex("b"), Partitioner.REBALANCE, ResultPartitionType.PIPELINED
+    )
     with pytest.raises(JobGraphError, match="edge 'a->b' is pipelined"):
         JobManagerState(g)
 
@@ -284,8 +299,9 @@ def finish_sources(step, attempt=0):
     """Report the ten source tasks finished through ``step`` (``handle`` or ``apply``)."""
     out = None
     for k in range(10):
-        out = step(ev.TaskFinished("src", k, attempt, (
-            ev.ProducedPartition.of("src->agg", [MiB] * 128),)))  # fmt: skip
+        out = step(
+            ev.TaskFinished("src", k, attempt, (ev.ProducedPartition.of("src->agg", [MiB] * 128),))
+        )
     return out
 
 
@@ -309,8 +325,9 @@ def test_applying_a_log_decides_nothing_and_a_take_over_decides_what_was_not_log
     state.apply(ev.TaskManagerRegistered("tm", 10))
     assert not any(type(c).__name__ == "DeployTask" for c in finish_sources(state.apply))
     assert state.graph.job_vertex("agg").parallelism is None
-    report = ev.TaskManagerReport("tm", 10, "", "", (), (), tuple(
-        (PartitionId("src->agg", k), 0) for k in range(10)))  # fmt: skip
+    report = ev.TaskManagerReport(
+        "tm", 10, "", "", (), (), tuple((PartitionId("src->agg", k), 0) for k in range(10))
+    )
     step = state.handle(ev.JobManagerRecovered(0, (report,)))
     assert [d.vertex for d in step.events] == ["agg"]
     assert state.graph.job_vertex("agg").parallelism == 64
@@ -353,8 +370,11 @@ def test_the_jobs_sources_start_together_largest_first():
         g.connect(source, join, Partitioner.hash("k"))
     config = Configuration({"taskmanager.numberOfTaskSlots": 2, "jobmanager.slot-prefetch": 0})
     state = JobManagerState(g, config, "q3", None, 2)
-    asked = [c.vertex for c in state.handle(ev.JobStarted()).commands
-             if type(c) is cmd.InferSourceParallelism]
+    asked = [
+        c.vertex
+        for c in state.handle(ev.JobStarted()).commands
+        if type(c) is cmd.InferSourceParallelism
+    ]
     assert asked == list(names)
     assert not state.handle(ev.TaskManagerRegistered("tm-0", 2)).commands
 

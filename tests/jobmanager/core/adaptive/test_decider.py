@@ -141,8 +141,13 @@ def test_pointwise_inputs_fix_the_parallelism_and_balance_slices():
     d = decide_vertex([InputStats.pointwise_of("a->b", [[1, 2, 1], [2, 1, 2]])], None, 128, s)
     assert d.parallelism == 3
     info = d.input_infos["a->b"]
-    got = [[(sl.partitions.start, sl.subpartitions.start, sl.subpartitions.end)
-            for sl in info[k].slices] for k in range(3)]  # fmt: skip
+    got = [
+        [
+            (sl.partitions.start, sl.subpartitions.start, sl.subpartitions.end)
+            for sl in info[k].slices
+        ]
+        for k in range(3)
+    ]
     assert got == [[(0, 0, 1)], [(0, 2, 2), (1, 0, 0)], [(1, 1, 2)]]
 
 
@@ -154,8 +159,11 @@ def test_a_skewed_splittable_input_is_cut_and_the_other_side_read_by_each_piece(
     build = InputStats.all_to_all("build->join", [MiB] * 8, 2)
     d = decide_vertex([probe, build], None, 64, s)
     assert "skewed subpartition 3" in d.explanation.text
-    readers = [k for k in range(d.parallelism)
-               if any(3 in sl.subpartitions for sl in d.input_infos["probe->join"][k].slices)]  # fmt: skip
+    readers = [
+        k
+        for k in range(d.parallelism)
+        if any(3 in sl.subpartitions for sl in d.input_infos["probe->join"][k].slices)
+    ]
     assert len(readers) >= 4  # the hot key is spread over several consumers
     for k in readers:
         (build_slice,) = d.input_infos["build->join"][k].slices
@@ -167,10 +175,18 @@ def test_skew_is_left_alone_when_the_input_is_not_splittable():
     sub = [5 * MiB] * 8
     sub[3] = 100 * MiB
     d = decide_vertex([InputStats.all_to_all("a->b", sub, 10)], None, 64, s)
-    assert "skewed subpartition 3 of 'a->b' (104857600 bytes) not cut: the input is not " \
-           "splittable" in d.explanation.text  # fmt: skip
-    assert sum(1 for k in range(d.parallelism)
-               if any(3 in sl.subpartitions for sl in d.input_infos["a->b"][k].slices)) == 1  # fmt: skip
+    assert (
+        "skewed subpartition 3 of 'a->b' (104857600 bytes) not cut: the input is not "
+        "splittable" in d.explanation.text
+    )
+    assert (
+        sum(
+            1
+            for k in range(d.parallelism)
+            if any(3 in sl.subpartitions for sl in d.input_infos["a->b"][k].slices)
+        )
+        == 1
+    )
 
 
 @pytest.mark.parametrize(
@@ -183,7 +199,9 @@ def test_skew_is_left_alone_when_the_input_is_not_splittable():
         (500, None, None, 64, 64),  # never above the vertex's max parallelism
     ],
 )
-def test_the_source_upper_bound_fallback_chain(default_source, max_p, default_p, vertex_max, expected):
+def test_the_source_upper_bound_fallback_chain(
+    default_source, max_p, default_p, vertex_max, expected
+):
     assert source_upper_bound(default_source, max_p, default_p, 128, vertex_max) == expected
 
 
@@ -201,8 +219,10 @@ def coverage(info, consumers, partitions, subpartitions):
     seen = np.zeros((partitions, subpartitions), dtype=np.int64)
     for k in range(consumers):
         for sl in info[k].slices:
-            seen[sl.partitions.start : sl.partitions.end + 1,
-                 sl.subpartitions.start : sl.subpartitions.end + 1] += 1  # fmt: skip
+            seen[
+                sl.partitions.start : sl.partitions.end + 1,
+                sl.subpartitions.start : sl.subpartitions.end + 1,
+            ] += 1
     return seen
 
 
@@ -215,8 +235,12 @@ def coverage(info, consumers, partitions, subpartitions):
     st.booleans(),
 )
 def test_all_to_all_ranges_read_every_slice_exactly_once(sub, partitions, volume_mib, min_p, split):
-    s = DeciderSettings(min_parallelism=min(min_p, len(sub)), max_parallelism=128,
-                        data_volume_per_task=volume_mib * MiB, skewed_threshold=MiB)  # fmt: skip
+    s = DeciderSettings(
+        min_parallelism=min(min_p, len(sub)),
+        max_parallelism=128,
+        data_volume_per_task=volume_mib * MiB,
+        skewed_threshold=MiB,
+    )
     main = InputStats.all_to_all("a->j", sub, partitions, splittable=split)
     other = InputStats.all_to_all("b->j", [MiB] * len(sub), 2)
     d = decide_vertex([main, other], None, len(sub), s)
@@ -236,8 +260,9 @@ def test_pointwise_ranges_read_every_slice_exactly_once(per_partition, paralleli
     per_partition = [p + [0] * (width - len(p)) for p in per_partition]
     total_slices = len(per_partition) * width
     parallelism = min(parallelism, total_slices)
-    d = decide_vertex([InputStats.pointwise_of("a->b", per_partition)], parallelism, 128,
-                      DeciderSettings())  # fmt: skip
+    d = decide_vertex(
+        [InputStats.pointwise_of("a->b", per_partition)], parallelism, 128, DeciderSettings()
+    )
     seen = coverage(d.input_infos["a->b"], parallelism, len(per_partition), width)
     assert (seen == 1).all()
 
@@ -265,16 +290,20 @@ def test_exact_count_ranges_give_exactly_the_count_or_none(sizes, count):
 SPREAD = DeciderSettings(data_volume_per_task=64 * MiB, min_data_volume_per_task=MiB, slots=2)
 
 
-@pytest.mark.parametrize("settings, total, expected", [
-    (SPREAD, 32 * MiB, 2),  # TPC-H q13's 32.7 MiB at scale 10: both slots, not one
-    (SPREAD, MiB, 1),  # under two tasks of the least volume: one
-    (SPREAD, 3 * MiB, 2),
-    (SPREAD, 200 * MiB, 4),  # fills the slots at 64 MiB a task anyway: the formula's
-    (replace(SPREAD, min_data_volume_per_task=None), 32 * MiB, 1),  # unset: Flink's formula
-    (replace(SPREAD, slots=None), 32 * MiB, 1),  # no slot limit: nothing to spread over
-])  # fmt: skip
-def test_a_vertex_that_fills_fewer_tasks_than_the_slots_gets_smaller_tasks(settings, total,
-                                                                           expected):  # fmt: skip
+@pytest.mark.parametrize(
+    "settings, total, expected",
+    [
+        (SPREAD, 32 * MiB, 2),  # TPC-H q13's 32.7 MiB at scale 10: both slots, not one
+        (SPREAD, MiB, 1),  # under two tasks of the least volume: one
+        (SPREAD, 3 * MiB, 2),
+        (SPREAD, 200 * MiB, 4),  # fills the slots at 64 MiB a task anyway: the formula's
+        (replace(SPREAD, min_data_volume_per_task=None), 32 * MiB, 1),  # unset: Flink's formula
+        (replace(SPREAD, slots=None), 32 * MiB, 1),  # no slot limit: nothing to spread over
+    ],
+)
+def test_a_vertex_that_fills_fewer_tasks_than_the_slots_gets_smaller_tasks(
+    settings, total, expected
+):
     sub = [total // 16] * 16
     d = decide_vertex([InputStats.all_to_all("a->b", sub, 4)], None, 128, settings)
     assert d.parallelism == expected
@@ -291,10 +320,12 @@ def test_a_user_set_parallelism_is_not_spread():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(0, 1 << 34), st.integers(1, 64), st.integers(1, 1 << 28),
-       st.integers(1, 1 << 27))  # fmt: skip
+@given(
+    st.integers(0, 1 << 34), st.integers(1, 64), st.integers(1, 1 << 28), st.integers(1, 1 << 27)
+)
 def test_spreading_is_idempotent_and_never_past_the_slots_or_under_the_least_volume(
-        total, slots, volume, least):  # fmt: skip
+    total, slots, volume, least
+):
     s = DeciderSettings(data_volume_per_task=volume, min_data_volume_per_task=least, slots=slots)
     once = spread_over_slots(s, total)
     assert spread_over_slots(once, total) == once

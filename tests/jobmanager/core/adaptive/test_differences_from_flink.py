@@ -41,7 +41,9 @@ def test_a_task_reads_any_number_of_partition_slices_with_no_cap():
     """Flink bounds the (partition, subpartition) slices one task reads; Tidal reads a range of
     all of a result's partitions as one slice, however many producers there are."""
     sub = [100] * 8
-    decision = decide_vertex([InputStats.all_to_all("r", sub, partitions=50_000)], None, 128, SETTINGS)
+    decision = decide_vertex(
+        [InputStats.all_to_all("r", sub, partitions=50_000)], None, 128, SETTINGS
+    )
     (info,) = decision.input_infos.values()
     assert decision.parallelism == 1
     (piece,) = info[0].slices
@@ -78,13 +80,22 @@ def test_a_file_source_infers_from_the_bytes_its_columns_hold_not_its_splits(tmp
     text = random.Random(0)
     for n in range(4):
         wide = ["".join(text.choices("abcdefghij", k=64)) for _ in range(1000)]  # incompressible
-        pq.write_table(pa.table({"x": list(range(1000)), "wide": wide}),
-                       tmp_path / f"part-{n}.parquet", use_dictionary=False)  # fmt: skip
-    read = sum(pq.read_metadata(tmp_path / f"part-{n}.parquet").row_group(0).column(0)
-               .total_compressed_size for n in range(4))  # fmt: skip
+        pq.write_table(
+            pa.table({"x": list(range(1000)), "wide": wide}),
+            tmp_path / f"part-{n}.parquet",
+            use_dictionary=False,
+        )
+    read = sum(
+        pq.read_metadata(tmp_path / f"part-{n}.parquet")
+        .row_group(0)
+        .column(0)
+        .total_compressed_size
+        for n in range(4)
+    )
     every_column = FileSource(tmp_path).infer_parallelism(InferenceContext(128, read, (), 8))
     only_x = FileSource(tmp_path, columns=["x"]).infer_parallelism(
-        InferenceContext(128, read, (), 8))
+        InferenceContext(128, read, (), 8)
+    )
     assert (every_column, only_x) == (4, 1)
     assert FileSource(tmp_path).infer_parallelism(InferenceContext(128, 10 << 20, (), 8)) == 1
 

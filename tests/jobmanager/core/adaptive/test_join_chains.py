@@ -28,7 +28,9 @@ class Listed:
         self.tasks, self.size = tasks, size
 
     def plan(self, context):
-        return SourcePlan(self.tasks, tuple(Split(self.size // self.tasks) for _ in range(self.tasks)))
+        return SourcePlan(
+            self.tasks, tuple(Split(self.size // self.tasks) for _ in range(self.tasks))
+        )
 
     def __repr__(self):
         return f"Listed({self.tasks}, {self.size})"
@@ -64,10 +66,17 @@ def events(r, kind):
 def test_a_small_side_finishing_first_chains_the_join_into_the_unstarted_scan():
     r = run(join_job(), {"orders": MiB // 4, "lineitem": 16 * MiB})
     (chained,) = events(r, ev.JoinChained)
-    assert (chained.producer, chained.consumer, chained.vertex) == ("lineitem", "join",
-                                                                     "lineitem -> join")
+    assert (chained.producer, chained.consumer, chained.vertex) == (
+        "lineitem",
+        "join",
+        "lineitem -> join",
+    )
     decision = chained.decision
-    assert (decision.strategy, decision.side, decision.other_read) == ("broadcast", "right", "chained")
+    assert (decision.strategy, decision.side, decision.other_read) == (
+        "broadcast",
+        "right",
+        "chained",
+    )
     assert (decision.left_bytes, decision.right_bytes) == (-1, MiB // 2)
     assert decision.decided_after == ("orders",)
     graph = r.state.graph
@@ -78,11 +87,15 @@ def test_a_small_side_finishing_first_chains_the_join_into_the_unstarted_scan():
     assert "lineitem->join" not in graph.results  # never written
     # the scan started only after the orders side finished: no lineitem task ran before
     deployed = [v for v, _, _ in r.cluster.deployed]
-    assert deployed.index("lineitem -> join") > max(i for i, v in enumerate(deployed) if v == "orders")
+    assert deployed.index("lineitem -> join") > max(
+        i for i, v in enumerate(deployed) if v == "orders"
+    )
     why = r.state.growth.explanations["lineitem -> join"].text
     assert "started after the right side of join 'j1' finished" in why
     assert "broadcast join chained into 'lineitem'" in why
-    (decided,) = [e for e in events(r, ev.VertexParallelismDecided) if e.vertex == "lineitem -> join"]
+    (decided,) = [
+        e for e in events(r, ev.VertexParallelismDecided) if e.vertex == "lineitem -> join"
+    ]
     assert decided.joins == (decision,)
 
 
@@ -92,8 +105,10 @@ def test_a_side_that_turns_out_big_releases_the_scan_and_the_join_stays_shuffled
     assert list(r.state.graph.job_vertices) == ["orders", "lineitem", "join", "sink"]
     (join,) = [e for e in events(r, ev.VertexParallelismDecided) if e.vertex == "join"][0].joins
     assert join.strategy == "shuffled"
-    assert "that side was above the threshold, so it started then" in \
-        r.state.growth.explanations["lineitem"].text
+    assert (
+        "that side was above the threshold, so it started then"
+        in r.state.growth.explanations["lineitem"].text
+    )
 
 
 def test_nothing_is_held_when_the_slots_run_every_source_at_once():
@@ -103,8 +118,9 @@ def test_nothing_is_held_when_the_slots_run_every_source_at_once():
     assert (join.strategy, join.other_read) == ("broadcast", "local")
 
 
-@pytest.mark.parametrize("kind, chains", [("inner", True), ("left", True), ("right", False),
-                                          ("full", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    "kind, chains", [("inner", True), ("left", True), ("right", False), ("full", False)]
+)
 def test_only_a_side_the_join_kind_may_broadcast_is_waited_for(kind, chains):
     """lineitem is the left side: the orders (right) side may be broadcast by inner and left
     outer joins only."""

@@ -87,8 +87,9 @@ def run_sort(job, producer, config=None):
 
 
 def decision(run) -> ev.VertexParallelismDecided:
-    (found,) = [e for e in run.run.events
-                if type(e) is ev.VertexParallelismDecided and e.vertex == "sort"]  # fmt: skip
+    (found,) = [
+        e for e in run.run.events if type(e) is ev.VertexParallelismDecided and e.vertex == "sort"
+    ]
     return found
 
 
@@ -103,8 +104,12 @@ def check_reads(run, producer) -> list[int]:
     read_bytes = []
     for k in range(ejv.parallelism):
         lower, upper = key_range(bounds, k)
-        read = {(p, s) for piece in ejv.input_infos[result.id][k].slices
-                for p in piece.partitions for s in piece.subpartitions}  # fmt: skip
+        read = {
+            (p, s)
+            for piece in ejv.input_infos[result.id][k].slices
+            for p in piece.partitions
+            for s in piece.subpartitions
+        }
         expected = set()
         for p in range(len(result.partitions)):
             lows, sizes, high = producer(p, n)
@@ -128,7 +133,10 @@ def test_bounds_are_balanced_by_bytes_and_each_task_reads_the_chunks_its_range_o
     assert len(event.range_bounds) == 3
     read = check_reads(run, producer)
     assert max(read) <= 2 * min(read)
-    assert "sorted by key ranges, 3 bounds picked from 64 chunks of 4 producers" in event.explanation.text
+    assert (
+        "sorted by key ranges, 3 bounds picked from 64 chunks of 4 producers"
+        in event.explanation.text
+    )
     assert run.state.graph.job_vertex("sink").parallelism == 4
     assert run.state.growth.ranges.samples == {}  # the decision holds what they were for
 
@@ -164,8 +172,11 @@ def test_producers_without_rows_are_read_by_no_task():
     assert decision(run).parallelism == 2
     check_reads(run, producer)
     ejv = run.state.graph.job_vertex("sort")
-    assert all(piece.partitions.start % 2 for k in range(2)
-               for piece in ejv.input_infos["scan->sort"][k].slices)  # fmt: skip
+    assert all(
+        piece.partitions.start % 2
+        for k in range(2)
+        for piece in ejv.input_infos["scan->sort"][k].slices
+    )
 
 
 def test_a_fixed_parallelism_is_kept_with_empty_ranges_where_the_keys_allow_no_more():
@@ -181,8 +192,12 @@ def test_each_sort_task_is_deployed_with_its_key_range_and_the_sort_keys():
     cache = ShuffleDescriptorCache(InMemoryBlobStore(), 1 << 20)
     growth = run.state.growth
     factory = TaskDeploymentDescriptorFactory(
-        "j", run.state.graph, run.state.task_managers, cache,
-        key_ranges=lambda name, k: growth.ranges.key_range(name, k))  # fmt: skip
+        "j",
+        run.state.graph,
+        run.state.task_managers,
+        cache,
+        key_ranges=lambda name, k: growth.ranges.key_range(name, k),
+    )
     for k in range(4):
         (gate,) = factory.create(run.state.graph.vertex("sort", k)).inputs
         assert gate.key_order == ORDER
@@ -213,21 +228,30 @@ def test_a_decision_written_before_range_bounds_existed_decodes_without_them():
 @st.composite
 def sort_scenarios(draw):
     producers = draw(st.integers(1, 5))
-    job = sort_job(producers, draw(st.one_of(st.none(), st.integers(1, 4))), draw(st.integers(4, 16)))
+    job = sort_job(
+        producers, draw(st.one_of(st.none(), st.integers(1, 4))), draw(st.integers(4, 16))
+    )
     rows = {p: sorted(draw(st.lists(st.integers(0, 50), max_size=40))) for p in range(producers)}
 
     def producer(p, n):  # each producer's sorted keys cut into at most n chunks, 1 KiB a row
         keys = rows[p]
         chunks = min(n, len(keys))
         firsts = [(j * len(keys) + chunks - 1) // chunks for j in range(chunks)]
-        sizes = [KiB * ((firsts[j + 1] if j + 1 < chunks else len(keys)) - firsts[j])
-                 for j in range(chunks)]  # fmt: skip
+        sizes = [
+            KiB * ((firsts[j + 1] if j + 1 < chunks else len(keys)) - firsts[j])
+            for j in range(chunks)
+        ]
         return [keys[i] for i in firsts], sizes, keys[-1] if keys else 0
 
-    faults = [TaskFault(draw(st.sampled_from(["scan", "sort", "sink"])), 0, 0, "injected")
-              for _ in range(draw(st.integers(0, 2)))]  # fmt: skip
-    config = {VOLUME: f"{draw(st.integers(2, 16))} kb", "restart-strategy.type": "fixed-delay",
-              "restart-strategy.fixed-delay.attempts": 100}  # fmt: skip
+    faults = [
+        TaskFault(draw(st.sampled_from(["scan", "sort", "sink"])), 0, 0, "injected")
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    config = {
+        VOLUME: f"{draw(st.integers(2, 16))} kb",
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": 100,
+    }
     return job, config, faults, draw(st.integers(0, 2**16)), producer
 
 
@@ -260,9 +284,17 @@ def test_a_jobmanager_dying_anywhere_applies_the_logged_bounds(scenario, when, f
     model = chunked(producer)
     live = Run(job, config, seed=seed, byte_model=model)
     live.go()
-    recovery = crash_and_recover(job, config, seed, int(when * len(live.run.events)),
-                                 random.Random(fate_seed), byte_model=model)  # fmt: skip
+    recovery = crash_and_recover(
+        job,
+        config,
+        seed,
+        int(when * len(live.run.events)),
+        random.Random(fate_seed),
+        byte_model=model,
+    )
     check(recovery)
     assert recovery.state.growth.ranges.bounds == live.state.growth.ranges.bounds
-    decided = [e for e in recovery.log if type(e) is ev.VertexParallelismDecided and e.vertex == "sort"]
+    decided = [
+        e for e in recovery.log if type(e) is ev.VertexParallelismDecided and e.vertex == "sort"
+    ]
     assert len(decided) == 1  # decided once: before the crash, or after it, never both

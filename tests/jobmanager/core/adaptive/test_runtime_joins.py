@@ -43,17 +43,30 @@ def sized(per_task, hot=None):
     return model
 
 
-def join_job(kind, left_tasks=4, right_tasks=2, redistributable=(False, False),
-             join_parallelism=None, splittable=False, broadcast_input=False):  # fmt: skip
+def join_job(
+    kind,
+    left_tasks=4,
+    right_tasks=2,
+    redistributable=(False, False),
+    join_parallelism=None,
+    splittable=False,
+    broadcast_input=False,
+):
     g = JobGraph("join")
     left = g.add_vertex("left", left_tasks)
     right = g.add_vertex("right", right_tasks)
     join = g.add_vertex("join", join_parallelism)
     sink = g.add_vertex("sink")
-    g.connect(left, join, Partitioner.hash("k"), splittable=splittable,
-              join=JoinInput("j1", kind, "left", redistributable[0]))  # fmt: skip
-    g.connect(right, join, Partitioner.hash("k"),
-              join=JoinInput("j1", kind, "right", redistributable[1]))  # fmt: skip
+    g.connect(
+        left,
+        join,
+        Partitioner.hash("k"),
+        splittable=splittable,
+        join=JoinInput("j1", kind, "left", redistributable[0]),
+    )
+    g.connect(
+        right, join, Partitioner.hash("k"), join=JoinInput("j1", kind, "right", redistributable[1])
+    )
     if broadcast_input:
         dim = g.add_vertex("dim", 1)
         g.connect(dim, join, Partitioner.BROADCAST)
@@ -69,8 +82,9 @@ def run_join(job, per_task, config=None, hot=None):
 
 
 def decision(run, vertex="join") -> ev.VertexParallelismDecided:
-    (found,) = [e for e in run.run.events
-                if type(e) is ev.VertexParallelismDecided and e.vertex == vertex]  # fmt: skip
+    (found,) = [
+        e for e in run.run.events if type(e) is ev.VertexParallelismDecided and e.vertex == vertex
+    ]
     return found
 
 
@@ -79,8 +93,14 @@ def slices(run, result, k):
     return [(s.partitions, s.subpartitions) for s in ejv.input_infos[result][k].slices]
 
 
-BROADCASTABLE = {"inner": ("left", "right"), "left": ("right",), "right": ("left",),
-                 "full": (), "semi": ("right",), "anti": ("right",)}  # fmt: skip
+BROADCASTABLE = {
+    "inner": ("left", "right"),
+    "left": ("right",),
+    "right": ("left",),
+    "full": (),
+    "semi": ("right",),
+    "anti": ("right",),
+}
 
 
 @pytest.mark.parametrize("kind", sorted(BROADCASTABLE))
@@ -97,7 +117,8 @@ def test_a_small_side_is_broadcast_only_where_the_join_kind_allows(kind, small):
     tasks = {"left": 4, "right": 2}
     assert (join.left_bytes, join.right_bytes) == (
         tasks["left"] * (MiB // 2 if small == "left" else 16 * MiB),
-        tasks["right"] * (MiB // 2 if small == "right" else 16 * MiB))
+        tasks["right"] * (MiB // 2 if small == "right" else 16 * MiB),
+    )
 
 
 def test_a_small_right_side_of_a_left_outer_join_is_read_whole_by_every_task():
@@ -193,14 +214,17 @@ def test_a_redistributable_other_side_is_read_as_whole_outputs_of_consecutive_pr
     assert max(loads) <= 24  # balanced by bytes: no task holds more than 24 MiB of 128
     for k in range(8):  # all subpartitions of partitions [cuts[k], cuts[k+1])
         assert slices(run, "left->join", k) == [
-            (IndexRange(info.cuts[k], info.cuts[k + 1] - 1), IndexRange(0, 127))]
+            (IndexRange(info.cuts[k], info.cuts[k + 1] - 1), IndexRange(0, 127))
+        ]
         assert slices(run, "right->join", k) == [(IndexRange(0, 1), IndexRange(0, 127))]
     assert "whole outputs of consecutive producers" in event.explanation.text
 
 
 def test_a_redistributable_side_with_fewer_producers_than_tasks_keeps_subpartition_ranges():
-    run = run_join(join_job("left", left_tasks=2, redistributable=(True, False)),
-                   {"left": 64 * MiB, "right": MiB})  # fmt: skip
+    run = run_join(
+        join_job("left", left_tasks=2, redistributable=(True, False)),
+        {"left": 64 * MiB, "right": MiB},
+    )
     event = decision(run)
     assert event.parallelism == 8 and event.joins[0].strategy == "broadcast"
     assert type(dict(event.input_infos)["left->join"]) is SubpartitionRangesInputInfo
@@ -226,8 +250,9 @@ def test_a_user_set_parallelism_of_the_join_is_kept_and_its_join_still_decided()
 
 
 def test_a_true_broadcast_input_besides_the_join_sides_does_not_stop_the_decision():
-    run = run_join(join_job("inner", broadcast_input=True),
-                   {"left": 16 * MiB, "right": MiB, "dim": 5 * MiB})  # fmt: skip
+    run = run_join(
+        join_job("inner", broadcast_input=True), {"left": 16 * MiB, "right": MiB, "dim": 5 * MiB}
+    )
     event = decision(run)
     assert event.joins[0].side == "right" and event.parallelism == 4
     assert event.explanation.broadcast_bytes == 7 * MiB
@@ -246,15 +271,18 @@ def test_inputs_that_are_not_both_sides_of_one_join_leave_the_plan_as_it_is():
 
 
 def test_deployment_descriptors_read_whole_partitions():
-    run = run_join(join_job("inner", left_tasks=16, redistributable=(True, False)),
-                   {"left": 4 * MiB, "right": MiB})  # fmt: skip
+    run = run_join(
+        join_job("inner", left_tasks=16, redistributable=(True, False)),
+        {"left": 4 * MiB, "right": MiB},
+    )
     cache = ShuffleDescriptorCache(InMemoryBlobStore(), 1 << 20)
     factory = TaskDeploymentDescriptorFactory("j", run.state.graph, run.state.task_managers, cache)
     tdd = factory.create(run.state.graph.vertex("join", 1))
     gates = {g.result: g for g in tdd.inputs}
     whole = gates["right->join"]
     assert [(s.partitions, s.subpartitions) for s in whole.slices] == [
-        (IndexRange(0, 1), IndexRange(0, 127))]
+        (IndexRange(0, 1), IndexRange(0, 127))
+    ]
     (part,) = gates["left->join"].slices
     assert part.subpartitions == IndexRange(0, 127) and part.partitions == IndexRange(4, 7)
     assert decode(encode(tdd)) == tdd
@@ -271,8 +299,10 @@ def test_a_task_is_told_the_side_its_join_builds_on():
 
 
 def test_a_decision_with_its_join_travels_through_msgpack():
-    run = run_join(join_job("left", left_tasks=16, redistributable=(True, False)),
-                   {"left": 4 * MiB, "right": MiB})  # fmt: skip
+    run = run_join(
+        join_job("left", left_tasks=16, redistributable=(True, False)),
+        {"left": 4 * MiB, "right": MiB},
+    )
     event = decision(run)
     assert decode(encode(event)) == event
     assert isinstance(event.joins[0], ev.JoinDecision)

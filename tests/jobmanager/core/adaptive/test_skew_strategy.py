@@ -32,16 +32,27 @@ def join_job(splittable: bool, kind: str = "inner") -> JobGraph:
     build = g.add_vertex("build", parallelism=4)
     join = g.add_vertex("join", max_parallelism=64)
     relies = not splittable  # auto: the aggregate sits in the join's task
-    g.connect(probe, join, Partitioner.hash("k"), splittable=splittable,
-              join=JoinInput("j1", kind, "left", redistributable=not relies))  # fmt: skip
-    g.connect(build, join, Partitioner.hash("k"), splittable=splittable and kind == "inner",
-              join=JoinInput("j1", kind, "right", redistributable=not relies))  # fmt: skip
+    g.connect(
+        probe,
+        join,
+        Partitioner.hash("k"),
+        splittable=splittable,
+        join=JoinInput("j1", kind, "left", redistributable=not relies),
+    )
+    g.connect(
+        build,
+        join,
+        Partitioner.hash("k"),
+        splittable=splittable and kind == "inner",
+        join=JoinInput("j1", kind, "right", redistributable=not relies),
+    )
     return g
 
 
 def run(job: JobGraph, strategy: str) -> Run:
-    done = Run(job, {STRATEGY: strategy, THRESHOLD: "64 mb"},
-               byte_model=skewed_model(5, HOT, OTHER))  # fmt: skip
+    done = Run(
+        job, {STRATEGY: strategy, THRESHOLD: "64 mb"}, byte_model=skewed_model(5, HOT, OTHER)
+    )
     assert done.go().status == "FINISHED"
     done.check_invariants()
     return done
@@ -50,16 +61,19 @@ def run(job: JobGraph, strategy: str) -> Run:
 def readers_of_the_hot_key(done: Run) -> int:
     ejv = done.state.graph.job_vertex("join")
     info = ejv.input_infos["probe->join"]
-    return sum(1 for k in range(ejv.parallelism)
-               if any(5 in sl.subpartitions for sl in info[k].slices))  # fmt: skip
+    return sum(
+        1 for k in range(ejv.parallelism) if any(5 in sl.subpartitions for sl in info[k].slices)
+    )
 
 
 @pytest.mark.parametrize("kind", ["inner", "left"])
 def test_auto_names_the_hot_key_it_left_whole_and_the_strategy_that_cuts_it(kind):
     done = run(join_job(splittable=False, kind=kind), "auto")
     why = done.state.growth.explanations["join"].text
-    assert (f"skewed subpartition 5 of 'probe->join' ({HOT * 40} bytes) not cut: the join's "
-            "task relies on its hash partitioning (skipped under strategy auto; forced") in why
+    assert (
+        f"skewed subpartition 5 of 'probe->join' ({HOT * 40} bytes) not cut: the join's "
+        "task relies on its hash partitioning (skipped under strategy auto; forced"
+    ) in why
     assert "cut into" not in why
     assert readers_of_the_hot_key(done) == 1
 
@@ -84,8 +98,11 @@ def test_a_side_its_join_kind_never_cuts_is_only_not_splittable():
     settings = DeciderSettings(data_volume_per_task=10 * MiB, skewed_threshold=20 * MiB)
     sub = [5 * MiB] * 8
     sub[3] = 100 * MiB
-    marked = replace(InputStats.all_to_all("dims->join", sub, 4),
-                     join=JoinInput("j1", "left", "right"))  # fmt: skip
+    marked = replace(
+        InputStats.all_to_all("dims->join", sub, 4), join=JoinInput("j1", "left", "right")
+    )
     why = decide_vertex([marked], None, 64, settings).explanation.text
-    assert "skewed subpartition 3 of 'dims->join' (104857600 bytes) not cut: the input is not " \
-           "splittable" in why  # fmt: skip
+    assert (
+        "skewed subpartition 3 of 'dims->join' (104857600 bytes) not cut: the input is not "
+        "splittable" in why
+    )

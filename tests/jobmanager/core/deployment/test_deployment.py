@@ -23,7 +23,9 @@ def finished_job(producers=4, consumers=3, task_managers=2):
     for t in range(task_managers):
         state.handle(ev.TaskManagerRegistered(f"tm{t}", producers, f"node{t}", f"/shuffle/tm{t}"))
     for k in range(producers):
-        state.handle(ev.TaskFinished("a", k, 0, (ev.ProducedPartition.of("a->b", [1] * consumers),)))
+        state.handle(
+            ev.TaskFinished("a", k, 0, (ev.ProducedPartition.of("a->b", [1] * consumers),))
+        )
     return state
 
 
@@ -40,7 +42,9 @@ def test_consumers_get_their_ranges_and_the_groups_descriptors():
     assert (tdd.vertex, tdd.subtask, tdd.attempt, tdd.parallelism) == ("b", 1, 0, 3)
     (gate,) = tdd.inputs
     assert gate.result == "a->b"
-    assert [(s.partitions, s.subpartitions) for s in gate.slices] == [(IndexRange(0, 3), IndexRange(1, 1))]
+    assert [(s.partitions, s.subpartitions) for s in gate.slices] == [
+        (IndexRange(0, 3), IndexRange(1, 1))
+    ]
     descriptors = decode_shuffle_descriptors(gate.descriptors.inline)
     assert [d.partition_id for d in descriptors] == [PartitionId("a->b", i) for i in range(4)]
     first = descriptors[0]
@@ -57,7 +61,12 @@ def test_producers_learn_what_to_write():
     tdd = f.create(state.graph.vertex("a", 2))
     (out,) = tdd.outputs
     assert (out.result, out.index, out.num_subpartitions, out.partitioner, out.keys) == (
-        "a->b", 2, 3, "hash", ("k",))
+        "a->b",
+        2,
+        3,
+        "hash",
+        ("k",),
+    )
     assert tdd.inputs == ()
 
 
