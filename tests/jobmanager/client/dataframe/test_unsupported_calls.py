@@ -40,10 +40,8 @@ def test_a_python_udf(spark, sales):
     refused(lambda: spark.udf.register("plus", lambda x: x + 1), "spark.udf.register")
     df = spark.read.parquet(sales)
     refused(lambda: df.mapInPandas(lambda it: it, "region string"), "DataFrame.mapInPandas")
-    refused(
-        lambda: df.groupBy("region").applyInPandas(lambda p: p, "region string"),
-        "GroupedData.applyInPandas",
-    )
+    grouped = df.groupBy("region")
+    refused(lambda: grouped.applyInPandas(lambda p: p, "rg string"), "GroupedData.applyInPandas")
 
 
 def test_foreach(spark, sales):
