@@ -1,6 +1,6 @@
-"""The example jobs on Tidal's runtime, on a real local Ray cluster with real PySpark: the demo
-end to end and from its command line, Q1 and Q3 (the benchmarks' tiny runs are in
-``test_benchmarks.py``). Skipped, with the reason, while the runtime cannot be imported."""
+"""The example jobs on Tidal's runtime, on a real local Ray cluster with real PySpark: the
+README's demo, the revenue job end to end and from its command line, Q1 and Q3 (the
+benchmarks' tiny runs are in ``test_benchmarks.py``). Skipped, with the reason, while the runtime cannot be imported."""
 
 from __future__ import annotations
 
@@ -78,3 +78,18 @@ def test_the_demo_command_prints_the_result_and_every_decision(tiny_data, tmp_pa
     assert report.startswith("report written to ") and report.endswith(")")
     path = Path(report.removeprefix("report written to ").split(" (or: ")[0])
     assert path.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_readme_demo_runs_its_script_and_query_and_prints_each_decision(tiny_data):
+    """``examples/demo.py``, the README's first command, on a cluster it starts in its process:
+    the README's PySpark script through ``tidal run``'s machinery, then the SQL query."""
+    done = _script("examples/demo.py", "--scale", str(TINY_SCALE), "--data", str(tiny_data))
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = done.stdout
+    assert "$ tidal run examples/pipeline.py" in printed
+    assert "|o_orderpriority|" in printed  # the script's show()
+    assert "decisions of pipeline.py:14 show" in printed
+    assert "decisions of pipeline.py:15 write.parquet" in printed
+    assert "decisions of sql" in printed and "joins:" in printed
+    assert ": parallelism " in printed
+    assert reference(tiny_data)["nation"][0].as_py() in printed
