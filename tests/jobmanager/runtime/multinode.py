@@ -1,7 +1,8 @@
 """Tidal on a three-node Ray cluster (``ray.cluster_utils.Cluster``: a head and two workers, each
 with CPUs for TaskManagers) with its data on a real S3 API server (moto's, on localhost):
 
-- ``demo``: the README's demo job reads TPC-H data from ``s3://`` and writes its result there;
+- ``demo``: the revenue-by-nation example job (``examples/revenue_by_nation.py``, the one
+  ``deploy/`` runs on a cluster) reads TPC-H data from ``s3://`` and writes its result there;
 - ``node_lost``: a worker node removed while a job's consumers wait at a gate; only the
   producers of the partitions it held run again, and the S3 target holds one copy of the result;
 - ``commit_killed``: the JobManager killed while it commits a result over an old one on S3; a

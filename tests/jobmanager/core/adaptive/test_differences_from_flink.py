@@ -1,5 +1,5 @@
 """Where Tidal's adaptive decisions differ from Flink 2.x on purpose, one test each (the
-README's "Deliberate differences" lists them with the reasons)."""
+README's Options section names them)."""
 
 import math
 
