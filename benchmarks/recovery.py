@@ -50,10 +50,11 @@ from examples.options import add_option_flag, parse_options  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q3, reference_q3  # noqa: E402
 from jobmanager.messages.jobstatus import JobStatus  # noqa: E402
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK  # noqa: E402
 
 TARGET_RATIO = 1.3
 TARGET_RECOVERY_SECONDS = 5.0
-CONFIG = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb"}
+CONFIG = {AVG_DATA_VOLUME_PER_TASK.key: "64 mb"}
 
 
 def run_tidal(

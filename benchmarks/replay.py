@@ -37,7 +37,7 @@ import time  # noqa: E402
 from jobmanager.core.replay import new_state, replay  # noqa: E402
 from jobmanager.core.state import JobManagerState  # noqa: E402
 from jobmanager.messages import events as ev  # noqa: E402
-from jobmanager.model.config import Configuration  # noqa: E402
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS, Configuration  # noqa: E402
 from jobmanager.runtime.eventlog import EventLog, read_log  # noqa: E402
 from jobmanager.simulation.cluster import (  # noqa: E402
     SimulatedRun,
@@ -51,7 +51,7 @@ TARGET_SECONDS = 2.0
 
 def live_run(parallelism: int):
     job = build_stress_job(parallelism, "all-to-all", "blocking")
-    config = {"taskmanager.numberOfTaskSlots": 100}
+    config = {NUMBER_OF_TASK_SLOTS.key: 100}
     submitted = ev.JobSubmitted(job.name, "", tuple(config.items()), 0.0, 2, ())
     gc.collect()
     started = time.perf_counter()

@@ -35,17 +35,23 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from jobmanager import FileSource, JobGraph, ParquetSink, Partitioner, arrow  # noqa: E402
+from jobmanager.model.config import (  # noqa: E402
+    NUMBER_OF_TASK_SLOTS,
+    SLOW_TASK_BASELINE_LOWER_BOUND,
+    SLOW_TASK_CHECK_INTERVAL,
+    SPECULATION_ENABLED,
+)
 
 TASKS = 8
 SLOW_PART = 3
 SLOWDOWN = 10
 TARGET_RATIO = 0.5
 SPECULATION = {
-    "execution.batch.speculative.enabled": True,
-    "slow-task-detector.check-interval": "200 ms",
-    "slow-task-detector.execution-time.baseline-lower-bound": "500 ms",
+    SPECULATION_ENABLED.key: True,
+    SLOW_TASK_CHECK_INTERVAL.key: "200 ms",
+    SLOW_TASK_BASELINE_LOWER_BOUND.key: "500 ms",
 }
-SLOTS = {"taskmanager.numberOfTaskSlots": 2}
+SLOTS = {NUMBER_OF_TASK_SLOTS.key: 2}
 OUTLAST_DEADLINE_S = 60.0
 
 

@@ -111,16 +111,14 @@ from benchmarks.tpch_figures import (  # noqa: E402
 )
 from benchmarks.same_plan import planned_sql, register_views  # noqa: E402
 from benchmarks.wall_split import split_wall  # noqa: E402
+from jobmanager.model.config import ADAPTIVE_BROADCAST_JOIN_STRATEGY  # noqa: E402
 
 QUERY_NUMBERS = range(1, 23)
 JOIN_STRATEGIES = ("auto", "runtime_only", "none")
-JOIN_STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
 TARGET_RATIO = 0.7  # the geometric mean, warm
 TARGET_QUERY_RATIO = 1.1  # every query, warm
 TARGET_SAME_PLAN = 1.0  # Tidal against PySpark running Tidal's plan, geometric mean
 TARGET_OWN_SHARE = 0.10  # Tidal's own part of a job's wall time, geometric mean
-VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
-SOURCE_VOLUME_PER_TASK = "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task"
 BASELINE_SLOTS = 2  # local[2], and the slots of Tidal's default TaskManager
 SLOWEST_SHOWN = 5
 
@@ -267,7 +265,10 @@ def measure(
     on, its result checked against DuckDB's answer where PySpark has none."""
     name, text = query_name(number), queries()[number]
     strategies = args.join_strategy if client is not None else []
-    configs = {s: {**parse_options(args.options), JOIN_STRATEGY: s.upper()} for s in strategies}
+    configs = {
+        s: {**parse_options(args.options), ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: s.upper()}
+        for s in strategies
+    }
     tidal_out = {s: str(work / f"{name}-tidal-{s}") for s in strategies}
     spark_out = str(work / f"{name}-spark")
     plan_out = str(work / f"{name}-same-plan")

@@ -44,12 +44,16 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from benchmarks.tpch import SOURCE_VOLUME_PER_TASK, VOLUME_PER_TASK, spark_session  # noqa: E402
+from benchmarks.tpch import spark_session  # noqa: E402
 from examples.compare import first_difference  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q1, q1_final, q1_partial, spark_q1  # noqa: E402
 from jobmanager.core.admission import decide_admission, sources_to_ask  # noqa: E402
-from jobmanager.model.config import Configuration  # noqa: E402
+from jobmanager.model.config import (  # noqa: E402
+    AVG_DATA_VOLUME_PER_TASK,
+    SOURCE_DATA_VOLUME_PER_TASK,
+    Configuration,
+)
 from jobmanager.model.inference import InferenceContext, infer_vertex_parallelism  # noqa: E402
 from jobmanager.model.splits import assign_splits  # noqa: E402
 from taskmanager.spark import TASK_SQL_CONF  # noqa: E402
@@ -72,7 +76,9 @@ def source_tasks(data: str, slots: int):
 def chained(data: str, slots: int) -> bool:
     """Whether Tidal runs lineitem and the final aggregate as one task (one query)."""
     graph = q1(data, "unused")
-    config = Configuration({VOLUME_PER_TASK: TASK_VOLUME, SOURCE_VOLUME_PER_TASK: SOURCE_VOLUME})
+    config = Configuration(
+        {AVG_DATA_VOLUME_PER_TASK.key: TASK_VOLUME, SOURCE_DATA_VOLUME_PER_TASK.key: SOURCE_VOLUME}
+    )
     answers = [
         infer_vertex_parallelism(name, graph.vertex(name).sources, context)
         for name, context in sources_to_ask(graph, config, slots).items()

@@ -39,7 +39,12 @@ from jobmanager.logs import configure_logging, log_positions, log_since
 from jobmanager.messages.codec import decode, encode
 from jobmanager.messages.deployment import TaskDeploymentDescriptor
 from jobmanager.messages.events import TaskManagerReport
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    SPARK_DRIVER_MEMORY,
+    TASKMANAGER_NODE_ID,
+    TMP_DIRS,
+    Configuration,
+)
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
 from taskmanager.blobs import FetchedBlobs
 from taskmanager.ended import EndedTasks
@@ -49,9 +54,8 @@ from taskmanager.reports import ReportBatcher
 from taskmanager.slots import TaskSlots
 from taskmanager.spark import SparkSessionProvider
 
-__all__ = ["NODE_ID_KEY", "TaskManagerActor"]
+__all__ = ["TaskManagerActor"]
 
-NODE_ID_KEY = "taskmanager.node-id"
 _SHUTDOWN_WAIT_S = 5.0
 _LEFT_JOBS_KEPT = 1024  # jobs remembered as left, so a late attach of theirs is refused
 
@@ -76,7 +80,7 @@ class _JobSession:
 def shape_of(slots: int, config: Configuration) -> tuple:
     """What a TaskManager is made with, which a job needing another cannot change: its slots,
     its Spark driver's memory, its scratch directory's base (``io.tmp.dirs``)."""
-    return slots, config["taskmanager.memory.spark-driver"], config["io.tmp.dirs"]
+    return slots, config[SPARK_DRIVER_MEMORY.key], config[TMP_DIRS.key]
 
 
 class TaskManagerActor:
@@ -95,7 +99,7 @@ class TaskManagerActor:
         self.task_manager_id = task_manager_id
         self.slots = slots
         self.shape = shape_of(slots, config)
-        self.node_id = config[NODE_ID_KEY] or ray.get_runtime_context().get_node_id()
+        self.node_id = config[TASKMANAGER_NODE_ID.key] or ray.get_runtime_context().get_node_id()
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
         self.work_dir = work_dir
         os.makedirs(

@@ -54,7 +54,7 @@ import pyarrow.parquet as pq
 import structlog
 
 from jobmanager.errors import OutputTypeError
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import Configuration, SPARK_DRIVER_MEMORY
 from jobmanager.model.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
 from taskmanager.inputs import ParquetFiles, parquet_schema_key
@@ -64,7 +64,6 @@ from taskmanager.memo import Memo
 from taskmanager.timing import TaskClock
 
 __all__ = [
-    "DRIVER_MEMORY_KEY",
     "IsolatedSession",
     "SparkSessionProvider",
     "TASK_SQL_CONF",
@@ -74,7 +73,6 @@ __all__ = [
     "run_spark_query",
 ]
 
-DRIVER_MEMORY_KEY = "taskmanager.memory.spark-driver"
 BATCH_COLLECTOR = "-XX:+UseParallelGC"
 TASK_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 _LOG4J2 = """\
@@ -107,7 +105,7 @@ class SparkSessionProvider:
         self.slots = slots
         self.java_options = java_options
         self.work_dir = Path(work_dir)
-        self.driver_memory_bytes = config[DRIVER_MEMORY_KEY] or default_heap_bytes(slots)
+        self.driver_memory_bytes = config[SPARK_DRIVER_MEMORY.key] or default_heap_bytes(slots)
         self._session = None
         self._lock = threading.Lock()
         self._schemas = Memo()

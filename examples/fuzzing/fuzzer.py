@@ -36,24 +36,34 @@ from examples.fuzzing.runner import (
     verdict,
 )
 from examples.fuzzing.shrink import shrink
+from jobmanager.model.config import (
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    AVG_DATA_VOLUME_PER_TASK,
+    BROADCAST_THRESHOLD,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    READ_WHOLE_THRESHOLD,
+    RESTART_STRATEGY,
+    SKEWED_JOIN_STRATEGY,
+)
 
 __all__ = ["CONFIG", "VARIANTS", "FuzzRun", "Summary", "draw_cases"]
 
 CONFIG = {
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,  # one TaskManager, one Spark JVM, on two cores
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "4 kb",
-    "restart-strategy.type": "none",  # a wrong plan fails at once, with its cause
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    MAX_SLOTS.key: 2,  # one TaskManager, one Spark JVM, on two cores
+    AVG_DATA_VOLUME_PER_TASK.key: "4 kb",
+    RESTART_STRATEGY.key: "none",  # a wrong plan fails at once, with its cause
 }
 # Each a way to plan and run the same query; a run's cases take them in turn. With tables this
 # small every join is broadcast as planned (``listed``), so the other two keep Tidal from it:
 # ``shuffled`` hashes both sides of every join (and cuts skew where it may), ``runtime``
 # decides each join from the bytes its sides wrote. Each names every option any of them sets.
 _JOIN_OPTIONS = (
-    "table.optimizer.join.broadcast-threshold",
-    "table.optimizer.join.read-whole-threshold",
-    "table.optimizer.adaptive-broadcast-join.strategy",
-    "execution.batch.adaptive.skewed-join-optimization.strategy",
+    BROADCAST_THRESHOLD.key,
+    READ_WHOLE_THRESHOLD.key,
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY.key,
+    SKEWED_JOIN_STRATEGY.key,
 )
 VARIANTS = {
     "listed": dict(zip(_JOIN_OPTIONS, ("10 mb", "1 mb", "AUTO", "auto"))),

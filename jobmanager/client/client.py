@@ -35,7 +35,7 @@ from jobmanager.core.admission import validate_job
 from jobmanager.errors import JobManagerLost, TidalError, UnknownJobError
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model import usercode
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import JOB_RECOVERY_ENABLED, TASKMANAGER_IDLE_TIMEOUT, Configuration
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import (
     ParquetSink,
@@ -144,8 +144,8 @@ class Client:
                 sinks.check_target(vertex.operator)
         start = (usercode.dumps(job), settings.to_dict(), time.time())
         root = store_root(settings)
-        recovery = settings["execution.batch.job-recovery.enabled"]
-        rm = resource_manager(settings["resourcemanager.taskmanager-timeout"] / 1000, root)
+        recovery = settings[JOB_RECOVERY_ENABLED.key]
+        rm = resource_manager(settings[TASKMANAGER_IDLE_TIMEOUT.key] / 1000, root)
         self._after_standby_asked()
         standby = ray.get(rm.claim_job_manager.remote(root)) if recovery else None
         if standby is not None:
@@ -174,9 +174,7 @@ class Client:
         first query. False if either was not ready in time."""
         deadline = time.monotonic() + timeout
         defaults = Configuration()
-        rm = resource_manager(
-            defaults["resourcemanager.taskmanager-timeout"] / 1000, store_root(defaults)
-        )
+        rm = resource_manager(defaults[TASKMANAGER_IDLE_TIMEOUT.key] / 1000, store_root(defaults))
         standby = ray.get(rm.has_job_manager.remote(timeout))
         return self._prepared_spark_ready(deadline) and standby
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jobmanager.client.result import QueryOutput
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import RESULT_MAX_SIZE, Configuration
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.operators import ParquetSink, ResultSink
 from jobmanager.model.urls import redact
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from jobmanager.planner import Catalog, PlannedQuery
 
 __all__ = ["catalog_of", "collected_output", "plan_query"]
-
-MAX_SIZE_KEY = "client.result.max-size"
 
 
 def catalog_of(
@@ -86,7 +84,7 @@ def plan_query(
     planned = plan_sql(query, catalog_of(tables, catalog), sink, config=settings, name=name)
     _check_partition_columns(sink, tuple(planned.columns))
     return planned, QueryOutput(
-        sink.path, output is None, tuple(planned.columns), settings[MAX_SIZE_KEY]
+        sink.path, output is None, tuple(planned.columns), settings[RESULT_MAX_SIZE.key]
     )
 
 
@@ -113,4 +111,4 @@ def collected_output(job: JobGraph, settings: Configuration) -> QueryOutput | No
     results = [v.operator for v in job.vertices if isinstance(v.operator, ResultSink)]
     if len(results) != 1:
         return None
-    return QueryOutput(results[0].path, True, None, settings[MAX_SIZE_KEY])
+    return QueryOutput(results[0].path, True, None, settings[RESULT_MAX_SIZE.key])

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from jobmanager.errors import NoResultError, ResultTooLargeError
 from jobmanager.messages.jobstatus import JobStatus
+from jobmanager.model.config import RESULT_MAX_SIZE
 from jobmanager.runtime.details import JobDetails, VertexDetails
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     import pyarrow
 
 __all__ = ["JobResult", "QueryOutput", "VertexReport"]
-
-_OPTION = "client.result.max-size"
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +172,10 @@ def _read(output: QueryOutput, job_id: str) -> pyarrow.Table:
     if total > output.max_bytes:
         raise ResultTooLargeError(
             f"job {job_id}: its result is {size(total)} uncompressed ({total:,} bytes, "
-            f"{sum(f.num_rows for f in footers):,} rows), over {_OPTION}, "
+            f"{sum(f.num_rows for f in footers):,} rows), over {RESULT_MAX_SIZE.key}, "
             f"{size(output.max_bytes)}: write it instead, with "
             f'Client.sql(..., output="s3://bucket/out") or tidal sql ... -o OUT, or raise '
-            f"{_OPTION}"
+            f"{RESULT_MAX_SIZE.key}"
         )
     tables = []
     for path, footer in zip(files, footers):

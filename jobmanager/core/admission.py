@@ -16,7 +16,14 @@ from jobmanager.core.scheduler.adaptive.settings import source_inference_context
 from jobmanager.errors import JobGraphError
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import chain_name, decide_chains, one_task_candidates
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    MAX_PARALLELISM,
+    MAX_SLOTS,
+    MIN_PARALLELISM,
+    OPERATOR_CHAINING,
+    SCHEDULER,
+    Configuration,
+)
 from jobmanager.model.inference import InferenceContext
 from jobmanager.model.jobgraph import JobGraph
 
@@ -30,12 +37,9 @@ __all__ = [
     "validate_job",
 ]
 
-_CHAINING = "pipeline.operator-chaining.enabled"
-_MIN_PARALLELISM = "execution.batch.adaptive.auto-parallelism.min-parallelism"
-
 
 def uses_adaptive_scheduler(job_graph: JobGraph, config: Configuration) -> bool:
-    chosen = config["jobmanager.core.scheduler"]
+    chosen = config[SCHEDULER.key]
     return job_graph.is_dynamic if chosen is None else chosen == "AdaptiveBatch"
 
 
@@ -83,7 +87,7 @@ def check_range_edges(job_graph: JobGraph, adaptive: bool) -> None:
 def slot_limit(config: Configuration, cluster_cpus: int | None) -> int | None:
     """The most slots the job may hold: ``slotmanager.number-of-slots.max``, else the cluster's
     CPUs when the job was submitted (None: no limit)."""
-    configured = config["slotmanager.number-of-slots.max"]
+    configured = config[MAX_SLOTS.key]
     return configured if configured is not None else cluster_cpus
 
 
@@ -94,13 +98,15 @@ def sources_to_ask(
     (``one_task_candidates``), with what the scheduler would tell their sources."""
     if not uses_adaptive_scheduler(job_graph, config):
         return {}
-    default_max = config["execution.batch.adaptive.auto-parallelism.max-parallelism"]
+    default_max = config[MAX_PARALLELISM.key]
     slots = slot_limit(config, cluster_cpus)
     return {
         name: source_inference_context(
             config, job_graph.vertex(name).max_parallelism or default_max, slots
         )
-        for name in one_task_candidates(job_graph, config[_CHAINING], config[_MIN_PARALLELISM])
+        for name in one_task_candidates(
+            job_graph, config[OPERATOR_CHAINING.key], config[MIN_PARALLELISM.key]
+        )
     }
 
 
@@ -116,9 +122,9 @@ def decide_admission(
     inferred = [a for a in answers if isinstance(a, ev.SourceParallelismInferred)]
     chains = decide_chains(
         job_graph,
-        config[_CHAINING],
+        config[OPERATOR_CHAINING.key],
         frozenset(a.vertex for a in inferred if a.parallelism == 1),
-        config[_MIN_PARALLELISM],
+        config[MIN_PARALLELISM.key],
     )
     heads = {chain[0]: chain_name(chain) for chain in chains}
     return chains, tuple(

@@ -49,7 +49,14 @@ from jobmanager.core.step import Step
 from jobmanager.errors import NoResourceAvailableError
 from jobmanager.messages import events as ev
 from jobmanager.messages.jobstatus import JobStatus
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    MAX_PARALLELISM,
+    NON_RECOVERABLE_EXCEPTIONS,
+    NUMBER_OF_TASK_SLOTS,
+    PARALLELISM_DEFAULT,
+    SLOT_PREFETCH,
+    Configuration,
+)
 from jobmanager.model.jobgraph import JobGraph
 
 __all__ = [
@@ -84,10 +91,8 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.graph = ExecutionGraph(
             job_graph,
             dynamic=self.adaptive,
-            default_parallelism=self.config["parallelism.default"],
-            default_max_parallelism=self.config[
-                "execution.batch.adaptive.auto-parallelism.max-parallelism"
-            ],
+            default_parallelism=self.config[PARALLELISM_DEFAULT.key],
+            default_max_parallelism=self.config[MAX_PARALLELISM.key],
         )
         self.regions = PipelinedRegions(self.graph)
         self.release = RegionPartitionGroupReleaseStrategy()
@@ -115,9 +120,9 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.failover = RestartPipelinedRegionFailoverStrategy()
         self.backoff = make_restart_backoff(self.config, seed=sum(map(ord, job_id)))
         self.slots = SlotPool(
-            self.config["taskmanager.numberOfTaskSlots"],
+            self.config[NUMBER_OF_TASK_SLOTS.key],
             limit,
-            self.config["jobmanager.slot-prefetch"],
+            self.config[SLOT_PREFETCH.key],
         )
         self.speculation = speculation_for(self, self.config)
         self.admitted = {a.vertex: a for a in inferred}  # sources asked when the job was taken
@@ -344,7 +349,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
             None
             if event.lost_partition is not None
             else non_recoverable_cause(
-                event.error_types, self.config["restart-strategy.non-recoverable-exceptions"]
+                event.error_types, self.config[NON_RECOVERABLE_EXCEPTIONS.key]
             )
         )
         failed_attempt = v.attempt

@@ -20,10 +20,63 @@ import msgpack
 from jobmanager.errors import ConfigurationError, ConfigurationFileError
 
 __all__ = [
-    "FLINK_KEYS",
-    "OPTIONS",
+    "ADAPTIVE_BROADCAST_JOIN_STRATEGY",
+    "ARCHIVE_DIR",
+    "AVG_DATA_VOLUME_PER_TASK",
+    "BLOB_OFFLOAD_MINSIZE",
+    "BLOCK_SLOW_NODE_DURATION",
+    "BROADCAST_THRESHOLD",
     "Configuration",
+    "DEFAULT_SOURCE_PARALLELISM",
+    "EVENT_FLUSH_INTERVAL",
+    "EVENT_WRITE_BUFFER_SIZE",
+    "EXPONENTIAL_ATTEMPTS",
+    "EXPONENTIAL_BACKOFF_MULTIPLIER",
+    "EXPONENTIAL_INITIAL_BACKOFF",
+    "EXPONENTIAL_JITTER_FACTOR",
+    "EXPONENTIAL_MAX_BACKOFF",
+    "EXPONENTIAL_RESET_BACKOFF_THRESHOLD",
+    "FIXED_DELAY_ATTEMPTS",
+    "FIXED_DELAY_DELAY",
+    "FLINK_KEYS",
+    "HEARTBEAT_INTERVAL",
+    "HEARTBEAT_TIMEOUT",
+    "JOBSTORE_DIR",
+    "JOBSTORE_EXPIRATION_TIME",
+    "JOB_RECOVERY_ENABLED",
+    "MAX_PARALLELISM",
+    "MAX_SLOTS",
+    "MIN_DATA_VOLUME_PER_TASK",
+    "MIN_PARALLELISM",
+    "NON_RECOVERABLE_EXCEPTIONS",
+    "NUMBER_OF_TASK_SLOTS",
+    "OPERATOR_CHAINING",
+    "OPTIONS",
     "Option",
+    "PARALLELISM_DEFAULT",
+    "PREVIOUS_WORKER_RECOVERY_TIMEOUT",
+    "READ_WHOLE_THRESHOLD",
+    "RESTART_STRATEGY",
+    "RESULT_MAX_SIZE",
+    "RETAINED_JOBS",
+    "SCHEDULER",
+    "SKEWED_FACTOR",
+    "SKEWED_JOIN_STRATEGY",
+    "SKEWED_THRESHOLD",
+    "SLOT_PREFETCH",
+    "SLOT_REQUEST_TIMEOUT",
+    "SLOW_TASK_BASELINE_LOWER_BOUND",
+    "SLOW_TASK_BASELINE_MULTIPLIER",
+    "SLOW_TASK_BASELINE_RATIO",
+    "SLOW_TASK_CHECK_INTERVAL",
+    "SNAPSHOT_MIN_PAUSE",
+    "SOURCE_DATA_VOLUME_PER_TASK",
+    "SPARK_DRIVER_MEMORY",
+    "SPECULATION_ENABLED",
+    "SPECULATIVE_MAX_ATTEMPTS",
+    "TASKMANAGER_IDLE_TIMEOUT",
+    "TASKMANAGER_NODE_ID",
+    "TMP_DIRS",
     "parse_duration_ms",
     "parse_memory_size",
 ]
@@ -194,6 +247,10 @@ def _memory_or_off(value: Any) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Option:
+    """One option: its key (the text a user writes), how a value is parsed and checked, its
+    default and what it does. Code reads an option through its constant, ``config[OPTION.key]``,
+    never through the key's text, so each option has this one home."""
+
     key: str
     parse: Callable[[Any], Any]
     default: Any
@@ -204,389 +261,503 @@ _ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
 _SKEW = "execution.batch.adaptive.skewed-join-optimization."
 _EXP = "restart-strategy.exponential-delay."
 
+PARALLELISM_DEFAULT = Option(
+    "parallelism.default",
+    _int(1),
+    1,
+    "Parallelism of a vertex that sets none when the job runs without the adaptive "
+    "scheduler; the last fallback for a source's parallelism upper bound.",
+)
+
+SCHEDULER = Option(
+    "jobmanager.core.scheduler",
+    _choice("Default", "AdaptiveBatch"),
+    None,
+    "Default: every parallelism is fixed before the job starts. AdaptiveBatch: "
+    "decided from the bytes inputs produced. Unset: AdaptiveBatch when some vertex "
+    "leaves its parallelism unset.",
+)
+
+MIN_PARALLELISM = Option(
+    _ADAPTIVE + "min-parallelism",
+    _int(1),
+    1,
+    "Lower bound of a parallelism the adaptive scheduler decides.",
+)
+
+MAX_PARALLELISM = Option(
+    _ADAPTIVE + "max-parallelism",
+    _int(1),
+    128,
+    "Upper bound of a decided parallelism; also how many subpartitions a producer "
+    "writes for a consumer whose parallelism is not decided yet.",
+)
+
+AVG_DATA_VOLUME_PER_TASK = Option(
+    _ADAPTIVE + "avg-data-volume-per-task",
+    _positive_memory,
+    64 << 20,
+    "Bytes of input each task should get (Spark's "
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes, 64 MiB: a Tidal task is a "
+    "Spark query of its own, 100 to 200 ms before its first row, so smaller tasks "
+    "spend more of their time starting).",
+)
+
+MIN_DATA_VOLUME_PER_TASK = Option(
+    _ADAPTIVE + "min-data-volume-per-task",
+    _positive_memory,
+    16 << 20,
+    "Spread a vertex over the job's slots: where its input fills fewer tasks "
+    "than the job's slots at avg-data-volume-per-task, its tasks get "
+    "input / slots bytes each, but at least this many (Spark's "
+    "spark.sql.adaptive.coalescePartitions.parallelismFirst with minPartitionSize, "
+    "1 MiB; Tidal 16 MiB, a task costing more to start than a partition). Unset: every "
+    "task gets avg-data-volume-per-task, as in Flink.",
+)
+
+SOURCE_DATA_VOLUME_PER_TASK = Option(
+    _ADAPTIVE + "source-data-volume-per-task",
+    _positive_memory,
+    128 << 20,
+    "Bytes of its files' columns each task of a source should read (where unset and "
+    "avg-data-volume-per-task is set, that). A task's "
+    "Spark splits its own scan over its "
+    "TaskManager's cores, so a source task may read as much as one Spark scan "
+    "partition (spark.sql.files.maxPartitionBytes, 128 MiB).",
+)
+
+DEFAULT_SOURCE_PARALLELISM = Option(
+    _ADAPTIVE + "default-source-parallelism",
+    _int(1),
+    None,
+    "Upper bound of a source's inferred parallelism; unset falls back to "
+    "max-parallelism, then parallelism.default.",
+)
+
+SKEWED_JOIN_STRATEGY = Option(
+    _SKEW + "strategy",
+    _choice("none", "auto", "forced"),
+    "auto",
+    "auto: cut skewed subpartitions of inputs marked splittable across consumers; "
+    "a SQL join whose output its own task uses as hash-partitioned (an aggregate, "
+    "window or join on its keys placed after it) is not cut. forced: the planner "
+    "puts such an operator behind a hash exchange of its own, so the join is cut "
+    "too (Flink's FORCED, planned before the run: the exchange is there whether or "
+    "not skew appears). none: nothing is cut.",
+)
+
+SKEWED_FACTOR = Option(
+    _SKEW + "skewed-factor",
+    _float(1.0),
+    4.0,
+    "A subpartition is skewed above this many times the median ...",
+)
+
+SKEWED_THRESHOLD = Option(
+    _SKEW + "skewed-threshold",
+    _positive_memory,
+    256 << 20,
+    "... and above this many bytes.",
+)
+
+BLOB_OFFLOAD_MINSIZE = Option(
+    "blob.offload.minsize",
+    _positive_memory,
+    1 << 20,
+    "Shuffle descriptors of a consumed partition group at least this large travel "
+    "through the blob store; smaller ones inline in the deployment.",
+)
+
+NUMBER_OF_TASK_SLOTS = Option(
+    "taskmanager.numberOfTaskSlots",
+    _int(1),
+    2,
+    "Slots per TaskManager; each runs one task at a time. (Flink: 1; Tidal: 2, "
+    "because every TaskManager process carries its own Spark JVM.)",
+)
+
+SPARK_DRIVER_MEMORY = Option(
+    "taskmanager.memory.spark-driver",
+    _positive_memory,
+    None,
+    "JVM heap of the SparkSession in each TaskManager. Unset: a quarter of its "
+    "node's memory, shared by the TaskManagers the node's CPUs hold (its slots' "
+    "share), between 1 GiB and 16 GiB; as Spark sizes executors from the "
+    "machine, the rest left to Python, Arrow, Ray's object store and the page "
+    "cache.",
+)
+
+HEARTBEAT_INTERVAL = Option(
+    "heartbeat.interval",
+    _positive_duration,
+    1000,
+    "How often the JobManager checks that each TaskManager is alive.",
+)
+
+HEARTBEAT_TIMEOUT = Option(
+    "heartbeat.timeout",
+    _positive_duration,
+    30_000,
+    "A TaskManager that does not answer for this long is lost.",
+)
+
+TASKMANAGER_IDLE_TIMEOUT = Option(
+    "resourcemanager.taskmanager-timeout",
+    _positive_duration,
+    300_000,
+    "An idle TaskManager is kept this long for the next job, then stopped; sooner "
+    "when a job of another shape needs the CPUs it holds. (Flink: 30 s; Tidal: 5 "
+    "min, Ray's autoscaler's idle node timeout, because every TaskManager carries a "
+    "Spark JVM whose start and warm-up cost the next job seconds.)",
+)
+
+SLOT_REQUEST_TIMEOUT = Option(
+    "slot.request.timeout",
+    _positive_duration,
+    300_000,
+    "A TaskManager the cluster cannot start within this time is given up.",
+)
+
+TASKMANAGER_NODE_ID = Option(
+    "taskmanager.node-id",
+    str,
+    "",
+    "The node a TaskManager says it is on; empty means Ray's node id. Consumers on "
+    "the same node read its partition files directly; tests set two ids to force "
+    "reads through the network.",
+)
+
+TMP_DIRS = Option(
+    "io.tmp.dirs",
+    str,
+    "",
+    "Where TaskManagers keep the job's partition files and their scratch space "
+    "(Spark's temporary files; a TaskManager started elsewhere is not reused for "
+    "the job); empty means the system's temporary directory.",
+)
+
+JOBSTORE_DIR = Option(
+    "jobstore.dir",
+    str,
+    "",
+    "Where each job's store lives (its event log, snapshots, graph and blobs): a "
+    "local directory or any fsspec URL a restarted JobManager can reach. Empty: "
+    "$TIDAL_HOME/jobs, or ~/.tidal/jobs.",
+)
+
+EVENT_WRITE_BUFFER_SIZE = Option(
+    "job-event.store.write-buffer.size",
+    _positive_memory,
+    1 << 20,
+    "Events that start no work (a task reporting it runs) are written to the job's "
+    "event log in batches of this size ...",
+)
+
+EVENT_FLUSH_INTERVAL = Option(
+    "job-event.store.write-buffer.flush-interval",
+    _positive_duration,
+    1000,
+    "... or at least this often. An event that leads to work (a deployment, a "
+    "cancellation, a decision) is written before the work starts.",
+)
+
+JOB_RECOVERY_ENABLED = Option(
+    "execution.batch.job-recovery.enabled",
+    _bool,
+    True,
+    "A JobManager that dies is restarted and takes the job over from its store, "
+    "keeping finished tasks and every decision. (Flink: off by default.)",
+)
+
+PREVIOUS_WORKER_RECOVERY_TIMEOUT = Option(
+    "execution.batch.job-recovery.previous-worker.recovery.timeout",
+    _positive_duration,
+    30_000,
+    "How long a new JobManager waits for the job's TaskManagers to say what they "
+    "hold; TaskManagers leased to a job whose JobManager is gone stay leased to it "
+    "this long.",
+)
+
+SNAPSHOT_MIN_PAUSE = Option(
+    "execution.batch.job-recovery.snapshot.min-pause",
+    _positive_duration,
+    180_000,
+    "The job's state is written to its store as a snapshot at most this often, so "
+    "a recovery replays only the events after it.",
+)
+
+JOBSTORE_EXPIRATION_TIME = Option(
+    "jobstore.expiration-time",
+    _positive_duration,
+    600_000,
+    "How long an ended job's store and work directory are kept (status, logs and "
+    "recovery read them); its archive stays.",
+)
+
+ARCHIVE_DIR = Option(
+    "jobmanager.archive.fs.dir",
+    str,
+    "",
+    "Where an ended job's archive goes (its event log, graph, final status and "
+    "logs), for tidal history, explain and report: a local directory or any fsspec "
+    "URL. Empty: $TIDAL_HOME/history, or ~/.tidal/history. (Flink: no archive "
+    "unless set.)",
+)
+
+RESULT_MAX_SIZE = Option(
+    "client.result.max-size",
+    _positive_memory,
+    256 << 20,
+    "The largest query result JobResult.to_arrow() reads back into the client, "
+    "measured before reading from its Parquet files' uncompressed row groups; a "
+    "larger one is an error saying to write it instead (Client.sql(output=...), "
+    "tidal sql -o).",
+)
+
+RETAINED_JOBS = Option(
+    "historyserver.archive.retained-jobs",
+    _retained_jobs,
+    1000,
+    "How many archives are kept, the newest; -1 keeps all. (Flink: -1.)",
+)
+
+SLOT_PREFETCH = Option(
+    "jobmanager.slot-prefetch",
+    _int(0),
+    4,
+    "How many single-task regions may wait in a busy slot behind its running task, "
+    "hiding the round trip to the JobManager between short tasks; 0 turns it off.",
+)
+
+MAX_SLOTS = Option(
+    "slotmanager.number-of-slots.max",
+    _int(1),
+    None,
+    "Most slots the job's TaskManagers may have in all. Unset: the cluster's CPUs "
+    "when the job was submitted (kept in the job's store, so a recovered job plans "
+    "with the same number).",
+)
+
+OPERATOR_CHAINING = Option(
+    "pipeline.operator-chaining.enabled",
+    _bool,
+    True,
+    "Run vertices joined by a FORWARD edge, one consumer to one producer, as one "
+    "task: one Spark query, no partition file between them.",
+)
+
+SPECULATION_ENABLED = Option(
+    "execution.batch.speculative.enabled",
+    _bool,
+    False,
+    "Run another attempt of a task much slower than its finished peers, in a slot "
+    "on another TaskManager; the first to finish wins, the others are cancelled.",
+)
+
+SPECULATIVE_MAX_ATTEMPTS = Option(
+    "execution.batch.speculative.max-concurrent-executions",
+    _int(2),
+    2,
+    "Most attempts of one task running at once, the first one included.",
+)
+
+BLOCK_SLOW_NODE_DURATION = Option(
+    "execution.batch.speculative.block-slow-node-duration",
+    _positive_duration,
+    60_000,
+    "A TaskManager found running a slow task takes no speculative attempt for this long.",
+)
+
+SLOW_TASK_CHECK_INTERVAL = Option(
+    "slow-task-detector.check-interval",
+    _positive_duration,
+    1000,
+    "How often running tasks are checked for slowness (with speculation on).",
+)
+
+SLOW_TASK_BASELINE_LOWER_BOUND = Option(
+    "slow-task-detector.execution-time.baseline-lower-bound",
+    _positive_duration,
+    60_000,
+    "A task is never slow before it ran this long ...",
+)
+
+SLOW_TASK_BASELINE_RATIO = Option(
+    "slow-task-detector.execution-time.baseline-ratio",
+    _float(0.0, 1.0),
+    0.75,
+    "... nor before this share of its vertex's tasks finished ...",
+)
+
+SLOW_TASK_BASELINE_MULTIPLIER = Option(
+    "slow-task-detector.execution-time.baseline-multiplier",
+    _float(1.0),
+    1.5,
+    "... nor before it ran this many times the median of its finished peers.",
+)
+
+RESTART_STRATEGY = Option(
+    "restart-strategy.type",
+    _choice(
+        "none",
+        "fixed-delay",
+        "exponential-delay",
+        aliases={
+            "off": "none",
+            "disable": "none",
+            "no_restart": "none",
+            "norestart": "none",
+            "fixeddelay": "fixed-delay",
+            "exponentialdelay": "exponential-delay",
+        },
+    ),
+    "exponential-delay",
+    "How the job restarts failed regions.",
+)
+
+NON_RECOVERABLE_EXCEPTIONS = Option(
+    "restart-strategy.non-recoverable-exceptions",
+    _class_names,
+    (),
+    "Exception classes (qualified names; a list, or separated by ';') that fail the "
+    "job at the first failure, with no restart, besides Tidal's own list (Spark's "
+    "AnalysisException, TypeError, a missing file, ...; see "
+    "jobmanager.core.scheduler.recoverable). Subclasses count too.",
+)
+
+FIXED_DELAY_ATTEMPTS = Option(
+    "restart-strategy.fixed-delay.attempts",
+    _int(0),
+    1,
+    "Restarts before the job fails, for fixed-delay.",
+)
+
+FIXED_DELAY_DELAY = Option(
+    "restart-strategy.fixed-delay.delay",
+    _positive_duration,
+    1000,
+    "Delay before each restart, for fixed-delay.",
+)
+
+EXPONENTIAL_INITIAL_BACKOFF = Option(
+    _EXP + "initial-backoff", _positive_duration, 1000, "First back-off."
+)
+
+EXPONENTIAL_MAX_BACKOFF = Option(
+    _EXP + "max-backoff", _positive_duration, 60_000, "Largest back-off."
+)
+
+EXPONENTIAL_BACKOFF_MULTIPLIER = Option(
+    _EXP + "backoff-multiplier", _float(1.0), 1.5, "Growth of the back-off."
+)
+
+EXPONENTIAL_RESET_BACKOFF_THRESHOLD = Option(
+    _EXP + "reset-backoff-threshold",
+    _positive_duration,
+    3_600_000,
+    "Time without failure after which the back-off starts over.",
+)
+
+EXPONENTIAL_JITTER_FACTOR = Option(
+    _EXP + "jitter-factor", _float(0.0, 1.0), 0.1, "Random spread of a back-off."
+)
+
+EXPONENTIAL_ATTEMPTS = Option(
+    _EXP + "attempts-before-reset-backoff",
+    _int(0),
+    4,
+    "Restarts before the job fails (Flink: unlimited; Tidal stops a deterministic "
+    "bug after 4, like Spark's spark.task.maxFailures).",
+)
+
+BROADCAST_THRESHOLD = Option(
+    "table.optimizer.join.broadcast-threshold",
+    _memory_or_off,
+    10 << 20,
+    "A SQL query's join sends a side whole to every task of the other when the "
+    "side's listed bytes (the compressed columns it reads) are at most this; -1 "
+    "never does. (Flink: 1 MB of its own estimate; Tidal: Spark's 10 MB, of bytes "
+    "as Spark's estimate counts them.)",
+)
+
+READ_WHOLE_THRESHOLD = Option(
+    "table.optimizer.join.read-whole-threshold",
+    _memory_or_off,
+    1 << 20,
+    "A join's side sent whole to every task of the other side, when it reads one "
+    "table (filtered and projected only) of at most this many listed bytes and the "
+    "other side's tasks read a table too, is read by each of those tasks in its own "
+    "Spark query, as Spark's own plan reads it, not by a task of its own; -1 never.",
+)
+
+ADAPTIVE_BROADCAST_JOIN_STRATEGY = Option(
+    "table.optimizer.adaptive-broadcast-join.strategy",
+    _choice("AUTO", "RUNTIME_ONLY", "NONE", aliases={"runtime-only": "RUNTIME_ONLY"}),
+    "AUTO",
+    "AUTO: a join is broadcast when planned (a side's listed bytes under "
+    "table.optimizer.join.broadcast-threshold) or, failing that, at run time, when "
+    "a side it may broadcast produced at most the threshold's real bytes (else it "
+    "stays shuffled, built on its smaller side); RUNTIME_ONLY: only at run time, "
+    "from the bytes produced; NONE: never at run time (FLIP-470).",
+)
+
 OPTIONS: dict[str, Option] = {
     o.key: o
-    for o in [
-        Option(
-            "parallelism.default",
-            _int(1),
-            1,
-            "Parallelism of a vertex that sets none when the job runs without the adaptive "
-            "scheduler; the last fallback for a source's parallelism upper bound.",
-        ),
-        Option(
-            "jobmanager.core.scheduler",
-            _choice("Default", "AdaptiveBatch"),
-            None,
-            "Default: every parallelism is fixed before the job starts. AdaptiveBatch: "
-            "decided from the bytes inputs produced. Unset: AdaptiveBatch when some vertex "
-            "leaves its parallelism unset.",
-        ),
-        Option(
-            _ADAPTIVE + "min-parallelism",
-            _int(1),
-            1,
-            "Lower bound of a parallelism the adaptive scheduler decides.",
-        ),
-        Option(
-            _ADAPTIVE + "max-parallelism",
-            _int(1),
-            128,
-            "Upper bound of a decided parallelism; also how many subpartitions a producer "
-            "writes for a consumer whose parallelism is not decided yet.",
-        ),
-        Option(
-            _ADAPTIVE + "avg-data-volume-per-task",
-            _positive_memory,
-            64 << 20,
-            "Bytes of input each task should get (Spark's "
-            "spark.sql.adaptive.advisoryPartitionSizeInBytes, 64 MiB: a Tidal task is a "
-            "Spark query of its own, 100 to 200 ms before its first row, so smaller tasks "
-            "spend more of their time starting).",
-        ),
-        Option(
-            _ADAPTIVE + "min-data-volume-per-task",
-            _positive_memory,
-            16 << 20,
-            "Spread a vertex over the job's slots: where its input fills fewer tasks "
-            "than the job's slots at avg-data-volume-per-task, its tasks get "
-            "input / slots bytes each, but at least this many (Spark's "
-            "spark.sql.adaptive.coalescePartitions.parallelismFirst with minPartitionSize, "
-            "1 MiB; Tidal 16 MiB, a task costing more to start than a partition). Unset: every "
-            "task gets avg-data-volume-per-task, as in Flink.",
-        ),
-        Option(
-            _ADAPTIVE + "source-data-volume-per-task",
-            _positive_memory,
-            128 << 20,
-            "Bytes of its files' columns each task of a source should read (where unset and "
-            "avg-data-volume-per-task is set, that). A task's "
-            "Spark splits its own scan over its "
-            "TaskManager's cores, so a source task may read as much as one Spark scan "
-            "partition (spark.sql.files.maxPartitionBytes, 128 MiB).",
-        ),
-        Option(
-            _ADAPTIVE + "default-source-parallelism",
-            _int(1),
-            None,
-            "Upper bound of a source's inferred parallelism; unset falls back to "
-            "max-parallelism, then parallelism.default.",
-        ),
-        Option(
-            _SKEW + "strategy",
-            _choice("none", "auto", "forced"),
-            "auto",
-            "auto: cut skewed subpartitions of inputs marked splittable across consumers; "
-            "a SQL join whose output its own task uses as hash-partitioned (an aggregate, "
-            "window or join on its keys placed after it) is not cut. forced: the planner "
-            "puts such an operator behind a hash exchange of its own, so the join is cut "
-            "too (Flink's FORCED, planned before the run: the exchange is there whether or "
-            "not skew appears). none: nothing is cut.",
-        ),
-        Option(
-            _SKEW + "skewed-factor",
-            _float(1.0),
-            4.0,
-            "A subpartition is skewed above this many times the median ...",
-        ),
-        Option(
-            _SKEW + "skewed-threshold",
-            _positive_memory,
-            256 << 20,
-            "... and above this many bytes.",
-        ),
-        Option(
-            "blob.offload.minsize",
-            _positive_memory,
-            1 << 20,
-            "Shuffle descriptors of a consumed partition group at least this large travel "
-            "through the blob store; smaller ones inline in the deployment.",
-        ),
-        Option(
-            "taskmanager.numberOfTaskSlots",
-            _int(1),
-            2,
-            "Slots per TaskManager; each runs one task at a time. (Flink: 1; Tidal: 2, "
-            "because every TaskManager process carries its own Spark JVM.)",
-        ),
-        Option(
-            "taskmanager.memory.spark-driver",
-            _positive_memory,
-            None,
-            "JVM heap of the SparkSession in each TaskManager. Unset: a quarter of its "
-            "node's memory, shared by the TaskManagers the node's CPUs hold (its slots' "
-            "share), between 1 GiB and 16 GiB; as Spark sizes executors from the "
-            "machine, the rest left to Python, Arrow, Ray's object store and the page "
-            "cache.",
-        ),
-        Option(
-            "heartbeat.interval",
-            _positive_duration,
-            1000,
-            "How often the JobManager checks that each TaskManager is alive.",
-        ),
-        Option(
-            "heartbeat.timeout",
-            _positive_duration,
-            30_000,
-            "A TaskManager that does not answer for this long is lost.",
-        ),
-        Option(
-            "resourcemanager.taskmanager-timeout",
-            _positive_duration,
-            300_000,
-            "An idle TaskManager is kept this long for the next job, then stopped; sooner "
-            "when a job of another shape needs the CPUs it holds. (Flink: 30 s; Tidal: 5 "
-            "min, Ray's autoscaler's idle node timeout, because every TaskManager carries a "
-            "Spark JVM whose start and warm-up cost the next job seconds.)",
-        ),
-        Option(
-            "slot.request.timeout",
-            _positive_duration,
-            300_000,
-            "A TaskManager the cluster cannot start within this time is given up.",
-        ),
-        Option(
-            "taskmanager.node-id",
-            str,
-            "",
-            "The node a TaskManager says it is on; empty means Ray's node id. Consumers on "
-            "the same node read its partition files directly; tests set two ids to force "
-            "reads through the network.",
-        ),
-        Option(
-            "io.tmp.dirs",
-            str,
-            "",
-            "Where TaskManagers keep the job's partition files and their scratch space "
-            "(Spark's temporary files; a TaskManager started elsewhere is not reused for "
-            "the job); empty means the system's temporary directory.",
-        ),
-        Option(
-            "jobstore.dir",
-            str,
-            "",
-            "Where each job's store lives (its event log, snapshots, graph and blobs): a "
-            "local directory or any fsspec URL a restarted JobManager can reach. Empty: "
-            "$TIDAL_HOME/jobs, or ~/.tidal/jobs.",
-        ),
-        Option(
-            "job-event.store.write-buffer.size",
-            _positive_memory,
-            1 << 20,
-            "Events that start no work (a task reporting it runs) are written to the job's "
-            "event log in batches of this size ...",
-        ),
-        Option(
-            "job-event.store.write-buffer.flush-interval",
-            _positive_duration,
-            1000,
-            "... or at least this often. An event that leads to work (a deployment, a "
-            "cancellation, a decision) is written before the work starts.",
-        ),
-        Option(
-            "execution.batch.job-recovery.enabled",
-            _bool,
-            True,
-            "A JobManager that dies is restarted and takes the job over from its store, "
-            "keeping finished tasks and every decision. (Flink: off by default.)",
-        ),
-        Option(
-            "execution.batch.job-recovery.previous-worker.recovery.timeout",
-            _positive_duration,
-            30_000,
-            "How long a new JobManager waits for the job's TaskManagers to say what they "
-            "hold; TaskManagers leased to a job whose JobManager is gone stay leased to it "
-            "this long.",
-        ),
-        Option(
-            "execution.batch.job-recovery.snapshot.min-pause",
-            _positive_duration,
-            180_000,
-            "The job's state is written to its store as a snapshot at most this often, so "
-            "a recovery replays only the events after it.",
-        ),
-        Option(
-            "jobstore.expiration-time",
-            _positive_duration,
-            600_000,
-            "How long an ended job's store and work directory are kept (status, logs and "
-            "recovery read them); its archive stays.",
-        ),
-        Option(
-            "jobmanager.archive.fs.dir",
-            str,
-            "",
-            "Where an ended job's archive goes (its event log, graph, final status and "
-            "logs), for tidal history, explain and report: a local directory or any fsspec "
-            "URL. Empty: $TIDAL_HOME/history, or ~/.tidal/history. (Flink: no archive "
-            "unless set.)",
-        ),
-        Option(
-            "client.result.max-size",
-            _positive_memory,
-            256 << 20,
-            "The largest query result JobResult.to_arrow() reads back into the client, "
-            "measured before reading from its Parquet files' uncompressed row groups; a "
-            "larger one is an error saying to write it instead (Client.sql(output=...), "
-            "tidal sql -o).",
-        ),
-        Option(
-            "historyserver.archive.retained-jobs",
-            _retained_jobs,
-            1000,
-            "How many archives are kept, the newest; -1 keeps all. (Flink: -1.)",
-        ),
-        Option(
-            "jobmanager.slot-prefetch",
-            _int(0),
-            4,
-            "How many single-task regions may wait in a busy slot behind its running task, "
-            "hiding the round trip to the JobManager between short tasks; 0 turns it off.",
-        ),
-        Option(
-            "slotmanager.number-of-slots.max",
-            _int(1),
-            None,
-            "Most slots the job's TaskManagers may have in all. Unset: the cluster's CPUs "
-            "when the job was submitted (kept in the job's store, so a recovered job plans "
-            "with the same number).",
-        ),
-        Option(
-            "pipeline.operator-chaining.enabled",
-            _bool,
-            True,
-            "Run vertices joined by a FORWARD edge, one consumer to one producer, as one "
-            "task: one Spark query, no partition file between them.",
-        ),
-        Option(
-            "execution.batch.speculative.enabled",
-            _bool,
-            False,
-            "Run another attempt of a task much slower than its finished peers, in a slot "
-            "on another TaskManager; the first to finish wins, the others are cancelled.",
-        ),
-        Option(
-            "execution.batch.speculative.max-concurrent-executions",
-            _int(2),
-            2,
-            "Most attempts of one task running at once, the first one included.",
-        ),
-        Option(
-            "execution.batch.speculative.block-slow-node-duration",
-            _positive_duration,
-            60_000,
-            "A TaskManager found running a slow task takes no speculative attempt for this long.",
-        ),
-        Option(
-            "slow-task-detector.check-interval",
-            _positive_duration,
-            1000,
-            "How often running tasks are checked for slowness (with speculation on).",
-        ),
-        Option(
-            "slow-task-detector.execution-time.baseline-lower-bound",
-            _positive_duration,
-            60_000,
-            "A task is never slow before it ran this long ...",
-        ),
-        Option(
-            "slow-task-detector.execution-time.baseline-ratio",
-            _float(0.0, 1.0),
-            0.75,
-            "... nor before this share of its vertex's tasks finished ...",
-        ),
-        Option(
-            "slow-task-detector.execution-time.baseline-multiplier",
-            _float(1.0),
-            1.5,
-            "... nor before it ran this many times the median of its finished peers.",
-        ),
-        Option(
-            "restart-strategy.type",
-            _choice(
-                "none",
-                "fixed-delay",
-                "exponential-delay",
-                aliases={
-                    "off": "none",
-                    "disable": "none",
-                    "no_restart": "none",
-                    "norestart": "none",
-                    "fixeddelay": "fixed-delay",
-                    "exponentialdelay": "exponential-delay",
-                },
-            ),
-            "exponential-delay",
-            "How the job restarts failed regions.",
-        ),
-        Option(
-            "restart-strategy.non-recoverable-exceptions",
-            _class_names,
-            (),
-            "Exception classes (qualified names; a list, or separated by ';') that fail the "
-            "job at the first failure, with no restart, besides Tidal's own list (Spark's "
-            "AnalysisException, TypeError, a missing file, ...; see "
-            "jobmanager.core.scheduler.recoverable). Subclasses count too.",
-        ),
-        Option(
-            "restart-strategy.fixed-delay.attempts",
-            _int(0),
-            1,
-            "Restarts before the job fails, for fixed-delay.",
-        ),
-        Option(
-            "restart-strategy.fixed-delay.delay",
-            _positive_duration,
-            1000,
-            "Delay before each restart, for fixed-delay.",
-        ),
-        Option(_EXP + "initial-backoff", _positive_duration, 1000, "First back-off."),
-        Option(_EXP + "max-backoff", _positive_duration, 60_000, "Largest back-off."),
-        Option(_EXP + "backoff-multiplier", _float(1.0), 1.5, "Growth of the back-off."),
-        Option(
-            _EXP + "reset-backoff-threshold",
-            _positive_duration,
-            3_600_000,
-            "Time without failure after which the back-off starts over.",
-        ),
-        Option(_EXP + "jitter-factor", _float(0.0, 1.0), 0.1, "Random spread of a back-off."),
-        Option(
-            _EXP + "attempts-before-reset-backoff",
-            _int(0),
-            4,
-            "Restarts before the job fails (Flink: unlimited; Tidal stops a deterministic "
-            "bug after 4, like Spark's spark.task.maxFailures).",
-        ),
-        Option(
-            "table.optimizer.join.broadcast-threshold",
-            _memory_or_off,
-            10 << 20,
-            "A SQL query's join sends a side whole to every task of the other when the "
-            "side's listed bytes (the compressed columns it reads) are at most this; -1 "
-            "never does. (Flink: 1 MB of its own estimate; Tidal: Spark's 10 MB, of bytes "
-            "as Spark's estimate counts them.)",
-        ),
-        Option(
-            "table.optimizer.join.read-whole-threshold",
-            _memory_or_off,
-            1 << 20,
-            "A join's side sent whole to every task of the other side, when it reads one "
-            "table (filtered and projected only) of at most this many listed bytes and the "
-            "other side's tasks read a table too, is read by each of those tasks in its own "
-            "Spark query, as Spark's own plan reads it, not by a task of its own; -1 never.",
-        ),
-        Option(
-            "table.optimizer.adaptive-broadcast-join.strategy",
-            _choice("AUTO", "RUNTIME_ONLY", "NONE", aliases={"runtime-only": "RUNTIME_ONLY"}),
-            "AUTO",
-            "AUTO: a join is broadcast when planned (a side's listed bytes under "
-            "table.optimizer.join.broadcast-threshold) or, failing that, at run time, when "
-            "a side it may broadcast produced at most the threshold's real bytes (else it "
-            "stays shuffled, built on its smaller side); RUNTIME_ONLY: only at run time, "
-            "from the bytes produced; NONE: never at run time (FLIP-470).",
-        ),
-    ]
+    for o in (
+        PARALLELISM_DEFAULT,
+        SCHEDULER,
+        MIN_PARALLELISM,
+        MAX_PARALLELISM,
+        AVG_DATA_VOLUME_PER_TASK,
+        MIN_DATA_VOLUME_PER_TASK,
+        SOURCE_DATA_VOLUME_PER_TASK,
+        DEFAULT_SOURCE_PARALLELISM,
+        SKEWED_JOIN_STRATEGY,
+        SKEWED_FACTOR,
+        SKEWED_THRESHOLD,
+        BLOB_OFFLOAD_MINSIZE,
+        NUMBER_OF_TASK_SLOTS,
+        SPARK_DRIVER_MEMORY,
+        HEARTBEAT_INTERVAL,
+        HEARTBEAT_TIMEOUT,
+        TASKMANAGER_IDLE_TIMEOUT,
+        SLOT_REQUEST_TIMEOUT,
+        TASKMANAGER_NODE_ID,
+        TMP_DIRS,
+        JOBSTORE_DIR,
+        EVENT_WRITE_BUFFER_SIZE,
+        EVENT_FLUSH_INTERVAL,
+        JOB_RECOVERY_ENABLED,
+        PREVIOUS_WORKER_RECOVERY_TIMEOUT,
+        SNAPSHOT_MIN_PAUSE,
+        JOBSTORE_EXPIRATION_TIME,
+        ARCHIVE_DIR,
+        RESULT_MAX_SIZE,
+        RETAINED_JOBS,
+        SLOT_PREFETCH,
+        MAX_SLOTS,
+        OPERATOR_CHAINING,
+        SPECULATION_ENABLED,
+        SPECULATIVE_MAX_ATTEMPTS,
+        BLOCK_SLOW_NODE_DURATION,
+        SLOW_TASK_CHECK_INTERVAL,
+        SLOW_TASK_BASELINE_LOWER_BOUND,
+        SLOW_TASK_BASELINE_RATIO,
+        SLOW_TASK_BASELINE_MULTIPLIER,
+        RESTART_STRATEGY,
+        NON_RECOVERABLE_EXCEPTIONS,
+        FIXED_DELAY_ATTEMPTS,
+        FIXED_DELAY_DELAY,
+        EXPONENTIAL_INITIAL_BACKOFF,
+        EXPONENTIAL_MAX_BACKOFF,
+        EXPONENTIAL_BACKOFF_MULTIPLIER,
+        EXPONENTIAL_RESET_BACKOFF_THRESHOLD,
+        EXPONENTIAL_JITTER_FACTOR,
+        EXPONENTIAL_ATTEMPTS,
+        BROADCAST_THRESHOLD,
+        READ_WHOLE_THRESHOLD,
+        ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    )
 }
 
 
@@ -594,16 +765,16 @@ OPTIONS: dict[str, Option] = {
 # Flink's table planner reads the skewed join options as table.optimizer.*; Tidal's runtime
 # key came first and stays, and a Flink configuration carries over as it is.
 FLINK_KEYS = {
-    "table.optimizer.skewed-join-optimization." + name: _SKEW + name
-    for name in ("strategy", "skewed-factor", "skewed-threshold")
+    "table.optimizer.skewed-join-optimization." + option.key.removeprefix(_SKEW): option.key
+    for option in (SKEWED_JOIN_STRATEGY, SKEWED_FACTOR, SKEWED_THRESHOLD)
 }
 
 _CONTRADICTIONS = (
-    (_ADAPTIVE + "min-parallelism", _ADAPTIVE + "max-parallelism",
+    (MIN_PARALLELISM.key, MAX_PARALLELISM.key,
      lambda low, high: low <= high, "may not be above"),
-    (_EXP + "initial-backoff", _EXP + "max-backoff",
+    (EXPONENTIAL_INITIAL_BACKOFF.key, EXPONENTIAL_MAX_BACKOFF.key,
      lambda low, high: low <= high, "may not be above"),
-    ("heartbeat.interval", "heartbeat.timeout",
+    (HEARTBEAT_INTERVAL.key, HEARTBEAT_TIMEOUT.key,
      lambda interval, timeout: interval < timeout, "must be below"),
 )  # fmt: skip
 

@@ -24,7 +24,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from jobmanager.errors import PlannerBug, SqlError, TidalError
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    BROADCAST_THRESHOLD,
+    READ_WHOLE_THRESHOLD,
+    SKEWED_JOIN_STRATEGY,
+    Configuration,
+)
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
@@ -45,13 +50,8 @@ from jobmanager.planner.prune import prune_columns
 from jobmanager.planner.pushdown import push_filters
 from jobmanager.planner.translate import Translator
 
-__all__ = ["BROADCAST_THRESHOLD", "SKEW_STRATEGY", "Catalog", "PlannedQuery", "plan_sql"]
+__all__ = ["Catalog", "PlannedQuery", "plan_sql"]
 
-BROADCAST_THRESHOLD = "table.optimizer.join.broadcast-threshold"
-READ_WHOLE_THRESHOLD = "table.optimizer.join.read-whole-threshold"
-# none, auto or forced: forced plans a hash exchange after a shuffled join where an operator
-# in the join's stage would rely on its hashing, so that the join's skew may still be cut
-SKEW_STRATEGY = "execution.batch.adaptive.skewed-join-optimization.strategy"
 _QUOTED = re.compile(r"'([^']+)'")
 
 
@@ -113,13 +113,13 @@ def plan_sql(
         relation = Translator(catalog, ids, query).query(tree)
     with _planning("optimizing", query):
         node = prune_columns(push_filters(relation.node), trim=False)
-        threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
+        threshold, strategy = config[BROADCAST_THRESHOLD.key], broadcast_strategy(config)
         static = static_threshold(threshold, strategy)
-        read_whole = config[READ_WHOLE_THRESHOLD]
+        read_whole = config[READ_WHOLE_THRESHOLD.key]
         node = aggregate_before_joins(reorder_joins(node, threshold), ids)
         node = filter_by_join_keys(prune_columns(node), static, read_whole)
     with _planning("cutting into stages", query):
-        result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY], read_whole)
+        result = cut_into_stages(node, static, ids, config[SKEWED_JOIN_STRATEGY.key], read_whole)
         mark_joins(result, strategy)
         tree = result.tree
         named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jobmanager.errors import ConfigurationError
+from jobmanager.model.config import ADAPTIVE_BROADCAST_JOIN_STRATEGY
 from jobmanager.model.jobgraph import PartitionerKind
 from jobmanager.model.joins import JoinInput
 from jobmanager.planner.graph import stages_in_order
@@ -43,13 +44,11 @@ __all__ = [
     "AUTO",
     "NONE",
     "RUNTIME_ONLY",
-    "STRATEGY",
     "broadcast_strategy",
     "mark_joins",
     "static_threshold",
 ]
 
-STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
 AUTO, RUNTIME_ONLY, NONE = "AUTO", "RUNTIME_ONLY", "NONE"
 
 # The logical plan's join kinds (translate and subqueries already read Spark's spellings: LEFT
@@ -70,14 +69,17 @@ def broadcast_strategy(config: Mapping[str, Any]) -> str:
     """The strategy the configuration asks for: AUTO, RUNTIME_ONLY or NONE, in any case or
     with dashes; AUTO, Flink's default, where it has no such option (a plain mapping)."""
     try:
-        value = config[STRATEGY]
+        value = config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key]
     except (ConfigurationError, KeyError):
         return AUTO
     if value is None:
         return AUTO
     name = str(getattr(value, "name", value)).strip().upper().replace("-", "_")
     if name not in (AUTO, RUNTIME_ONLY, NONE):
-        raise ConfigurationError(STRATEGY, f"expected AUTO, RUNTIME_ONLY or NONE; got {value!r}")
+        raise ConfigurationError(
+            ADAPTIVE_BROADCAST_JOIN_STRATEGY.key,
+            f"expected AUTO, RUNTIME_ONLY or NONE; got {value!r}",
+        )
     return name
 
 

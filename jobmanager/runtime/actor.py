@@ -43,7 +43,15 @@ from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import chained_graph
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    EVENT_FLUSH_INTERVAL,
+    EVENT_WRITE_BUFFER_SIZE,
+    JOB_RECOVERY_ENABLED,
+    PREVIOUS_WORKER_RECOVERY_TIMEOUT,
+    SNAPSHOT_MIN_PAUSE,
+    TMP_DIRS,
+    Configuration,
+)
 from jobmanager.model.join_chains import runnable_vertices
 from jobmanager.model.operators import ParquetSink, ResultSink, serialize_vertex_code
 from jobmanager.runtime import jobrecords
@@ -76,7 +84,7 @@ _STOP = object()
 
 
 def work_directory(config: Configuration, job_id: str) -> str:
-    base = config["io.tmp.dirs"] or tempfile.gettempdir()
+    base = config[TMP_DIRS.key] or tempfile.gettempdir()
     return os.path.join(base, "tidal", job_id)
 
 
@@ -220,13 +228,13 @@ class JobManagerActor(JobEnding):
                 v.operator.path for v in job_graph.vertices if isinstance(v.operator, ResultSink)
             ),
         )
-        events = store.open_log(settings["job-event.store.write-buffer.size"])
+        events = store.open_log(settings[EVENT_WRITE_BUFFER_SIZE.key])
         events.append(submitted)
         events.flush()
         jobrecords.record_job(
             self.job_id,
             store.url,
-            settings["execution.batch.job-recovery.enabled"],
+            settings[JOB_RECOVERY_ENABLED.key],
             work_directory(settings, self.job_id),
         )
         return job_graph, store, blobs, submitted, events
@@ -282,7 +290,7 @@ class JobManagerActor(JobEnding):
             with self.lock:
                 self.submitted, self.ledger = replayed.submitted, replayed.ledger
             settings = Configuration(dict(replayed.submitted.config))
-            events = store.open_log(settings["job-event.store.write-buffer.size"])
+            events = store.open_log(settings[EVENT_WRITE_BUFFER_SIZE.key])
             self._take(store, replayed.submitted, replayed.state, events, store.blobs())
             replayed_s = time.time() - began
             reports, handles = reconnect(
@@ -290,7 +298,7 @@ class JobManagerActor(JobEnding):
                 replayed.state,
                 ray.get_runtime_context().current_actor,
                 os.path.join(self.work_dir, "shuffle"),
-                settings["execution.batch.job-recovery.previous-worker.recovery.timeout"] / 1000,
+                settings[PREVIOUS_WORKER_RECOVERY_TIMEOUT.key] / 1000,
             )
             for tm_id, handle in handles.items():
                 self.executor.adopt(tm_id, handle)
@@ -486,7 +494,7 @@ class JobManagerActor(JobEnding):
         return applied
 
     def _maybe_snapshot(self) -> None:
-        pause = self.config["execution.batch.job-recovery.snapshot.min-pause"] / 1000
+        pause = self.config[SNAPSHOT_MIN_PAUSE.key] / 1000
         if (
             time.monotonic() - self.snapshot_at < pause
             or self.state.events_applied == self.snapshot_events
@@ -519,7 +527,7 @@ class JobManagerActor(JobEnding):
         return batch
 
     def _flush_events(self) -> None:
-        interval = self.config["job-event.store.write-buffer.flush-interval"] / 1000
+        interval = self.config[EVENT_FLUSH_INTERVAL.key] / 1000
         while not self.done.wait(interval):
             self.events.flush()
             self.metrics.saw_log(self.events.size)

@@ -16,7 +16,7 @@ import os
 import structlog
 
 from blob import BlobKey
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import ARCHIVE_DIR, Configuration
 from jobmanager.runtime.details import JobDetails
 from jobmanager.runtime.eventlog import JobStoreError
 from jobmanager.runtime.jobstore import STATUS_FILE, JobStore, job_ids, local_job_ids_oldest_first
@@ -28,7 +28,7 @@ _log = structlog.get_logger("tidal.archive")
 
 def archive_root(config: Configuration) -> str:
     """``jobmanager.archive.fs.dir``, else ``$TIDAL_HOME/history`` (``~/.tidal/history``)."""
-    configured = config["jobmanager.archive.fs.dir"]
+    configured = config[ARCHIVE_DIR.key]
     if configured and "://" in configured:
         return configured.rstrip("/")
     home = os.environ.get("TIDAL_HOME") or os.path.join(os.path.expanduser("~"), ".tidal")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from jobmanager.core.admission import slot_limit
 from jobmanager.core.scheduler.slots import first_task_manager_slots
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS, Configuration
 from jobmanager.runtime.names import resource_manager_handle
 
 __all__ = ["EarlyLease"]
@@ -30,7 +30,7 @@ class EarlyLease:
         """A lease of the TaskManager the core asks for first (``first_task_manager_slots``);
         None where there is no ResourceManager, or the job may hold no slot."""
         slots = first_task_manager_slots(
-            config["taskmanager.numberOfTaskSlots"], slot_limit(config, cluster_cpus)
+            config[NUMBER_OF_TASK_SLOTS.key], slot_limit(config, cluster_cpus)
         )
         if slots <= 0:
             return None

@@ -16,7 +16,7 @@ import ray
 
 from jobmanager.logs import log_since
 from jobmanager.messages import events as ev
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import JOBSTORE_EXPIRATION_TIME, RETAINED_JOBS, Configuration
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.archive import archive_job, archive_root
 from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
@@ -82,9 +82,7 @@ class JobEnding:
         archive cannot be written still ends, with a warning."""
         config = Configuration(dict(self.submitted.config) if self.submitted else {})
         try:
-            archive = archive_job(
-                store, archive_root(config), config["historyserver.archive.retained-jobs"]
-            )
+            archive = archive_job(store, archive_root(config), config[RETAINED_JOBS.key])
         except Exception as error:
             self.log.warning("job not archived", error=repr(error))
             return ev.JobArchived("", f"{type(error).__name__}: {error}")
@@ -121,7 +119,7 @@ class JobEnding:
 
     def _expiration_s(self) -> float:
         config = Configuration(dict(self.submitted.config) if self.submitted else {})
-        return config["jobstore.expiration-time"] / 1000
+        return config[JOBSTORE_EXPIRATION_TIME.key] / 1000
 
 
 def _after(seconds: float, call) -> None:

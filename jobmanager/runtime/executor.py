@@ -29,7 +29,14 @@ from jobmanager.messages import events as ev
 from jobmanager.messages.codec import encode
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import ChainedOperator
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    BLOB_OFFLOAD_MINSIZE,
+    HEARTBEAT_INTERVAL,
+    HEARTBEAT_TIMEOUT,
+    SLOT_REQUEST_TIMEOUT,
+    Configuration,
+)
 from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
@@ -68,12 +75,12 @@ class CommandExecutor:
         self.job_manager = job_manager
         self.log = _log.bind(job=job_id)
         self.blobs = blobs
-        self.cache = ShuffleDescriptorCache(blobs, config["blob.offload.minsize"])
+        self.cache = ShuffleDescriptorCache(blobs, config[BLOB_OFFLOAD_MINSIZE.key])
         self.describe = view.descriptors(
             job_id,
             self.cache,
             code_keys,
-            config["execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"],
+            config[AVG_DATA_VOLUME_PER_TASK.key],
         )
         self._staged: dict[str, list[cmd.DeployTask]] = {}
         self._early_lease = early_lease
@@ -143,7 +150,7 @@ class CommandExecutor:
             handle.attach.remote(self.job_id, self.job_manager, root).future().add_done_callback(
                 lambda f: started(tm_id, f)
             )
-            timer = threading.Timer(self.config["slot.request.timeout"] / 1000, give_up, [tm_id])
+            timer = threading.Timer(self.config[SLOT_REQUEST_TIMEOUT.key] / 1000, give_up, [tm_id])
             timer.daemon = True
             timer.start()
 
@@ -298,7 +305,7 @@ class CommandExecutor:
         """Heartbeats: a TaskManager that died, or stayed silent for heartbeat.timeout, is lost.
         Nothing stops the watch but the job's end: an error in one round is logged, and the
         next round comes."""
-        interval = self.config["heartbeat.interval"] / 1000
+        interval = self.config[HEARTBEAT_INTERVAL.key] / 1000
         last_seen: dict[str, float] = {}
         while not self._stopped.wait(interval):
             try:
@@ -307,7 +314,7 @@ class CommandExecutor:
                 self.log.warning("heartbeat round failed", error=repr(error))
 
     def _heartbeat_round(self, interval: float, last_seen: dict[str, float]) -> None:
-        timeout = self.config["heartbeat.timeout"] / 1000
+        timeout = self.config[HEARTBEAT_TIMEOUT.key] / 1000
         with self._lock:
             watched = {t: self.task_managers[t] for t in self.registered}
         pings = {t: h.ping.remote() for t, h in watched.items()}

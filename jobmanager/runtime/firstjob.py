@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ray
 
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import TASKMANAGER_IDLE_TIMEOUT, Configuration
 from jobmanager.runtime.jobstore import store_root
 from jobmanager.runtime.resourcemanager import resource_manager
 
@@ -17,7 +17,5 @@ def prepare_first_job() -> tuple[ray.ObjectRef, ray.ObjectRef]:
     without waiting for either; the answers: the first once the standby is starting, the second
     the TaskManager's id (None if none was started) once its process is asked for."""
     defaults = Configuration()
-    rm = resource_manager(
-        defaults["resourcemanager.taskmanager-timeout"] / 1000, store_root(defaults)
-    )
+    rm = resource_manager(defaults[TASKMANAGER_IDLE_TIMEOUT.key] / 1000, store_root(defaults))
     return rm.prepare_job_manager.remote(), rm.prepare_task_manager.remote(defaults.to_bytes())

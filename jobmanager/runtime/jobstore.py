@@ -39,7 +39,7 @@ from blob import BlobKey, FileSystemBlobStore
 from jobmanager.errors import SnapshotVersionError
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode, message
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import JOBSTORE_DIR, Configuration
 from jobmanager.runtime.details import JobDetails, details_of_v0, read_details
 from jobmanager.runtime.eventlog import EventLog, JobStoreError, read_log
 
@@ -70,7 +70,7 @@ _STATUS_V0 = "status.json"  # what Tidal wrote before JobDetails
 def store_root(config: Configuration) -> str:
     """Where job stores live: ``jobstore.dir``, else ``$TIDAL_HOME/jobs`` (``~/.tidal``), as an
     absolute path or a URL."""
-    configured = config["jobstore.dir"]
+    configured = config[JOBSTORE_DIR.key]
     if configured and "://" in configured:
         return configured.rstrip("/")
     home = os.environ.get("TIDAL_HOME") or os.path.join(os.path.expanduser("~"), ".tidal")

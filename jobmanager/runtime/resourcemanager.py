@@ -42,7 +42,13 @@ import structlog
 
 from jobmanager.logs import configure_logging
 from jobmanager.messages.jobstatus import JobStatus
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    NUMBER_OF_TASK_SLOTS,
+    PREVIOUS_WORKER_RECOVERY_TIMEOUT,
+    TASKMANAGER_IDLE_TIMEOUT,
+    TMP_DIRS,
+    Configuration,
+)
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.actorclass import actor_class
 from jobmanager.runtime.cleanup import clean_up_expired_jobs, clean_up_lost_jobs
@@ -222,7 +228,7 @@ class ResourceManager:
         self._total_cpus = ray.cluster_resources().get("CPU", 0)
         with self._lock:
             held = sum(tm.shape[0] for tm in self.task_managers.values())
-            slots = min(settings["taskmanager.numberOfTaskSlots"], int(self._total_cpus - held))
+            slots = min(settings[NUMBER_OF_TASK_SLOTS.key], int(self._total_cpus - held))
             shape = shape_of(max(slots, 1), settings)
             if slots < 1 or any(
                 tm.job is None and tm.shape[1:] == shape[1:] for tm in self.task_managers.values()
@@ -415,7 +421,7 @@ class ResourceManager:
     def _scratch(self, config: Configuration) -> str:
         """Where a TaskManager started for a job keeps its scratch (Spark's temporary files):
         under the job's ``io.tmp.dirs`` when it sets one."""
-        base = config["io.tmp.dirs"]
+        base = config[TMP_DIRS.key]
         return os.path.join(base, "tidal", "taskmanagers") if base else self.work_dir
 
     def _idle_timeout(self, tm: _TaskManager) -> float:
@@ -473,8 +479,8 @@ def _timeouts(config: Configuration) -> tuple[float, float]:
     is gone, and how long it is kept idle after it (the job's taskmanager-timeout, set or not),
     in seconds."""
     return (
-        config["execution.batch.job-recovery.previous-worker.recovery.timeout"] / 1000,
-        config["resourcemanager.taskmanager-timeout"] / 1000,
+        config[PREVIOUS_WORKER_RECOVERY_TIMEOUT.key] / 1000,
+        config[TASKMANAGER_IDLE_TIMEOUT.key] / 1000,
     )
 
 

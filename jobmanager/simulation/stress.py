@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from jobmanager.core.state import JobManagerState
 from jobmanager.errors import JobGraphError
 from jobmanager.messages import events as ev
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    MAX_PARALLELISM,
+    NUMBER_OF_TASK_SLOTS,
+    Configuration,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
 from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers, uniform_bytes
 
@@ -141,9 +146,9 @@ def run_stress(
     job = build_stress_job(parallelism, pattern, result, vertices, adaptive)
     config = Configuration(
         {
-            "taskmanager.numberOfTaskSlots": slots_per_task_manager,
-            "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": VOLUME_PER_TASK,
-            "execution.batch.adaptive.auto-parallelism.max-parallelism": parallelism,
+            NUMBER_OF_TASK_SLOTS.key: slots_per_task_manager,
+            AVG_DATA_VOLUME_PER_TASK.key: VOLUME_PER_TASK,
+            MAX_PARALLELISM.key: parallelism,
         }
     )
     times, state, tasks, terminated, _ = _run_once(job, config, traced=False)

@@ -15,11 +15,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import json, sys, tempfile
-from jobmanager.model.config import Configuration
-from taskmanager.actor import NODE_ID_KEY, TaskManagerActor
+from jobmanager.model.config import TASKMANAGER_NODE_ID, Configuration
+from taskmanager.actor import TaskManagerActor
 runtime = ("taskmanager.runner", "sqlglot")
 with_class = [name for name in runtime if name in sys.modules]
-config = Configuration().with_overrides({NODE_ID_KEY: "node-a"})
+config = Configuration().with_overrides({TASKMANAGER_NODE_ID.key: "node-a"})
 TaskManagerActor("tm-probe", 1, config.to_bytes(), tempfile.mkdtemp())
 with_actor = [name for name in runtime if name in sys.modules]
 print(json.dumps({"with_class": with_class, "with_actor": with_actor}))

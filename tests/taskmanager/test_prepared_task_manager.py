@@ -15,10 +15,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import json, sys, tempfile
-from jobmanager.model.config import Configuration
-from taskmanager.actor import NODE_ID_KEY, TaskManagerActor
+from jobmanager.model.config import TASKMANAGER_NODE_ID, Configuration
+from taskmanager.actor import TaskManagerActor
 assert "pyspark.sql.functions" not in sys.modules
-config = Configuration().with_overrides({NODE_ID_KEY: "node-a"})
+config = Configuration().with_overrides({TASKMANAGER_NODE_ID.key: "node-a"})
 TaskManagerActor("tm-probe", 1, config.to_bytes(), tempfile.mkdtemp(), start_spark=True)
 functions = sys.modules.get("pyspark.sql.functions")
 print(json.dumps({"imported": functions is not None, "whole": hasattr(functions, "col")}))

@@ -7,11 +7,11 @@ import stat
 
 import pytest
 
-from jobmanager.model.config import OPTIONS, Configuration
+from jobmanager.model.config import OPTIONS, SPARK_DRIVER_MEMORY, Configuration
 from taskmanager.failures import JavaUnavailable
 from taskmanager.java import find_java
 from taskmanager.heap import default_heap_bytes
-from taskmanager.spark import DRIVER_MEMORY_KEY, SparkSessionProvider
+from taskmanager.spark import SparkSessionProvider
 
 
 def fake_java(tmp_path, version_line: str) -> str:
@@ -45,10 +45,10 @@ def test_no_java_at_all_says_what_to_install(tmp_path):
 
 
 def test_driver_memory_comes_from_the_configuration_or_the_machine(tmp_path):
-    assert OPTIONS[DRIVER_MEMORY_KEY].default is None
+    assert OPTIONS[SPARK_DRIVER_MEMORY.key].default is None
     derived = SparkSessionProvider(2, tmp_path, Configuration()).driver_memory_bytes
     assert derived == default_heap_bytes(2) >= 1 << 30
-    configured = Configuration({DRIVER_MEMORY_KEY: "3g"})
+    configured = Configuration({SPARK_DRIVER_MEMORY.key: "3g"})
     assert SparkSessionProvider(2, tmp_path, configured).driver_memory_bytes == 3 << 30
     assert not SparkSessionProvider(2, tmp_path, configured).started
 

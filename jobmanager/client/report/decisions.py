@@ -29,6 +29,7 @@ from jobmanager.core.executiongraph.inputs import WholeInputInfo
 from jobmanager.messages.joins import JoinDecision
 from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.chaining import ChainedOperator
+from jobmanager.model.config import ADAPTIVE_BROADCAST_JOIN_STRATEGY, BROADCAST_THRESHOLD
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import SqlOperator
 from shuffle.keydecode import decode_key
@@ -43,8 +44,6 @@ __all__ = [
     "sort_facts",
 ]
 
-THRESHOLD = "table.optimizer.join.broadcast-threshold"
-STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
 _MOVED = {
     JoinDecision.SUBPARTITIONS: "shuffled",
     JoinDecision.LOCAL: "read locally",
@@ -110,7 +109,10 @@ def join_facts(graph, state, decisions: dict[str, JoinDecision]) -> tuple[JoinFa
     }
     written = _written(graph, state, chain_of)
     config = state.config
-    strategy, threshold = str(config[STRATEGY]).upper(), int(config[THRESHOLD])
+    strategy, threshold = (
+        str(config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key]).upper(),
+        int(config[BROADCAST_THRESHOLD.key]),
+    )
     thresholds = (-1 if strategy == "RUNTIME_ONLY" else threshold, threshold, strategy == "NONE")
     found = []
     for vertex in graph.topological_order():

@@ -10,6 +10,18 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Protocol
 
+from jobmanager.model.config import (
+    EXPONENTIAL_ATTEMPTS,
+    EXPONENTIAL_BACKOFF_MULTIPLIER,
+    EXPONENTIAL_INITIAL_BACKOFF,
+    EXPONENTIAL_JITTER_FACTOR,
+    EXPONENTIAL_MAX_BACKOFF,
+    EXPONENTIAL_RESET_BACKOFF_THRESHOLD,
+    FIXED_DELAY_ATTEMPTS,
+    FIXED_DELAY_DELAY,
+    RESTART_STRATEGY,
+)
+
 if TYPE_CHECKING:
     from jobmanager.model.config import Configuration
 
@@ -161,21 +173,20 @@ class ExponentialDelayRestartBackoffTimeStrategy:
 
 
 def make_restart_backoff(config: Configuration, seed: int = 0) -> RestartBackoffTimeStrategy:
-    kind = config["restart-strategy.type"]
+    kind = config[RESTART_STRATEGY.key]
     if kind == "none":
         return NoRestartBackoffTimeStrategy()
     if kind == "fixed-delay":
         return FixedDelayRestartBackoffTimeStrategy(
-            config["restart-strategy.fixed-delay.attempts"],
-            config["restart-strategy.fixed-delay.delay"],
+            config[FIXED_DELAY_ATTEMPTS.key],
+            config[FIXED_DELAY_DELAY.key],
         )
-    prefix = "restart-strategy.exponential-delay."
     return ExponentialDelayRestartBackoffTimeStrategy(
-        initial_ms=config[prefix + "initial-backoff"],
-        max_ms=config[prefix + "max-backoff"],
-        multiplier=config[prefix + "backoff-multiplier"],
-        reset_ms=config[prefix + "reset-backoff-threshold"],
-        jitter=config[prefix + "jitter-factor"],
-        attempts=config[prefix + "attempts-before-reset-backoff"],
+        initial_ms=config[EXPONENTIAL_INITIAL_BACKOFF.key],
+        max_ms=config[EXPONENTIAL_MAX_BACKOFF.key],
+        multiplier=config[EXPONENTIAL_BACKOFF_MULTIPLIER.key],
+        reset_ms=config[EXPONENTIAL_RESET_BACKOFF_THRESHOLD.key],
+        jitter=config[EXPONENTIAL_JITTER_FACTOR.key],
+        attempts=config[EXPONENTIAL_ATTEMPTS.key],
         seed=seed,
     )

@@ -28,7 +28,16 @@ from jobmanager.core import commands as cmd
 from jobmanager.core.executiongraph import ExecutionState, ExecutionVertex
 from jobmanager.core.scheduler.operations import StateOperations
 from jobmanager.messages import events as ev
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    BLOCK_SLOW_NODE_DURATION,
+    SLOW_TASK_BASELINE_LOWER_BOUND,
+    SLOW_TASK_BASELINE_MULTIPLIER,
+    SLOW_TASK_BASELINE_RATIO,
+    SLOW_TASK_CHECK_INTERVAL,
+    SPECULATION_ENABLED,
+    SPECULATIVE_MAX_ATTEMPTS,
+    Configuration,
+)
 
 __all__ = [
     "SPECULATION_TIMER",
@@ -52,12 +61,11 @@ class SlowTaskDetector:
 
     @staticmethod
     def of(config: Configuration) -> SlowTaskDetector:
-        prefix = "slow-task-detector."
         return SlowTaskDetector(
-            config[prefix + "check-interval"],
-            config[prefix + "execution-time.baseline-lower-bound"],
-            config[prefix + "execution-time.baseline-ratio"],
-            config[prefix + "execution-time.baseline-multiplier"],
+            config[SLOW_TASK_CHECK_INTERVAL.key],
+            config[SLOW_TASK_BASELINE_LOWER_BOUND.key],
+            config[SLOW_TASK_BASELINE_RATIO.key],
+            config[SLOW_TASK_BASELINE_MULTIPLIER.key],
         )
 
     def baseline_ms(self, finished_ms: list[int], tasks: int) -> int | None:
@@ -73,7 +81,7 @@ class SlowTaskDetector:
 
 
 def speculation_for(state: StateOperations, config: Configuration):
-    if config["execution.batch.speculative.enabled"]:
+    if config[SPECULATION_ENABLED.key]:
         return Speculation(state, config)
     return NoSpeculation()
 
@@ -126,8 +134,8 @@ class Speculation:
     def __init__(self, state: StateOperations, config: Configuration) -> None:
         self.state = state
         self.detector = SlowTaskDetector.of(config)
-        self.max_attempts = config["execution.batch.speculative.max-concurrent-executions"]
-        self.block_ms = config["execution.batch.speculative.block-slow-node-duration"]
+        self.max_attempts = config[SPECULATIVE_MAX_ATTEMPTS.key]
+        self.block_ms = config[BLOCK_SLOW_NODE_DURATION.key]
         self.extra: dict[int, dict[int, object]] = {}  # subtask index -> attempt -> its Slot
         self.highest: dict[int, int] = {}  # subtask index -> highest attempt number used
         self.since: dict[

@@ -10,19 +10,25 @@ from collections import Counter
 import pytest
 
 from jobmanager.errors import ConfigurationError
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    BROADCAST_THRESHOLD,
+    READ_WHOLE_THRESHOLD,
+    Configuration,
+)
 from jobmanager.model.operators import ParquetSink
 from jobmanager.planner import plan_sql
-from jobmanager.planner.joinmarks import STRATEGY, broadcast_strategy
+from jobmanager.planner.joinmarks import broadcast_strategy
 
-THRESHOLD = "table.optimizer.join.broadcast-threshold"
-HASH_EVERYTHING = {THRESHOLD: -1}
-BROADCAST_EVERYTHING = {THRESHOLD: "1 gb", "table.optimizer.join.read-whole-threshold": -1}
+HASH_EVERYTHING = {BROADCAST_THRESHOLD.key: -1}
+BROADCAST_EVERYTHING = {BROADCAST_THRESHOLD.key: "1 gb", READ_WHOLE_THRESHOLD.key: -1}
 SINK = ParquetSink("/tmp/tidal-planner-tests-out", overwrite=True)
 
 
 def config(values=None, strategy: str | None = None) -> Configuration:
-    return Configuration({**(values or {}), **({STRATEGY: strategy} if strategy else {})})
+    return Configuration(
+        {**(values or {}), **({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: strategy} if strategy else {})}
+    )
 
 
 def plan(catalog, query: str, values=None, strategy: str | None = None):
@@ -137,7 +143,7 @@ def test_a_broadcast_into_a_marked_join_stage_does_not_count_as_a_hash_input(tmp
         catalog,
         "SELECT l.v, c.c FROM lines l JOIN orders o ON l.k = o.k "
         "LEFT JOIN customers c ON o.c = c.c",
-        {THRESHOLD: "4 kb"},
+        {BROADCAST_THRESHOLD.key: "4 kb"},
     )
     assert edges(planned)[("scan customers c", "join k")] == "broadcast", planned.explain()
     assert marks(planned) == {
@@ -194,11 +200,13 @@ def test_runtime_only_still_broadcasts_joins_without_equality_keys(catalog):
 
 
 def test_the_strategy_reads_any_spelling_and_refuses_others():
-    assert broadcast_strategy({STRATEGY: "runtime-only"}) == "RUNTIME_ONLY"
-    assert broadcast_strategy({STRATEGY: "None"}) == "NONE"
+    assert (
+        broadcast_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "runtime-only"}) == "RUNTIME_ONLY"
+    )
+    assert broadcast_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "None"}) == "NONE"
     assert broadcast_strategy({}) == "AUTO"
     with pytest.raises(ConfigurationError):
-        broadcast_strategy({STRATEGY: "sometimes"})
+        broadcast_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "sometimes"})
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import SKEWED_JOIN_STRATEGY, Configuration
 from jobmanager.model.operators import ParquetSink
-from jobmanager.planner import SKEW_STRATEGY, plan_sql
+from jobmanager.planner import plan_sql
 
 HASH_EVERYTHING = {"table.optimizer.join.broadcast-threshold": -1}
 SINK = ParquetSink("/tmp/tidal-planner-tests-out", overwrite=True)
@@ -22,7 +22,7 @@ WINDOW = "SELECT f.k, ROW_NUMBER() OVER (PARTITION BY f.k ORDER BY f.v) AS n " +
 JOIN_AGAIN = "SELECT f.s " + JOIN.format("JOIN") + " JOIN others o ON o.k = f.k"
 
 
-def plan(catalog, query: str, strategy: str | None = None, key: str = SKEW_STRATEGY):
+def plan(catalog, query: str, strategy: str | None = None, key: str = SKEWED_JOIN_STRATEGY.key):
     values = {**HASH_EVERYTHING, **({key: strategy} if strategy else {})}
     return plan_sql(query, catalog, SINK, Configuration(values))
 

@@ -48,16 +48,12 @@ from shuffle.ranges import even_ranges
 
 __all__ = ["JoinSide", "JoinSides", "decide_join", "decide_join_vertex", "join_sides", "kind_words"]
 
-STRATEGY_KEY = "table.optimizer.adaptive-broadcast-join.strategy"
 _KIND_WORDS = {"left": "left outer", "right": "right outer", "full": "full outer"}
 
 
 def kind_words(kind: str) -> str:
     """A join kind as a sentence names it: "left outer", "inner", "semi"."""
     return _KIND_WORDS.get(kind, kind)
-
-
-THRESHOLD_KEY = "table.optimizer.join.broadcast-threshold"
 
 
 @dataclass(frozen=True)

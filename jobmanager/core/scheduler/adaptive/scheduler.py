@@ -24,8 +24,6 @@ from jobmanager.core.scheduler.adaptive.decision import (
 from jobmanager.core.scheduler.adaptive.forward import compute_forward_groups
 from jobmanager.core.scheduler.adaptive.join_chains import JoinChains
 from jobmanager.core.scheduler.adaptive.joins import (
-    STRATEGY_KEY,
-    THRESHOLD_KEY,
     JoinSides,
     decide_join_vertex,
     join_sides,
@@ -38,7 +36,12 @@ from jobmanager.core.scheduler.adaptive.settings import (
 )
 from jobmanager.messages import events as ev
 from jobmanager.messages.events import Explanation
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    BROADCAST_THRESHOLD,
+    OPERATOR_CHAINING,
+    Configuration,
+)
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext
 
 __all__ = ["AdaptiveBatchScheduler"]
@@ -87,9 +90,9 @@ class AdaptiveBatchScheduler:
         self.chains = JoinChains(
             graph,
             self._joins,
-            config["pipeline.operator-chaining.enabled"],
+            config[OPERATOR_CHAINING.key],
             slots,
-            config[THRESHOLD_KEY],
+            config[BROADCAST_THRESHOLD.key],
         )
         # a join or sort whose parallelism is fixed still waits for its inputs' bytes (and
         # samples) to be decided
@@ -267,7 +270,7 @@ class AdaptiveBatchScheduler:
             return self.ranges.decide(ejv.name, stats, ejv.parallelism, vertex_max, self.settings)
         sides = self._joins.get(ejv.name)
         if sides is not None and not wanted:  # a parallelism fixed by the user is kept
-            settings, threshold = self.settings, self.config[THRESHOLD_KEY]
+            settings, threshold = self.settings, self.config[BROADCAST_THRESHOLD.key]
             return decide_join_vertex(
                 stats, sides, ejv.parallelism, vertex_max, settings, threshold
             )
@@ -363,7 +366,7 @@ class AdaptiveBatchScheduler:
         """The vertices whose join's strategy is decided at run time (all, unless the
         strategy is NONE): their inputs are exactly both sides of one shuffled join, and they
         read no sources (whose parallelism would take the decision's place)."""
-        if config[STRATEGY_KEY] == "NONE":
+        if config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key] == "NONE":
             return {}
         found = {
             ejv.name: join_sides(ejv.inputs)

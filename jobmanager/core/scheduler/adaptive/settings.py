@@ -4,7 +4,19 @@ what a source vertex's sources are told when they infer their parallelism (FLIP-
 from __future__ import annotations
 
 from jobmanager.core.scheduler.adaptive.decision import DeciderSettings
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    DEFAULT_SOURCE_PARALLELISM,
+    MAX_PARALLELISM,
+    MIN_DATA_VOLUME_PER_TASK,
+    MIN_PARALLELISM,
+    PARALLELISM_DEFAULT,
+    SKEWED_FACTOR,
+    SKEWED_JOIN_STRATEGY,
+    SKEWED_THRESHOLD,
+    SOURCE_DATA_VOLUME_PER_TASK,
+    Configuration,
+)
 from jobmanager.model.inference import (
     DynamicFilteringInfo,
     InferenceContext,
@@ -13,20 +25,17 @@ from jobmanager.model.inference import (
 
 __all__ = ["decider_settings", "source_bound", "source_inference_context", "source_volume"]
 
-_ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
-_SKEW = "execution.batch.adaptive.skewed-join-optimization."
-
 
 def decider_settings(config: Configuration, slots: int | None = None) -> DeciderSettings:
     """``slots``: the most slots the job can hold at once, from its submission."""
     return DeciderSettings(
-        min_parallelism=config[_ADAPTIVE + "min-parallelism"],
-        max_parallelism=config[_ADAPTIVE + "max-parallelism"],
-        data_volume_per_task=config[_ADAPTIVE + "avg-data-volume-per-task"],
-        skewed_factor=config[_SKEW + "skewed-factor"],
-        skewed_threshold=config[_SKEW + "skewed-threshold"],
-        split_skew=config[_SKEW + "strategy"] != "none",  # forced differs in the planner only
-        min_data_volume_per_task=config[_ADAPTIVE + "min-data-volume-per-task"],
+        min_parallelism=config[MIN_PARALLELISM.key],
+        max_parallelism=config[MAX_PARALLELISM.key],
+        data_volume_per_task=config[AVG_DATA_VOLUME_PER_TASK.key],
+        skewed_factor=config[SKEWED_FACTOR.key],
+        skewed_threshold=config[SKEWED_THRESHOLD.key],
+        split_skew=config[SKEWED_JOIN_STRATEGY.key] != "none",  # forced differs in the planner only
+        min_data_volume_per_task=config[MIN_DATA_VOLUME_PER_TASK.key],
         slots=slots,
     )
 
@@ -45,18 +54,18 @@ def source_inference_context(
 def source_volume(config: Configuration) -> int:
     """The source option; where only the volume of every task is set, that one: a job that
     sizes its tasks sizes its sources' too."""
-    if not config.is_set(_ADAPTIVE + "source-data-volume-per-task") and config.is_set(
-        _ADAPTIVE + "avg-data-volume-per-task"
+    if not config.is_set(SOURCE_DATA_VOLUME_PER_TASK.key) and config.is_set(
+        AVG_DATA_VOLUME_PER_TASK.key
     ):
-        return config[_ADAPTIVE + "avg-data-volume-per-task"]
-    return config[_ADAPTIVE + "source-data-volume-per-task"]
+        return config[AVG_DATA_VOLUME_PER_TASK.key]
+    return config[SOURCE_DATA_VOLUME_PER_TASK.key]
 
 
 def source_bound(c: Configuration, vertex_max: int) -> int:
     return source_upper_bound(
-        c[_ADAPTIVE + "default-source-parallelism"],
-        c[_ADAPTIVE + "max-parallelism"] if c.is_set(_ADAPTIVE + "max-parallelism") else None,
-        c["parallelism.default"] if c.is_set("parallelism.default") else None,
-        c[_ADAPTIVE + "max-parallelism"],
+        c[DEFAULT_SOURCE_PARALLELISM.key],
+        c[MAX_PARALLELISM.key] if c.is_set(MAX_PARALLELISM.key) else None,
+        c[PARALLELISM_DEFAULT.key] if c.is_set(PARALLELISM_DEFAULT.key) else None,
+        c[MAX_PARALLELISM.key],
         vertex_max,
     )
