@@ -38,12 +38,15 @@ from examples.fuzzing.runner import (
 from examples.fuzzing.shrink import shrink
 from jobmanager.model.config import (
     ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    AUTO,
     AVG_DATA_VOLUME_PER_TASK,
     BROADCAST_THRESHOLD,
     MAX_SLOTS,
+    NONE,
     NUMBER_OF_TASK_SLOTS,
     READ_WHOLE_THRESHOLD,
     RESTART_STRATEGY,
+    RUNTIME_ONLY,
     SKEWED_JOIN_STRATEGY,
 )
 
@@ -66,9 +69,9 @@ _JOIN_OPTIONS = (
     SKEWED_JOIN_STRATEGY.key,
 )
 VARIANTS = {
-    "listed": dict(zip(_JOIN_OPTIONS, ("10 mb", "1 mb", "AUTO", "auto"))),
-    "shuffled": dict(zip(_JOIN_OPTIONS, ("-1", "-1", "NONE", "forced"))),
-    "runtime": dict(zip(_JOIN_OPTIONS, ("-1", "-1", "RUNTIME_ONLY", "auto"))),
+    "listed": dict(zip(_JOIN_OPTIONS, ("10 mb", "1 mb", AUTO, "auto"))),
+    "shuffled": dict(zip(_JOIN_OPTIONS, ("-1", "-1", NONE, "forced"))),
+    "runtime": dict(zip(_JOIN_OPTIONS, ("-1", "-1", RUNTIME_ONLY, "auto"))),
 }
 PROGRAM_SHARE = 0.2  # of a run's cases, when both SQL and DataFrame families are on
 

@@ -690,10 +690,12 @@ READ_WHOLE_THRESHOLD = Option(
     "Spark query, as Spark's own plan reads it, not by a task of its own; -1 never.",
 )
 
+# the adaptive broadcast-join strategies (FLIP-470)
+AUTO, RUNTIME_ONLY, NONE = "AUTO", "RUNTIME_ONLY", "NONE"
 ADAPTIVE_BROADCAST_JOIN_STRATEGY = Option(
     "table.optimizer.adaptive-broadcast-join.strategy",
-    _choice("AUTO", "RUNTIME_ONLY", "NONE", aliases={"runtime-only": "RUNTIME_ONLY"}),
-    "AUTO",
+    _choice(AUTO, RUNTIME_ONLY, NONE, aliases={"runtime-only": RUNTIME_ONLY}),
+    AUTO,
     "AUTO: a join is broadcast when planned (a side's listed bytes under "
     "table.optimizer.join.broadcast-threshold) or, failing that, at run time, when "
     "a side it may broadcast produced at most the threshold's real bytes (else it "
@@ -759,6 +761,30 @@ OPTIONS: dict[str, Option] = {
         ADAPTIVE_BROADCAST_JOIN_STRATEGY,
     )
 }
+
+
+def broadcast_join_strategy(config: Mapping[str, Any]) -> str:
+    """AUTO, RUNTIME_ONLY or NONE, read by the option's own parse (any case, with dashes);
+    AUTO, Flink's default, from a plain mapping that does not set it."""
+    value = config.get(ADAPTIVE_BROADCAST_JOIN_STRATEGY.key)
+    if value is None:
+        return AUTO
+    return _parse(ADAPTIVE_BROADCAST_JOIN_STRATEGY.key, value)
+
+
+def static_broadcast_threshold(config: Mapping[str, Any]) -> int:
+    """The broadcast threshold the planner cuts stages with: -1 (never from the listing) under
+    RUNTIME_ONLY, so every equi-join is shuffled and left to the run time; else the option's.
+    A join without keys broadcasts whatever the threshold, so it is unaffected."""
+    if broadcast_join_strategy(config) == RUNTIME_ONLY:
+        return -1
+    return config[BROADCAST_THRESHOLD.key]
+
+
+def joins_decided_at_run_time(config: Mapping[str, Any]) -> bool:
+    """Whether the JobManager may decide a marked join from the bytes its sides wrote: under
+    every strategy but NONE."""
+    return broadcast_join_strategy(config) != NONE
 
 
 # Flink's keys for an option Tidal names otherwise: either may be given, read under Tidal's.

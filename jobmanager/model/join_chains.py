@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobmanager.model.chaining import ChainedOperator, chain_name
-from jobmanager.model.config import ADAPTIVE_BROADCAST_JOIN_STRATEGY, OPERATOR_CHAINING
+from jobmanager.model.config import OPERATOR_CHAINING, joins_decided_at_run_time
 from jobmanager.model.jobgraph import JobEdge, JobGraph, JobVertex, PartitionerKind
 from jobmanager.model.sink import Sink
 
@@ -90,7 +90,7 @@ def runnable_vertices(graph: JobGraph, config) -> list[JobVertex]:
     shipped when the job is taken. None of the latter unless joins are decided at run time
     (``table.optimizer.adaptive-broadcast-join.strategy`` is not NONE)."""
     vertices = graph.vertices
-    if config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key] == "NONE":
+    if not joins_decided_at_run_time(config):
         return vertices
     names = {v.name for v in vertices}
     for chain in join_chain_candidates(graph, config[OPERATOR_CHAINING.key]):

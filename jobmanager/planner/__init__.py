@@ -29,6 +29,8 @@ from jobmanager.model.config import (
     READ_WHOLE_THRESHOLD,
     SKEWED_JOIN_STRATEGY,
     Configuration,
+    broadcast_join_strategy,
+    static_broadcast_threshold,
 )
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.joins import JoinInput
@@ -37,11 +39,7 @@ from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.eager_aggregates import aggregate_before_joins
 from jobmanager.planner.graph import job_graph
 from jobmanager.planner.joinfilters import filter_by_join_keys
-from jobmanager.planner.joinmarks import (
-    broadcast_strategy,
-    mark_joins,
-    static_threshold,
-)
+from jobmanager.planner.joinmarks import mark_joins
 from jobmanager.planner.joins import reorder_joins
 from jobmanager.planner.logical import IdAllocator, Project, col
 from jobmanager.planner.parse import parse, qualified
@@ -113,14 +111,13 @@ def plan_sql(
         relation = Translator(catalog, ids, query).query(tree)
     with _planning("optimizing", query):
         node = prune_columns(push_filters(relation.node), trim=False)
-        threshold, strategy = config[BROADCAST_THRESHOLD.key], broadcast_strategy(config)
-        static = static_threshold(threshold, strategy)
+        threshold, static = config[BROADCAST_THRESHOLD.key], static_broadcast_threshold(config)
         read_whole = config[READ_WHOLE_THRESHOLD.key]
         node = aggregate_before_joins(reorder_joins(node, threshold), ids)
         node = filter_by_join_keys(prune_columns(node), static, read_whole)
     with _planning("cutting into stages", query):
         result = cut_into_stages(node, static, ids, config[SKEWED_JOIN_STRATEGY.key], read_whole)
-        mark_joins(result, strategy)
+        mark_joins(result, broadcast_join_strategy(config))
         tree = result.tree
         named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
         result.tree = Project(

@@ -29,27 +29,17 @@ broadcasts the other one the hint still gives the same rows, only another in-tas
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
-from jobmanager.errors import ConfigurationError
-from jobmanager.model.config import ADAPTIVE_BROADCAST_JOIN_STRATEGY
+from jobmanager.model.config import AUTO, NONE
 from jobmanager.model.jobgraph import PartitionerKind
 from jobmanager.model.joins import JoinInput
 from jobmanager.planner.graph import stages_in_order
 from jobmanager.planner.logical import Join, Node, Project
 from jobmanager.planner.physical import Input, Stage, StageEdge
 
-__all__ = [
-    "AUTO",
-    "NONE",
-    "RUNTIME_ONLY",
-    "broadcast_strategy",
-    "mark_joins",
-    "static_threshold",
-]
+__all__ = ["mark_joins"]
 
-AUTO, RUNTIME_ONLY, NONE = "AUTO", "RUNTIME_ONLY", "NONE"
 
 # The logical plan's join kinds (translate and subqueries already read Spark's spellings: LEFT
 # [OUTER] -> left, LEFT SEMI, EXISTS and IN -> semi, LEFT ANTI, NOT EXISTS and NOT IN -> anti)
@@ -63,31 +53,6 @@ _KINDS = {
     "semi": "semi",
     "anti": "anti",
 }
-
-
-def broadcast_strategy(config: Mapping[str, Any]) -> str:
-    """The strategy the configuration asks for: AUTO, RUNTIME_ONLY or NONE, in any case or
-    with dashes; AUTO, Flink's default, where it has no such option (a plain mapping)."""
-    try:
-        value = config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key]
-    except (ConfigurationError, KeyError):
-        return AUTO
-    if value is None:
-        return AUTO
-    name = str(getattr(value, "name", value)).strip().upper().replace("-", "_")
-    if name not in (AUTO, RUNTIME_ONLY, NONE):
-        raise ConfigurationError(
-            ADAPTIVE_BROADCAST_JOIN_STRATEGY.key,
-            f"expected AUTO, RUNTIME_ONLY or NONE; got {value!r}",
-        )
-    return name
-
-
-def static_threshold(threshold: int, strategy: str) -> int:
-    """The broadcast threshold the planner cuts stages with: -1 (never from the listing) under
-    RUNTIME_ONLY, so every equi-join is shuffled and left to the run time; else ``threshold``.
-    A join without keys broadcasts whatever the threshold, so it is unaffected."""
-    return -1 if strategy == RUNTIME_ONLY else threshold
 
 
 def mark_joins(result: Stage, strategy: str = AUTO) -> int:

@@ -29,7 +29,11 @@ from jobmanager.core.executiongraph.inputs import WholeInputInfo
 from jobmanager.messages.joins import JoinDecision
 from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.chaining import ChainedOperator
-from jobmanager.model.config import ADAPTIVE_BROADCAST_JOIN_STRATEGY, BROADCAST_THRESHOLD
+from jobmanager.model.config import (
+    BROADCAST_THRESHOLD,
+    joins_decided_at_run_time,
+    static_broadcast_threshold,
+)
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import SqlOperator
 from shuffle.keydecode import decode_key
@@ -109,11 +113,11 @@ def join_facts(graph, state, decisions: dict[str, JoinDecision]) -> tuple[JoinFa
     }
     written = _written(graph, state, chain_of)
     config = state.config
-    strategy, threshold = (
-        str(config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key]).upper(),
-        int(config[BROADCAST_THRESHOLD.key]),
+    thresholds = (
+        static_broadcast_threshold(config),
+        config[BROADCAST_THRESHOLD.key],
+        not joins_decided_at_run_time(config),
     )
-    thresholds = (-1 if strategy == "RUNTIME_ONLY" else threshold, threshold, strategy == "NONE")
     found = []
     for vertex in graph.topological_order():
         operator = vertex.operator

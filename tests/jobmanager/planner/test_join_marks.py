@@ -15,10 +15,10 @@ from jobmanager.model.config import (
     BROADCAST_THRESHOLD,
     READ_WHOLE_THRESHOLD,
     Configuration,
+    broadcast_join_strategy,
 )
 from jobmanager.model.operators import ParquetSink
 from jobmanager.planner import plan_sql
-from jobmanager.planner.joinmarks import broadcast_strategy
 
 HASH_EVERYTHING = {BROADCAST_THRESHOLD.key: -1}
 BROADCAST_EVERYTHING = {BROADCAST_THRESHOLD.key: "1 gb", READ_WHOLE_THRESHOLD.key: -1}
@@ -171,7 +171,7 @@ def test_auto_is_the_default_and_keeps_the_listings_static_broadcasts(catalog):
         == {("scan dims d", "scan facts f"): "broadcast", ("scan facts f", "result"): "forward"}
     )
     assert marks(default) == marks(auto) == {}  # a static broadcast join is not marked
-    assert broadcast_strategy(Configuration()) == "AUTO"
+    assert broadcast_join_strategy(Configuration()) == "AUTO"
 
 
 def test_runtime_only_shuffles_an_equi_join_whose_side_is_listed_small(catalog):
@@ -201,12 +201,13 @@ def test_runtime_only_still_broadcasts_joins_without_equality_keys(catalog):
 
 def test_the_strategy_reads_any_spelling_and_refuses_others():
     assert (
-        broadcast_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "runtime-only"}) == "RUNTIME_ONLY"
+        broadcast_join_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "runtime-only"})
+        == "RUNTIME_ONLY"
     )
-    assert broadcast_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "None"}) == "NONE"
-    assert broadcast_strategy({}) == "AUTO"
+    assert broadcast_join_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "None"}) == "NONE"
+    assert broadcast_join_strategy({}) == "AUTO"
     with pytest.raises(ConfigurationError):
-        broadcast_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "sometimes"})
+        broadcast_join_strategy({ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "sometimes"})
 
 
 @pytest.mark.parametrize(

@@ -37,10 +37,10 @@ from jobmanager.core.scheduler.adaptive.settings import (
 from jobmanager.messages import events as ev
 from jobmanager.messages.events import Explanation
 from jobmanager.model.config import (
-    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
     BROADCAST_THRESHOLD,
     OPERATOR_CHAINING,
     Configuration,
+    joins_decided_at_run_time,
 )
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext
 
@@ -366,7 +366,7 @@ class AdaptiveBatchScheduler:
         """The vertices whose join's strategy is decided at run time (all, unless the
         strategy is NONE): their inputs are exactly both sides of one shuffled join, and they
         read no sources (whose parallelism would take the decision's place)."""
-        if config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key] == "NONE":
+        if not joins_decided_at_run_time(config):
             return {}
         found = {
             ejv.name: join_sides(ejv.inputs)
