@@ -256,6 +256,16 @@ class Option:
     default: Any
     description: str
 
+    def value(self, raw: Any) -> Any:
+        """``raw`` parsed and checked (None stays None: unset); a bad one is an error naming
+        the key."""
+        if raw is None:
+            return None
+        try:
+            return self.parse(raw)
+        except (TypeError, ValueError) as error:
+            raise ConfigurationError(self.key, f"bad value {raw!r}: {error}") from None
+
 
 _ADAPTIVE = "execution.batch.adaptive.auto-parallelism."
 _SKEW = "execution.batch.adaptive.skewed-join-optimization."
@@ -769,7 +779,7 @@ def broadcast_join_strategy(config: Mapping[str, Any]) -> str:
     value = config.get(ADAPTIVE_BROADCAST_JOIN_STRATEGY.key)
     if value is None:
         return AUTO
-    return _parse(ADAPTIVE_BROADCAST_JOIN_STRATEGY.key, value)
+    return ADAPTIVE_BROADCAST_JOIN_STRATEGY.value(value)
 
 
 def static_broadcast_threshold(config: Mapping[str, Any]) -> int:
@@ -918,12 +928,7 @@ def _parse(key: str, value: Any) -> Any:
         close = [k for k in OPTIONS if k.split(".")[-1] == key.split(".")[-1]]
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigurationError(key, f"unknown option{hint}")
-    if value is None:
-        return None
-    try:
-        return option.parse(value)
-    except (TypeError, ValueError) as error:
-        raise ConfigurationError(key, f"bad value {value!r}: {error}") from None
+    return option.value(value)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
