@@ -15,15 +15,15 @@ from sqlglot import exp
 
 from benchmarks.same_plan import composed_sql, planned_sql, register_views, spark_on_same_plan
 from examples.compare import query_is_ordered, sql_difference
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import BROADCAST_THRESHOLD, READ_WHOLE_THRESHOLD, Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.operators import ParquetSink, SqlOperator, spark
 from jobmanager.model.sources import FileSource
 from jobmanager.planner import Catalog, plan_sql
 
 SHUFFLED = {
-    "table.optimizer.join.broadcast-threshold": "-1",
-    "table.optimizer.join.read-whole-threshold": "-1",
+    BROADCAST_THRESHOLD.key: "-1",
+    READ_WHOLE_THRESHOLD.key: "-1",
 }
 _QUERY = (
     "SELECT o.k, SUM(i.v) AS total, COUNT(*) AS n FROM shop_orders o JOIN shop_items i "

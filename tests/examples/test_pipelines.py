@@ -24,10 +24,11 @@ import pytest
 
 from examples.pipelines import data
 from examples.pipelines.outputs import OUTPUTS, read_output, run_pipeline, script_path, sort_rows
+from jobmanager.model.config import MAX_SLOTS, NUMBER_OF_TASK_SLOTS
 
 pytestmark = [pytest.mark.spark]
 
-TIDAL_OPTIONS = {"taskmanager.numberOfTaskSlots": 2, "slotmanager.number-of-slots.max": 2}
+TIDAL_OPTIONS = {NUMBER_OF_TASK_SLOTS.key: 2, MAX_SLOTS.key: 2}
 THROUGH_THE_COMMAND = {"missing_rows"}  # the others run in this process, on its Ray connection
 
 

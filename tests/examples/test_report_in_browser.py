@@ -17,6 +17,7 @@ import pytest
 
 from examples.revenue_by_nation import build
 from jobmanager import spark
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
@@ -44,7 +45,7 @@ def finished_job(ray_cluster, tiny_data, tmp_path_factory):
     graph = build(tiny_data, folder / "out")
     vertex = graph.vertex(FAILING_VERTEX)
     vertex.operator = spark(fail_once(vertex.operator.fn, str(folder / "failed-once")))
-    handle = Client().submit(graph, config={**FAST, "taskmanager.numberOfTaskSlots": 2})
+    handle = Client().submit(graph, config={**FAST, NUMBER_OF_TASK_SLOTS.key: 2})
     result = handle.wait(timeout=300)
     assert result.status == "FINISHED", result.cause
     assert result.vertices[FAILING_VERTEX].deployments == result.vertices[FAILING_VERTEX].tasks + 1

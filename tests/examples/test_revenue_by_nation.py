@@ -15,6 +15,7 @@ from examples import revenue_by_nation
 from examples.compare import first_difference
 from examples.revenue_by_nation import build, customer_partitioner, reference
 from jobmanager import Partitioner
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS
 from jobmanager.model.operators import ParquetSink, SparkFunction, check_operators
 from tests.examples.one_session import run_in_one_session
 
@@ -231,7 +232,7 @@ def test_main_prints_the_result_and_every_decision(hand_data, tmp_path, monkeypa
     )
     (address, graph, config) = submitted[0]
     assert address == "ray://head:10001"
-    assert config == {"taskmanager.numberOfTaskSlots": "2"}
+    assert config == {NUMBER_OF_TASK_SLOTS.key: "2"}
     assert graph.name == "revenue-by-nation"
 
 

@@ -17,14 +17,23 @@ import pytest
 
 from examples.compare import query_is_ordered, sql_difference
 from examples.tpch_dbgen import duckdb_answer, queries
+from jobmanager.model.config import (
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    AVG_DATA_VOLUME_PER_TASK,
+    BROADCAST_THRESHOLD,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+    SKEWED_JOIN_STRATEGY,
+)
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
 CONFIG = {
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,  # one TaskManager, one Spark JVM, on two cores
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "256 kb",
-    "restart-strategy.type": "none",  # a wrong plan fails at once, with its cause
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    MAX_SLOTS.key: 2,  # one TaskManager, one Spark JVM, on two cores
+    AVG_DATA_VOLUME_PER_TASK.key: "256 kb",
+    RESTART_STRATEGY.key: "none",  # a wrong plan fails at once, with its cause
 }
 TIMEOUT_S = 300
 
@@ -48,7 +57,7 @@ def assert_answer(number: int, config: dict, data, tables) -> None:
     assert difference is None, difference
 
 
-RUNTIME_ONLY = {**CONFIG, "table.optimizer.adaptive-broadcast-join.strategy": "RUNTIME_ONLY"}
+RUNTIME_ONLY = {**CONFIG, ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: "RUNTIME_ONLY"}
 JOINS_DECIDED_AT_RUN_TIME = (5, 9, 17, 21)  # all 22 pass; these four keep the suite short
 
 
@@ -64,8 +73,8 @@ def test_tidal_answers_with_every_join_decided_at_run_time(
 
 FORCED = {
     **CONFIG,
-    "table.optimizer.join.broadcast-threshold": -1,
-    "execution.batch.adaptive.skewed-join-optimization.strategy": "forced",
+    BROADCAST_THRESHOLD.key: -1,
+    SKEWED_JOIN_STRATEGY.key: "forced",
 }
 PLANNED_OTHERWISE_WHEN_FORCED = (13, 18, 21)  # every join shuffled: the queries forced changes
 

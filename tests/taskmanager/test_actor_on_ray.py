@@ -29,7 +29,7 @@ from jobmanager.messages.events import (
     TaskFinished,
     TaskRunning,
 )
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import TASKMANAGER_NODE_ID, Configuration
 from jobmanager.model.operators import ParquetSink, arrow, part_file
 from jobmanager.model.sources import FileSource
 from jobmanager.runtime.names import resource_manager_handle
@@ -101,7 +101,7 @@ def start_task_manager(name: str, node: str, job_manager, root: str):
     actor = ray.remote(TaskManagerActor).options(
         name=name, namespace="tidal", num_cpus=SLOTS, max_concurrency=SLOTS + 8, lifetime=None
     )
-    config = Configuration({"taskmanager.node-id": node}).to_bytes()
+    config = Configuration({TASKMANAGER_NODE_ID.key: node}).to_bytes()
     handle = actor.remote(name, SLOTS, config, root + "-work")
     ray.get(handle.attach.remote(JOB, job_manager, root))
     return handle

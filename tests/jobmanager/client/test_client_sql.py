@@ -18,6 +18,7 @@ from jobmanager.errors import (
     UnknownTableError,
     UnsupportedSqlError,
 )
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS
 from tests.jobmanager.runtime.jobs import FAST
 from tests.jobmanager.runtime.sql_jobs import (
     expected_aggregate,
@@ -28,7 +29,7 @@ from tests.jobmanager.runtime.sql_jobs import (
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
+CONFIG = {**FAST, NUMBER_OF_TASK_SLOTS.key: 2}
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK, Configuration
 from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers, TaskFault
 
 
 # the simulated runs' bytes are sized for 16 MiB a task (Flink's default, Tidal's before it
 # took Spark's 64 MiB): a test says how many tasks its bytes make, whatever the default
-SIZED = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "16 mb"}
+SIZED = {AVG_DATA_VOLUME_PER_TASK.key: "16 mb"}
 
 
 class Run:

@@ -10,7 +10,13 @@ from jobmanager.core.replay import new_state
 from jobmanager.core.scheduler.adaptive.settings import decider_settings
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    MIN_PARALLELISM,
+    OPERATOR_CHAINING,
+    SOURCE_DATA_VOLUME_PER_TASK,
+    Configuration,
+)
 from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.operators import ParquetSink, spark
@@ -18,8 +24,8 @@ from jobmanager.model.sources import FileSource
 from jobmanager.simulation.cluster import SimulatedRun, SimulatedTaskManagers
 from tests.jobmanager.model.files import numbers, write_parquet
 
-VOLUME = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
-SOURCE_VOLUME = "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task"
+VOLUME = AVG_DATA_VOLUME_PER_TASK.key
+SOURCE_VOLUME = SOURCE_DATA_VOLUME_PER_TASK.key
 
 
 def ident(frame):
@@ -151,7 +157,7 @@ def test_no_source_is_asked_early_where_no_chain_depends_on_it(tmp_path):
     graph = q1_shaped(files(tmp_path, 1))
     graph.vertex("final").parallelism = 2
     assert sources_to_ask(graph, Configuration({}), 2) == {}
-    off = Configuration({"pipeline.operator-chaining.enabled": False})
+    off = Configuration({OPERATOR_CHAINING.key: False})
     assert sources_to_ask(q1_shaped(files(tmp_path, 1)), off, 2) == {}
 
 
@@ -193,7 +199,7 @@ def test_with_a_least_parallelism_above_one_the_broadcast_fed_scan_is_not_chaine
     small = tmp_path / "small"
     write_parquet(small / "part-0.parquet", numbers(50))
     graph = q3_shaped(files(tmp_path, 3), str(small))
-    config = Configuration({"execution.batch.adaptive.auto-parallelism.min-parallelism": 2})
+    config = Configuration({MIN_PARALLELISM.key: 2})
     asked, submitted = take(graph, config)
     assert asked == {} and submitted.chains == (("final", "sink"),)
     simulated, _ = run(graph, submitted)

@@ -4,7 +4,7 @@ from jobmanager.core.scheduler.backoff import (
     NoRestartBackoffTimeStrategy,
     make_restart_backoff,
 )
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import RESTART_STRATEGY, Configuration
 
 
 def test_no_restart_never_restarts():
@@ -76,7 +76,7 @@ def test_jitter_is_bounded_and_replayable():
 
 def test_configuration_selects_the_strategy():
     assert isinstance(
-        make_restart_backoff(Configuration({"restart-strategy.type": "fixeddelay"})),
+        make_restart_backoff(Configuration({RESTART_STRATEGY.key: "fixeddelay"})),
         FixedDelayRestartBackoffTimeStrategy,
     )
     default = make_restart_backoff(Configuration())

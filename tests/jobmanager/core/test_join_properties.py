@@ -10,6 +10,15 @@ from hypothesis import strategies as st
 
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
+from jobmanager.model.config import (
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    AVG_DATA_VOLUME_PER_TASK,
+    BROADCAST_THRESHOLD,
+    FIXED_DELAY_ATTEMPTS,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.joins import JoinInput
 from jobmanager.simulation.cluster import TaskFault
@@ -54,15 +63,13 @@ def join_scenarios(draw):
     losses = draw(st.lists(st.integers(3, 30), max_size=1))
     inject = {k: [ev.TaskManagerLost("sim-tm-0", "killed", k)] for k in losses}
     config = {
-        "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.attempts": 100,
-        "taskmanager.numberOfTaskSlots": draw(st.integers(1, 3)),
-        "slotmanager.number-of-slots.max": slots,
-        "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "32 kb",
-        "table.optimizer.join.broadcast-threshold": draw(
-            st.sampled_from([-1, 16 * KiB, 64 * KiB, 1 << 20])
-        ),
-        "table.optimizer.adaptive-broadcast-join.strategy": draw(
+        RESTART_STRATEGY.key: "fixed-delay",
+        FIXED_DELAY_ATTEMPTS.key: 100,
+        NUMBER_OF_TASK_SLOTS.key: draw(st.integers(1, 3)),
+        MAX_SLOTS.key: slots,
+        AVG_DATA_VOLUME_PER_TASK.key: "32 kb",
+        BROADCAST_THRESHOLD.key: draw(st.sampled_from([-1, 16 * KiB, 64 * KiB, 1 << 20])),
+        ADAPTIVE_BROADCAST_JOIN_STRATEGY.key: draw(
             st.sampled_from(["AUTO", "RUNTIME_ONLY", "NONE"])
         ),
     }
@@ -110,7 +117,7 @@ def test_join_runs_finish_reading_each_side_as_decided(run):
     assert run.go().status == "FINISHED"
     run.check_invariants()
     check_reads(run)
-    strategy = run.config["table.optimizer.adaptive-broadcast-join.strategy"]
+    strategy = run.config[ADAPTIVE_BROADCAST_JOIN_STRATEGY.key]
     assert bool(run.state.growth.joins) is (strategy != "NONE")
     for join in run.state.growth.joins.get(joining(run).name, ()):
         event(f"{join.strategy} join, {join.other_read or 'both sides hashed'}")

@@ -5,6 +5,14 @@ from hypothesis import strategies as st
 
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    FIXED_DELAY_ATTEMPTS,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+    SLOT_PREFETCH,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.simulation.cluster import TaskFault
 from tests.builders import BLOCKING, PIPELINED
@@ -37,9 +45,9 @@ def scenarios(draw):
     losses = draw(st.lists(st.integers(3, 40), max_size=2, unique=True))
     inject = {n: [ev.TaskManagerLost(f"sim-tm-{i}", "killed", n)] for i, n in enumerate(losses)}
     config = {
-        "taskmanager.numberOfTaskSlots": slots,
-        "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.attempts": 100,
+        NUMBER_OF_TASK_SLOTS.key: slots,
+        RESTART_STRATEGY.key: "fixed-delay",
+        FIXED_DELAY_ATTEMPTS.key: 100,
     }
     return job, config, faults, draw(st.integers(0, 2**16)), inject
 
@@ -56,7 +64,7 @@ def test_every_job_finishes_each_attempt_runs_once_and_replay_equals_live(scenar
 @settings(max_examples=100, deadline=None)
 @given(jobs(pipelined=False), st.integers(0, 2**16))
 def test_blocking_jobs_finish_with_one_slot(job, seed):
-    run = Run(job, {"slotmanager.number-of-slots.max": 1, "jobmanager.slot-prefetch": 0}, seed=seed)
+    run = Run(job, {MAX_SLOTS.key: 1, SLOT_PREFETCH.key: 0}, seed=seed)
     assert run.go().status == "FINISHED"
     assert run.max_active <= 1
     run.check_invariants()
@@ -72,7 +80,7 @@ def test_a_job_whose_largest_region_fits_one_slot_finishes_with_one_slot(job):
     fits = max(slots_needed(r.vertices) for r in probe.regions) == 1
     event("largest region fits one slot" if fits else "a region needs more slots: filtered out")
     assume(fits)  # hypothesis counts, and checks the share of, what it filters
-    run = Run(job, {"slotmanager.number-of-slots.max": 1})
+    run = Run(job, {MAX_SLOTS.key: 1})
     assert run.go().status == "FINISHED"
 
 
@@ -107,10 +115,10 @@ def adaptive_scenarios(draw):
     losses = draw(st.lists(st.integers(3, 40), max_size=1))
     inject = {k: [ev.TaskManagerLost("sim-tm-0", "killed", k)] for k in losses}
     config = {
-        "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.attempts": 100,
-        "taskmanager.numberOfTaskSlots": draw(st.integers(1, 3)),
-        "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 mb",
+        RESTART_STRATEGY.key: "fixed-delay",
+        FIXED_DELAY_ATTEMPTS.key: 100,
+        NUMBER_OF_TASK_SLOTS.key: draw(st.integers(1, 3)),
+        AVG_DATA_VOLUME_PER_TASK.key: "1 mb",
     }
     return g, config, faults, draw(st.integers(0, 2**16)), inject
 

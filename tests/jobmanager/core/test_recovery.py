@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
+from jobmanager.model.config import FIXED_DELAY_ATTEMPTS, NUMBER_OF_TASK_SLOTS, RESTART_STRATEGY
 from jobmanager.simulation.cluster import uniform_bytes
 from tests.jobmanager.core.crash import FINAL, crash_and_recover, submitted
 from tests.jobmanager.core.test_properties import adaptive_scenarios, jobs
@@ -71,9 +72,9 @@ def check(recovery):
 @given(jobs(), st.integers(1, 3), st.integers(0, 2**16), st.floats(0, 1), st.integers(0, 2**16))
 def test_a_jobmanager_dying_anywhere_loses_no_finished_work(job, slots, seed, when, fate_seed):
     config = {
-        "taskmanager.numberOfTaskSlots": slots,
-        "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.attempts": 100,
+        NUMBER_OF_TASK_SLOTS.key: slots,
+        RESTART_STRATEGY.key: "fixed-delay",
+        FIXED_DELAY_ATTEMPTS.key: 100,
     }
     length = _length(job, config, seed)
     recovery = crash_and_recover(job, config, seed, int(when * length), random.Random(fate_seed))
@@ -107,7 +108,7 @@ def test_a_report_delivered_twice_changes_nothing_the_second_time(job, slots, se
     get the same (vertex, subtask, attempt) twice, and must ignore the copy."""
     from tests.jobmanager.core.harness import Run
 
-    config = {"taskmanager.numberOfTaskSlots": slots}
+    config = {NUMBER_OF_TASK_SLOTS.key: slots}
     live = Run(job, config, seed=seed)
     live.go()
     reports = [e for e in live.run.events if isinstance(e, (ev.TaskRunning, *FINAL))]

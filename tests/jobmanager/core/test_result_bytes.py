@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from jobmanager.core.executiongraph.result_bytes import ResultBytes
 from jobmanager.messages.codec import decode, encode
 from jobmanager.messages.events import ProducedPartition
+from jobmanager.model.config import RESTART_STRATEGY
 
 
 @st.composite
@@ -90,7 +91,7 @@ def test_a_negative_or_overflowing_byte_count_fails_the_task_naming_the_result()
     a = g.add_vertex("a", parallelism=2)
     b = g.add_vertex("b", parallelism=2)
     g.connect(a, b, Partitioner.REBALANCE)
-    state = JobManagerState(g, Configuration({"restart-strategy.type": "none"}), job_id="t")
+    state = JobManagerState(g, Configuration({RESTART_STRATEGY.key: "none"}), job_id="t")
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm", 4))
     state.handle(ev.TaskFinished("a", 0, 0, (ProducedPartition.of("a->b", [2**62, 2**62 - 1]),)))

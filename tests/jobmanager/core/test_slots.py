@@ -2,6 +2,7 @@ import pytest
 
 from jobmanager.core.scheduler.slots import SlotPool, slots_needed
 from jobmanager.errors import NoResourceAvailableError
+from jobmanager.model.config import MAX_SLOTS, NUMBER_OF_TASK_SLOTS, SLOT_PREFETCH
 from tests.builders import PIPELINED, TopologyBuilder
 
 
@@ -93,9 +94,9 @@ def test_prefetch_queues_up_to_its_depth_of_single_tasks_behind_a_running_one(pr
     g.add_vertex("a", 8)
     config = Configuration(
         {
-            "jobmanager.slot-prefetch": prefetch,
-            "taskmanager.numberOfTaskSlots": 1,
-            "slotmanager.number-of-slots.max": 1,
+            SLOT_PREFETCH.key: prefetch,
+            NUMBER_OF_TASK_SLOTS.key: 1,
+            MAX_SLOTS.key: 1,
         }
     )
     state = JobManagerState(g, config)

@@ -10,7 +10,16 @@ from jobmanager.core.scheduler.speculation import SPECULATION_TIMER, SlowTaskDet
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    FIXED_DELAY_DELAY,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+    SLOT_PREFETCH,
+    SLOW_TASK_BASELINE_LOWER_BOUND,
+    SLOW_TASK_CHECK_INTERVAL,
+    SPECULATION_ENABLED,
+    Configuration,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 
 
@@ -32,11 +41,11 @@ def test_the_baseline_from_finished_execution_times(finished, tasks, expected):
 
 
 CONFIG = {
-    "execution.batch.speculative.enabled": True,
-    "slow-task-detector.check-interval": 100,
-    "slow-task-detector.execution-time.baseline-lower-bound": 0,
-    "taskmanager.numberOfTaskSlots": 2,
-    "jobmanager.slot-prefetch": 0,
+    SPECULATION_ENABLED.key: True,
+    SLOW_TASK_CHECK_INTERVAL.key: 100,
+    SLOW_TASK_BASELINE_LOWER_BOUND.key: 0,
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    SLOT_PREFETCH.key: 0,
 }
 
 
@@ -157,7 +166,7 @@ def test_a_failure_with_a_speculative_attempt_running_is_not_a_failover():
 def test_a_restart_after_speculation_takes_an_attempt_number_never_used():
     core = Driven(
         four_then_sink(),
-        {**CONFIG, "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.delay": 1},
+        {**CONFIG, RESTART_STRATEGY.key: "fixed-delay", FIXED_DELAY_DELAY.key: 1},
     )
     started(core)
     core(ev.TimerFired(SPECULATION_TIMER, 200))
@@ -177,6 +186,6 @@ def test_a_restart_after_speculation_takes_an_attempt_number_never_used():
 
 
 def test_speculation_off_deploys_nothing_more():
-    core = Driven(four_then_sink(), {**CONFIG, "execution.batch.speculative.enabled": False})
+    core = Driven(four_then_sink(), {**CONFIG, SPECULATION_ENABLED.key: False})
     started(core)
     assert core(ev.TimerFired(SPECULATION_TIMER, 10_000)) == []

@@ -3,14 +3,23 @@ import pytest
 from jobmanager.core import commands as cmd
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    FIXED_DELAY_ATTEMPTS,
+    FIXED_DELAY_DELAY,
+    MAX_SLOTS,
+    NON_RECOVERABLE_EXCEPTIONS,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+    SLOT_PREFETCH,
+    Configuration,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.simulation.cluster import TaskFault
 from shuffle.ids import PartitionId
 from tests.builders import BLOCKING, PIPELINED
 from tests.jobmanager.core.harness import Run
 
-RESTARTS = {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 5}
+RESTARTS = {RESTART_STRATEGY.key: "fixed-delay", FIXED_DELAY_ATTEMPTS.key: 5}
 
 
 def chain(*parallelisms, result=BLOCKING, partitioner=Partitioner.REBALANCE):
@@ -22,7 +31,7 @@ def chain(*parallelisms, result=BLOCKING, partitioner=Partitioner.REBALANCE):
 
 
 def test_a_static_job_runs_to_the_end_and_releases_everything():
-    run = Run(chain(3, 2, 1), {"taskmanager.numberOfTaskSlots": 2})
+    run = Run(chain(3, 2, 1), {NUMBER_OF_TASK_SLOTS.key: 2})
     assert run.go().status == "FINISHED"
     run.check_invariants()
     released = sorted(str(p) for p in run.cluster.released)
@@ -30,27 +39,27 @@ def test_a_static_job_runs_to_the_end_and_releases_everything():
 
 
 def test_any_blocking_job_finishes_with_a_single_slot():
-    run = Run(chain(4, 4, 2), {"slotmanager.number-of-slots.max": 1, "jobmanager.slot-prefetch": 0})
+    run = Run(chain(4, 4, 2), {MAX_SLOTS.key: 1, SLOT_PREFETCH.key: 0})
     assert run.go().status == "FINISHED"
     assert run.state.slots.total_slots == 1 and run.max_active == 1
     run.check_invariants()
 
 
 def test_a_pipelined_region_fits_one_slot_by_sharing_it():
-    run = Run(chain(1, 1, 1, result=PIPELINED), {"slotmanager.number-of-slots.max": 1})
+    run = Run(chain(1, 1, 1, result=PIPELINED), {MAX_SLOTS.key: 1})
     assert run.go().status == "FINISHED"
     assert run.max_active == 3  # three subtasks of one region in one shared slot
     run.check_invariants()
 
 
 def test_many_slots_run_regions_in_parallel():
-    run = Run(chain(8, 8), {"taskmanager.numberOfTaskSlots": 8})
+    run = Run(chain(8, 8), {NUMBER_OF_TASK_SLOTS.key: 8})
     run.go()
     assert run.max_active == 8
 
 
 def test_a_region_wider_than_the_cluster_fails_the_job_by_name():
-    run = Run(chain(4, 4, result=PIPELINED), {"slotmanager.number-of-slots.max": 2})
+    run = Run(chain(4, 4, result=PIPELINED), {MAX_SLOTS.key: 2})
     terminated = run.go()
     assert terminated.status == "FAILED"
     assert "needs 4 slots" in terminated.cause and "at most 2" in terminated.cause
@@ -93,7 +102,7 @@ def test_inputs_released_after_their_consumers_finished_are_recomputed():
 def test_without_restarts_a_failure_fails_the_job_with_its_cause():
     run = Run(
         chain(2, 2),
-        {"restart-strategy.type": "none"},
+        {RESTART_STRATEGY.key: "none"},
         faults=[("v0", 1, 0, "ZeroDivisionError: division by zero")],
     )
     terminated = run.go()
@@ -107,7 +116,7 @@ def test_restarts_run_out():
     faults = [("v0", 0, attempt, "flaky") for attempt in range(3)]
     run = Run(
         chain(1, 1),
-        {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 2},
+        {RESTART_STRATEGY.key: "fixed-delay", FIXED_DELAY_ATTEMPTS.key: 2},
         faults=faults,
     )
     terminated = run.go()
@@ -119,9 +128,9 @@ def test_restart_waits_for_the_backoff_timer():
     run = Run(
         chain(1, 1),
         {
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": 3,
-            "restart-strategy.fixed-delay.delay": "2 s",
+            RESTART_STRATEGY.key: "fixed-delay",
+            FIXED_DELAY_ATTEMPTS.key: 3,
+            FIXED_DELAY_DELAY.key: "2 s",
         },
         faults=[("v1", 0, 0, "oops")],
     )
@@ -133,7 +142,7 @@ def test_a_lost_task_manager_reruns_its_tasks_and_its_partitions_producers():
     job = chain(4, 4)
     # after the 8th event, sim-tm-0 (slots for v0[0], v0[1]) dies
     lost = ev.TaskManagerLost("sim-tm-0", "process killed", 5)
-    run = Run(job, {**RESTARTS, "taskmanager.numberOfTaskSlots": 2}, inject={8: [lost]})
+    run = Run(job, {**RESTARTS, NUMBER_OF_TASK_SLOTS.key: 2}, inject={8: [lost]})
     assert run.go().status == "FINISHED"
     run.check_invariants()
     attempts = run.attempts
@@ -168,7 +177,7 @@ def test_only_events_are_accepted():
 def test_first_commands_ask_for_task_managers_then_deploy():
     state = JobManagerState(
         chain(2, 1),
-        Configuration({"taskmanager.numberOfTaskSlots": 1, "jobmanager.slot-prefetch": 0}),
+        Configuration({NUMBER_OF_TASK_SLOTS.key: 1, SLOT_PREFETCH.key: 0}),
         job_id="j",
     )
     assert state.handle(ev.JobStarted()).commands == (cmd.RequestTaskManagers(2, 1),)
@@ -183,8 +192,8 @@ def test_first_commands_ask_for_task_managers_then_deploy():
 def test_a_failed_task_manager_request_is_asked_again_after_the_backoff():
     config = {
         **RESTARTS,
-        "taskmanager.numberOfTaskSlots": 1,
-        "restart-strategy.fixed-delay.delay": "250 ms",
+        NUMBER_OF_TASK_SLOTS.key: 1,
+        FIXED_DELAY_DELAY.key: "250 ms",
     }
     state = JobManagerState(chain(1), Configuration(config))
     assert state.handle(ev.JobStarted()).commands == (cmd.RequestTaskManagers(1, 1),)
@@ -199,9 +208,9 @@ def test_a_failed_task_manager_request_is_asked_again_after_the_backoff():
 
 def test_task_managers_that_never_come_fail_the_job_once_restarts_run_out():
     config = {
-        "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.attempts": 1,
-        "taskmanager.numberOfTaskSlots": 1,
+        RESTART_STRATEGY.key: "fixed-delay",
+        FIXED_DELAY_ATTEMPTS.key: 1,
+        NUMBER_OF_TASK_SLOTS.key: 1,
     }
     state = JobManagerState(chain(1), Configuration(config))
     state.handle(ev.JobStarted())
@@ -220,9 +229,9 @@ def test_task_managers_that_never_come_fail_the_job_once_restarts_run_out():
 def test_a_failed_request_the_job_no_longer_needs_is_not_a_failure():
     config = {
         **RESTARTS,
-        "taskmanager.numberOfTaskSlots": 1,
-        "slotmanager.number-of-slots.max": 1,
-        "jobmanager.slot-prefetch": 0,
+        NUMBER_OF_TASK_SLOTS.key: 1,
+        MAX_SLOTS.key: 1,
+        SLOT_PREFETCH.key: 0,
     }
     state = JobManagerState(chain(2), Configuration(config))
     state.handle(ev.JobStarted())
@@ -236,7 +245,7 @@ def failed(vertex, subtask, attempt, *types, lost=None):
 
 
 def running_single_task(config):
-    state = JobManagerState(chain(1), Configuration({**config, "taskmanager.numberOfTaskSlots": 1}))
+    state = JobManagerState(chain(1), Configuration({**config, NUMBER_OF_TASK_SLOTS.key: 1}))
     state.handle(ev.JobStarted())
     state.handle(ev.TaskManagerRegistered("tm", 1))
     state.handle(ev.TaskRunning("v0", 0, 0))
@@ -283,7 +292,7 @@ def test_other_errors_and_lost_inputs_keep_the_restart_strategy():
 
 
 def test_a_user_marks_their_own_exceptions_non_recoverable():
-    config = {**RESTARTS, "restart-strategy.non-recoverable-exceptions": "mine.BadRecord; KeyError"}
+    config = {**RESTARTS, NON_RECOVERABLE_EXCEPTIONS.key: "mine.BadRecord; KeyError"}
     for types in (("mine.BadRecord",), ("builtins.KeyError", "builtins.LookupError")):
         state = running_single_task(config)
         (terminated,) = state.handle(failed("v0", 0, 0, *types)).commands
@@ -294,7 +303,7 @@ def test_a_user_marks_their_own_exceptions_non_recoverable():
 
 
 def test_a_task_prefers_a_free_slot_on_the_node_holding_its_input():
-    config = {"taskmanager.numberOfTaskSlots": 1, "jobmanager.slot-prefetch": 0}
+    config = {NUMBER_OF_TASK_SLOTS.key: 1, SLOT_PREFETCH.key: 0}
     state = JobManagerState(chain(1, 1, partitioner=Partitioner.FORWARD), Configuration(config))
     state.handle(ev.JobStarted())
     assert state.handle(ev.TaskManagerRegistered("tm-a", 1, "node-a")).commands == (

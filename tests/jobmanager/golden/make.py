@@ -29,14 +29,23 @@ import tempfile
 import time
 from pathlib import Path
 
+from jobmanager.model.config import (
+    FIXED_DELAY_ATTEMPTS,
+    FIXED_DELAY_DELAY,
+    HEARTBEAT_INTERVAL,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+    SNAPSHOT_MIN_PAUSE,
+)
+
 HERE = Path(__file__).resolve().parent
 CONFIG = {
-    "heartbeat.interval": "200 ms",
-    "restart-strategy.type": "fixed-delay",
-    "restart-strategy.fixed-delay.attempts": 3,
-    "restart-strategy.fixed-delay.delay": "100 ms",
-    "taskmanager.numberOfTaskSlots": 2,
-    "execution.batch.job-recovery.snapshot.min-pause": "200 ms",
+    HEARTBEAT_INTERVAL.key: "200 ms",
+    RESTART_STRATEGY.key: "fixed-delay",
+    FIXED_DELAY_ATTEMPTS.key: 3,
+    FIXED_DELAY_DELAY.key: "100 ms",
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    SNAPSHOT_MIN_PAUSE.key: "200 ms",
 }
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import BROADCAST_THRESHOLD, READ_WHOLE_THRESHOLD, Configuration
 from jobmanager.model.operators import ParquetSink
 from jobmanager.planner import Catalog, plan_sql
 
@@ -159,7 +159,7 @@ def test_a_planned_query_gives_duckdbs_answer(
 
 # tables this small are read whole where they are broadcast; a broadcast side is filtered
 # where it is read only when it is a vertex of its own
-_OWN_VERTICES = Configuration({"table.optimizer.join.read-whole-threshold": -1})
+_OWN_VERTICES = Configuration({READ_WHOLE_THRESHOLD.key: -1})
 _T1 = pa.schema(
     [("a", pa.int32()), ("b", pa.int32()), ("c", pa.decimal128(10, 2)), ("s", pa.string())]
 )
@@ -232,7 +232,7 @@ def test_csv_and_hive_partitioned_tables_give_duckdbs_answer(tmp_path, spark_ses
     "config",
     [
         _OWN_VERTICES,  # the right sides broadcast
-        Configuration({"table.optimizer.join.broadcast-threshold": -1}),  # both sides hashed
+        Configuration({BROADCAST_THRESHOLD.key: -1}),  # both sides hashed
     ],
     ids=["broadcast", "hashed"],
 )
@@ -287,7 +287,7 @@ def test_a_looked_up_side_cut_to_the_kept_sides_keys_in_the_task_gives_duckdbs_a
         query,
         Catalog.from_tables(paths),
         ParquetSink(str(tmp_path / "out")),
-        Configuration({"table.optimizer.join.broadcast-threshold": -1}),
+        Configuration({BROADCAST_THRESHOLD.key: -1}),
     )
     (join,) = [v for v in planned.graph.vertices if v.name.startswith("join")]
     assert join.operator.sql.count("LEFT SEMI JOIN") == 3, planned.explain()  # EXISTS, 2 cuts
@@ -319,8 +319,8 @@ def test_a_looked_up_table_filtered_by_the_kept_sides_keys_gives_duckdbs_answer(
         ParquetSink(str(tmp_path / "out")),
         Configuration(
             {
-                "table.optimizer.join.broadcast-threshold": small,
-                "table.optimizer.join.read-whole-threshold": -1,
+                BROADCAST_THRESHOLD.key: small,
+                READ_WHOLE_THRESHOLD.key: -1,
             }
         ),
     )
@@ -357,8 +357,8 @@ def test_a_hashed_scan_filtered_by_a_selective_small_side_gives_duckdbs_answer(
         ParquetSink(str(tmp_path / "out")),
         Configuration(
             {
-                "table.optimizer.join.broadcast-threshold": threshold,
-                "table.optimizer.join.read-whole-threshold": -1,
+                BROADCAST_THRESHOLD.key: threshold,
+                READ_WHOLE_THRESHOLD.key: -1,
             }
         ),
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import BROADCAST_THRESHOLD, READ_WHOLE_THRESHOLD, Configuration
 from jobmanager.model.operators import ParquetSink
 from jobmanager.planner import Catalog, plan_sql
 from tests.jobmanager.planner.test_answers import (  # noqa: F401 (duck: a fixture)
@@ -45,9 +45,9 @@ def tables(tmp_path) -> dict[str, str]:
 
 
 def planned(tables, query: str, broadcast_threshold: int | None = None):
-    config = {"table.optimizer.join.read-whole-threshold": -1}
+    config = {READ_WHOLE_THRESHOLD.key: -1}
     if broadcast_threshold is not None:
-        config["table.optimizer.join.broadcast-threshold"] = broadcast_threshold
+        config[BROADCAST_THRESHOLD.key] = broadcast_threshold
     return plan_sql(
         query,
         Catalog.from_tables(tables),

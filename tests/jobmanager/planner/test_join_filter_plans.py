@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from jobmanager.model.config import BROADCAST_THRESHOLD
 from tests.jobmanager.planner.test_plans import (
     BROADCAST_EVERYTHING,
     HASH_EVERYTHING,
@@ -80,7 +81,7 @@ def test_a_broadcast_table_is_filtered_where_it_is_read_by_a_smaller_filtered_si
     planned = plan(catalog, query, BROADCAST_EVERYTHING)
     assert edges(planned)[("scan dims d", "scan others o")] == "broadcast", planned.explain()
     assert "LEFT SEMI JOIN in0" in sql_of(planned, "scan others o")
-    whole = plan(catalog, query, {"table.optimizer.join.broadcast-threshold": "1 gb"})
+    whole = plan(catalog, query, {BROADCAST_THRESHOLD.key: "1 gb"})
     assert "SEMI JOIN" not in all_sql(whole), whole.explain()
 
 
@@ -99,7 +100,7 @@ def test_the_table_a_semi_join_looks_up_is_filtered_in_its_scan_by_the_small_kep
         catalog,
         f"SELECT d.name FROM dims d WHERE {condition}{test} "
         "(SELECT 1 FROM facts f WHERE f.k = d.k)",
-        {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES},
+        {BROADCAST_THRESHOLD.key: small, **OWN_VERTICES},
     )
     assert (("scan dims d", "scan facts f") in edges(planned)) is filtered, planned.explain()
     assert ("LEFT SEMI JOIN in0" in sql_of(planned, "scan facts f")) is filtered
@@ -112,7 +113,7 @@ def test_not_in_keeps_every_row_of_the_table_it_looks_up(catalog):
     planned = plan(
         catalog,
         "SELECT d.name FROM dims d WHERE d.name = 'n3' AND d.k NOT IN (SELECT f.k FROM facts f)",
-        {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES},
+        {BROADCAST_THRESHOLD.key: small, **OWN_VERTICES},
     )
     assert "SEMI JOIN" not in sql_of(planned, "scan facts f"), planned.explain()
 
@@ -125,7 +126,7 @@ def test_a_side_kept_by_a_semi_join_is_guessed_a_tenth_of_its_rows(catalog):
     planned = plan(
         catalog,
         GROUPS + " WHERE d.k IN (SELECT o.k FROM others o WHERE o.w > 3)",
-        {"table.optimizer.join.broadcast-threshold": listed // 2, **OWN_VERTICES},
+        {BROADCAST_THRESHOLD.key: listed // 2, **OWN_VERTICES},
     )
     into_scan = [s for (s, t), how in edges(planned).items() if t == "scan facts"]
     assert into_scan == ["join k_2"], planned.explain()  # dims semi-joined with others

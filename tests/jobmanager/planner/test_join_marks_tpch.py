@@ -15,6 +15,7 @@ from collections import Counter
 import pytest
 
 from examples.tpch_dbgen import queries
+from jobmanager.model.config import BROADCAST_THRESHOLD, READ_WHOLE_THRESHOLD
 from jobmanager.planner import Catalog
 from tests.jobmanager.planner.test_join_marks import _rows, _slice, plan
 
@@ -120,8 +121,8 @@ def test_q18s_few_orders_meet_every_line_where_read_or_in_a_join_the_run_time_ma
     over it the join is a stage of its own whose inputs are marked, so the JobManager may
     still send those few orders whole and read the lines in slices, not hash both."""
     config = {
-        "table.optimizer.join.broadcast-threshold": threshold,
-        "table.optimizer.join.read-whole-threshold": 10_000,
+        BROADCAST_THRESHOLD.key: threshold,
+        READ_WHOLE_THRESHOLD.key: 10_000,
     }
     planned = plan(tpch, queries()[18], config)
     lines = next(v for v in planned.graph.vertices if v.name == "scan lineitem #2")

@@ -8,17 +8,17 @@ import pytest
 
 from jobmanager.model.broadcast_source import BroadcastSource
 from jobmanager.model.chaining import decide_chains
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import BROADCAST_THRESHOLD, READ_WHOLE_THRESHOLD, Configuration
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.model.sources import FileSource
 from jobmanager.planner import plan_sql
 
-HASH_EVERYTHING = {"table.optimizer.join.broadcast-threshold": -1}
+HASH_EVERYTHING = {BROADCAST_THRESHOLD.key: -1}
 # each broadcast side a vertex of its own, however tiny (its tasks' reading it themselves is
 # tested on its own)
-OWN_VERTICES = {"table.optimizer.join.read-whole-threshold": -1}
-BROADCAST_EVERYTHING = {"table.optimizer.join.broadcast-threshold": "1 gb", **OWN_VERTICES}
+OWN_VERTICES = {READ_WHOLE_THRESHOLD.key: -1}
+BROADCAST_EVERYTHING = {BROADCAST_THRESHOLD.key: "1 gb", **OWN_VERTICES}
 
 
 def plan(catalog, query: str, config=None):
@@ -113,7 +113,7 @@ def test_a_tiny_small_side_is_read_whole_by_the_tasks_of_the_scan_it_joins(catal
     """Under ``table.optimizer.join.read-whole-threshold`` (1 MiB) a broadcast side that only
     reads a table is no vertex of its own: the big side's tasks read it, in their Spark query."""
     query = "SELECT f.s, d.name FROM facts f JOIN dims d ON f.k = d.k AND d.name <> 'x'"
-    planned = plan(catalog, query, {"table.optimizer.join.broadcast-threshold": "1 gb"})
+    planned = plan(catalog, query, {BROADCAST_THRESHOLD.key: "1 gb"})
     assert edges(planned) == {("scan facts f", "result"): "forward"}
     scan = planned.graph.vertex("scan facts f")
     split, whole = scan.sources
@@ -129,8 +129,8 @@ def test_a_tiny_small_side_is_read_whole_by_the_tasks_of_the_scan_it_joins(catal
         catalog,
         query,
         {
-            "table.optimizer.join.broadcast-threshold": "1 gb",
-            "table.optimizer.join.read-whole-threshold": listed - 1,
+            BROADCAST_THRESHOLD.key: "1 gb",
+            READ_WHOLE_THRESHOLD.key: listed - 1,
         },
     )
     assert edges(over)[("scan dims d", "scan facts f")] == "broadcast"
@@ -138,7 +138,7 @@ def test_a_tiny_small_side_is_read_whole_by_the_tasks_of_the_scan_it_joins(catal
         catalog,
         "SELECT f.s, d.n FROM facts f JOIN (SELECT k, COUNT(*) AS n "
         "FROM dims GROUP BY k) d ON f.k = d.k",
-        {"table.optimizer.join.broadcast-threshold": "1 gb"},
+        {BROADCAST_THRESHOLD.key: "1 gb"},
     )
     assert "broadcast" in edges(aggregated).values()  # not a plain read: a stage of its own
 
@@ -150,7 +150,7 @@ def test_a_tiny_table_is_read_whole_after_an_exchange_but_not_into_a_join_the_ru
     tables are read whole there too. A shuffled join's stage (two hashed sides) keeps them as
     vertices: the run time may broadcast one of its sides, or chain it into a side's scan,
     only in a vertex that reads no table."""
-    config = {"table.optimizer.join.broadcast-threshold": "1 gb"}
+    config = {BROADCAST_THRESHOLD.key: "1 gb"}
     planned = plan(
         catalog,
         "SELECT a.k, a.t, d.name FROM (SELECT k, SUM(v) AS t FROM facts "
@@ -170,7 +170,7 @@ def test_a_tiny_table_is_read_whole_after_an_exchange_but_not_into_a_join_the_ru
         catalog,
         "SELECT f.s, g.s AS t, d.name FROM facts f JOIN facts g ON f.k = g.k "
         "JOIN dims d ON d.k = f.g + g.g",
-        {"table.optimizer.join.broadcast-threshold": facts - 1},
+        {BROADCAST_THRESHOLD.key: facts - 1},
     )
     join = next(v for v in hashed.graph.vertices if v.name.startswith("join"))
     assert edges(hashed).get(("scan dims d", join.name)) == "broadcast", hashed.explain()
@@ -373,7 +373,7 @@ def test_a_small_side_joins_the_large_input_it_filters_before_that_crosses_an_ex
         catalog,
         "SELECT l.v FROM lines l, orders o, customers c "
         "WHERE l.k = o.k AND o.c = c.c AND c.seg = 'x'",
-        {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES},
+        {BROADCAST_THRESHOLD.key: small, **OWN_VERTICES},
     )
     assert edges(planned)[("scan customers c", "scan orders o")] == "broadcast"
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
@@ -480,7 +480,7 @@ def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter
     )
     listed = catalog.table("parts").listed_bytes(["p", "t"])
     query = "SELECT SUM(l.v) AS s FROM lines l, parts p WHERE l.p = p.p AND {}"
-    threshold = {"table.optimizer.join.broadcast-threshold": listed // 5, **OWN_VERTICES}
+    threshold = {BROADCAST_THRESHOLD.key: listed // 5, **OWN_VERTICES}
     filtered = plan(catalog, query.format("p.t = 't7'"), threshold)  # guessed to keep 0.15
     assert edges(filtered)[("scan parts p", "scan lines l")] == "broadcast"
     kept_more = plan(catalog, query.format("p.t <> ''"), threshold)  # guessed to keep 0.25
@@ -499,7 +499,7 @@ def test_a_semi_join_filters_what_its_small_filtered_joins_kept_in_the_scan(cata
         "SELECT f.s, d.name FROM facts f, dims d WHERE f.k = d.k"
         f"{condition} AND EXISTS (SELECT * FROM facts f2 "
         "WHERE f2.g = f.g AND f2.s <> f.s)",
-        {"table.optimizer.join.broadcast-threshold": small, **OWN_VERTICES},
+        {BROADCAST_THRESHOLD.key: small, **OWN_VERTICES},
     )
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert sorted(e.source.name for e in join.inputs) == (

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from jobmanager.model.config import SKEWED_JOIN_STRATEGY, Configuration
+from jobmanager.model.config import BROADCAST_THRESHOLD, SKEWED_JOIN_STRATEGY, Configuration
 from jobmanager.model.operators import ParquetSink
 from jobmanager.planner import plan_sql
 
-HASH_EVERYTHING = {"table.optimizer.join.broadcast-threshold": -1}
+HASH_EVERYTHING = {BROADCAST_THRESHOLD.key: -1}
 SINK = ParquetSink("/tmp/tidal-planner-tests-out", overwrite=True)
 JOIN = "FROM facts f {} dims d ON f.k = d.k"
 AGGREGATE = "SELECT f.k, SUM(f.v) AS t " + JOIN.format("JOIN") + " GROUP BY f.k"

@@ -15,7 +15,7 @@ from ray._private import ray_constants
 
 from jobmanager import Client
 from jobmanager.client.report import find_job, job_facts
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import TASKMANAGER_IDLE_TIMEOUT, Configuration
 from jobmanager.runtime.jobstore import store_root
 from jobmanager.runtime.names import NAMESPACE, job_manager_name
 from jobmanager.runtime.resourcemanager import resource_manager
@@ -47,9 +47,7 @@ def main(data: str, out: str, mode: str = "warmed-up") -> None:
     node = ray._private.worker._global_node
     dashboard_process = ray_constants.PROCESS_TYPE_DASHBOARD in node.all_processes
     defaults = Configuration()
-    rm = resource_manager(
-        defaults["resourcemanager.taskmanager-timeout"] / 1000, store_root(defaults)
-    )
+    rm = resource_manager(defaults[TASKMANAGER_IDLE_TIMEOUT.key] / 1000, store_root(defaults))
     prepared = []  # at once: not asked, as asking would wait for the ResourceManager's start
     if mode != "at-once":
         if not client.warm_up(timeout=DEADLINE_S):

@@ -8,13 +8,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jobmanager import JobGraph, ParquetSink, Partitioner, arrow
+from jobmanager.model.config import (
+    FIXED_DELAY_ATTEMPTS,
+    FIXED_DELAY_DELAY,
+    HEARTBEAT_INTERVAL,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+)
 
 FAST = {
-    "heartbeat.interval": "200 ms",
-    "restart-strategy.type": "fixed-delay",
-    "restart-strategy.fixed-delay.attempts": 5,
-    "restart-strategy.fixed-delay.delay": "100 ms",
-    "taskmanager.numberOfTaskSlots": 1,
+    HEARTBEAT_INTERVAL.key: "200 ms",
+    RESTART_STRATEGY.key: "fixed-delay",
+    FIXED_DELAY_ATTEMPTS.key: 5,
+    FIXED_DELAY_DELAY.key: "100 ms",
+    NUMBER_OF_TASK_SLOTS.key: 1,
 }
 
 

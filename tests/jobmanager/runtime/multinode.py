@@ -30,16 +30,24 @@ import pyarrow.parquet as pq
 import ray
 from ray.cluster_utils import Cluster
 
+from jobmanager.model.config import (
+    FIXED_DELAY_ATTEMPTS,
+    FIXED_DELAY_DELAY,
+    HEARTBEAT_INTERVAL,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+)
+
 SCALE = 0.01
 PARTS = 6
 ROWS = 2000
 CONFIG = {
-    "heartbeat.interval": "200 ms",
-    "restart-strategy.type": "fixed-delay",
+    HEARTBEAT_INTERVAL.key: "200 ms",
+    RESTART_STRATEGY.key: "fixed-delay",
     # a node removed on a busy machine is noticed late: until then a TaskManager placed there
     # dies at once, each such start a failed attempt (5 were spent so in one suite run)
-    "restart-strategy.fixed-delay.attempts": 20,
-    "restart-strategy.fixed-delay.delay": "100 ms",
+    FIXED_DELAY_ATTEMPTS.key: 20,
+    FIXED_DELAY_DELAY.key: "100 ms",
 }
 
 
@@ -94,7 +102,7 @@ def demo(client) -> dict:
     generate("s3://tidal/tpch", SCALE)
     out = "s3://tidal/revenue"
     handle = client.submit(
-        build("s3://tidal/tpch", out), config={**CONFIG, "taskmanager.numberOfTaskSlots": 2}
+        build("s3://tidal/tpch", out), config={**CONFIG, NUMBER_OF_TASK_SLOTS.key: 2}
     )
     result = handle.wait(timeout=400)
     status = handle.status()
@@ -159,7 +167,7 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
     gate = work / "gate"
     gate.mkdir()
     out = "s3://tidal/sums"
-    config = {**CONFIG, "taskmanager.numberOfTaskSlots": 1}
+    config = {**CONFIG, NUMBER_OF_TASK_SLOTS.key: 1}
     handle = client.submit(gated_job("s3://tidal/parts", out, str(gate)), config=config)
 
     def vertex(name):
@@ -235,7 +243,7 @@ def commit_killed(client) -> dict:
     sink = g.add_vertex("sink", operator=ParquetSink("s3://tidal/killed", overwrite=True))
     g.connect(read, sums, Partitioner.hash("key"))
     g.connect(sums, sink, Partitioner.FORWARD)
-    handle = client.submit(g, config={**CONFIG, "taskmanager.numberOfTaskSlots": 1})
+    handle = client.submit(g, config={**CONFIG, NUMBER_OF_TASK_SLOTS.key: 1})
     status = eventually(
         lambda: (lambda s: s.status is JobStatus.FINISHING and s)(handle.status()),
         "the commit",

@@ -13,6 +13,14 @@ from examples.compare import sql_difference
 from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
+from jobmanager.model.config import (
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    AVG_DATA_VOLUME_PER_TASK,
+    BROADCAST_THRESHOLD,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+)
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
@@ -20,13 +28,13 @@ pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 ROWS = 40_000
 CONFIG = {
     **FAST,
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,
-    "table.optimizer.join.broadcast-threshold": "64 kb",
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "128 kb",
-    "restart-strategy.type": "none",
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    MAX_SLOTS.key: 2,
+    BROADCAST_THRESHOLD.key: "64 kb",
+    AVG_DATA_VOLUME_PER_TASK.key: "128 kb",
+    RESTART_STRATEGY.key: "none",
 }
-STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
+STRATEGY = ADAPTIVE_BROADCAST_JOIN_STRATEGY.key
 
 FILTERED = """
 SELECT o.o_region, SUM(f.f_amount) AS total, COUNT(*) AS n

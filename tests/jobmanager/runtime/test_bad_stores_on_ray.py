@@ -14,7 +14,12 @@ import pytest
 import ray
 
 from jobmanager import Client, JobManagerLost, JobStoreError, ParquetSink
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    JOB_RECOVERY_ENABLED,
+    JOBSTORE_DIR,
+    NUMBER_OF_TASK_SLOTS,
+    Configuration,
+)
 from jobmanager.model.operators import staging_dir
 from jobmanager.runtime.jobstore import JobStore, store_root
 from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER
@@ -24,7 +29,7 @@ from tests.jobmanager.runtime.test_failover_on_ray import eventually, started, v
 
 pytestmark = pytest.mark.runtime
 
-CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
+CONFIG = {**FAST, NUMBER_OF_TASK_SLOTS.key: 2}
 HEADER = struct.Struct("<III")
 SEGMENT_HEADER = 16  # TIDALLOG, the format version, their CRC-32 (runtime.eventlog)
 
@@ -114,7 +119,7 @@ def test_an_unreachable_store_is_an_error_at_submit(client, tmp_path):
     write_data(data)
     job = failover_job(data, str(tmp_path / "out"), str(gate), at="nowhere", pyspark=False)
     with pytest.raises(JobStoreError, match="ftp://127.0.0.1:9/jobs"):
-        client.submit(job, config={**CONFIG, "jobstore.dir": "ftp://127.0.0.1:9/jobs"})
+        client.submit(job, config={**CONFIG, JOBSTORE_DIR.key: "ftp://127.0.0.1:9/jobs"})
 
 
 def test_a_killed_resource_manager_is_restarted_and_the_job_finishes(held):
@@ -138,7 +143,7 @@ def test_with_recovery_off_a_dead_jobmanager_is_a_clear_error_and_its_job_is_cle
     data, gate, out = str(tmp_path / "data"), tmp_path / "gate", str(tmp_path / "out")
     gate.mkdir()
     write_data(data)
-    config = {**CONFIG, "execution.batch.job-recovery.enabled": False}
+    config = {**CONFIG, JOB_RECOVERY_ENABLED.key: False}
     handle = client.submit(staging_job(data, out, str(gate)), config=config)
     staging = staging_dir(ParquetSink(out), handle.job_id)
     eventually(lambda: os.path.isdir(staging) and os.listdir(staging), "the first part staged")

@@ -17,6 +17,7 @@ from jobmanager import (
     spark,
 )
 from jobmanager.messages import events as ev
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK, MAX_SLOTS, NUMBER_OF_TASK_SLOTS
 from jobmanager.model.joins import JoinInput
 from tests.jobmanager.runtime.failover_jobs import PARTS, wait_open
 from tests.jobmanager.runtime.jobs import FAST
@@ -30,9 +31,9 @@ pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
 CONFIG = {
     **FAST,
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,  # too few for both scans: the small one goes first
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 kb",
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    MAX_SLOTS.key: 2,  # too few for both scans: the small one goes first
+    AVG_DATA_VOLUME_PER_TASK.key: "1 kb",
 }
 
 

@@ -14,6 +14,7 @@ import pytest
 import pyarrow.parquet as pq
 
 from jobmanager import Client, FileSource, JobGraph, ParquetSink, Partitioner, arrow, spark
+from jobmanager.model.config import OPERATOR_CHAINING
 from examples.compare import read_result
 from tests.jobmanager.runtime.jobs import FAST
 
@@ -64,7 +65,7 @@ def test_a_chained_pyspark_pair_is_one_task_and_one_spark_job_with_the_unchained
     chained = client.submit(job(str(tmp_path / "chained")), config=FAST).wait(timeout=180)
     unchained = client.submit(
         job(str(tmp_path / "unchained")),
-        config={**FAST, "pipeline.operator-chaining.enabled": False},
+        config={**FAST, OPERATOR_CHAINING.key: False},
     ).wait(timeout=180)
     assert chained.status == unchained.status == "FINISHED", (chained.cause, unchained.cause)
     assert (
@@ -128,7 +129,7 @@ def chained_and_not(client, tmp_path, build):
     )
     unchained = client.submit(
         build(data, str(tmp_path / "out" / "unchained")),
-        config={**FAST, "pipeline.operator-chaining.enabled": False},
+        config={**FAST, OPERATOR_CHAINING.key: False},
     ).wait(timeout=180)
     assert chained.status == unchained.status == "FINISHED", (chained.cause, unchained.cause)
     result = read_result(tmp_path / "out" / "chained")

@@ -12,7 +12,7 @@ import pytest
 from jobmanager import Client
 from jobmanager.messages import events as ev
 from jobmanager.messages.jobstatus import JobStatus
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import ARCHIVE_DIR, JOBSTORE_EXPIRATION_TIME, Configuration
 from jobmanager.runtime.actor import work_directory
 from jobmanager.runtime.jobrecords import job_record
 from jobmanager.runtime.jobstore import JobStore
@@ -74,7 +74,7 @@ def test_an_ended_job_holds_no_process_and_is_read_from_its_store(client, tmp_pa
 
 
 def test_an_ended_job_is_removed_when_its_retention_ends(client, tmp_path):
-    config = {**FAST, "jobstore.expiration-time": "1 s"}
+    config = {**FAST, JOBSTORE_EXPIRATION_TIME.key: "1 s"}
     handle = client.submit(sum_job(str(tmp_path / "out")), config=config)
     assert handle.wait(timeout=120).status == "FINISHED"
     store = job_record(handle.job_id).taken.store
@@ -93,7 +93,7 @@ def test_the_archive_outcome_comes_back_as_an_event_and_a_failed_archive_leaves_
     client, tmp_path
 ):
     history = tmp_path / "history"
-    config = {**FAST, "jobmanager.archive.fs.dir": str(history)}
+    config = {**FAST, ARCHIVE_DIR.key: str(history)}
     handle = client.submit(sum_job(str(tmp_path / "out")), config=config)
     assert handle.wait(timeout=120).status is JobStatus.FINISHED
     events = logged_events(job_record(handle.job_id).taken.store)
@@ -103,7 +103,7 @@ def test_the_archive_outcome_comes_back_as_an_event_and_a_failed_archive_leaves_
     assert (history / handle.job_id).is_dir()
 
     (tmp_path / "a-file").write_text("not a directory")
-    config = {**FAST, "jobmanager.archive.fs.dir": str(tmp_path / "a-file" / "history")}
+    config = {**FAST, ARCHIVE_DIR.key: str(tmp_path / "a-file" / "history")}
     handle = client.submit(sum_job(str(tmp_path / "out2")), config=config)
     result = handle.wait(timeout=120)
     assert result.status is JobStatus.FINISHED, result.cause

@@ -10,11 +10,12 @@ import pytest
 
 from jobmanager import Client, FileSource, JobGraph, NonRecoverableError, ParquetSink, Partitioner
 from jobmanager import arrow, spark
+from jobmanager.model.config import FIXED_DELAY_ATTEMPTS, NON_RECOVERABLE_EXCEPTIONS
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = pytest.mark.runtime
 
-RETRIES = {**FAST, "restart-strategy.fixed-delay.attempts": 3}
+RETRIES = {**FAST, FIXED_DELAY_ATTEMPTS.key: 3}
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,7 @@ def raise_non_recoverable(table):
 
 
 def test_users_mark_their_own_errors_non_recoverable(client, tmp_path, numbers):
-    config = {**RETRIES, "restart-strategy.non-recoverable-exceptions": f"{__name__}.BadRecord"}
+    config = {**RETRIES, NON_RECOVERABLE_EXCEPTIONS.key: f"{__name__}.BadRecord"}
     result = run(client, str(tmp_path / "a"), arrow(raise_bad_record), numbers, config)
     assert result.status == "FAILED" and result.vertices["step"].deployments == 1
     result = run(client, str(tmp_path / "b"), arrow(raise_non_recoverable), numbers)

@@ -13,7 +13,7 @@ import pytest
 
 from jobmanager import Client, ParquetSink
 from jobmanager.messages.jobstatus import JobStatus
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS, SNAPSHOT_MIN_PAUSE, Configuration
 from jobmanager.model.operators import staging_dir
 from jobmanager.runtime.details import VertexDetails
 from jobmanager.runtime.jobstore import store_root
@@ -23,7 +23,7 @@ from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
+CONFIG = {**FAST, NUMBER_OF_TASK_SLOTS.key: 2}
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,7 @@ def test_killed_during_the_sink_commit(client, job):
 
 def test_killed_twice_in_one_job_recovering_from_a_snapshot(client, job):
     data, out, gate, expected = job
-    config = {**CONFIG, "execution.batch.job-recovery.snapshot.min-pause": "1 ms"}
+    config = {**CONFIG, SNAPSHOT_MIN_PAUSE.key: "1 ms"}
     handle = client.submit(failover_job(data, out, str(gate), at="source"), config=config)
     eventually(
         lambda: started(gate) == PARTS - 1 and vertex(handle, "read").finished == 1,

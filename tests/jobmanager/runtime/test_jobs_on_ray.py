@@ -18,6 +18,14 @@ from jobmanager.core.replay import new_state, replay
 from jobmanager.messages import events as ev
 from jobmanager.errors import ConfigurationError, CyclicGraphError, JobGraphError
 from jobmanager.runtime.jobrecords import job_record
+from jobmanager.model.config import (
+    FIXED_DELAY_ATTEMPTS,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    OPERATOR_CHAINING,
+    TASKMANAGER_IDLE_TIMEOUT,
+    TMP_DIRS,
+)
 from tests.jobmanager.runtime.jobs import FAST, expected_sums, sum_job
 
 pytestmark = pytest.mark.runtime
@@ -73,7 +81,7 @@ def test_the_event_log_of_a_finished_job_replays_to_the_same_graph(client, tmp_p
 
 
 def test_one_slot_is_enough(client, tmp_path):
-    config = {**FAST, "slotmanager.number-of-slots.max": 1}
+    config = {**FAST, MAX_SLOTS.key: 1}
     handle = client.submit(sum_job(str(tmp_path / "out"), sources=3), config=config)
     result = handle.wait(timeout=180)
     assert result.status == "FINISHED", result.cause
@@ -83,7 +91,7 @@ def test_one_slot_is_enough(client, tmp_path):
 
 
 def test_eight_slots_run_regions_in_parallel(client, tmp_path):
-    config = {**FAST, "slotmanager.number-of-slots.max": 8, "taskmanager.numberOfTaskSlots": 4}
+    config = {**FAST, MAX_SLOTS.key: 8, NUMBER_OF_TASK_SLOTS.key: 4}
     job = sum_job(str(tmp_path / "out"), sources=8, pause=1.0, consumers=2)
     handle = client.submit(job, config=config)
     result = handle.wait(timeout=180)
@@ -93,7 +101,7 @@ def test_eight_slots_run_regions_in_parallel(client, tmp_path):
 
 
 def test_a_killed_taskmanager_reruns_only_what_it_held(client, tmp_path):
-    config = {**FAST, "slotmanager.number-of-slots.max": 6}
+    config = {**FAST, MAX_SLOTS.key: 6}
     job = sum_job(str(tmp_path / "out"), sources=6, pause=2.0, consumers=2)
     handle = client.submit(job, config=config)
     import ray
@@ -126,7 +134,7 @@ def test_a_raising_function_fails_the_job_with_its_traceback(client, tmp_path):
     )
     bad = g.add_vertex("parse", parallelism=1, operator=arrow(failing))
     g.connect(src, bad, Partitioner.REBALANCE)
-    config = {**FAST, "restart-strategy.fixed-delay.attempts": 1}
+    config = {**FAST, FIXED_DELAY_ATTEMPTS.key: 1}
     healthy = client.submit(sum_job(str(tmp_path / "ok"), pause=1.0), config=FAST)
     handle = client.submit(g, config=config)
     result = handle.wait(timeout=120)
@@ -183,7 +191,7 @@ def test_each_jobs_taskmanager_timeout_and_scratch_directory_take_effect(client,
     from jobmanager.runtime.names import resource_manager_handle
 
     scratch = tmp_path / "scratch"
-    config = {**FAST, "resourcemanager.taskmanager-timeout": "1 s", "io.tmp.dirs": str(scratch)}
+    config = {**FAST, TASKMANAGER_IDLE_TIMEOUT.key: "1 s", TMP_DIRS.key: str(scratch)}
     handle = client.submit(sum_job(str(tmp_path / "out"), sources=1), config=config)
     assert handle.wait(timeout=120).status == "FINISHED"
     ran_on = set(handle.status().task_managers)
@@ -236,7 +244,7 @@ def test_a_taskmanager_whose_spark_jvm_exited_leaves_and_the_job_finishes_elsewh
     sink = g.add_vertex("sink", operator=ParquetSink(str(tmp_path / "out")))
     g.connect(src, double, Partitioner.FORWARD)
     g.connect(double, sink, Partitioner.FORWARD)
-    config = {**FAST, "pipeline.operator-chaining.enabled": False}
+    config = {**FAST, OPERATOR_CHAINING.key: False}
     handle = client.submit(g, config=config)
     result = handle.wait(timeout=240)
     assert result.status == "FINISHED", result.cause

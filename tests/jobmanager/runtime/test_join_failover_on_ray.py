@@ -21,13 +21,14 @@ from jobmanager import (
     spark,
 )
 from jobmanager.messages import events as ev
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS
 from jobmanager.model.joins import JoinInput
 from tests.jobmanager.runtime.failover_jobs import PARTS, wait_open, write_data
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
+CONFIG = {**FAST, NUMBER_OF_TASK_SLOTS.key: 2}
 NAMES = {k: f"key {k}" for k in range(7)}
 
 

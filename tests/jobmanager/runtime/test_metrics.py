@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.core.step import Step
 from jobmanager.messages import events as ev
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK, NUMBER_OF_TASK_SLOTS
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.runtime.eventlog import EventLog
 from jobmanager.runtime.metrics import JobMetrics
@@ -132,7 +133,7 @@ def sums_graph() -> JobGraph:
 
 
 def test_bytes_written_and_every_vertexs_parallelism_as_the_status_reads_them():
-    config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 mb"}
+    config = {AVG_DATA_VOLUME_PER_TASK.key: "1 mb"}
     run = Run(sums_graph(), config, byte_model=uniform_bytes(3 << 20))
     observed = Observed(run)
     assert run.go().status == "FINISHED"
@@ -149,7 +150,7 @@ def test_bytes_written_and_every_vertexs_parallelism_as_the_status_reads_them():
 
 
 def test_a_jobmanager_taking_the_job_over_counts_only_what_it_sees_and_knows_what_runs():
-    run = Run(sums_graph(), {"taskmanager.numberOfTaskSlots": 4}, reports_running=True)
+    run = Run(sums_graph(), {NUMBER_OF_TASK_SLOTS.key: 4}, reports_running=True)
     first = Observed(run)
     assert run.run.run(stop_after=11) is None  # the JobManager dies here: the sum runs
     finished_before = first.ended("numbers", S.FINISHED)

@@ -15,6 +15,12 @@ from examples.compare import sql_difference
 from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+)
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
@@ -22,10 +28,10 @@ pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 ROWS = 120_000
 CONFIG = {
     **FAST,
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 kb",
-    "restart-strategy.type": "none",
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    MAX_SLOTS.key: 2,
+    AVG_DATA_VOLUME_PER_TASK.key: "64 kb",
+    RESTART_STRATEGY.key: "none",
 }
 QUERIES = {
     "int desc, string asc": "SELECT a, b FROM t ORDER BY a DESC NULLS LAST, b ASC NULLS FIRST",

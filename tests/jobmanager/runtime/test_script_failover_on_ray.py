@@ -17,6 +17,7 @@ import pytest
 
 from jobmanager import Client
 from jobmanager.messages.jobstatus import JobStatus
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK, MAX_SLOTS
 from tests.jobmanager.runtime.jobs import FAST
 from tests.jobmanager.runtime.test_failover_on_ray import eventually
 
@@ -25,8 +26,8 @@ pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 FILES = 40
 OPTIONS = {
     **FAST,
-    "slotmanager.number-of-slots.max": 1,  # one task at a time: the scan's tasks queue
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 kb",
+    MAX_SLOTS.key: 1,  # one task at a time: the scan's tasks queue
+    AVG_DATA_VOLUME_PER_TASK.key: "1 kb",
 }
 SCRIPT = """\
     import sys

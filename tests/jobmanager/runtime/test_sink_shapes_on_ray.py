@@ -12,11 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobmanager import Client
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS
 from tests.jobmanager.runtime.jobs import FAST
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
+CONFIG = {**FAST, NUMBER_OF_TASK_SLOTS.key: 2}
 DAYS = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2), None]
 
 

@@ -14,6 +14,16 @@ from examples.compare import sql_difference
 from examples.tpch_dbgen import duckdb_answer_over
 from jobmanager import Client
 from jobmanager.messages import events as ev
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    BROADCAST_THRESHOLD,
+    MAX_PARALLELISM,
+    MAX_SLOTS,
+    NUMBER_OF_TASK_SLOTS,
+    RESTART_STRATEGY,
+    SKEWED_JOIN_STRATEGY,
+    SKEWED_THRESHOLD,
+)
 from jobmanager.runtime.jobstore import JobStore
 from tests.jobmanager.runtime.jobs import FAST
 
@@ -22,15 +32,15 @@ pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 ROWS = 20_000
 CONFIG = {
     **FAST,
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,
-    "table.optimizer.join.broadcast-threshold": -1,  # shuffled, planned and at run time
-    "execution.batch.adaptive.auto-parallelism.max-parallelism": 4,  # few tasks: quick
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "16 kb",
-    "execution.batch.adaptive.skewed-join-optimization.skewed-threshold": "16 kb",
-    "restart-strategy.type": "none",
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    MAX_SLOTS.key: 2,
+    BROADCAST_THRESHOLD.key: -1,  # shuffled, planned and at run time
+    MAX_PARALLELISM.key: 4,  # few tasks: quick
+    AVG_DATA_VOLUME_PER_TASK.key: "16 kb",
+    SKEWED_THRESHOLD.key: "16 kb",
+    RESTART_STRATEGY.key: "none",
 }
-STRATEGY = "execution.batch.adaptive.skewed-join-optimization.strategy"
+STRATEGY = SKEWED_JOIN_STRATEGY.key
 QUERY = """
 SELECT f.f_key, COUNT(*) AS n, SUM(f.f_amount) AS total, MAX(d.d_name) AS name
 FROM facts f JOIN dims d ON f.f_key = d.d_key

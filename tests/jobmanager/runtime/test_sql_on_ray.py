@@ -14,7 +14,7 @@ import pytest
 from examples.compare import read_result
 from jobmanager import Client
 from jobmanager.errors import NoResultError, ResultTooLargeError
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS, Configuration
 from jobmanager.model.operators import ParquetSink, ResultSink
 from jobmanager.runtime.jobstore import store_root
 from tests.jobmanager.runtime.jobs import FAST
@@ -29,7 +29,7 @@ from tests.jobmanager.runtime.sql_jobs import (
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
-CONFIG = {**FAST, "taskmanager.numberOfTaskSlots": 2}
+CONFIG = {**FAST, NUMBER_OF_TASK_SLOTS.key: 2}
 
 
 @pytest.fixture(scope="module")

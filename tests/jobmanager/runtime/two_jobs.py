@@ -15,9 +15,10 @@ from collections import Counter
 import ray
 
 from jobmanager import Client
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS, TASKMANAGER_IDLE_TIMEOUT
 from tests.jobmanager.runtime.jobs import FAST, sum_job
 
-KEPT_IDLE = {**FAST, "resourcemanager.taskmanager-timeout": "10 min"}
+KEPT_IDLE = {**FAST, TASKMANAGER_IDLE_TIMEOUT.key: "10 min"}
 
 
 def run_together(client: Client, jobs: list[tuple[str, dict]]) -> list[dict]:
@@ -49,8 +50,8 @@ def main(out: str) -> None:
         log_to_driver=False,
     )
     client = Client()
-    one = {**KEPT_IDLE, "taskmanager.numberOfTaskSlots": 1}
-    two = {**KEPT_IDLE, "taskmanager.numberOfTaskSlots": 2}
+    one = {**KEPT_IDLE, NUMBER_OF_TASK_SLOTS.key: 1}
+    two = {**KEPT_IDLE, NUMBER_OF_TASK_SLOTS.key: 2}
     together = run_together(client, [(f"{out}/a", one), (f"{out}/b", one)])
     other_shape = run_together(client, [(f"{out}/c", one), (f"{out}/d", two)])
     print(json.dumps({"together": together, "other_shape": other_shape}))

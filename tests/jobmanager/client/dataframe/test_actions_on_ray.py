@@ -13,13 +13,14 @@ import pytest
 from jobmanager.client.dataframe import SparkSession as TidalSession
 from jobmanager.client.dataframe import Window as TidalWindow
 from jobmanager.client.dataframe import functions as TF
+from jobmanager.model.config import MAX_SLOTS, NUMBER_OF_TASK_SLOTS, RESTART_STRATEGY
 
 pytestmark = [pytest.mark.runtime, pytest.mark.spark]
 
 CONFIG = {
-    "taskmanager.numberOfTaskSlots": 2,
-    "slotmanager.number-of-slots.max": 2,
-    "restart-strategy.type": "none",
+    NUMBER_OF_TASK_SLOTS.key: 2,
+    MAX_SLOTS.key: 2,
+    RESTART_STRATEGY.key: "none",
 }
 PEOPLE = [(1, "ada", 10, decimal.Decimal("1.50"), datetime.date(2024, 1, 2)),
           (2, "bob", None, decimal.Decimal("2.25"), datetime.date(2024, 1, 3)),

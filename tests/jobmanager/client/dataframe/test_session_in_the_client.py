@@ -16,6 +16,7 @@ from pyspark.errors import AnalysisException
 
 from jobmanager.client.dataframe import functions as F
 from jobmanager.client.dataframe.rows import show_string, to_rows
+from jobmanager.model.config import NUMBER_OF_TASK_SLOTS
 
 HERE = os.path.relpath(__file__)
 
@@ -117,7 +118,7 @@ def test_pyspark_is_tidals_only_inside_the_binding():
     from jobmanager.client.dataframe import SparkSession
     from jobmanager.client.dataframe.binding import bound_to_tidal
 
-    with bound_to_tidal({"taskmanager.numberOfTaskSlots": 2}):
+    with bound_to_tidal({NUMBER_OF_TASK_SLOTS.key: 2}):
         from pyspark.sql import SparkSession as Bound
         from pyspark.sql import functions as bound_functions
         from pyspark.sql.utils import AnalysisException as Caught
@@ -125,8 +126,8 @@ def test_pyspark_is_tidals_only_inside_the_binding():
         assert Bound is SparkSession and bound_functions is F
         assert Caught is AnalysisException
         session = Bound.builder.config("spark.sql.shuffle.partitions", 4).getOrCreate()
-        assert session.conf.get("taskmanager.numberOfTaskSlots") == 2
-        assert session.runner.settings()["taskmanager.numberOfTaskSlots"] == 2
+        assert session.conf.get(NUMBER_OF_TASK_SLOTS.key) == 2
+        assert session.runner.settings()[NUMBER_OF_TASK_SLOTS.key] == 2
         session.stop()
     import pyspark.sql.functions as after
 

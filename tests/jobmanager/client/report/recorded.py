@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from jobmanager.messages import events as ev
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    FIXED_DELAY_ATTEMPTS,
+    FIXED_DELAY_DELAY,
+    RESTART_STRATEGY,
+    SKEWED_THRESHOLD,
+    Configuration,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from tests.jobmanager.core.harness import Run
@@ -76,10 +83,10 @@ def sums_bytes(vertex: str, subtask: int, result: str, subpartitions: int) -> by
 
 
 SUMS_CONFIG = {
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 1000,
-    "restart-strategy.type": "fixed-delay",
-    "restart-strategy.fixed-delay.attempts": 2,
-    "restart-strategy.fixed-delay.delay": 1,
+    AVG_DATA_VOLUME_PER_TASK.key: 1000,
+    RESTART_STRATEGY.key: "fixed-delay",
+    FIXED_DELAY_ATTEMPTS.key: 2,
+    FIXED_DELAY_DELAY.key: 1,
 }
 
 
@@ -103,6 +110,6 @@ def skewed_bytes(vertex: str, subtask: int, result: str, subpartitions: int) -> 
 
 
 SKEWED_CONFIG = {
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 50_000,
-    "execution.batch.adaptive.skewed-join-optimization.skewed-threshold": 10_000,
+    AVG_DATA_VOLUME_PER_TASK.key: 50_000,
+    SKEWED_THRESHOLD.key: 10_000,
 }

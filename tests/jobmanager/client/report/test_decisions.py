@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jobmanager.client.report import explain_lines, facts_from_log, report_html
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK, BROADCAST_THRESHOLD, Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink
@@ -20,7 +20,7 @@ from tests.jobmanager.client.report.recorded import record
 from tests.jobmanager.client.report.test_join_facts import join_facts
 from tests.jobmanager.core.adaptive.test_runtime_joins import MiB, sized
 
-VOLUME = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
+VOLUME = AVG_DATA_VOLUME_PER_TASK.key
 
 
 def block(lines: list[str], name: str) -> list[str]:
@@ -144,7 +144,7 @@ def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_
     from jobmanager.planner import plan_sql
 
     logging.disable(logging.INFO)
-    config = {"table.optimizer.join.broadcast-threshold": "50 kb"}
+    config = {BROADCAST_THRESHOLD.key: "50 kb"}
     planned = plan_sql(
         queries()[3], tpch, ParquetSink("/tmp/tidal-explain-q3"), Configuration(config)
     )

@@ -11,7 +11,7 @@ from jobmanager.client.report import find_job, history, job_facts
 from jobmanager.errors import UnknownJobError
 from jobmanager.messages import events as ev
 from jobmanager.messages.jobstatus import JobStatus
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import ARCHIVE_DIR, JOBSTORE_DIR, Configuration
 from jobmanager.runtime.archive import archive_job
 from jobmanager.runtime.jobstore import STATUS_FILE, JobStore
 from tests.jobmanager.client.report.recorded import (
@@ -58,16 +58,16 @@ def stored_job(root: str, job_id: str, submitted_s: float) -> JobStore:
 def config(tmp_path):
     return Configuration(
         {
-            "jobstore.dir": str(tmp_path / "jobs"),
-            "jobmanager.archive.fs.dir": str(tmp_path / "history"),
+            JOBSTORE_DIR.key: str(tmp_path / "jobs"),
+            ARCHIVE_DIR.key: str(tmp_path / "history"),
         }
     )
 
 
 def test_an_archive_reads_back_to_the_facts_its_store_gave_and_outlives_it(config, tmp_path):
-    store = stored_job(config["jobstore.dir"], "aaaa", 1000.0)
+    store = stored_job(config[JOBSTORE_DIR.key], "aaaa", 1000.0)
     live = job_facts(find_job("aaaa", config), "aaaa")
-    archive = archive_job(store, config["jobmanager.archive.fs.dir"], -1)
+    archive = archive_job(store, config[ARCHIVE_DIR.key], -1)
     store.remove()
     found = find_job("aaaa", config)
     assert found.url == archive.url
@@ -80,8 +80,8 @@ def test_an_archive_reads_back_to_the_facts_its_store_gave_and_outlives_it(confi
 
 def test_history_lists_newest_first_and_keeps_only_the_retained_jobs(config):
     for n, job_id in enumerate(["old", "mid", "new"]):
-        store = stored_job(config["jobstore.dir"], job_id, 1000.0 + 100 * n)
-        archive_job(store, config["jobmanager.archive.fs.dir"], 2)
+        store = stored_job(config[JOBSTORE_DIR.key], job_id, 1000.0 + 100 * n)
+        archive_job(store, config[ARCHIVE_DIR.key], 2)
         store.remove()
     jobs = history(config)
     assert [(j.job_id, j.status, j.tasks) for j in jobs] == [
@@ -99,9 +99,9 @@ def test_a_full_local_history_drops_its_oldest_written_archive_reading_only_that
     """By when each archive was written, as Flink's HistoryServer orders them (here against
     the jobs' submission order), with one status read however many archives there are; a
     folder that is no archive is left."""
-    history_dir = config["jobmanager.archive.fs.dir"]
+    history_dir = config[ARCHIVE_DIR.key]
     for n, job_id in enumerate(["first", "second", "third"]):
-        store = stored_job(config["jobstore.dir"], job_id, 1000.0 + 100 * n)
+        store = stored_job(config[JOBSTORE_DIR.key], job_id, 1000.0 + 100 * n)
         archive_job(store, history_dir, -1)
         store.remove()
     os.makedirs(os.path.join(history_dir, "stray"))
@@ -115,13 +115,13 @@ def test_a_full_local_history_drops_its_oldest_written_archive_reading_only_that
         return final_status(store)
 
     monkeypatch.setattr(JobStore, "final_status", counted)
-    store = stored_job(config["jobstore.dir"], "fourth", 1400.0)
+    store = stored_job(config[JOBSTORE_DIR.key], "fourth", 1400.0)
     archive_job(store, history_dir, 3)
     assert sorted(os.listdir(history_dir)) == ["first", "fourth", "stray", "third"]
     assert reads == ["stray", "second"]
 
 
 def test_a_job_with_a_store_and_no_archive_yet_is_listed_as_not_ended(config):
-    store = stored_job(config["jobstore.dir"], "live", 2000.0)
+    store = stored_job(config[JOBSTORE_DIR.key], "live", 2000.0)
     store.fs.rm_file(f"{store.path}/{STATUS_FILE}")
     assert [(j.job_id, j.status, j.name) for j in history(config)] == [("live", None, "sums")]

@@ -3,6 +3,7 @@ the side read whole is not part of any task's share, the other side's whole prod
 are no skew cut, and a join whose parallelism the user set is the user's."""
 
 from jobmanager.client.report import facts_from_log
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.joins import JoinInput
 from tests.jobmanager.client.report.recorded import record
@@ -16,7 +17,7 @@ def join_facts(join_parallelism=None):
     g.connect(big, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "left", True))
     g.connect(small, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right", True))
     g.connect(join, sink, Partitioner.FORWARD)
-    config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "16 mb"}
+    config = {AVG_DATA_VOLUME_PER_TASK.key: "16 mb"}
     submitted, records, run = record(g, config, byte_model=sized({"big": 16 * MiB, "small": MiB}))
     return facts_from_log(g, submitted, records, "job-1"), run
 

@@ -10,7 +10,16 @@ from jobmanager.model.inference import InferenceContext, SourcePlan
 from jobmanager.model.jobgraph import JobGraph, Partitioner, ResultPartitionType
 from jobmanager.simulation.cluster import uniform_bytes
 from shuffle.ids import PartitionId
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    Configuration,
+    DEFAULT_SOURCE_PARALLELISM,
+    MAX_SLOTS,
+    MIN_DATA_VOLUME_PER_TASK,
+    NUMBER_OF_TASK_SLOTS,
+    SKEWED_THRESHOLD,
+    SLOT_PREFETCH,
+)
 from tests.jobmanager.core.harness import SIZED, Run
 
 MiB, GiB = 1 << 20, 1 << 30
@@ -69,9 +78,9 @@ def test_a_vertex_under_the_slots_worth_of_tasks_is_spread_over_the_jobs_slots()
     """With ``min-data-volume-per-task`` set, 32 MiB at 64 MiB a task runs as two tasks on the
     job's two slots (Spark's parallelismFirst), and a replay rebuilds the same graph."""
     spread_config = {
-        "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "64 mb",
-        "execution.batch.adaptive.auto-parallelism.min-data-volume-per-task": "1 mb",
-        "slotmanager.number-of-slots.max": 2,
+        AVG_DATA_VOLUME_PER_TASK.key: "64 mb",
+        MIN_DATA_VOLUME_PER_TASK.key: "1 mb",
+        MAX_SLOTS.key: 2,
     }
     run = Run(daily_job(), config=spread_config, byte_model=spread(32 * MiB // 10))
     assert run.go().status == "FINISHED"
@@ -85,7 +94,7 @@ def test_a_replay_applies_recorded_decisions_instead_of_deciding_again():
     run = Run(daily_job(), byte_model=spread(GiB // 10))
     run.go()
     # a JobManager restarted with another data volume per task still rebuilds the same graph
-    other = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "1 mb"}
+    other = {AVG_DATA_VOLUME_PER_TASK.key: "1 mb"}
     replayed = run.check_replay(config=other)
     assert replayed.graph.job_vertex("agg").parallelism == 64
 
@@ -124,7 +133,7 @@ def test_a_hot_key_is_spread_and_the_largest_task_shrinks_at_least_4x():
     hot, other = 100 * MiB, MiB // 4
     run = Run(
         g,
-        {"execution.batch.adaptive.skewed-join-optimization.skewed-threshold": "64 mb"},
+        {SKEWED_THRESHOLD.key: "64 mb"},
         byte_model=skewed_model(5, hot, other),
     )
     assert run.go().status == "FINISHED"
@@ -181,7 +190,7 @@ def source_job(*sources, parallelism=None):
 
 def test_a_source_infers_its_parallelism_at_run_time_within_the_upper_bound():
     source = CountingSource([f"f{i}" for i in range(30)])
-    config = {"execution.batch.adaptive.auto-parallelism.default-source-parallelism": 12}
+    config = {DEFAULT_SOURCE_PARALLELISM.key: 12}
     run = Run(source_job(source), config)
     assert run.go().status == "FINISHED"
     assert run.state.graph.job_vertex("src").parallelism == 12
@@ -368,7 +377,7 @@ def test_the_jobs_sources_start_together_largest_first():
     join = g.add_vertex("join")
     for source in sources:
         g.connect(source, join, Partitioner.hash("k"))
-    config = Configuration({"taskmanager.numberOfTaskSlots": 2, "jobmanager.slot-prefetch": 0})
+    config = Configuration({NUMBER_OF_TASK_SLOTS.key: 2, SLOT_PREFETCH.key: 0})
     state = JobManagerState(g, config, "q3", None, 2)
     asked = [
         c.vertex
@@ -400,7 +409,7 @@ def test_the_first_task_manager_is_asked_for_while_the_sources_are_sized(task_ma
 
     g = JobGraph("scan")
     g.add_vertex("scan", sources=[FileSource("/lineitem")])
-    config = Configuration({"taskmanager.numberOfTaskSlots": 2, "jobmanager.slot-prefetch": 0})
+    config = Configuration({NUMBER_OF_TASK_SLOTS.key: 2, SLOT_PREFETCH.key: 0})
     state = JobManagerState(g, config, "scan", None, 4)
     started = state.handle(ev.JobStarted()).commands
     assert [type(c) for c in started] == [cmd.InferSourceParallelism, cmd.RequestTaskManagers]

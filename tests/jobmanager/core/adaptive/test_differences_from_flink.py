@@ -7,7 +7,7 @@ from jobmanager.core.scheduler.adaptive.decider import decide_vertex
 from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import JOB_RECOVERY_ENABLED, Configuration
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 
 MiB = 1 << 20
@@ -130,7 +130,7 @@ def test_a_join_is_decided_at_run_time_with_job_recovery_on_once_both_sides_fini
     join = g.add_vertex("join")
     g.connect(left, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "left"))
     g.connect(right, join, Partitioner.hash("k"), join=JoinInput("j1", "inner", "right"))
-    run = Run(g, {"execution.batch.job-recovery.enabled": True}, byte_model=uniform_bytes(MiB))
+    run = Run(g, {JOB_RECOVERY_ENABLED.key: True}, byte_model=uniform_bytes(MiB))
     assert run.go().status == "FINISHED"
     (decided,) = [e for e in run.run.events if type(e) is ev.VertexParallelismDecided]
     finished = [i for i, e in enumerate(run.run.events) if type(e) is ev.TaskFinished]

@@ -3,6 +3,7 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK, MIN_PARALLELISM
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.sources import FileSource
 from tests.jobmanager.core.harness import Run
@@ -25,7 +26,7 @@ def test_a_file_source_reads_only_the_partitions_its_dimension_kept(tmp_path):
     fact = g.add_vertex("fact", sources=[source])
     g.connect(dim, fact, Partitioner.BROADCAST, dynamic_filtering="date")
     # one split per row group: tiny files, a volume per task of one byte
-    config = {"execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": 1}
+    config = {AVG_DATA_VOLUME_PER_TASK.key: 1}
     run = Run(g, config, filter_values=lambda result, subtask: ("2026-11-03", "2026-11-07"))
     assert run.go().status == "FINISHED"
     # two surviving days, four row groups each
@@ -49,7 +50,7 @@ def test_a_source_vertex_with_a_broadcast_input_says_what_its_sources_inferred(t
     dim = g.add_vertex("dim", parallelism=1)
     fact = g.add_vertex("fact", sources=[FileSource(str(tmp_path / "fact"))])
     g.connect(dim, fact, Partitioner.BROADCAST)
-    config = {"execution.batch.adaptive.auto-parallelism.min-parallelism": 2}
+    config = {MIN_PARALLELISM.key: 2}
     run = Run(g, config)
     assert run.go().status == "FINISHED"
     assert run.state.graph.job_vertex("fact").parallelism == 2

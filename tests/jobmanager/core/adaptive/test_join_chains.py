@@ -10,6 +10,7 @@ import pytest
 from jobmanager.core.executiongraph import WholeInputInfo
 from jobmanager.messages import events as ev
 from jobmanager.model.chaining import ChainedOperator
+from jobmanager.model.config import MAX_SLOTS
 from jobmanager.model.inference import SourcePlan
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.join_chains import fuse_graph, join_chain_candidates
@@ -18,7 +19,7 @@ from tests.jobmanager.core.adaptive.test_runtime_joins import MiB, sized
 from tests.jobmanager.core.harness import Run
 
 Split = namedtuple("Split", "length")
-SLOTS = "slotmanager.number-of-slots.max"
+SLOTS = MAX_SLOTS.key
 
 
 class Listed:

@@ -18,7 +18,12 @@ from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.errors import JobGraphError
 from jobmanager.messages.codec import decode, encode
-from jobmanager.model.config import Configuration
+from jobmanager.model.config import (
+    AVG_DATA_VOLUME_PER_TASK,
+    Configuration,
+    FIXED_DELAY_ATTEMPTS,
+    RESTART_STRATEGY,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.simulation.cluster import TaskFault
@@ -30,7 +35,7 @@ from tests.jobmanager.core.test_snapshots import check_snapshots_anywhere
 
 KiB, MiB = 1 << 10, 1 << 20
 ORDER = (SortKey("k"),)
-VOLUME = "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task"
+VOLUME = AVG_DATA_VOLUME_PER_TASK.key
 
 
 def key(value: int) -> bytes:
@@ -249,8 +254,8 @@ def sort_scenarios(draw):
     ]
     config = {
         VOLUME: f"{draw(st.integers(2, 16))} kb",
-        "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.attempts": 100,
+        RESTART_STRATEGY.key: "fixed-delay",
+        FIXED_DELAY_ATTEMPTS.key: 100,
     }
     return job, config, faults, draw(st.integers(0, 2**16)), producer
 

@@ -15,6 +15,11 @@ from jobmanager.core.executiongraph import (
 from jobmanager.core.view import CoreView
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import decode, encode
+from jobmanager.model.config import (
+    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+    BROADCAST_THRESHOLD,
+    SKEWED_THRESHOLD,
+)
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.joins import JoinInput
 from jobmanager.runtime.descriptors import ShuffleDescriptorCache
@@ -22,8 +27,8 @@ from shuffle.ranges import IndexRange
 from tests.jobmanager.core.harness import Run
 
 MiB = 1 << 20
-STRATEGY = "table.optimizer.adaptive-broadcast-join.strategy"
-THRESHOLD = "table.optimizer.join.broadcast-threshold"
+STRATEGY = ADAPTIVE_BROADCAST_JOIN_STRATEGY.key
+THRESHOLD = BROADCAST_THRESHOLD.key
 
 
 def sized(per_task, hot=None):
@@ -231,7 +236,7 @@ def test_a_redistributable_side_with_fewer_producers_than_tasks_keeps_subpartiti
 
 
 def test_a_broadcast_join_cuts_no_skewed_subpartition():
-    config = {"execution.batch.adaptive.skewed-join-optimization.skewed-threshold": "1 mb"}
+    config = {SKEWED_THRESHOLD.key: "1 mb"}
     job = join_job("inner", splittable=True)
     run = run_join(job, {"left": 4 * MiB, "right": MiB}, config, hot=("left", 3, 8 * MiB))
     event = decision(run)

@@ -15,14 +15,15 @@ import pytest
 
 from jobmanager.core.scheduler.adaptive.decider import decide_vertex
 from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats
+from jobmanager.model.config import SKEWED_JOIN_STRATEGY, SKEWED_THRESHOLD
 from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.joins import JoinInput
 from tests.jobmanager.core.adaptive.test_adaptive_runs import skewed_model
 from tests.jobmanager.core.harness import Run
 
 MiB = 1 << 20
-STRATEGY = "execution.batch.adaptive.skewed-join-optimization.strategy"
-THRESHOLD = "execution.batch.adaptive.skewed-join-optimization.skewed-threshold"
+STRATEGY = SKEWED_JOIN_STRATEGY.key
+THRESHOLD = SKEWED_THRESHOLD.key
 HOT, OTHER = 100 * MiB, MiB // 4  # subpartition 5 of the probe side is hot
 
 
