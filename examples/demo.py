@@ -25,6 +25,7 @@ import tempfile
 
 from examples.options import add_option_flag, parse_options
 from examples.tpch_data import generate
+from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK, SOURCE_DATA_VOLUME_PER_TASK
 
 __all__ = ["PIPELINE", "QUERY", "SMALL_TASKS", "decision_lines", "main"]
 
@@ -45,8 +46,8 @@ ORDER BY revenue DESC
 # The demo's data is small: at Tidal's defaults (64 MiB a task, 128 MiB a source task) every
 # vertex would get one task. Smaller tasks show the decisions on a laptop's worth of data.
 SMALL_TASKS = {
-    "execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task": "4mb",
-    "execution.batch.adaptive.auto-parallelism.source-data-volume-per-task": "8mb",
+    AVG_DATA_VOLUME_PER_TASK.key: "4mb",
+    SOURCE_DATA_VOLUME_PER_TASK.key: "8mb",
 }
 
 
