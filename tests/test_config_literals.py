@@ -79,6 +79,8 @@ def test_every_option_declared_is_registered_under_its_constant():
     declared = declared_options()
     assert declared.keys() == OPTIONS.keys()
     assert len(set(declared.values())) == len(declared)  # one constant per option
+    exported = {key for key, name in declared.items() if getattr(config_package, name, None)}
+    assert exported == declared.keys()  # importable as jobmanager.model.config.NAME
 
 
 def test_no_code_writes_an_option_key_as_text():

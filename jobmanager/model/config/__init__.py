@@ -8,7 +8,8 @@ to a TaskManager it starts) as its msgpack form, ``to_bytes``, and is parsed the
 ``from_bytes``: every reader has the same options with the same defaults, none its own copy.
 
 The options are declared by area (``scheduling``, ``recovery``, ``cluster``, ``stores``,
-``optimizer``), each a constant; ``registry.OPTIONS`` lists them all by key.
+``optimizer``), each a constant that code reads as ``config[OPTION.key]``, never by the key's
+text; ``registry.OPTIONS`` lists them all by key.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Every option by its key, and the pairs of options that may not contradict each other."""
+"""Every option by its key, and the pairs of options that may not contradict each other.
+
+A new option is a constant in its area's module (and its ``__all__``), listed in ``OPTIONS``
+below and re-exported by the package; ``tests/test_config_literals.py`` names any step missed."""
 
 from __future__ import annotations
 
