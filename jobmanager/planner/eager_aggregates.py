@@ -39,9 +39,9 @@ from jobmanager.planner.logical import (
     col,
     references,
     substitute,
-    with_children,
 )
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.rewrite import rewrite_up
 from jobmanager.planner.types import BIGINT
 
 __all__ = ["aggregate_before_joins"]
@@ -55,17 +55,11 @@ def aggregate_before_joins(root: Node, ids: IdAllocator) -> Node:
     """``root`` with each grouped aggregate that qualifies computed over its join's other side
     aggregated first."""
     parents = parent_counts(root)
-    done: dict[int, Node] = {}
 
-    def rebuild(node: Node) -> Node:
-        if id(node) not in done:
-            rebuilt = with_children(node, [rebuild(child) for child in node.children])
-            if isinstance(rebuilt, Aggregate):
-                rebuilt = _eager(rebuilt, parents, ids) or rebuilt
-            done[id(node)] = rebuilt
-        return done[id(node)]
+    def eager(node: Node) -> Node:
+        return (_eager(node, parents, ids) or node) if isinstance(node, Aggregate) else node
 
-    return rebuild(root)
+    return rewrite_up(root, eager)
 
 
 def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | None:

@@ -61,6 +61,7 @@ from jobmanager.planner.logical import (
     with_children,
 )
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.rewrite import rewrite_down
 from jobmanager.planner.selectivity import kept_share
 
 __all__ = ["filter_by_join_keys"]
@@ -77,7 +78,9 @@ def filter_by_join_keys(root: Node, threshold: int, read_whole: int = -1) -> Nod
     rewrite); ``read_whole``: the most listed bytes of a table its joins' tasks read whole."""
     if threshold < 0:
         return root
-    return _JoinKeyFilter(parent_counts(root), threshold, read_whole).rebuild(root)
+    return rewrite_down(
+        root, _JoinKeyFilter(parent_counts(root), threshold, read_whole).filter_sides
+    )
 
 
 class _JoinKeyFilter:
@@ -85,24 +88,18 @@ class _JoinKeyFilter:
         self.parents = parents
         self.threshold = threshold
         self.read_whole = read_whole
-        self.done: dict[int, Node] = {}
         self.sizes: dict[int, int] = {}
 
-    def rebuild(self, node: Node) -> Node:
-        if id(node) in self.done:
-            return self.done[id(node)]
-        children = node.children
-        if isinstance(node, Join) and node.kind in _KINDS + ("anti",):
-            left, right = children
-            filtered = self._filtered(node, left, right, True) if node.kind in _KINDS else None
-            children = (
-                (filtered, right)
-                if filtered is not None
-                else (left, self._filtered(node, right, left, False) or right)
-            )
-        result = with_children(node, [self.rebuild(c) for c in children])
-        self.done[id(node)] = result
-        return result
+    def filter_sides(self, node: Node) -> Node:
+        """``node`` with a side of its inner, semi or anti join filtered by the other where
+        that pays (its left first), else ``node``."""
+        if not isinstance(node, Join) or node.kind not in _KINDS + ("anti",):
+            return node
+        left, right = node.children
+        filtered = self._filtered(node, left, right, True) if node.kind in _KINDS else None
+        if filtered is not None:
+            return with_children(node, (filtered, right))
+        return with_children(node, (left, self._filtered(node, right, left, False) or right))
 
     def _filtered(self, join: Join, side: Node, other: Node, side_is_left: bool) -> Node | None:
         """``side`` with its aggregate's input, or the table it reads, semi-joined with a
