@@ -9,12 +9,14 @@ The steps, each a module: ``parse`` (sqlglot reads Spark's dialect and qualifies
 against the tables' schemas, read from their files in the client), ``translate`` (the tree
 becomes a logical plan; subqueries become semi, anti, single and left joins), ``pushdown``,
 ``prune`` and ``joins`` (filters go down to the scans, only the columns read are read, inner
-joins are ordered along their keys), ``joinfilters`` (a small filtered input of a join filters
-the other side where it is read), ``physical`` (the plan is cut into ``stages`` at its
-exchanges), ``joinmarks`` (the shuffled joins the JobManager may still broadcast at run time),
-``sqlgen`` (each stage's SQL) and ``graph`` (the job graph). The planner imports
-nothing of Tidal's runtime: it builds the job model, which the runtime then runs like any
-hand-built job, sizing each vertex from the bytes its inputs produce.
+joins are ordered along their keys), ``eager_aggregates`` (a join's counted side aggregated by
+its key first), ``joinfilters`` (a small filtered input of a join filters the other side where
+it is read), each run as a named rule by ``rules`` (``optimize``, in the order ``rules.RULES``
+lists them), ``physical`` (the plan is cut into ``stages`` at its exchanges), ``joinmarks``
+(the shuffled joins the JobManager may still broadcast at run time), ``sqlgen`` (each stage's
+SQL) and ``graph`` (the job graph). The planner imports nothing of Tidal's runtime: it builds
+the job model, which the runtime then runs like any hand-built job, sizing each vertex from the
+bytes its inputs produce.
 """
 
 from __future__ import annotations
@@ -29,29 +31,20 @@ from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.planner.catalog import Catalog
-from jobmanager.planner.eager_aggregates import aggregate_before_joins
 from jobmanager.planner.graph import job_graph
-from jobmanager.planner.joinfilters import filter_by_join_keys
-from jobmanager.planner.joinmarks import (
-    broadcast_strategy,
-    mark_joins,
-    static_threshold,
-)
-from jobmanager.planner.joins import reorder_joins
+from jobmanager.planner.joinmarks import mark_joins
 from jobmanager.planner.logical import IdAllocator, Project, col
 from jobmanager.planner.parse import parse, qualified
 from jobmanager.planner.physical import cut_into_stages
-from jobmanager.planner.prune import prune_columns
-from jobmanager.planner.pushdown import push_filters
+from jobmanager.planner.rules import RuleContext, optimize
+from jobmanager.planner.rules.context import (
+    BROADCAST_THRESHOLD,
+    SKEW_STRATEGY,
+)
 from jobmanager.planner.translate import Translator
 
 __all__ = ["BROADCAST_THRESHOLD", "SKEW_STRATEGY", "Catalog", "PlannedQuery", "plan_sql"]
 
-BROADCAST_THRESHOLD = "table.optimizer.join.broadcast-threshold"
-READ_WHOLE_THRESHOLD = "table.optimizer.join.read-whole-threshold"
-# none, auto or forced: forced plans a hash exchange after a shuffled join where an operator
-# in the join's stage would rely on its hashing, so that the join's skew may still be cut
-SKEW_STRATEGY = "execution.batch.adaptive.skewed-join-optimization.strategy"
 _QUOTED = re.compile(r"'([^']+)'")
 
 
@@ -112,15 +105,13 @@ def plan_sql(
     with _planning("translating", query):
         relation = Translator(catalog, ids, query).query(tree)
     with _planning("optimizing", query):
-        node = prune_columns(push_filters(relation.node), trim=False)
-        threshold, strategy = config[BROADCAST_THRESHOLD], broadcast_strategy(config)
-        static = static_threshold(threshold, strategy)
-        read_whole = config[READ_WHOLE_THRESHOLD]
-        node = aggregate_before_joins(reorder_joins(node, threshold), ids)
-        node = filter_by_join_keys(prune_columns(node), static, read_whole)
+        context = RuleContext.from_config(config, ids)
+        node = optimize(relation.node, context)
     with _planning("cutting into stages", query):
-        result = cut_into_stages(node, static, ids, config[SKEW_STRATEGY], read_whole)
-        mark_joins(result, strategy)
+        result = cut_into_stages(
+            node, context.static_threshold, ids, config[SKEW_STRATEGY], context.read_whole
+        )
+        mark_joins(result, context.strategy)
         tree = result.tree
         named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
         result.tree = Project(

@@ -33,7 +33,9 @@ def test_marked_joins_of_tpch_give_their_rows_when_a_side_is_broadcast(tpch, num
     import jobmanager.planner
 
     if number == 13:  # its orders counted before the join (eager_aggregates), no join marked
-        monkeypatch.setattr(jobmanager.planner, "aggregate_before_joins", lambda node, ids: node)
+        monkeypatch.setattr(
+            jobmanager.planner.rules.logical_rules, "aggregate_before_joins", lambda node, ids: node
+        )
     planned = plan(tpch, queries()[number], {}, "RUNTIME_ONLY")
     monkeypatch.setattr(jobmanager.planner, "mark_joins", lambda result, strategy: 0)
     unmarked = plan(tpch, queries()[number], {}, "RUNTIME_ONLY")

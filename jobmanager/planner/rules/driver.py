@@ -1,0 +1,74 @@
+"""The one place the planner's logical rules run: in order, each over what the last made.
+
+``optimize`` runs ``RULES`` in order, leaving out the ``disabled`` ones, and stops after the
+rule named ``upto``; with a ``trace`` list it records, for each rule, whether it changed the
+plan and the plan's text before and after, which ``tidal sql --explain --rules`` prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from jobmanager.errors import ConfigurationError
+from jobmanager.planner.logical import Node
+from jobmanager.planner.rules.context import RuleContext
+from jobmanager.planner.rules.logical_rules import RULES, Rule
+from jobmanager.planner.rules.plan_text import plan_diff, plan_text
+
+__all__ = ["RULES_DISABLED", "RuleStep", "check_rule_names", "optimize"]
+
+RULES_DISABLED = "table.optimizer.rules.disabled"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleStep:
+    """One rule's run: ``before`` and ``after`` the plan's text (``plan_text``); a disabled
+    rule did not run and changed nothing."""
+
+    rule: str
+    changed: bool
+    before: str
+    after: str
+    disabled: bool = False
+
+    def diff(self) -> list[str]:
+        return plan_diff(self.before, self.after)
+
+
+def check_rule_names(names: Iterable[str], what: str = RULES_DISABLED) -> None:
+    """Refuse a name no rule has, naming it and the rules there are."""
+    known = [rule.name for rule in RULES]
+    for name in names:
+        if name not in known:
+            raise ConfigurationError(
+                what, f"unknown rule {name!r}; the rules are {', '.join(known)}"
+            )
+
+
+def optimize(
+    tree: Node,
+    context: RuleContext,
+    upto: str | None = None,
+    disabled: Iterable[str] = (),
+    trace: list[RuleStep] | None = None,
+) -> Node:
+    """``tree`` rewritten by each rule of ``RULES`` not ``disabled``, in order, up to and
+    including the rule named ``upto`` (all of them when None)."""
+    disabled = set(disabled)
+    check_rule_names(disabled)
+    if upto is not None:
+        check_rule_names([upto], "upto")
+    for rule in RULES:
+        tree = _run(rule, tree, context, rule.name in disabled, trace)
+        if rule.name == upto:
+            break
+    return tree
+
+
+def _run(rule: Rule, tree: Node, context: RuleContext, off: bool, trace: list | None) -> Node:
+    after = tree if off else rule.apply(tree, context)
+    if trace is not None:
+        before_text, after_text = plan_text(tree), plan_text(after)
+        trace.append(RuleStep(rule.name, before_text != after_text, before_text, after_text, off))
+    return after
