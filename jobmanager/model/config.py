@@ -192,6 +192,12 @@ def _memory_or_off(value: Any) -> int:
     return parse_memory_size(value)
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """Names, as a list or one string separated by ``,``, lowercased, the empty ones dropped."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(name for name in (str(i).strip().lower() for i in items) if name)
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     key: str
@@ -585,6 +591,14 @@ OPTIONS: dict[str, Option] = {
             "a side it may broadcast produced at most the threshold's real bytes (else it "
             "stays shuffled, built on its smaller side); RUNTIME_ONLY: only at run time, "
             "from the bytes produced; NONE: never at run time (FLIP-470).",
+        ),
+        Option(
+            "table.optimizer.rules.disabled",
+            _names,
+            (),
+            "The SQL planner's logical rules left out, by name, comma-separated (empty: none); "
+            "`tidal sql --explain --rules` lists them and what each changed. The planner "
+            "refuses a name no rule has.",
         ),
     ]
 }

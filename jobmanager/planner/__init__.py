@@ -36,7 +36,7 @@ from jobmanager.planner.joinmarks import mark_joins
 from jobmanager.planner.logical import IdAllocator, Project, col
 from jobmanager.planner.parse import parse, qualified
 from jobmanager.planner.physical import cut_into_stages
-from jobmanager.planner.rules import RuleContext, optimize
+from jobmanager.planner.rules import RULES_DISABLED, RuleContext, optimize
 from jobmanager.planner.rules.context import (
     BROADCAST_THRESHOLD,
     SKEW_STRATEGY,
@@ -106,7 +106,7 @@ def plan_sql(
         relation = Translator(catalog, ids, query).query(tree)
     with _planning("optimizing", query):
         context = RuleContext.from_config(config, ids)
-        node = optimize(relation.node, context)
+        node = optimize(relation.node, context, disabled=config[RULES_DISABLED])
     with _planning("cutting into stages", query):
         result = cut_into_stages(
             node, context.static_threshold, ids, config[SKEW_STRATEGY], context.read_whole
