@@ -22,6 +22,12 @@ def sql(
     explain_only: bool = typer.Option(
         False, "--explain", help="Print the plan and stop: no cluster, nothing runs."
     ),
+    rules: bool = typer.Option(
+        False,
+        "--rules",
+        help="With --explain: each of the planner's rules in order, whether it changed the "
+        "plan and how.",
+    ),
     max_rows: int = typer.Option(100, "--max-rows", min=0, help="Print at most this many rows."),
     properties: list[str] = typer.Option([], "-D", help="An option, key=value; repeatable."),
     config_file: str = typer.Option(None, "--config", help="A YAML file of options."),
@@ -38,15 +44,28 @@ def sql(
     configure_logging("WARNING")
     text = _query_text(query, query_file)
     named = _table_pairs(tables)
+    if rules and not explain_only:
+        _fail("--rules shows how the plan was made: give --explain too")
+    trace: list | None = [] if rules else None
     try:
         settings = Configuration.from_yaml(config_file) if config_file else Configuration()
         settings = settings.with_dynamic_properties(properties)
         planned, where = plan_query(
-            text, settings, tables=named, catalog=catalog, output=output, overwrite=overwrite
+            text,
+            settings,
+            tables=named,
+            catalog=catalog,
+            output=output,
+            overwrite=overwrite,
+            rule_trace=trace,
         )
     except TidalError as error:
         _fail(str(error))
     if explain_only:
+        if trace is not None:
+            from jobmanager.planner.rules import explain_steps
+
+            typer.echo(explain_steps(trace))
         typer.echo(f"result columns: {', '.join(planned.columns)}\n")
         typer.echo(planned.explain(), nl=False)
         return

@@ -36,7 +36,7 @@ from jobmanager.planner.joinmarks import mark_joins
 from jobmanager.planner.logical import IdAllocator, Project, col
 from jobmanager.planner.parse import parse, qualified
 from jobmanager.planner.physical import cut_into_stages
-from jobmanager.planner.rules import RULES_DISABLED, RuleContext, optimize
+from jobmanager.planner.rules import RULES_DISABLED, RuleContext, RuleStep, optimize
 from jobmanager.planner.rules.context import (
     BROADCAST_THRESHOLD,
     SKEW_STRATEGY,
@@ -96,8 +96,10 @@ def plan_sql(
     sink: ParquetSink,
     config: Configuration | None = None,
     name: str | None = None,
+    rule_trace: list[RuleStep] | None = None,
 ) -> PlannedQuery:
-    """Plan ``query`` over ``catalog``'s tables into a job whose result goes to ``sink``.
+    """Plan ``query`` over ``catalog``'s tables into a job whose result goes to ``sink``;
+    ``rule_trace``, if given, gets what each logical rule changed (``rules.explain_steps``).
     Raises a ``jobmanager.errors.SqlError`` naming what is wrong and where."""
     config = config or Configuration()
     tree = qualified(parse(query), catalog)
@@ -106,7 +108,7 @@ def plan_sql(
         relation = Translator(catalog, ids, query).query(tree)
     with _planning("optimizing", query):
         context = RuleContext.from_config(config, ids)
-        node = optimize(relation.node, context, disabled=config[RULES_DISABLED])
+        node = optimize(relation.node, context, disabled=config[RULES_DISABLED], trace=rule_trace)
     with _planning("cutting into stages", query):
         result = cut_into_stages(
             node, context.static_threshold, ids, config[SKEW_STRATEGY], context.read_whole

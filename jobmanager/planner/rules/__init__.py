@@ -10,7 +10,13 @@ them, stopping after one (``upto``), leaving some out (``disabled``, or the opti
 from __future__ import annotations
 
 from jobmanager.planner.rules.context import RuleContext
-from jobmanager.planner.rules.driver import RULES_DISABLED, RuleStep, check_rule_names, optimize
+from jobmanager.planner.rules.driver import (
+    RULES_DISABLED,
+    RuleStep,
+    check_rule_names,
+    explain_steps,
+    optimize,
+)
 from jobmanager.planner.rules.logical_rules import RULES, Rule
 from jobmanager.planner.rules.plan_text import plan_diff, plan_text
 
@@ -21,6 +27,7 @@ __all__ = [
     "RuleContext",
     "RuleStep",
     "check_rule_names",
+    "explain_steps",
     "optimize",
     "plan_diff",
     "plan_text",

@@ -16,7 +16,7 @@ from jobmanager.planner.rules.context import RuleContext
 from jobmanager.planner.rules.logical_rules import RULES, Rule
 from jobmanager.planner.rules.plan_text import plan_diff, plan_text
 
-__all__ = ["RULES_DISABLED", "RuleStep", "check_rule_names", "optimize"]
+__all__ = ["RULES_DISABLED", "RuleStep", "check_rule_names", "explain_steps", "optimize"]
 
 RULES_DISABLED = "table.optimizer.rules.disabled"
 
@@ -34,6 +34,20 @@ class RuleStep:
 
     def diff(self) -> list[str]:
         return plan_diff(self.before, self.after)
+
+
+def explain_steps(steps: Iterable[RuleStep], most: int = 40) -> str:
+    """Each rule in the order it ran: whether it changed the logical plan, and how (the plan's
+    lines it dropped, ``-``, and added, ``+``, at most ``most`` of them)."""
+    lines = ["rules (in order; - a line of the logical plan dropped, + added):"]
+    for number, step in enumerate(steps, 1):
+        state = "disabled" if step.disabled else "changed" if step.changed else "unchanged"
+        lines.append(f"{number}. {step.rule}: {state}")
+        diff = step.diff()
+        lines.extend("   " + line for line in diff[:most])
+        if len(diff) > most:
+            lines.append(f"   ... {len(diff) - most} more lines")
+    return "\n".join(lines) + "\n"
 
 
 def check_rule_names(names: Iterable[str], what: str = RULES_DISABLED) -> None:
