@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 
@@ -43,22 +45,28 @@ def plan_diff(before: str, after: str) -> list[str]:
 
 
 def _line(node: Node) -> str:
-    kind = type(node).__name__
-    if isinstance(node, Scan):
-        where = f" where {' and '.join(_sql(f) for f in node.filters)}" if node.filters else ""
-        return f"{kind} {node.table.name} [{', '.join(node.ids)}]{where}"
-    if isinstance(node, Filter):
-        return f"{kind} {_sql(node.condition)}"
-    if isinstance(node, Project):
-        return f"{kind} {_assigned(node.exprs)}"
-    if isinstance(node, Join):
-        on = f" on {_sql(node.condition)}" if node.condition is not None else ""
-        return f"{kind} {node.kind}{on}"
-    if isinstance(node, Aggregate):
-        return f"{kind} by [{_assigned(node.groups)}] [{_assigned(node.aggs)}]"
-    if isinstance(node, Sort):
-        return f"{kind} {', '.join(_sql(k) for k in node.keys)}"
-    return f"{kind} [{', '.join(node.ids)}]"
+    describe = _DESCRIBED.get(type(node))
+    what = describe(node) if describe else f"[{', '.join(node.ids)}]"
+    return f"{type(node).__name__} {what}"
+
+
+def _scan(node: Scan) -> str:
+    where = f" where {' and '.join(_sql(f) for f in node.filters)}" if node.filters else ""
+    return f"{node.table.name} [{', '.join(node.ids)}]{where}"
+
+
+def _join(node: Join) -> str:
+    return node.kind + (f" on {_sql(node.condition)}" if node.condition is not None else "")
+
+
+_DESCRIBED: dict[type, Callable[[Any], str]] = {
+    Scan: _scan,
+    Filter: lambda node: _sql(node.condition),
+    Project: lambda node: _assigned(node.exprs),
+    Join: _join,
+    Aggregate: lambda node: f"by [{_assigned(node.groups)}] [{_assigned(node.aggs)}]",
+    Sort: lambda node: ", ".join(_sql(k) for k in node.keys),
+}
 
 
 def _assigned(pairs: tuple[tuple[str, exp.Expression], ...]) -> str:
