@@ -53,9 +53,10 @@ class Rule:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class PushFilters(Rule):
-    """Moves each filter down to the scans and join sides whose columns it reads (and the
-    filters a join's equalities imply onto its other side); returns the plan with the filters
-    as low as they hold, inside the scans where they reach them."""
+    """Matches each filter and WHERE conjunct; returns the plan with each moved down to the
+    scans and join sides whose columns it reads (an OR over a join's inputs also gives each
+    input the OR of its own conjuncts), as low as it keeps its meaning, and an outer join
+    whose added NULLs a WHERE rejects made an inner one."""
 
     name: ClassVar[str] = "push-filters"
 
