@@ -5,18 +5,18 @@
     planned.columns    # the result's column names, in order
     planned.explain()  # each vertex: its SQL, where it came from, its inputs
 
-The steps, each a module: ``parse`` (sqlglot reads Spark's dialect and qualifies the columns
-against the tables' schemas, read from their files in the client), ``translate`` (the tree
-becomes a logical plan; subqueries become semi, anti, single and left joins), ``pushdown``,
-``prune`` and ``joins`` (filters go down to the scans, only the columns read are read, inner
-joins are ordered along their keys), ``eager_aggregates`` (a join's counted side aggregated by
-its key first), ``joinfilters`` (a small filtered input of a join filters the other side where
-it is read), each run as a named rule by ``rules`` (``optimize``, in the order ``rules.RULES``
-lists them), ``physical`` (the plan is cut into ``stages`` at its exchanges), ``joinmarks``
-(the shuffled joins the JobManager may still broadcast at run time), ``sqlgen`` (each stage's
-SQL) and ``graph`` (the job graph). The planner imports nothing of Tidal's runtime: it builds
-the job model, which the runtime then runs like any hand-built job, sizing each vertex from the
-bytes its inputs produce.
+The steps: the front end (``frontend``: ``parse``, sqlglot reads Spark's dialect and qualifies
+the columns against the tables' schemas, read from their files in the client; ``translate``,
+the tree becomes a logical plan, subqueries semi, anti, single and left joins), the logical
+rules (``rules``: ``optimize`` runs, in the order ``rules.RULES`` lists them, ``pushdown``,
+``prune`` and ``joins``, filters go down to the scans, only the columns read are read, inner
+joins are ordered along their keys; ``eager_aggregates``, a join's counted side aggregated by
+its key first; ``joinfilters``, a small filtered input of a join filters the other side where
+it is read), and the physical side (``physical``: ``cut`` cuts the plan into ``stages`` at its
+exchanges, ``joinmarks`` marks the shuffled joins the JobManager may still broadcast at run
+time, ``sqlgen`` writes each stage's SQL and ``graph`` the job graph). The planner imports
+nothing of Tidal's runtime: it builds the job model, which the runtime then runs like any
+hand-built job, sizing each vertex from the bytes its inputs produce.
 """
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.planner.catalog import Catalog
-from jobmanager.planner.graph import job_graph
-from jobmanager.planner.joinmarks import mark_joins
+from jobmanager.planner.frontend.parse import parse, qualified
+from jobmanager.planner.frontend.translate import Translator
 from jobmanager.planner.logical import IdAllocator, Project, col
-from jobmanager.planner.parse import parse, qualified
-from jobmanager.planner.physical import cut_into_stages
+from jobmanager.planner.physical.cut import cut_into_stages
+from jobmanager.planner.physical.graph import job_graph
+from jobmanager.planner.physical.joinmarks import mark_joins
 from jobmanager.planner.rules import RULES_DISABLED, RuleContext, RuleStep, optimize
 from jobmanager.planner.rules.context import (
     BROADCAST_THRESHOLD,
     SKEW_STRATEGY,
 )
-from jobmanager.planner.translate import Translator
 
 __all__ = ["BROADCAST_THRESHOLD", "SKEW_STRATEGY", "Catalog", "PlannedQuery", "plan_sql"]
 

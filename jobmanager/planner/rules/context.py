@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobmanager.model.config import Configuration
-from jobmanager.planner.joinmarks import broadcast_strategy, static_threshold
 from jobmanager.planner.logical import IdAllocator
+from jobmanager.planner.physical.joinmarks import broadcast_strategy, static_threshold
 
 __all__ = ["BROADCAST_THRESHOLD", "READ_WHOLE_THRESHOLD", "SKEW_STRATEGY", "RuleContext"]
 

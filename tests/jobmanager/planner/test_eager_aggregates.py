@@ -58,10 +58,10 @@ def planned(tables, query: str, broadcast_threshold: int | None = None):
 
 def counted_first(tables, query: str) -> bool:
     """Whether the logical plan, after the rule, joins an aggregate of ``orders``."""
+    from jobmanager.planner.frontend.parse import parse, qualified
+    from jobmanager.planner.frontend.translate import Translator
     from jobmanager.planner.logical import Aggregate, IdAllocator, Join, Scan, nodes_of
-    from jobmanager.planner.parse import parse, qualified
     from jobmanager.planner.rules import RuleContext, optimize
-    from jobmanager.planner.translate import Translator
 
     catalog, ids = Catalog.from_tables(tables), IdAllocator()
     node = Translator(catalog, ids).query(qualified(parse(query), catalog)).node

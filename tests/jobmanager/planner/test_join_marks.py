@@ -13,7 +13,7 @@ from jobmanager.errors import ConfigurationError
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import ParquetSink
 from jobmanager.planner import plan_sql
-from jobmanager.planner.joinmarks import STRATEGY, broadcast_strategy
+from jobmanager.planner.physical.joinmarks import STRATEGY, broadcast_strategy
 
 THRESHOLD = "table.optimizer.join.broadcast-threshold"
 HASH_EVERYTHING = {THRESHOLD: -1}

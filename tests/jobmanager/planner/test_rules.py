@@ -8,10 +8,10 @@ import pytest
 from jobmanager.errors import ConfigurationError
 from jobmanager.model.config import Configuration
 from jobmanager.model.operators import SqlOperator
+from jobmanager.planner.frontend.parse import parse, qualified
+from jobmanager.planner.frontend.translate import Translator
 from jobmanager.planner.logical import Filter, IdAllocator, Join, Scan, nodes_of
-from jobmanager.planner.parse import parse, qualified
 from jobmanager.planner.rules import RULES, RULES_DISABLED, RuleContext, optimize, plan_text
-from jobmanager.planner.translate import Translator
 from tests.jobmanager.planner.test_plans import OWN_VERTICES, plan
 
 NAMES = [

@@ -35,9 +35,9 @@ from typing import Any
 from jobmanager.errors import ConfigurationError
 from jobmanager.model.jobgraph import PartitionerKind
 from jobmanager.model.joins import JoinInput
-from jobmanager.planner.graph import stages_in_order
 from jobmanager.planner.logical import Join, Node, Project
-from jobmanager.planner.physical import Input, Stage, StageEdge
+from jobmanager.planner.physical.cut import Input, Stage, StageEdge
+from jobmanager.planner.physical.graph import stages_in_order
 
 __all__ = [
     "AUTO",

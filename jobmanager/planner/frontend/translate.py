@@ -2,10 +2,10 @@
 
 Each SELECT is translated as Spark's analyzer reads it: FROM and its joins (as written: the
 planner orders inner joins later), WHERE (its subqueries become semi, anti, single or left
-joins: ``jobmanager.planner.subqueries``), GROUP BY and aggregates, HAVING, window functions,
-the projection, DISTINCT, ORDER BY, LIMIT and OFFSET. A CTE is translated once, the first time
-it is read, and every reference reads that same node under new column ids: a CTE used twice is
-computed once. Set operations widen each column to one type, as Spark does.
+joins: ``jobmanager.planner.frontend.subqueries``), GROUP BY and aggregates, HAVING, window
+functions, the projection, DISTINCT, ORDER BY, LIMIT and OFFSET. A CTE is translated once, the
+first time it is read, and every reference reads that same node under new column ids: a CTE
+used twice is computed once. Set operations widen each column to one type, as Spark does.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import re
 from jobmanager.errors import SqlError, TidalError, UnsupportedSqlError
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
-from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
-from jobmanager.planner.grouping_sets import expand, grouping_sets, over_sets
+from jobmanager.planner.frontend.grouping import aggregate_calls, aggregated, with_windows
+from jobmanager.planner.frontend.grouping_sets import expand, grouping_sets, over_sets
 from jobmanager.planner.logical import (
     Aggregate,
     Filter,
@@ -32,18 +32,18 @@ from jobmanager.planner.logical import (
     conjuncts,
     references,
 )
-from jobmanager.planner.ordering import (
+from jobmanager.planner.frontend.ordering import (
     limited,
     order_items,
     order_keys,
     ordered_relation,
     rekeyed,
 )
-from jobmanager.planner.parse import projection_name
-from jobmanager.planner.relations import Relation, Relations
-from jobmanager.planner.scope import Scope, position
-from jobmanager.planner.whole_query import reads_enclosing, whole_query
-from jobmanager.planner.subqueries import (
+from jobmanager.planner.frontend.parse import projection_name
+from jobmanager.planner.frontend.relations import Relation, Relations
+from jobmanager.planner.frontend.scope import Scope, position
+from jobmanager.planner.frontend.whole_query import reads_enclosing, whole_query
+from jobmanager.planner.frontend.subqueries import (
     Correlation,
     Pending,
     attach,

@@ -7,10 +7,10 @@ from __future__ import annotations
 from sqlglot import exp
 
 from jobmanager.errors import UnsupportedSqlError
+from jobmanager.planner.frontend.parse import projection_name
+from jobmanager.planner.frontend.relations import Relation
+from jobmanager.planner.frontend.scope import Scope, position
 from jobmanager.planner.logical import Limit, Node, Sort, col, substitute
-from jobmanager.planner.parse import projection_name
-from jobmanager.planner.relations import Relation
-from jobmanager.planner.scope import Scope, position
 
 __all__ = ["limited", "order_items", "order_keys", "ordered_relation", "rekeyed"]
 
