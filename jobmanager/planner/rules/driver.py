@@ -19,6 +19,7 @@ from jobmanager.planner.rules.plan_text import plan_diff, plan_text
 __all__ = ["RULES_DISABLED", "RuleStep", "check_rule_names", "explain_steps", "optimize"]
 
 RULES_DISABLED = "table.optimizer.rules.disabled"
+_NAMES = tuple(rule.name for rule in RULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +51,16 @@ def explain_steps(steps: Iterable[RuleStep], most: int = 40) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_rule_names(names: Iterable[str], what: str = RULES_DISABLED) -> None:
-    """Refuse a name no rule has, naming it and the rules there are."""
-    known = [rule.name for rule in RULES]
+def check_rule_names(names: Iterable[str]) -> None:
+    """Refuse a name of ``table.optimizer.rules.disabled`` no rule has, naming it and the
+    rules there are."""
     for name in names:
-        if name not in known:
-            raise ConfigurationError(
-                what, f"unknown rule {name!r}; the rules are {', '.join(known)}"
-            )
+        if name not in _NAMES:
+            raise ConfigurationError(RULES_DISABLED, _unknown(name))
+
+
+def _unknown(name: str) -> str:
+    return f"unknown rule {name!r}; the rules are {', '.join(_NAMES)}"
 
 
 def optimize(
@@ -71,8 +74,8 @@ def optimize(
     including the rule named ``upto`` (all of them when None)."""
     disabled = set(disabled)
     check_rule_names(disabled)
-    if upto is not None:
-        check_rule_names([upto], "upto")
+    if upto is not None and upto not in _NAMES:
+        raise ValueError(_unknown(upto))
     for rule in RULES:
         tree = _run(rule, tree, context, rule.name in disabled, trace)
         if rule.name == upto:

@@ -42,11 +42,6 @@ class Rule:
     def apply(self, tree: Node, context: RuleContext) -> Node:
         raise NotImplementedError
 
-    @property
-    def summary(self) -> str:
-        """The docstring's first sentence: what the rule does."""
-        return " ".join((type(self).__doc__ or "").split()).split(". ")[0].rstrip(".")
-
     def __repr__(self) -> str:
         return self.name
 
