@@ -6,12 +6,13 @@ import json
 import os
 import time
 from enum import Enum
-from typing import NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from jobmanager.client.cli_common import _client, _fail
+from jobmanager.client.cli_sql import sql
 from jobmanager.logs import configure_logging
 from jobmanager.messages.jobstatus import JobStatus
 
@@ -156,27 +157,6 @@ def _mib(n: int | None) -> str:
     return "?" if n is None else f"{n / 2**20:.0f} MiB"
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def _client(address: str | None, keep_running: bool = False, dashboard: bool = True):
-    """The client, or one line saying why the cluster cannot be joined (exit code 2); a
-    cluster it starts has Ray's dashboard unless ``dashboard`` is False."""
-    from jobmanager.client.client import Client
-    from jobmanager.client.connect import connect
-    from jobmanager.errors import TidalError
-
-    try:
-        done = connect(address, keep_running=keep_running, dashboard=dashboard)
-    except TidalError as error:
-        _fail(str(error))
-    if keep_running and done.startswith("started"):
-        typer.echo(done)
-    return Client(address, dashboard=dashboard)
-
-
 def _job(address: str | None, job_id: str):
     from jobmanager.errors import UnknownJobError
 
@@ -257,119 +237,7 @@ def run(
         raise typer.Exit(1)
 
 
-@app.command()
-def sql(
-    query: str = typer.Argument(None, help="The query, in Spark's SQL dialect (or -f FILE)."),
-    query_file: str = typer.Option(None, "-f", "--file", help="A file holding the query."),
-    tables: list[str] = typer.Option([], "-t", "--table", help="A table, name=path; repeatable."),
-    catalog: str = typer.Option(None, "--catalog", help="A YAML file of tables (name: path)."),
-    output: str = typer.Option(
-        None, "-o", "--output", help="Write the result here (Parquet) instead of printing it."
-    ),
-    overwrite: bool = typer.Option(False, help="Replace --output if it exists."),
-    explain_only: bool = typer.Option(
-        False, "--explain", help="Print the plan and stop: no cluster, nothing runs."
-    ),
-    max_rows: int = typer.Option(100, "--max-rows", min=0, help="Print at most this many rows."),
-    properties: list[str] = typer.Option([], "-D", help="An option, key=value; repeatable."),
-    config_file: str = typer.Option(None, "--config", help="A YAML file of options."),
-    address: str = typer.Option(None, help="A running Ray cluster; default: join or start local."),
-    dashboard: bool = typer.Option(
-        True, help="A cluster this command starts has Ray's dashboard (0.7 s, 200 MB)."
-    ),
-) -> None:
-    """Run a SQL query over Parquet or CSV tables and print its result (or write it, -o)."""
-    from jobmanager.client.query import plan_query
-    from jobmanager.errors import TidalError
-    from jobmanager.model.config import Configuration
-
-    configure_logging("WARNING")
-    text = _query_text(query, query_file)
-    named = _table_pairs(tables)
-    try:
-        settings = Configuration.from_yaml(config_file) if config_file else Configuration()
-        settings = settings.with_dynamic_properties(properties)
-        planned, where = plan_query(
-            text, settings, tables=named, catalog=catalog, output=output, overwrite=overwrite
-        )
-    except TidalError as error:
-        _fail(str(error))
-    if explain_only:
-        typer.echo(f"result columns: {', '.join(planned.columns)}\n")
-        typer.echo(planned.explain(), nl=False)
-        return
-    try:
-        handle = _client(address, dashboard=dashboard)._submit(planned.graph, settings, where)
-    except TidalError as error:
-        _fail(str(error))
-    _show_query_result(handle, max_rows)
-
-
-def _query_text(query: str | None, query_file: str | None) -> str:
-    """The query from the argument or from ``-f``, exactly one of them."""
-    if (query is None) == (query_file is None):
-        _fail("give the query, or -f FILE holding it (one of the two)")
-    if query_file is None:
-        return query
-    try:
-        with open(query_file, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        _fail(f"{query_file}: cannot read the query: {getattr(error, 'strerror', None) or error}")
-
-
-def _table_pairs(pairs: list[str]) -> dict[str, str]:
-    tables: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, path = pair.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            _fail(f"--table {pair}: expected name=path")
-        tables[name.strip()] = path.strip()
-    return tables
-
-
-def _show_query_result(handle, max_rows: int) -> None:
-    """Wait with progress; print the rows (at most ``max_rows``) or where they were written;
-    exit code 1 if the job did not finish or its result cannot be read."""
-    from jobmanager.client.progress import progress_for
-    from jobmanager.errors import TidalError
-    from jobmanager.logs import progress_logger
-
-    typer.echo(f"submitted {handle.job_id}", err=True)
-    result = handle.wait(progress=progress_for(True, transient=True, log=progress_logger()))
-    if not result.succeeded:
-        typer.echo(f"{result.status.value}: {result.cause}", err=True)
-        raise typer.Exit(1)
-    took = f"job {handle.job_id} in {result.duration_s:.1f} s (tidal explain {handle.job_id})"
-    if not result.output.collected:
-        rows = result.vertices["result"].rows_out if "result" in result.vertices else None
-        count = "" if rows is None else f"{rows:,} rows "
-        typer.echo(f"{count}written to {result.output.path}; {took}")
-        return
-    try:
-        table = result.to_arrow()
-    except TidalError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(1) from None
-    Console().print(_rows_table(table, max_rows))
-    shown = min(max_rows, table.num_rows)
-    more = f", the first {shown:,} shown (--max-rows)" if shown < table.num_rows else ""
-    typer.echo(f"{table.num_rows:,} rows{more}; {took}")
-
-
-def _rows_table(table, max_rows: int) -> Table:
-    """The first ``max_rows`` rows, column by column (two columns may share a name), values
-    shown as text, never as rich markup."""
-    from rich.text import Text
-
-    rows = Table()
-    for name in table.column_names:
-        rows.add_column(Text(name), overflow="fold")
-    shown = table.slice(0, max_rows)
-    columns = [shown.column(i).to_pylist() for i in range(shown.num_columns)]
-    for values in zip(*columns):
-        rows.add_row(*(Text("NULL" if value is None else str(value)) for value in values))
-    return rows
+app.command()(sql)  # in cli_sql, listed after run as before
 
 
 @app.command(name="list")

@@ -56,13 +56,15 @@ def plan_query(
     partition_by: Sequence[str] | str = (),
     csv_header: bool = False,
     name: str | None = None,
+    rule_trace: list | None = None,
 ) -> tuple[PlannedQuery, QueryOutput]:
     """The query's plan, its sink last, and where its result goes; a ``SqlError`` (or a
     ``TableError`` of the catalogue) for a query or tables the planner cannot take. With
     ``output``, the sink writes as Spark's ``df.write.mode(mode).partitionBy(*partition_by)``
     writes ``output_format`` (``ParquetSink``); ``mode="ignore"`` over an existing output is
     the caller's to skip (``sinks.target_exists``), or the commit drops the result. ``name``
-    names the job (``sql`` if not given)."""
+    names the job (``sql`` if not given); ``rule_trace``, if given, gets what each of the
+    planner's logical rules changed."""
     from jobmanager.planner import plan_sql
 
     if output is not None:
@@ -81,7 +83,9 @@ def plan_query(
                 "partition_by, output_format, csv_header and mode shape an output: give output= too"
             )
         sink = ResultSink(f"{store_root(settings)}/results/{uuid.uuid4().hex}")
-    planned = plan_sql(query, catalog_of(tables, catalog), sink, config=settings, name=name)
+    planned = plan_sql(
+        query, catalog_of(tables, catalog), sink, config=settings, name=name, rule_trace=rule_trace
+    )
     _check_partition_columns(sink, tuple(planned.columns))
     return planned, QueryOutput(
         sink.path, output is None, tuple(planned.columns), settings[RESULT_MAX_SIZE.key]

@@ -5,7 +5,7 @@ is a few rows of a table read straight from its files (TPC-H's ``nation``, ``reg
 vertex and an edge of its own cost more than the rows: a Spark query to read them, a partition
 file, a wait for a slot, and a second Spark query's input in every consumer. So the consumer's
 tasks read the table themselves, in the same Spark query as their join
-(``jobmanager.planner.physical``), as Spark's own plan does.
+(``jobmanager.planner.physical.cut``), as Spark's own plan does.
 
 Such a source has no say in its vertex's parallelism (it answers no inference: the vertex's
 other sources and inputs decide), and every subtask reads all of its splits.

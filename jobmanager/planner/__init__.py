@@ -5,14 +5,16 @@
     planned.columns    # the result's column names, in order
     planned.explain()  # each vertex: its SQL, where it came from, its inputs
 
-The steps, each a module: ``parse`` (sqlglot reads Spark's dialect and qualifies the columns
-against the tables' schemas, read from their files in the client), ``translate`` (the tree
-becomes a logical plan; subqueries become semi, anti, single and left joins), ``pushdown``,
-``prune`` and ``joins`` (filters go down to the scans, only the columns read are read, inner
-joins are ordered along their keys), ``joinfilters`` (a small filtered input of a join filters
-the other side where it is read), ``physical`` (the plan is cut into ``stages`` at its
-exchanges), ``joinmarks`` (the shuffled joins the JobManager may still broadcast at run time),
-``sqlgen`` (each stage's SQL) and ``graph`` (the job graph). The planner imports
+The steps: the front end (``frontend``: ``parse``, sqlglot reads Spark's dialect and qualifies
+the columns against the tables' schemas, read from their files in the client; ``translate``,
+the tree becomes a logical plan, subqueries semi, anti, single and left joins), the logical
+rules (``rules``: ``optimize`` runs, in the order ``rules.RULES`` lists them, ``pushdown``,
+``prune`` and ``joins``, filters go down to the scans, only the columns read are read, inner
+joins are ordered along their keys; ``eager_aggregates``, a join's counted side aggregated by
+its key first; ``joinfilters``, a small filtered input of a join filters the other side where
+it is read), and the physical side (``physical``: ``cut`` cuts the plan into ``stages`` at its
+exchanges, ``joinmarks`` marks the shuffled joins the JobManager may still broadcast at run
+time, ``sqlgen`` writes each stage's SQL and ``graph`` the job graph). The planner imports
 nothing of Tidal's runtime: it builds the job model, which the runtime then runs like any
 hand-built job, sizing each vertex from the bytes its inputs produce.
 """
@@ -24,29 +26,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from jobmanager.errors import PlannerBug, SqlError, TidalError
-from jobmanager.model.config import (
-    BROADCAST_THRESHOLD,
-    READ_WHOLE_THRESHOLD,
-    SKEWED_JOIN_STRATEGY,
-    Configuration,
-    broadcast_join_strategy,
-    static_broadcast_threshold,
-)
+from jobmanager.model.config import RULES_DISABLED, SKEWED_JOIN_STRATEGY, Configuration
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.joins import JoinInput
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.planner.catalog import Catalog
-from jobmanager.planner.eager_aggregates import aggregate_before_joins
-from jobmanager.planner.graph import job_graph
-from jobmanager.planner.joinfilters import filter_by_join_keys
-from jobmanager.planner.joinmarks import mark_joins
-from jobmanager.planner.joins import reorder_joins
+from jobmanager.planner.frontend.parse import parse, qualified
+from jobmanager.planner.frontend.translate import Translator
 from jobmanager.planner.logical import IdAllocator, Project, col
-from jobmanager.planner.parse import parse, qualified
-from jobmanager.planner.physical import cut_into_stages
-from jobmanager.planner.prune import prune_columns
-from jobmanager.planner.pushdown import push_filters
-from jobmanager.planner.translate import Translator
+from jobmanager.planner.physical.cut import cut_into_stages
+from jobmanager.planner.physical.graph import job_graph
+from jobmanager.planner.physical.joinmarks import mark_joins
+from jobmanager.planner.rules import RuleContext, RuleStep, optimize
 
 __all__ = ["Catalog", "PlannedQuery", "plan_sql"]
 
@@ -101,8 +92,10 @@ def plan_sql(
     sink: ParquetSink,
     config: Configuration | None = None,
     name: str | None = None,
+    rule_trace: list[RuleStep] | None = None,
 ) -> PlannedQuery:
-    """Plan ``query`` over ``catalog``'s tables into a job whose result goes to ``sink``.
+    """Plan ``query`` over ``catalog``'s tables into a job whose result goes to ``sink``;
+    ``rule_trace``, if given, gets what each logical rule changed (``rules.explain_steps``).
     Raises a ``jobmanager.errors.SqlError`` naming what is wrong and where."""
     config = config or Configuration()
     tree = qualified(parse(query), catalog)
@@ -110,14 +103,19 @@ def plan_sql(
     with _planning("translating", query):
         relation = Translator(catalog, ids, query).query(tree)
     with _planning("optimizing", query):
-        node = prune_columns(push_filters(relation.node), trim=False)
-        threshold, static = config[BROADCAST_THRESHOLD.key], static_broadcast_threshold(config)
-        read_whole = config[READ_WHOLE_THRESHOLD.key]
-        node = aggregate_before_joins(reorder_joins(node, threshold), ids)
-        node = filter_by_join_keys(prune_columns(node), static, read_whole)
+        context = RuleContext.from_config(config, ids)
+        node = optimize(
+            relation.node, context, disabled=config[RULES_DISABLED.key], trace=rule_trace
+        )
     with _planning("cutting into stages", query):
-        result = cut_into_stages(node, static, ids, config[SKEWED_JOIN_STRATEGY.key], read_whole)
-        mark_joins(result, broadcast_join_strategy(config))
+        result = cut_into_stages(
+            node,
+            context.static_threshold,
+            ids,
+            config[SKEWED_JOIN_STRATEGY.key],
+            context.read_whole,
+        )
+        mark_joins(result, context.strategy)
         tree = result.tree
         named = tuple((n, kind) for n, (_, kind) in zip(relation.names, tree.columns))
         result.tree = Project(

@@ -26,6 +26,8 @@ max), so the aggregate at least halves it; a join on a unique key is left as it 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlglot import exp
 
 from jobmanager.planner.joins import equi_keys
@@ -39,10 +41,10 @@ from jobmanager.planner.logical import (
     col,
     references,
     substitute,
-    with_children,
 )
 from jobmanager.planner.pushdown import parent_counts
-from jobmanager.planner.types import BIGINT
+from jobmanager.planner.rewrite import rewrite_up
+from jobmanager.planner.types import BIGINT, SqlType
 
 __all__ = ["aggregate_before_joins"]
 
@@ -55,23 +57,49 @@ def aggregate_before_joins(root: Node, ids: IdAllocator) -> Node:
     """``root`` with each grouped aggregate that qualifies computed over its join's other side
     aggregated first."""
     parents = parent_counts(root)
-    done: dict[int, Node] = {}
 
-    def rebuild(node: Node) -> Node:
-        if id(node) not in done:
-            rebuilt = with_children(node, [rebuild(child) for child in node.children])
-            if isinstance(rebuilt, Aggregate):
-                rebuilt = _eager(rebuilt, parents, ids) or rebuilt
-            done[id(node)] = rebuilt
-        return done[id(node)]
+    def eager(node: Node) -> Node:
+        return (_eager(node, parents, ids) or node) if isinstance(node, Aggregate) else node
 
-    return rebuild(root)
+    return rewrite_up(root, eager)
+
+
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """Where the rule applies to an aggregate: its ``join``, its ``groups`` over the join's
+    columns, the ``counted`` side (at ``position`` in the join) and its join ``key``, the side
+    ``kept`` as it is, and each aggregate call as (COUNT, MIN or MAX, the column it takes)."""
+
+    join: Join
+    groups: tuple[tuple[str, exp.Expression], ...]
+    counted: Node
+    kept: Node
+    position: int
+    key: str
+    taken: tuple[tuple[type, str] | None, ...]
+
+    def applies(self) -> bool:
+        """Whether the groups read only the kept side, every call can be split, and the
+        counted side's key repeats enough to pay."""
+        return (
+            all(references(e) <= set(self.kept.ids) for _, e in self.groups)
+            and all(t is not None for t in self.taken)
+            and _keys_repeat(self.counted, self.key)
+        )
 
 
 def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | None:
     """``top`` over its join with the side it counts aggregated by its key first (a left
     join's right side, either side of an inner join); None where the rule does not apply or
     does not pay."""
+    split = _split(top, parents)
+    return _aggregated_first(top, split, ids) if split is not None else None
+
+
+def _join_under(top: Aggregate, parents: dict[int, int]) -> tuple[Join, dict[str, str]] | None:
+    """The inner or left join ``top`` aggregates, through a projection of its columns, and
+    the join's id of each of ``top``'s input columns; None where there is none, or where the
+    join or the projection has another consumer."""
     join, renamed = top.child, {i: i for i in top.child.ids}
     if isinstance(join, Project) and parents.get(id(join), 0) <= 1:
         if not all(isinstance(e, exp.Column) for _, e in join.exprs):
@@ -80,37 +108,44 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
         join = join.child
     if not isinstance(join, Join) or join.kind not in _KINDS or parents.get(id(join), 0) > 1:
         return None
+    return join, renamed
+
+
+def _one_key(join: Join) -> tuple[exp.Expression, exp.Expression] | None:
+    """The join's condition as its one equality of a column of each side, (left, right);
+    None where the condition is anything else."""
     keys, rest = equi_keys(join.condition, set(join.left.ids), set(join.right.ids))
     if rest or len(keys) != 1 or not all(isinstance(k, exp.Column) for k in keys[0]):
+        return None
+    return keys[0]
+
+
+def _split(top: Aggregate, parents: dict[int, int]) -> _Split | None:
+    """Where the rule applies to ``top``: the first side of its join, of those it may count,
+    that qualifies; None where none does."""
+    found = _join_under(top, parents)
+    if found is None:
+        return None
+    join, renamed = found
+    keys = _one_key(join)
+    if keys is None:
         return None
     mapping = {top_id: col(child_id) for top_id, child_id in renamed.items()}
     groups = tuple((i, substitute(e, mapping)) for i, e in top.groups)
     sides = [(join.right, join.left, 1)] + [(join.left, join.right, 0)] * (join.kind == "inner")
     for counted, kept, position in sides:  # position: the counted side's, in the join
-        key = keys[0][position].name
-        taken = [_taken(substitute(e, mapping), set(counted.ids)) for _, e in top.aggs]
-        if (
-            all(references(e) <= set(kept.ids) for _, e in groups)
-            and all(t is not None for t in taken)
-            and _keys_repeat(counted, key)
-        ):
-            break
-    else:
-        return None
-    inner_aggs, outer_aggs, finals = [], [], []
-    for (agg_id, _), (function, argument) in zip(top.aggs, taken):
-        partial, total = ids.new(f"{agg_id}_partial"), ids.new(agg_id)
-        if function is exp.Count:
-            inner_aggs.append((partial, BIGINT, exp.Count(this=col(argument))))
-            outer_aggs.append((total, BIGINT, exp.Sum(this=col(partial))))
-            finals.append(
-                (agg_id, exp.Coalesce(this=col(total), expressions=[exp.Literal.number(0)]))
-            )
-        else:
-            kind = counted.type_of(argument)
-            inner_aggs.append((partial, kind, function(this=col(argument))))
-            outer_aggs.append((total, kind, function(this=col(partial))))
-            finals.append((agg_id, col(total)))
+        taken = tuple(_taken(substitute(e, mapping), set(counted.ids)) for _, e in top.aggs)
+        split = _Split(join, groups, counted, kept, position, keys[position].name, taken)
+        if split.applies():
+            return split
+    return None
+
+
+def _aggregated_first(top: Aggregate, split: _Split, ids: IdAllocator) -> Node:
+    """``top`` as the rule rewrites it: the counted side aggregated by its key, joined, the
+    partial results summed (counts) or taken again (extremes) by ``top``'s groups."""
+    counted, key = split.counted, split.key
+    inner_aggs, outer_aggs, finals = _calls(top, split, ids)
     per_key = Aggregate(
         ((key, counted.type_of(key)), *((i, t) for i, t, _ in inner_aggs)),
         counted.origin,
@@ -118,8 +153,10 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
         ((key, col(key)),),
         tuple((i, e) for i, _, e in inner_aggs),
     )
-    pair = (kept, per_key) if position == 1 else (per_key, kept)
+    join = split.join
+    pair = (split.kept, per_key) if split.position == 1 else (per_key, split.kept)
     met = Join(pair[0].columns + pair[1].columns, join.origin, *pair, join.kind, join.condition)
+    groups = split.groups
     grouped = Aggregate(
         tuple((i, top.type_of(i)) for i, _ in groups) + tuple((i, t) for i, t, _ in outer_aggs),
         top.origin,
@@ -129,6 +166,31 @@ def _eager(top: Aggregate, parents: dict[int, int], ids: IdAllocator) -> Node | 
     )
     exprs = tuple((i, col(i)) for i, _ in groups) + tuple(finals)
     return Project(top.columns, top.origin, grouped, exprs)
+
+
+_Call = tuple[str, SqlType, exp.Expression]
+
+
+def _calls(
+    top: Aggregate, split: _Split, ids: IdAllocator
+) -> tuple[list[_Call], list[_Call], list[tuple[str, exp.Expression]]]:
+    """Each of ``top``'s calls split: the call over the counted side by its key, the one over
+    those partial results by ``top``'s groups, and ``top``'s column from it."""
+    inner_aggs, outer_aggs, finals = [], [], []
+    for (agg_id, _), (function, argument) in zip(top.aggs, split.taken):
+        partial, total = ids.new(f"{agg_id}_partial"), ids.new(agg_id)
+        if function is exp.Count:
+            inner_aggs.append((partial, BIGINT, exp.Count(this=col(argument))))
+            outer_aggs.append((total, BIGINT, exp.Sum(this=col(partial))))
+            finals.append(
+                (agg_id, exp.Coalesce(this=col(total), expressions=[exp.Literal.number(0)]))
+            )
+        else:
+            kind = split.counted.type_of(argument)
+            inner_aggs.append((partial, kind, function(this=col(argument))))
+            outer_aggs.append((total, kind, function(this=col(partial))))
+            finals.append((agg_id, col(total)))
+    return inner_aggs, outer_aggs, finals
 
 
 def _taken(call: exp.Expression, counted_ids: set[str]) -> tuple[type, str] | None:

@@ -61,6 +61,7 @@ from jobmanager.planner.logical import (
     with_children,
 )
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.rewrite import rewrite_down
 from jobmanager.planner.selectivity import kept_share
 
 __all__ = ["filter_by_join_keys"]
@@ -77,7 +78,9 @@ def filter_by_join_keys(root: Node, threshold: int, read_whole: int = -1) -> Nod
     rewrite); ``read_whole``: the most listed bytes of a table its joins' tasks read whole."""
     if threshold < 0:
         return root
-    return _JoinKeyFilter(parent_counts(root), threshold, read_whole).rebuild(root)
+    return rewrite_down(
+        root, _JoinKeyFilter(parent_counts(root), threshold, read_whole).filter_sides
+    )
 
 
 class _JoinKeyFilter:
@@ -85,57 +88,45 @@ class _JoinKeyFilter:
         self.parents = parents
         self.threshold = threshold
         self.read_whole = read_whole
-        self.done: dict[int, Node] = {}
         self.sizes: dict[int, int] = {}
 
-    def rebuild(self, node: Node) -> Node:
-        if id(node) in self.done:
-            return self.done[id(node)]
-        children = node.children
-        if isinstance(node, Join) and node.kind in _KINDS + ("anti",):
-            left, right = children
-            filtered = self._filtered(node, left, right, True) if node.kind in _KINDS else None
-            children = (
-                (filtered, right)
-                if filtered is not None
-                else (left, self._filtered(node, right, left, False) or right)
-            )
-        result = with_children(node, [self.rebuild(c) for c in children])
-        self.done[id(node)] = result
-        return result
+    def filter_sides(self, node: Node) -> Node:
+        """``node`` with a side of its inner, semi or anti join filtered by the other where
+        that pays (its left first), else ``node``."""
+        if not isinstance(node, Join) or node.kind not in _KINDS + ("anti",):
+            return node
+        left, right = node.children
+        filtered = self._filtered(node, left, right, True) if node.kind in _KINDS else None
+        if filtered is not None:
+            return with_children(node, (filtered, right))
+        return with_children(node, (left, self._filtered(node, right, left, False) or right))
 
     def _filtered(self, join: Join, side: Node, other: Node, side_is_left: bool) -> Node | None:
         """``side`` with its aggregate's input, or the table it reads, semi-joined with a
         filter from ``other``; None where none pays."""
         chain, target, renamed = self._down_to_target(side)
-        if isinstance(target, Aggregate) and target.groups:
-            keyed, read = dict(target.groups), target.child
-        elif isinstance(target, Scan) and not side_is_left and self.read_whole < self._size(target):
-            keyed, read = {i: col(i) for i in target.ids}, target
-        else:
+        filtered = self._filtered_read(target, side_is_left)
+        if filtered is None:
             return None
-        keys, _ = equi_keys(join.condition, set(join.left.ids), set(join.right.ids))
-        pairs: list[Pair] = []
-        for left, right in keys:
-            mine, theirs = (left, right) if side_is_left else (right, left)
-            key = renamed.get(mine.name) if isinstance(mine, exp.Column) else None
-            if key in keyed:
-                pairs.append((keyed[key], theirs))
-        found = self._keys_source(other, pairs, read)
+        keyed, read = filtered
+        pairs = _key_pairs(join, keyed, renamed, side_is_left)
+        names = {i: i for _, theirs in pairs for i in references(theirs)}
+        found = self._keys_source(other, pairs, read, names)
         if found is None or read is target and not self._filterable(join, target, found[0]):
             return None
-        source, pairs, names = found
-        mapping = {top: col(name) for top, name in names.items()}
-        condition = conjoin(
-            exp.EQ(this=paren(mine.copy()), expression=paren(substitute(theirs, mapping)))
-            for mine, theirs in pairs
-        )
-        result: Node = Join(read.columns, join.origin, read, source, "semi", condition)
-        if isinstance(target, Aggregate):
-            result = replace(target, child=result)
-        for node in reversed(chain):
-            result = replace(node, child=result)
-        return result
+        return _semi_joined(join, chain, target, read, found)
+
+    def _filtered_read(
+        self, target: Node | None, side_is_left: bool
+    ) -> tuple[dict[str, exp.Expression], Node] | None:
+        """What a filter would be put over under ``target``: a grouped aggregate's input, or
+        a table a join's right side reads, too big for its tasks to read whole; with the
+        expression there of each of ``target``'s keys, by id."""
+        if isinstance(target, Aggregate) and target.groups:
+            return dict(target.groups), target.child
+        if isinstance(target, Scan) and not side_is_left and self.read_whole < self._size(target):
+            return {i: col(i) for i in target.ids}, target
+        return None
 
     def _filterable(self, join: Join, scan: Scan, source: Node) -> bool:
         """Whether the scan a join looks up is worth filtering by ``source``: a semi or anti
@@ -167,34 +158,23 @@ class _JoinKeyFilter:
         return chain, None, renamed
 
     def _keys_source(
-        self, node: Node, pairs: list[Pair], read: Node, names: dict[str, str] | None = None
+        self, node: Node, pairs: list[Pair], read: Node, names: dict[str, str]
     ) -> tuple[Node, list[Pair], dict[str, str]] | None:
         """The first node down ``node`` that gives the columns of some of the keys and pays
         as a filter, those keys, and the ids their columns have there: ``node`` itself, or
         an input of its inner joins (the kept side of its semi joins) that gives keys, whose
         values are a superset of ``node``'s (TPC-H q17: ``lineitem`` joined with the
         filtered ``part`` gives the part keys, ``part`` alone pays)."""
-        if names is None:
-            names = {i: i for _, theirs in pairs for i in references(theirs)}
         ids = set(node.ids)
         pairs = [p for p in pairs if {names[i] for i in references(p[1])} <= ids]
         if not pairs:
             return None
         if self._pays(read, node):
             return node, pairs, names
-        if isinstance(node, Filter):
-            return self._keys_source(node.child, pairs, read, names)
-        if isinstance(node, Project):
-            passed = {i: e.name for i, e in node.exprs if isinstance(e, exp.Column)}
-            names = {top: passed[i] for top, i in names.items() if i in passed}
-            pairs = [p for p in pairs if references(p[1]) <= set(names)]
-            return self._keys_source(node.child, pairs, read, names)
-        if isinstance(node, Join) and node.kind in ("inner", "cross", "semi", "anti", "single"):
-            sides = (node.left, node.right) if node.kind in ("inner", "cross") else (node.left,)
-            for side in sides:
-                found = self._keys_source(side, pairs, read, names)
-                if found is not None:
-                    return found
+        for child, kept, child_names in _inputs_below(node, pairs, names):
+            found = self._keys_source(child, kept, read, child_names)
+            if found is not None:
+                return found
         return None
 
     def _pays(self, read: Node, source: Node) -> bool:
@@ -203,3 +183,66 @@ class _JoinKeyFilter:
 
     def _size(self, node: Node) -> int:
         return estimate_bytes(node, self.sizes)
+
+
+def _inputs_below(
+    node: Node, pairs: list[Pair], names: dict[str, str]
+) -> list[tuple[Node, list[Pair], dict[str, str]]]:
+    """The inputs of ``node`` whose keys' values are a superset of ``node``'s (a filter's, a
+    projection's, an inner join's either side, the kept side of a semi, anti or single
+    join), each with the keys it still gives and the ids their columns have there."""
+    if isinstance(node, Filter):
+        return [(node.child, pairs, names)]
+    if isinstance(node, Project):
+        return [_through_project(node, pairs, names)]
+    if isinstance(node, Join) and node.kind in ("inner", "cross", "semi", "anti", "single"):
+        sides = (node.left, node.right) if node.kind in ("inner", "cross") else (node.left,)
+        return [(side, pairs, names) for side in sides]
+    return []
+
+
+def _through_project(
+    node: Project, pairs: list[Pair], names: dict[str, str]
+) -> tuple[Node, list[Pair], dict[str, str]]:
+    """``node``'s input, the keys whose columns it passes through, and their ids there."""
+    passed = {i: e.name for i, e in node.exprs if isinstance(e, exp.Column)}
+    names = {top: passed[i] for top, i in names.items() if i in passed}
+    return node.child, [p for p in pairs if references(p[1]) <= set(names)], names
+
+
+def _key_pairs(
+    join: Join, keyed: dict[str, exp.Expression], renamed: dict[str, str], side_is_left: bool
+) -> list[Pair]:
+    """The join's equalities whose filtered side is a column passed down from ``keyed``: its
+    expression there (``keyed``'s) with the other side's."""
+    keys, _ = equi_keys(join.condition, set(join.left.ids), set(join.right.ids))
+    pairs: list[Pair] = []
+    for left, right in keys:
+        mine, theirs = (left, right) if side_is_left else (right, left)
+        key = renamed.get(mine.name) if isinstance(mine, exp.Column) else None
+        if key in keyed:
+            pairs.append((keyed[key], theirs))
+    return pairs
+
+
+def _semi_joined(
+    join: Join,
+    chain: list[Node],
+    target: Node,
+    read: Node,
+    found: tuple[Node, list[Pair], dict[str, str]],
+) -> Node:
+    """``read`` semi-joined with the filter ``found`` on its keys, under ``target`` (where
+    it is an aggregate) and the projections and filters of ``chain`` over it."""
+    source, pairs, names = found
+    mapping = {top: col(name) for top, name in names.items()}
+    condition = conjoin(
+        exp.EQ(this=paren(mine.copy()), expression=paren(substitute(theirs, mapping)))
+        for mine, theirs in pairs
+    )
+    result: Node = Join(read.columns, join.origin, read, source, "semi", condition)
+    if isinstance(target, Aggregate):
+        result = replace(target, child=result)
+    for node in reversed(chain):
+        result = replace(node, child=result)
+    return result

@@ -6,7 +6,7 @@ join: onto the side it reads when that side's rows survive the join as they are 
 left join, either side of an inner one), into the join's condition when it reads both sides of
 an inner join, and otherwise it stays above. A scan takes the conjuncts that reach it: they run
 in the vertex that reads the files, and those on hive partition columns prune files
-(``jobmanager.planner.physical``). A WHERE conjunct that rejects the NULLs an outer join adds
+(``jobmanager.planner.physical.cut``). A WHERE conjunct that rejects the NULLs an outer join adds
 (``ps_supplycost = min_cost``) makes that outer join an inner one, which joins may then be
 ordered around. A node read by two parents (a CTE used twice) takes no filter from either.
 

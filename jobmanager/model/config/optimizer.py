@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jobmanager.model.config.option import Option, _choice, _memory_or_off
+from jobmanager.model.config.option import Option, _choice, _memory_or_off, _names
 
 __all__ = [
     "ADAPTIVE_BROADCAST_JOIN_STRATEGY",
@@ -14,6 +14,7 @@ __all__ = [
     "BROADCAST_THRESHOLD",
     "NONE",
     "READ_WHOLE_THRESHOLD",
+    "RULES_DISABLED",
     "RUNTIME_ONLY",
     "broadcast_join_strategy",
     "joins_decided_at_run_time",
@@ -52,6 +53,15 @@ ADAPTIVE_BROADCAST_JOIN_STRATEGY = Option(
     "a side it may broadcast produced at most the threshold's real bytes (else it "
     "stays shuffled, built on its smaller side); RUNTIME_ONLY: only at run time, "
     "from the bytes produced; NONE: never at run time (FLIP-470).",
+)
+
+RULES_DISABLED = Option(
+    "table.optimizer.rules.disabled",
+    _names,
+    (),
+    "The SQL planner's logical rules left out, by name, comma-separated (empty: none); "
+    "`tidal sql --explain --rules` lists them and what each changed. The planner "
+    "refuses a name no rule has.",
 )
 
 

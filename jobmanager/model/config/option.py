@@ -171,6 +171,12 @@ def _positive_memory(value: Any) -> int:
     return size
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """Names, as a list or one string separated by ``,``, lowercased, the empty ones dropped."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(name for name in (str(i).strip().lower() for i in items) if name)
+
+
 def _memory_or_off(value: Any) -> int:
     """A size, or -1 for never."""
     if value in (-1, "-1"):

@@ -20,6 +20,7 @@ from jobmanager.model.config.optimizer import (
     ADAPTIVE_BROADCAST_JOIN_STRATEGY,
     BROADCAST_THRESHOLD,
     READ_WHOLE_THRESHOLD,
+    RULES_DISABLED,
 )
 from jobmanager.model.config.option import Option
 from jobmanager.model.config.recovery import (
@@ -128,6 +129,7 @@ OPTIONS: dict[str, Option] = {
         BROADCAST_THRESHOLD,
         READ_WHOLE_THRESHOLD,
         ADAPTIVE_BROADCAST_JOIN_STRATEGY,
+        RULES_DISABLED,
     )
 }
 

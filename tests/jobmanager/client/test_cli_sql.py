@@ -134,3 +134,34 @@ def test_a_query_written_with_o_says_where(here, ray_cluster):
     assert done.returncode == 0, done.stderr
     assert f"written to {here / 'out'}" in done.stdout
     assert (here / "out" / "_SUCCESS").exists()
+
+
+def test_explain_rules_shows_what_each_planner_rule_changed_in_a_tpch_query(tmp_path):
+    """TPC-H q13 planned without a cluster: every rule named in order, the filter pushed into
+    the orders scan and the orders counted before the join shown as lines added."""
+    pytest.importorskip("duckdb")
+    from examples.tpch_dbgen import generate, queries
+
+    paths = generate(tmp_path / "tpch", 0.01)
+    write(tmp_path / "tpch.yaml", "tables:\n" + "".join(f"  {t}: {p}\n" for t, p in paths.items()))
+    write(tmp_path / "q13.sql", queries()[13])
+    args = ("sql", "-f", "q13.sql", "--catalog", "tpch.yaml", "--explain")
+    done = tidal(*args, "--rules", cwd=tmp_path, env=NO_CLUSTER, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rules, plan = done.stdout.split("result columns: ", 1)
+    named = re.findall(r"^\d+\. ([a-z-]+): (\w+)$", rules, re.MULTILINE)
+    assert [name for name, _ in named] == [
+        "push-filters",
+        "prune-columns",
+        "reorder-joins",
+        "aggregate-before-joins",
+        "trim-columns",
+        "filter-by-join-keys",
+    ]
+    assert dict(named)["push-filters"] == "changed"
+    assert dict(named)["aggregate-before-joins"] == "changed"
+    assert re.search(r"^   \+ .*Scan orders .* where .*special", rules, re.MULTILINE)
+    assert re.search(r"^   \+ .*Aggregate by \[o_custkey\]", rules, re.MULTILINE)
+    assert "from the query: " in plan  # the plan itself follows
+    refused = tidal(*args[:-1], "--rules", cwd=tmp_path, env=NO_CLUSTER, timeout=60)
+    assert refused.returncode == 2 and "give --explain too" in refused.stderr

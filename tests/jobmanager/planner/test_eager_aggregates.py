@@ -58,17 +58,15 @@ def planned(tables, query: str, broadcast_threshold: int | None = None):
 
 def counted_first(tables, query: str) -> bool:
     """Whether the logical plan, after the rule, joins an aggregate of ``orders``."""
-    from jobmanager.planner.eager_aggregates import aggregate_before_joins
-    from jobmanager.planner.joins import reorder_joins
+    from jobmanager.planner.frontend.parse import parse, qualified
+    from jobmanager.planner.frontend.translate import Translator
     from jobmanager.planner.logical import Aggregate, IdAllocator, Join, Scan, nodes_of
-    from jobmanager.planner.parse import parse, qualified
-    from jobmanager.planner.prune import prune_columns
-    from jobmanager.planner.pushdown import push_filters
-    from jobmanager.planner.translate import Translator
+    from jobmanager.planner.rules import RuleContext, optimize
 
     catalog, ids = Catalog.from_tables(tables), IdAllocator()
     node = Translator(catalog, ids).query(qualified(parse(query), catalog)).node
-    node = aggregate_before_joins(reorder_joins(prune_columns(push_filters(node), trim=False)), ids)
+    context = RuleContext.from_config(Configuration(), ids)
+    node = optimize(node, context, upto="aggregate-before-joins")
     return any(
         isinstance(n, Join)
         and isinstance(side, Aggregate)

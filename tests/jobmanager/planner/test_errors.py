@@ -80,12 +80,12 @@ def test_what_the_planner_does_not_cut_runs_whole_and_explain_says_why(catalog, 
 def test_a_planner_failure_reads_as_a_bug_in_tidal_without_its_made_up_names(catalog, monkeypatch):
     """A failure inside the planner (here planted in its column pruning) is the planner's:
     it says so, names the query it was planning, and shows none of its own column ids."""
-    import jobmanager.planner as planner
+    from jobmanager.planner.rules import logical_rules
 
     def broken(node, trim=True):
         raise KeyError("_c3")
 
-    monkeypatch.setattr(planner, "prune_columns", broken)
+    monkeypatch.setattr(logical_rules, "prune_columns", broken)
     query = "SELECT g, sum(v) AS total FROM facts GROUP BY g"
     with pytest.raises(PlannerBug) as caught:
         plan_sql(query, catalog, ParquetSink("/tmp/tidal-planner-errors-out"))

@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from examples.tpch_dbgen import queries
-from jobmanager.model.config import BROADCAST_THRESHOLD, READ_WHOLE_THRESHOLD
+from jobmanager.model.config import BROADCAST_THRESHOLD, READ_WHOLE_THRESHOLD, RULES_DISABLED
 from jobmanager.planner import Catalog
 from tests.jobmanager.planner.test_join_marks import _rows, _slice, plan
 
@@ -33,11 +33,11 @@ def tpch(tmp_path_factory) -> Catalog:
 def test_marked_joins_of_tpch_give_their_rows_when_a_side_is_broadcast(tpch, number, monkeypatch):
     import jobmanager.planner
 
-    if number == 13:  # its orders counted before the join (eager_aggregates), no join marked
-        monkeypatch.setattr(jobmanager.planner, "aggregate_before_joins", lambda node, ids: node)
-    planned = plan(tpch, queries()[number], {}, "RUNTIME_ONLY")
+    # q13's orders are counted before the join (eager_aggregates), no join marked
+    values = {RULES_DISABLED.key: "aggregate-before-joins"} if number == 13 else {}
+    planned = plan(tpch, queries()[number], values, "RUNTIME_ONLY")
     monkeypatch.setattr(jobmanager.planner, "mark_joins", lambda result, strategy: 0)
-    unmarked = plan(tpch, queries()[number], {}, "RUNTIME_ONLY")
+    unmarked = plan(tpch, queries()[number], values, "RUNTIME_ONLY")
     assert unmarked.explain() == _unmarked(planned.explain())  # marks change no edge, no SQL
     produced, checked = {}, 0
     for vertex in planned.graph.topological_order()[:-1]:  # the sink last

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from jobmanager.model.jobgraph import Partitioner, PartitionerKind, SortKey
 from jobmanager.planner.logical import Aggregate, Node, Project, Sort
-from jobmanager.planner.stages import Stage
+from jobmanager.planner.physical.stages import Stage
 from jobmanager.planner.types import SqlType, wider
 
 __all__ = [

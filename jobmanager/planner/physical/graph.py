@@ -17,10 +17,10 @@ from jobmanager.model.jobgraph import JobGraph, Partitioner
 from jobmanager.model.operators import ParquetSink, SqlOperator
 from jobmanager.model.partition_filter import PARTITION_TYPES
 from jobmanager.model.sources import FileSource, PartitionPredicate
-from jobmanager.planner.joinplans import planned_joins, with_hints
 from jobmanager.planner.logical import Scan, conjuncts
-from jobmanager.planner.physical import Stage, StageEdge
-from jobmanager.planner.sqlgen import stage_sql
+from jobmanager.planner.physical.cut import Stage, StageEdge
+from jobmanager.planner.physical.joinplans import planned_joins, with_hints
+from jobmanager.planner.physical.sqlgen import stage_sql
 
 __all__ = ["job_graph", "stages_in_order"]
 

@@ -2,10 +2,10 @@
 
 Each SELECT is translated as Spark's analyzer reads it: FROM and its joins (as written: the
 planner orders inner joins later), WHERE (its subqueries become semi, anti, single or left
-joins: ``jobmanager.planner.subqueries``), GROUP BY and aggregates, HAVING, window functions,
-the projection, DISTINCT, ORDER BY, LIMIT and OFFSET. A CTE is translated once, the first time
-it is read, and every reference reads that same node under new column ids: a CTE used twice is
-computed once. Set operations widen each column to one type, as Spark does.
+joins: ``jobmanager.planner.frontend.subqueries``), GROUP BY and aggregates, HAVING, window
+functions, the projection, DISTINCT, ORDER BY, LIMIT and OFFSET. A CTE is translated once, the
+first time it is read, and every reference reads that same node under new column ids: a CTE
+used twice is computed once. Set operations widen each column to one type, as Spark does.
 """
 
 from __future__ import annotations
@@ -18,28 +18,32 @@ import re
 from jobmanager.errors import SqlError, TidalError, UnsupportedSqlError
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
-from jobmanager.planner.grouping import aggregate_calls, aggregated, with_windows
-from jobmanager.planner.grouping_sets import expand, grouping_sets, over_sets
+from jobmanager.planner.frontend.grouping import aggregate_calls, aggregated, with_windows
+from jobmanager.planner.frontend.grouping_sets import expand, grouping_sets, over_sets
 from jobmanager.planner.logical import (
     Aggregate,
     Filter,
     IdAllocator,
-    Limit,
     Node,
     OneRow,
     Project,
-    Sort,
     col,
     conjoin,
     conjuncts,
     references,
-    substitute,
 )
-from jobmanager.planner.parse import projection_name
-from jobmanager.planner.relations import Relation, Relations
-from jobmanager.planner.scope import Scope, position
-from jobmanager.planner.whole_query import reads_enclosing, whole_query
-from jobmanager.planner.subqueries import (
+from jobmanager.planner.frontend.ordering import (
+    limited,
+    order_items,
+    order_keys,
+    ordered_relation,
+    rekeyed,
+)
+from jobmanager.planner.frontend.parse import projection_name
+from jobmanager.planner.frontend.relations import Relation, Relations
+from jobmanager.planner.frontend.scope import Scope, position
+from jobmanager.planner.frontend.whole_query import reads_enclosing, whole_query
+from jobmanager.planner.frontend.subqueries import (
     Correlation,
     Pending,
     attach,
@@ -106,11 +110,11 @@ class Translator:
         if isinstance(query, exp.Select):
             return self._select(query, outer, correlation)
         if isinstance(query, exp.Subquery):
-            return self._ordered(query, self.query(query.this, outer, correlation))
+            return ordered_relation(query, self.query(query.this, outer, correlation))
         if type(query) in _SET_OPERATIONS:
             if correlation is not None and _reads_outer(query, outer):
                 raise UnsupportedSqlError("a correlated set operation", *position(query))
-            return self._ordered(query, self.relations.set_operation(query, outer))
+            return ordered_relation(query, self.relations.set_operation(query, outer))
         raise UnsupportedSqlError(f"{query.key.upper()} is not supported here", *position(query))
 
     # -- SELECT ---------------------------------------------------------------------------------
@@ -141,8 +145,8 @@ class Translator:
         having = select.args.get("having")
         extras = [scope.bind(having.this, hook).expression] if having else []
         groups, aggregating, sets = self._grouping(select, scope, correlation, bound + extras)
-        order_bound = self._order_keys(
-            _order_items(select), scope, names, bound, [p.alias_or_name for p in select.expressions]
+        order_bound = order_keys(
+            order_items(select), scope, names, bound, [p.alias_or_name for p in select.expressions]
         )
         pre_order = [e for e, is_output in order_bound if not is_output]
         keys_read_as: dict[str, str] = {}  # a grouping set's key column: its nulled one
@@ -219,10 +223,10 @@ class Translator:
         node = _distinct(select, node, hides_order_keys=len(exprs) > kept)
         hidden_ids = iter(hidden)
         keys = [
-            _ordered(ordered, expression if is_output else col(next(hidden_ids)))
-            for (expression, is_output), ordered in zip(order_bound, _order_items(select))
+            rekeyed(ordered, expression if is_output else col(next(hidden_ids)))
+            for (expression, is_output), ordered in zip(order_bound, order_items(select))
         ]
-        node = self._limited(select, node, keys)
+        node = limited(select, node, keys)
         if len(exprs) > kept:
             node = Project(
                 node.columns[:kept], node.origin, node, tuple((i, col(i)) for i, _ in exprs[:kept])
@@ -252,62 +256,6 @@ class Translator:
                 exprs.append((match, expression))
             hidden.append(match)
         return hidden
-
-    def _order_keys(
-        self, items, scope: Scope, names, bound, qualified_names=()
-    ) -> list[tuple[exp.Expression, bool]]:
-        """Each ORDER BY key bound: (the key over the projection's ids, True) when it names a
-        projection (by its name, or by the name qualification gave it); else (the key over
-        the columns before the projection, False)."""
-        aliases = {name.lower(): f"__out{i}" for i, name in enumerate(names)}
-        aliases.update(
-            {
-                alias.lower(): f"__out{i}"
-                for i, alias in enumerate(qualified_names)
-                if alias.startswith("_col_")
-            }
-        )  # ORDER BY 4 qualified to its alias
-        result = []
-        for ordered in items:
-            key = ordered.this
-            if isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
-                result.append((exp.Column(this=exp.to_identifier(aliases[key.name.lower()])), True))
-                continue
-            outputs = {f"__out{i}": b for i, b in enumerate(bound)}
-            expression = scope.bind(key, extra=aliases).expression
-            result.append((substitute(expression, outputs), False))
-        return result
-
-    def _limited(self, query, node: Node, keys: list[exp.Ordered]) -> Node:
-        limit = _integer(query.args.get("limit"), "LIMIT")
-        offset = _integer(query.args.get("offset"), "OFFSET") or 0
-        tail = " ".join(
-            query.args[k].sql(dialect="spark") for k in ("limit", "offset") if query.args.get(k)
-        )
-        if keys:
-            ids = node.ids
-            keys = [_resolve_output(k, ids) for k in keys]
-            origin = _order_as_written(query) + (f" {tail}" if tail else "")
-            return Sort(node.columns, origin, node, tuple(keys), limit, offset)
-        if limit is not None or offset:
-            return Limit(node.columns, tail, node, limit, offset)
-        return node
-
-    def _ordered(self, query: exp.Expression, relation: Relation) -> Relation:
-        """A set operation's (or a parenthesised query's) own ORDER BY and LIMIT."""
-        items = _order_items(query)
-        if not items and query.args.get("limit") is None and query.args.get("offset") is None:
-            return relation
-        by_name = {name.lower(): i for name, i in zip(relation.names, relation.node.ids)}
-        keys = []
-        for ordered in items:
-            key = ordered.this
-            if not isinstance(key, exp.Column) or key.name.lower() not in by_name:
-                raise UnsupportedSqlError(
-                    "ORDER BY after a set operation may only name its columns", *position(ordered)
-                )
-            keys.append(_ordered(ordered, col(by_name[key.name.lower()])))
-        return Relation(self._limited(query, relation.node, keys), relation.names)
 
     def _correlation_groups(self, correlation: Correlation, scope: Scope, groups, where):
         if groups:
@@ -470,53 +418,6 @@ def _as_lateral_views(select: exp.Select) -> None:
 
 def _unaliased(projection: exp.Expression) -> exp.Expression:
     return projection.this if isinstance(projection, exp.Alias) else projection
-
-
-def _order_items(query: exp.Expression) -> list[exp.Ordered]:
-    return list((query.args.get("order") or exp.Order()).expressions)
-
-
-def _ordered(ordered: exp.Ordered, key: exp.Expression) -> exp.Ordered:
-    copy = ordered.copy()
-    copy.set("this", key)
-    return copy
-
-
-def _resolve_output(key: exp.Ordered, ids: list[str]) -> exp.Ordered:
-    """Sort keys naming the projection by position (``__out2``) name its id instead."""
-    target = key.this
-    if isinstance(target, exp.Column) and target.name.startswith("__out"):
-        return _ordered(key, col(ids[int(target.name[5:])]))
-    return key
-
-
-def _integer(clause: exp.Expression | None, what: str) -> int | None:
-    if clause is None:
-        return None
-    value = clause.args.get("expression") or clause.this
-    if not isinstance(value, exp.Literal) or value.is_string or not value.this.isdigit():
-        raise UnsupportedSqlError(
-            f"{what} must be a non-negative integer, not {value.sql(dialect='spark')}",
-            *position(clause),
-        )
-    return int(value.this)
-
-
-def _order_as_written(query: exp.Expression) -> str:
-    """The ORDER BY as the user wrote it: a key qualification named ``_col_3`` (an ordinal,
-    or an unaliased projection) by the name Spark gives that projection."""
-    spark_names = {
-        p.alias: projection_name(p)
-        for p in getattr(query, "expressions", [])
-        if isinstance(p, exp.Alias) and p.alias.startswith("_col_")
-    }
-
-    def named(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Column) and not node.table and node.name in spark_names:
-            return exp.column(spark_names[node.name], quoted=True)
-        return node
-
-    return query.args["order"].copy().transform(named, copy=False).sql(dialect="spark")
 
 
 def _origin_group(select: exp.Select) -> str:

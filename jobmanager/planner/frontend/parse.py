@@ -5,7 +5,7 @@ column gets its table's alias, ``*`` expands, ``GROUP BY 1`` and aliases in ``GR
 ``ORDER BY`` resolve, ``USING`` becomes ``ON``. Its optimizer goes no further here: the rules
 that would unnest subqueries rewrite ``EXISTS`` with a residual condition into an array
 aggregate and anti joins into outer joins, and the rest is the planner's own
-(``jobmanager.planner.translate`` on).
+(``jobmanager.planner.frontend.translate`` on).
 
 Each mistake comes back in Tidal's words, at submit, before anything runs: a syntax error with
 its line, column and token; an unknown table with the known ones; an unknown or ambiguous
@@ -29,7 +29,7 @@ from jobmanager.errors import (
     UnsupportedSqlError,
 )
 from jobmanager.planner.catalog import Catalog
-from jobmanager.planner.scope import position
+from jobmanager.planner.frontend.scope import position
 
 __all__ = ["SPARK_NAME", "parse", "projection_name", "qualified"]
 

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from jobmanager.errors import UnsupportedSqlError
+from jobmanager.planner.frontend.scope import Scope, position
+from jobmanager.planner.frontend.whole_query import output_types, own_aliases, tables_as_inputs
 from jobmanager.planner.logical import OUTER, Node, SubqueryColumn
-from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.types import BOOLEAN
-from jobmanager.planner.whole_query import output_types, own_aliases, tables_as_inputs
 
 if TYPE_CHECKING:
-    from jobmanager.planner.relations import Relations
+    from jobmanager.planner.frontend.relations import Relations
 
 __all__ = ["in_task"]
 

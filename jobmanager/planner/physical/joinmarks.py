@@ -34,9 +34,9 @@ from collections.abc import Iterator
 from jobmanager.model.config import AUTO, NONE
 from jobmanager.model.jobgraph import PartitionerKind
 from jobmanager.model.joins import JoinInput
-from jobmanager.planner.graph import stages_in_order
 from jobmanager.planner.logical import Join, Node, Project
-from jobmanager.planner.physical import Input, Stage, StageEdge
+from jobmanager.planner.physical.cut import Input, Stage, StageEdge
+from jobmanager.planner.physical.graph import stages_in_order
 
 __all__ = ["mark_joins"]
 

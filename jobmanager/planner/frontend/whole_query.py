@@ -20,12 +20,12 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 
+from jobmanager.planner.frontend.parse import projection_name
 from jobmanager.planner.logical import IdAllocator, WholeQuery
-from jobmanager.planner.parse import projection_name
 from jobmanager.planner.types import UNKNOWN, SqlType, parse_type
 
 if TYPE_CHECKING:
-    from jobmanager.planner.relations import Relation, Relations
+    from jobmanager.planner.frontend.relations import Relation, Relations
 
 __all__ = ["output_types", "own_aliases", "reads_enclosing", "tables_as_inputs", "whole_query"]
 
@@ -49,7 +49,7 @@ def whole_query(
     query: exp.Expression, reason: str, relations: Relations, ids: IdAllocator
 ) -> Relation:
     """``query`` (a qualified query or set operation) as one ``WholeQuery``."""
-    from jobmanager.planner.relations import Relation
+    from jobmanager.planner.frontend.relations import Relation
 
     tree = query.copy()
     inputs, placeholders, names = tables_as_inputs(tree, relations)

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from jobmanager.model.jobgraph import PartitionerKind
 from jobmanager.planner.logical import Filter, Node, Project, Scan
-from jobmanager.planner.stages import Stage
+from jobmanager.planner.physical.stages import Stage
 
 __all__ = ["may_read_whole", "read_whole", "tiny_read"]
 

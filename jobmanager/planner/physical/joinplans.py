@@ -22,7 +22,7 @@ from sqlglot import exp, parse_one
 from jobmanager.model.joins import PlannedJoin
 from jobmanager.planner.joins import estimate_bytes
 from jobmanager.planner.logical import Join, Node
-from jobmanager.planner.physical import Input, Source, Stage
+from jobmanager.planner.physical.cut import Input, Source, Stage
 
 __all__ = ["planned_joins", "with_hints"]
 

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from jobmanager.errors import SqlError, UnsupportedSqlError
-from jobmanager.planner.in_task import in_task
+from jobmanager.planner.frontend.in_task import in_task
+from jobmanager.planner.frontend.scope import Scope, position
 from jobmanager.planner.logical import Join, Node, Project, col, conjoin, paren, references
-from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.types import BOOLEAN
 
 if TYPE_CHECKING:
-    from jobmanager.planner.translate import Translator
+    from jobmanager.planner.frontend.translate import Translator
 
 __all__ = ["Correlation", "Pending", "attach", "semi_or_anti"]
 

@@ -17,8 +17,8 @@ from sqlglot import exp
 
 from jobmanager.errors import SqlError
 from jobmanager.planner.expressions import is_aggregate, type_of
+from jobmanager.planner.frontend.scope import position
 from jobmanager.planner.logical import Expand, IdAllocator, Node, col, paren
-from jobmanager.planner.scope import position
 from jobmanager.planner.types import SqlType
 
 __all__ = ["expand", "grouping_sets", "over_sets"]

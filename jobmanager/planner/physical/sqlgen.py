@@ -33,7 +33,7 @@ from jobmanager.planner.logical import (
     col,
     substitute,
 )
-from jobmanager.planner.physical import Input, Source, Stage
+from jobmanager.planner.physical.cut import Input, Source, Stage
 
 __all__ = ["stage_sql"]
 

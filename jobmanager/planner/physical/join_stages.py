@@ -10,13 +10,13 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.model.jobgraph import Partitioner
-from jobmanager.planner.distribution import cast, co_partitioned, hash_type
 from jobmanager.planner.expressions import type_of
 from jobmanager.planner.joins import equi_keys
 from jobmanager.planner.logical import Join, Node
-from jobmanager.planner.semi_keys import distinct_keys, kept_keys_only
-from jobmanager.planner.stages import OpenStage, Stage, joined_origin
-from jobmanager.planner.whole_reads import may_read_whole, read_whole, tiny_read
+from jobmanager.planner.physical.distribution import cast, co_partitioned, hash_type
+from jobmanager.planner.physical.semi_keys import distinct_keys, kept_keys_only
+from jobmanager.planner.physical.stages import OpenStage, Stage, joined_origin
+from jobmanager.planner.physical.whole_reads import may_read_whole, read_whole, tiny_read
 
 __all__ = ["JoinStages"]
 

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from jobmanager.errors import SqlError, UnsupportedSqlError
 from jobmanager.planner.expressions import is_aggregate, type_of
+from jobmanager.planner.frontend.scope import position
 from jobmanager.planner.logical import (
     Aggregate,
     IdAllocator,
@@ -25,7 +26,6 @@ from jobmanager.planner.logical import (
     col,
     references,
 )
-from jobmanager.planner.scope import position
 
 __all__ = ["aggregate_calls", "aggregated", "with_windows"]
 

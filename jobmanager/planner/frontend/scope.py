@@ -2,7 +2,7 @@
 
 A subquery's scope sees its own relations first and its enclosing query's after them, one
 level out; a column that resolves there is a correlation, which the translator turns into a
-join condition (``jobmanager.planner.subqueries``). Binding an expression replaces each
+join condition (``jobmanager.planner.frontend.subqueries``). Binding an expression replaces each
 qualified column with its id; a subquery found in it is handed to the caller, who decides
 what it may be there.
 """

@@ -48,8 +48,8 @@ from dataclasses import replace
 from sqlglot import exp
 
 from jobmanager.model.jobgraph import Partitioner
-from jobmanager.planner.aggregates import split_aggregate
-from jobmanager.planner.distribution import (
+from jobmanager.planner.physical.aggregates import split_aggregate
+from jobmanager.planner.physical.distribution import (
     final_sort,
     group_ids,
     hash_type,
@@ -80,8 +80,15 @@ from jobmanager.planner.logical import (
     col,
 )
 from jobmanager.planner.pushdown import parent_counts
-from jobmanager.planner.join_stages import JoinStages
-from jobmanager.planner.stages import Input, OpenStage, Source, Stage, StageEdge, joined_origin
+from jobmanager.planner.physical.join_stages import JoinStages
+from jobmanager.planner.physical.stages import (
+    Input,
+    OpenStage,
+    Source,
+    Stage,
+    StageEdge,
+    joined_origin,
+)
 
 __all__ = ["Input", "Source", "Stage", "StageEdge", "cut_into_stages"]
 

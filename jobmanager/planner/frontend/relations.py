@@ -17,6 +17,7 @@ from sqlglot import exp
 from jobmanager.errors import SqlError, UnsupportedSqlError
 from jobmanager.planner.catalog import Catalog
 from jobmanager.planner.expressions import check_condition, type_of
+from jobmanager.planner.frontend.scope import Scope, position
 from jobmanager.planner.logical import (
     IdAllocator,
     Join,
@@ -27,7 +28,6 @@ from jobmanager.planner.logical import (
     Values,
     col,
 )
-from jobmanager.planner.scope import Scope, position
 from jobmanager.planner.types import wider
 
 __all__ = ["Relation", "Relations"]
