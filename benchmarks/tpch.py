@@ -16,7 +16,7 @@ names some; all 22 by default), runs ``--warmups`` unmeasured and ``--repeats`` 
   (``taskmanager.spark.java_options``, ``taskmanager.heap``), and the views registered once
   per session, as a user running queries in a session does, so a warm run is timed from
   ``spark.sql`` until its Parquet output is written (a cold run, a fresh script, registers
-  them inside its timer).
+  them inside its timer). Each side's one run is ``benchmarks/tpch_sides.py``'s.
 
 The two alternate run by run so both see the same machine, and both run warm: PySpark in a
 started session, Tidal with its TaskManagers kept between jobs and its standby JobManager ready
@@ -48,13 +48,13 @@ with (``auto`` by default); given several (``--join-strategy auto none``), each 
 the same alternation, ``ratio`` is the first one's, ``ratio_by_strategy`` has each one's
 geometric mean, and each query lists the joins the JobManager decided at run time (the
 decisions in its event log) and each strategy's seconds.
-``--cold-queries`` adds, before the warm runs, a cold figure for the queries it names: the first
-run on a fresh local Ray cluster against the first run in a fresh PySpark session, each in a
-process of its own, with the start of the cluster or the session apart (about a minute a query,
-so none by default). Each start ends where its side can take a query without starting a JVM:
-PySpark's with its session, Tidal's with ``Client.warm_up`` (a standby JobManager, and the
-TaskManager the new cluster prepared with its Spark JVM up). Tidal's first job runs on that
-TaskManager;
+``--cold-queries`` adds, before the warm runs, a cold figure for the queries it names
+(``benchmarks/tpch_cold.py``): the first run on a fresh local Ray cluster against the first
+run in a fresh PySpark session, each in a process of its own, with the start of the cluster or
+the session apart (about a minute a query, so none by default). Each start ends where its side
+can take a query without starting a JVM: PySpark's with its session, Tidal's with
+``Client.warm_up`` (a standby JobManager, and the TaskManager the new cluster prepared with its
+Spark JVM up). Tidal's first job runs on that TaskManager;
 ``cold_first_ratio`` is the sum of Tidal's first runs over PySpark's, ``cold_ratio`` the same
 with the starts, and each query's ``cold_ratio`` its own start plus first run. On a machine
 whose ``/proc/stat`` tells its busy time, each side's ``cold_{side}_cpu_seconds`` is what its
@@ -86,22 +86,17 @@ import os  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from typing import Mapping  # noqa: E402
 
-from pyspark.sql import SparkSession  # noqa: E402
 
 from examples.compare import query_is_ordered, read_result, sql_difference  # noqa: E402
 from examples.options import add_option_flag, parse_options  # noqa: E402
-from examples.spark_sql import spark_query  # noqa: E402
 from examples.tpch_dbgen import LAYOUTS, duckdb_answer, generate, queries  # noqa: E402
 from benchmarks.tpch_figures import (  # noqa: E402
     _seconds,
     breakdown,
     by_strategy,
-    busy_cpu_seconds,
     cold_summary,
     geometric_mean,
     median_split,
@@ -110,7 +105,16 @@ from benchmarks.tpch_figures import (  # noqa: E402
     ratio_by_strategy,
 )
 from benchmarks.same_plan import planned_sql, register_views  # noqa: E402
-from benchmarks.wall_split import split_wall  # noqa: E402
+from benchmarks.tpch_cold import cold, cold_run  # noqa: E402
+from benchmarks.tpch_sides import (  # noqa: E402
+    BASELINE_SLOTS,
+    QueryFailed,
+    baseline_jvm,
+    fresh_spark_session,
+    run_spark,
+    run_tidal,
+    spark_session,
+)
 from jobmanager.model.config import ADAPTIVE_BROADCAST_JOIN_STRATEGY  # noqa: E402
 
 QUERY_NUMBERS = range(1, 23)
@@ -119,130 +123,7 @@ TARGET_RATIO = 0.7  # the geometric mean, warm
 TARGET_QUERY_RATIO = 1.1  # every query, warm
 TARGET_SAME_PLAN = 1.0  # Tidal against PySpark running Tidal's plan, geometric mean
 TARGET_OWN_SHARE = 0.10  # Tidal's own part of a job's wall time, geometric mean
-BASELINE_SLOTS = 2  # local[2], and the slots of Tidal's default TaskManager
 SLOWEST_SHOWN = 5
-
-
-def baseline_jvm() -> tuple[list[str], int]:
-    """The baseline JVM's options and heap: those of Tidal's default TaskManager here."""
-    from taskmanager.heap import default_heap_bytes
-    from taskmanager.java import find_java
-    from taskmanager.spark import java_options
-
-    return java_options(find_java()[0]), default_heap_bytes(BASELINE_SLOTS)
-
-
-def spark_session() -> SparkSession:
-    """The baseline: two local cores, adaptive query execution on, no UI, the JVM as
-    ``baseline_jvm`` says."""
-    options, heap = baseline_jvm()
-    session = (
-        SparkSession.builder.master(f"local[{BASELINE_SLOTS}]")
-        .appName("tidal-benchmark-tpch-baseline")
-        .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.driver.memory", f"{heap >> 20}m")
-        .config("spark.driver.extraJavaOptions", " ".join(options))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    return session
-
-
-def fresh_spark_session(session: SparkSession) -> SparkSession:
-    """A new baseline session after a query PySpark failed. Its JVM may have died of it (out of
-    memory: q04 at scale 10), and PySpark cannot stop a session whose JVM is gone (its stop
-    asks the JVM, and raises); nor does it launch a new JVM while it holds the old gateway.
-    So a dead JVM's gateway is dropped, its process reaped, and the session forgotten, and
-    the new session launches a JVM of its own."""
-    from py4j.protocol import Py4JError
-    from pyspark import SparkContext
-    from pyspark.sql.context import SQLContext
-
-    try:
-        session.stop()
-    except (Py4JError, OSError):  # Py4J's words for a lost connection, or the socket's own
-        gateway = SparkContext._gateway
-        if gateway is not None:
-            gateway.close()  # its sockets; the JVM at the other end is gone
-            gateway.proc.stdin.close()
-            gateway.proc.kill()  # a JVM that no longer answers: ended, if not yet
-            gateway.proc.wait()
-        SparkContext._gateway = SparkContext._jvm = SparkContext._active_spark_context = None
-        SparkSession._instantiatedSession = SparkSession._activeSession = None
-        SQLContext._instantiatedContext = None
-    return spark_session()
-
-
-class QueryFailed(Exception):
-    """One side could not run a query (out of memory at scale 10, say): the run says so and
-    goes on with the next query."""
-
-
-def run_spark(
-    session: SparkSession, text: str, tables: Mapping[str, str] | None, out: str
-) -> float:
-    """Seconds to run ``text`` and write its result; ``tables``: register the views it reads
-    first, in the timer (a cold run), else they are (a warm one)."""
-    started = time.perf_counter()
-    try:
-        frame = session.sql(text) if tables is None else spark_query(session, tables, text)
-        frame.write.mode("overwrite").parquet(out)
-    except Exception as error:
-        first = (str(error).strip().splitlines() or [""])[0][:500]
-        raise QueryFailed(f"PySpark failed: {type(error).__name__}: {first}") from error
-    return time.perf_counter() - started
-
-
-def run_tidal(
-    client, name: str, text: str, tables: Mapping[str, str], out: str, config: dict[str, str]
-):
-    """Seconds from the call (planning included) to a finished job, the job's result, the
-    join decisions its JobManager made at run time, in words, and its wall time split into
-    Spark's work and Tidal's own (``wall_split``); then, untimed, until the job's JobManager
-    has left (a second after the job)."""
-    from jobmanager.runtime.eventlog import read_log
-
-    started = time.perf_counter()
-    handle = client.sql(text, tables=tables, output=out, overwrite=True, config=config)
-    result = handle.wait()
-    seconds = time.perf_counter() - started
-    if result.status != "FINISHED":
-        raise QueryFailed(f"Tidal's job {result.status.lower()}: {result.cause[:1000]}")
-    joins = join_decisions(handle)
-    split = split_wall(read_log(handle.event_log()), seconds)
-    _until_gone(handle.actor)
-    return seconds, result, joins, split
-
-
-def join_decisions(handle) -> list[str]:
-    """The join decisions in the job's event log, each as ``vertex: its text``."""
-    from jobmanager.messages import events as ev
-
-    return [
-        f"{event.vertex}: {join.text}"
-        for event in handle.events()
-        if type(event) is ev.VertexParallelismDecided
-        for join in event.joins
-    ]
-
-
-def _until_gone(actor, deadline_s: float = 30.0) -> None:
-    """Ask the actor (without Ray's retries: a JobManager is restartable) until it is gone."""
-    import ray
-
-    deadline = time.monotonic() + deadline_s
-    while actor is not None and (left := deadline - time.monotonic()) > 0:
-        try:
-            ray.get(actor.__ray_ready__.options(max_task_retries=0).remote(), timeout=left)
-        except ray.exceptions.RayActorError:
-            return
-        except ray.exceptions.GetTimeoutError:
-            break
-        time.sleep(0.05)
-    if actor is not None:
-        print(f"the JobManager {actor} did not leave within {deadline_s:.0f} s", flush=True)
 
 
 def _check(name: str, actual, expected, ordered: bool, against: str) -> bool:
@@ -360,94 +241,6 @@ def measure(
         flush=True,
     )
     return figures
-
-
-def cold(number: int, args, data: str, work: Path) -> dict[str, float]:
-    """The query's first run on each side, each in a new process: ``{side}_start_seconds`` is
-    the cluster's or the session's start, ``{side}_first_seconds`` the query's first run,
-    ``{side}_cpu_seconds`` the machine's CPU time meanwhile (see ``busy_cpu_seconds``); a
-    side that failed is ``cold_{side}_error`` instead, its last line, and the run goes on."""
-    name = query_name(number)
-    figures: dict[str, float] = {}
-    sides = ["spark"] if args.baseline_only else ["tidal", "spark"]
-    for side in sides:
-        command = [
-            sys.executable,
-            __file__,
-            "--cold-side",
-            side,
-            "--queries",
-            str(number),
-            "--data",
-            data,
-            "--dir",
-            str(work),
-            "--scale",
-            str(args.scale),
-            "--layout",
-            args.layout,
-            *[f"-D{option}" for option in args.options or ()],
-        ]
-        command += ["--no-dashboard"] * args.no_dashboard
-        busy = busy_cpu_seconds()
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "RAY_ADDRESS": ""},
-        )
-        spent = busy_cpu_seconds()
-        if done.returncode != 0:
-            error = (done.stderr.strip().splitlines() or ["no output"])[-1][:500]
-            print(f"{name}: the cold {side} run failed: {error}", flush=True)
-            figures[f"cold_{side}_error"] = error
-            continue
-        start, first = json.loads(done.stdout.strip().splitlines()[-1])
-        figures[f"cold_{side}_start_seconds"] = start
-        figures[f"cold_{side}_first_seconds"] = first
-        if busy is not None and spent is not None:
-            figures[f"cold_{side}_cpu_seconds"] = round(spent - busy, 1)
-    ran = [side for side in sides if f"cold_{side}_error" not in figures]
-    if len(ran) == 2:
-        tidal, spark = (
-            figures[f"cold_{side}_start_seconds"] + figures[f"cold_{side}_first_seconds"]
-            for side in sides
-        )
-        figures["cold_ratio"] = round(tidal / spark, 3)
-    shown = "; ".join(
-        f"{side}: start {figures[f'cold_{side}_start_seconds']:.2f} s, "
-        f"first run {figures[f'cold_{side}_first_seconds']:.2f} s"
-        + (
-            f", CPU {figures[f'cold_{side}_cpu_seconds']:.1f} s"
-            if f"cold_{side}_cpu_seconds" in figures
-            else ""
-        )
-        for side in ran
-    )
-    print(f"{name} cold: {shown}", flush=True)
-    return figures
-
-
-def cold_run(args, tables: dict[str, str]) -> None:
-    """In the process ``cold`` started: start one side, run the query once, print both times."""
-    number = args.queries[0]
-    name, text = query_name(number), queries()[number]
-    out = str(Path(args.dir) / f"{name}-cold-{args.cold_side}")
-    started = time.perf_counter()
-    if args.cold_side == "spark":
-        session = spark_session()
-        start = time.perf_counter() - started
-        first = run_spark(session, text, tables, out)
-    else:
-        from jobmanager import Client
-
-        client = Client(address="local", dashboard=not args.no_dashboard)
-        if not client.warm_up():
-            raise SystemExit("the new cluster's JobManager or TaskManager did not start in time")
-        start = time.perf_counter() - started
-        first, _, _, _ = run_tidal(client, name, text, tables, out, parse_options(args.options))
-    print(json.dumps([round(start, 3), round(first, 3)]), flush=True)
 
 
 def _set(options) -> str:

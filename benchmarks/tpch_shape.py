@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from benchmarks.tpch import spark_session  # noqa: E402
+from benchmarks.tpch_sides import spark_session  # noqa: E402
 from examples.compare import first_difference  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q1, q1_final, q1_partial, spark_q1  # noqa: E402

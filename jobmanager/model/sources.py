@@ -14,7 +14,6 @@ Connector code: it may use the file system; the pure scheduling core never impor
 from __future__ import annotations
 
 import glob
-import json
 import os
 import posixpath
 import time
@@ -25,9 +24,9 @@ from urllib.parse import unquote
 
 import fsspec
 import pyarrow as pa
-import pyarrow.parquet as pq
 import structlog
 
+from jobmanager.model.file_listing import is_data_path, is_published, listing, published_files
 from jobmanager.model.inference import DynamicFilteringInfo, InferenceContext, SourcePlan
 from jobmanager.model.partition_filter import PARTITION_TYPES, passes
 from jobmanager.model.splits import (
@@ -40,6 +39,7 @@ from jobmanager.model.splits import (
     read_splits,
     whole_file_parallelism,
 )
+from jobmanager.model.splitting import csv_splits, parquet_splits
 from jobmanager.model.urls import redact
 
 __all__ = ["DataFile", "FileSource", "PartitionPredicate", "SourceError"]
@@ -258,19 +258,19 @@ class FileSource:
         fs, path = fsspec.core.url_to_fs(pattern)
         fs.invalidate_cache()  # what is there now, not what this process listed before
         try:
-            base, infos = _listing(fs, path)
+            base, infos = listing(fs, path)
         except OSError as error:
             raise SourceError(repr(self), pattern, f"cannot list: {error}") from error
         if base is None:
             problem = "glob matches nothing" if glob.has_magic(path) else "path does not exist"
             raise SourceError(repr(self), pattern, problem)
-        published = _published_files(fs, infos)
+        published = published_files(fs, infos)
         files = [
             self._data_file(fs, name, info, base)
             for name, info in infos.items()
             if info.get("type") != "directory"
-            and (name == path or _is_data_path(name, base))
-            and _published(name, published, base)
+            and (name == path or is_data_path(name, base))
+            and is_published(name, published, base)
         ]
         if not files:
             raise SourceError(repr(self), pattern, "no data files (hidden files are skipped)")
@@ -345,8 +345,8 @@ class FileSource:
         """The file's splits, and its schema where the listing read it (Parquet's footer)."""
         try:
             if file.format == "parquet":
-                return _parquet_splits(file, target, self.columns)
-            return _csv_splits(file, target if splittable else max(file.size, 1)), None
+                return parquet_splits(file, target, self.columns)
+            return csv_splits(file, target if splittable else max(file.size, 1)), None
         except (OSError, pa.ArrowException) as error:
             raise SourceError(repr(self), file.path, f"unreadable file: {error}") from error
 
@@ -366,132 +366,6 @@ class FileSource:
                     f"in {first[1]}: a source's files must agree on their "
                     "columns' types",
                 )
-
-
-def _parquet_splits(
-    file: DataFile, target: int, columns: Sequence[str] | None
-) -> tuple[list[FileSplit], pa.Schema]:
-    """Consecutive row groups grouped up to about ``target`` bytes of the ``columns`` read (a
-    row group is never cut), and the file's schema."""
-    fs, path = fsspec.core.url_to_fs(file.path)
-    with fs.open(path, "rb") as handle:
-        metadata = pq.read_metadata(handle)
-    schema = metadata.schema.to_arrow_schema()
-    wanted = None if columns is None else frozenset(columns)
-    groups = [
-        _row_group_range(metadata.row_group(i), wanted) for i in range(metadata.num_row_groups)
-    ]
-    batches: list[list[int]] = []
-    batch_bytes = 0
-    for index, (_, length) in enumerate(groups):
-        if not batches or batch_bytes + length > target:
-            batches.append([])
-            batch_bytes = 0
-        batches[-1].append(index)
-        batch_bytes += length
-    return [
-        FileSplit(
-            file.path,
-            "parquet",
-            groups[batch[0]][0],
-            sum(groups[i][1] for i in batch),
-            tuple(batch),
-            file.partition_values,
-        )
-        for batch in batches
-    ], schema
-
-
-def _row_group_range(row_group: Any, wanted: frozenset[str] | None) -> tuple[int, int]:
-    """A row group's first byte, and the compressed size on disk of the column chunks a task
-    reads of it: those of the ``wanted`` columns (a nested column's chunks, ``name.field``,
-    count for it), all of them for None."""
-    columns = [row_group.column(i) for i in range(row_group.num_columns)]
-    starts = [
-        c.dictionary_page_offset
-        if c.has_dictionary_page and c.dictionary_page_offset
-        else c.data_page_offset
-        for c in columns
-    ]
-    read = [c for c in columns if wanted is None or _read_column(c.path_in_schema, wanted)]
-    return min(starts, default=0), sum(c.total_compressed_size for c in read)
-
-
-def _read_column(path: str, wanted: frozenset[str]) -> bool:
-    return path in wanted or any(path.startswith(name + ".") for name in wanted)
-
-
-def _csv_splits(file: DataFile, target: int) -> list[FileSplit]:
-    """``ceil(size / target)`` byte ranges of near-equal size; an empty file has none."""
-    count = -(-file.size // target)
-    bounds = [file.size * i // count for i in range(count + 1)] if count else []
-    return [
-        FileSplit(file.path, "csv", lo, hi - lo, (), file.partition_values)
-        for lo, hi in zip(bounds, bounds[1:])
-    ]
-
-
-def _listing(fs: Any, path: str) -> tuple[str | None, dict[str, dict]]:
-    """The base directory (partition values and hidden names are read below it) and every entry
-    under ``path``; no base when nothing is there. A glob's base is its fixed prefix, a
-    directory is its own base, and a file's base is its folder."""
-    if glob.has_magic(path):
-        parts = path.split("/")
-        base = "/".join(parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))]) or "/"
-        matches = fs.glob(path, detail=True)
-        expanded: dict[str, dict] = {}
-        for name, info in matches.items():
-            expanded |= (
-                fs.find(name, detail=True) if info.get("type") == "directory" else {name: info}
-            )
-        return (base if matches else None), expanded
-    if not fs.exists(path):
-        return None, {}
-    if fs.isdir(path):
-        return path.rstrip("/") or "/", fs.find(path, detail=True)
-    return posixpath.dirname(path), {path: fs.info(path)}
-
-
-def _published_files(fs: Any, infos: dict[str, dict]) -> dict[str, set[str]]:
-    """Per directory holding a committed result's manifest (``_SUCCESS`` as JSON naming its
-    files, relative to it, written by a Tidal sink commit, as Spark's S3A committers write it),
-    the files it names: a reader of such a directory, and of its partition directories, reads
-    exactly those, never a half-copied result or files of another attempt beside them
-    (``jobmanager.runtime.sinks``)."""
-    published = {}
-    for name in infos:
-        if posixpath.basename(name) != "_SUCCESS":
-            continue
-        try:
-            manifest = json.loads(fs.cat_file(name))
-        except (OSError, ValueError):
-            continue  # an empty or plain marker: every file counts
-        if isinstance(manifest, dict) and isinstance(manifest.get("files"), list):
-            folder = posixpath.dirname(name)
-            published[folder] = {f"{folder}/{file}" for file in manifest["files"]}
-    return published
-
-
-def _published(name: str, published: dict[str, set[str]], base: str) -> bool:
-    """Whether a reader reads ``name``: the nearest manifest in its folder or above it (up to
-    the base; a partitioned result's manifest is at its root and names its files in the
-    partition directories) names it, or no manifest is there."""
-    folder = posixpath.dirname(name)
-    while True:
-        if folder in published:
-            return name in published[folder]
-        if folder in (base, "/", "") or not folder.startswith(base):
-            return True
-        folder = posixpath.dirname(folder)
-
-
-def _is_data_path(path: str, base: str) -> bool:
-    """Spark's rule below the base: skip names starting with '.' or '_' (except partition
-    directories such as ``_c=1``) and checksum files."""
-    parts = posixpath.relpath(path, base).split("/")
-    return not path.endswith(".crc") and all(
-        not (part.startswith(".") or (part.startswith("_") and "=" not in part)) for part in parts
-    )
 
 
 def _partition_columns(files: list[DataFile]) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """The JobManager: one detached, named Ray actor per job, holding the scheduling core.
 
-Its main loop runs on one thread: take a message, append its event to the job's event log,
-apply it (``JobManagerState.handle``), write the log, hand the commands to the executor. So no
-command leaves before the events that caused it are in the job's store. Everything else that
+Its main loop runs on one thread (``jobmanager.runtime.mainloop``): take a message, append its
+event to the job's event log, apply it (``JobManagerState.handle``), write the log, hand the
+commands to the executor. So no command leaves before the events that caused it are in the
+job's store. Everything else that
 reaches the actor (TaskManagers reporting, clients asking for status, timers firing, Ray
 callbacks) only puts a message in the mailbox or reads a status built under the same lock, so
 the core never sees two threads.
@@ -34,7 +35,6 @@ import ray
 import structlog
 
 from blob import BlobKey
-from jobmanager.core import snapshot as snapshots
 from jobmanager.core.replay import new_state
 from jobmanager.core.view import CoreView
 from jobmanager.errors import TidalError
@@ -44,11 +44,9 @@ from jobmanager.messages.codec import decode
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import chained_graph
 from jobmanager.model.config import (
-    EVENT_FLUSH_INTERVAL,
     EVENT_WRITE_BUFFER_SIZE,
     JOB_RECOVERY_ENABLED,
     PREVIOUS_WORKER_RECOVERY_TIMEOUT,
-    SNAPSHOT_MIN_PAUSE,
     TMP_DIRS,
     Configuration,
 )
@@ -61,7 +59,8 @@ from jobmanager.runtime.details import JobDetails
 from jobmanager.runtime.earlylease import EarlyLease
 from jobmanager.runtime.ending import JobEnding, release_job
 from jobmanager.runtime.executor import CommandExecutor, now_ms
-from jobmanager.runtime.jobstore import JobStore, StoredSnapshot
+from jobmanager.runtime.jobstore import JobStore
+from jobmanager.runtime.mainloop import STOP, MainLoop
 from jobmanager.runtime.metrics import JobMetrics
 from jobmanager.runtime.names import (
     NAMESPACE,
@@ -80,7 +79,6 @@ from jobmanager.runtime.status import (
 __all__ = ["JobManagerActor", "create_job_manager", "work_directory"]
 
 MAX_RECOVERIES_IN_A_ROW = 5  # recoveries that died before finishing, before the job fails
-_STOP = object()
 
 
 def work_directory(config: Configuration, job_id: str) -> str:
@@ -127,7 +125,7 @@ def _warm_up() -> None:
         pass
 
 
-class JobManagerActor(JobEnding):
+class JobManagerActor(MainLoop, JobEnding):
     """The JobManager of one job. It may be created before its job is known, as a standby the
     ResourceManager keeps ready: ``start`` then hands it the job, and a submission does not
     wait for a process to start and import Tidal (about half a second)."""
@@ -269,10 +267,6 @@ class JobManagerActor(JobEnding):
         with self.lock:
             self.submitted, self.state = submitted, state
         self.known.set()
-
-    def _start_loop(self) -> None:
-        threading.Thread(target=self._loop, name="tidal-main-loop", daemon=True).start()
-        threading.Thread(target=self._flush_events, name="tidal-event-log", daemon=True).start()
 
     # -- taking a job over ----------------------------------------------------------------------
 
@@ -431,103 +425,8 @@ class JobManagerActor(JobEnding):
         """Leave now: the job's client has what it needed (or, for a standby, no job came).
         The job is cleaned up: its store removed, and, if it had not ended, its staging."""
         if self.started:
-            self.mailbox.put(_STOP)
+            self.mailbox.put(STOP)
             if self.executor is not None:
                 self.executor.stop()
             self._clean_up()
         ray.actor.exit_actor()
-
-    # -- the main loop --------------------------------------------------------------------------
-
-    def _loop(self) -> None:
-        while True:
-            batch = self._next_events()
-            if batch is None:
-                return
-            try:
-                began = time.perf_counter()
-                applied = self._apply(batch)
-                took = time.perf_counter() - began
-                self.metrics.loop_batch(took, applied)
-                self.loop_seconds.append(took)
-                self._maybe_snapshot()
-            except Exception as error:  # a bug in the core: fail the job, keep answering
-                self.log.error(
-                    "internal error", error=repr(error), traceback=traceback.format_exc()
-                )
-                with self.lock:
-                    self.unrecoverable = (
-                        JobStatus.FAILED,
-                        f"internal error in the JobManager: {error!r}",
-                    )
-                self._abort_sinks()
-                self._finish(through_loop=False)
-                return
-            if self.state.ended is not None and self.ended_at is None:
-                self._finish()
-            elif self.state.archived is not None:
-                self._conclude()
-
-    def _apply(self, batch: list) -> int:
-        """Log, apply, log the decisions the core made, write the log, then act: nothing
-        leaves before its cause is stored. The number of events applied, decisions counted."""
-        commands = []
-        applied = len(batch)
-        with self.lock:
-            now = time.time()
-            for event in batch:
-                self.events.append(event, int(now * 1000))
-                self.ledger.saw_event(event, now)
-                step = self.state.handle(event)
-                applied += len(step.events)
-                for decided in step.events:
-                    self.events.append(decided, int(now * 1000))
-                    self.ledger.saw_event(decided, now)
-                    self.metrics.saw_decision(decided)
-                self.metrics.saw_event(event, step.commands)
-                commands.extend(step.commands)
-            for command in commands:
-                self.ledger.saw_command(command, now)
-        if commands:
-            self.events.flush()
-        self.executor.execute_all(commands)
-        return applied
-
-    def _maybe_snapshot(self) -> None:
-        pause = self.config[SNAPSHOT_MIN_PAUSE.key] / 1000
-        if (
-            time.monotonic() - self.snapshot_at < pause
-            or self.state.events_applied == self.snapshot_events
-        ):
-            return
-        began = time.monotonic()
-        with self.lock:
-            image, ledger = snapshots.take(self.state), self.ledger.export()
-        segment = self.events.roll()
-        self.store.write_snapshot(StoredSnapshot(segment, image, ledger))
-        self.snapshot_at, self.snapshot_events = time.monotonic(), self.state.events_applied
-        self.log.info(
-            "snapshot written",
-            events=self.state.events_applied,
-            segment=segment,
-            ms=int((time.monotonic() - began) * 1000),
-        )
-
-    def _next_events(self) -> list | None:
-        """The next event, and every other one already waiting (up to a bound): applied in one
-        go, their commands go out in one round, so deployments to a TaskManager share a call."""
-        batch = [self.mailbox.get()]
-        while len(batch) < 256:
-            try:
-                batch.append(self.mailbox.get_nowait())
-            except queue.Empty:
-                break
-        if _STOP in batch:
-            return None
-        return batch
-
-    def _flush_events(self) -> None:
-        interval = self.config[EVENT_FLUSH_INTERVAL.key] / 1000
-        while not self.done.wait(interval):
-            self.events.flush()
-            self.metrics.saw_log(self.events.size)

@@ -3,8 +3,9 @@ its logs, archive it for ``tidal history`` (``jobmanager.runtime.archive``), not
 the job's record, and leave; a finished job holds no process.
 
 A mixin of ``JobManagerActor``, split out so the actor's module is about taking a job and
-running its main loop. Storing and archiving may copy files to an object store, so they run
-on their own thread (``tidal-conclude``) while the main loop goes on.
+answering for it (its main loop is ``jobmanager.runtime.mainloop``). Storing and archiving may
+copy files to an object store, so they run on their own thread (``tidal-conclude``) while the
+main loop goes on.
 """
 
 from __future__ import annotations

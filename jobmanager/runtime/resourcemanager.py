@@ -13,18 +13,17 @@ the jobs asked, and are served the moment a TaskManager comes back
 (``jobmanager.runtime.leasing``). A TaskManager leased to a job whose JobManager is gone is
 taken back.
 
-A JobManager is a process of its own per job; starting one (the interpreter, Ray, Tidal's
-imports) takes about half a second, which a short job would feel. So when a job ends, the
-ResourceManager starts a standby JobManager, and the next submission claims it: the job's id is
-the standby's. A claim while the standby is still starting waits for it, which is never slower
-than starting another.
+When a job ends, it starts a standby JobManager, which the next submission claims
+(``jobmanager.runtime.standby``); and a reaper thread ends what outlived its use
+(``jobmanager.runtime.reaper``).
 
 Its loss loses nothing. TaskManagers are detached actors, so they outlive it; Ray restarts it,
 and the new one rebuilds its books from the TaskManagers themselves (each says which job it
 serves). A job's JobManager may die too: its TaskManagers stay leased to the job for
 ``execution.batch.job-recovery.previous-worker.recovery.timeout``, for the JobManager that takes
 the job over (``leases_of``), and only then go back to the pool. A job whose JobManager is gone
-for good is cleaned up here (its staging and store removed, ``jobmanager.runtime.cleanup``).
+for good is cleaned up by the reaper (its staging and store removed,
+``jobmanager.runtime.cleanup``).
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ from jobmanager.model.config import (
 )
 from jobmanager.runtime import jobrecords
 from jobmanager.runtime.actorclass import actor_class
-from jobmanager.runtime.cleanup import clean_up_expired_jobs, clean_up_lost_jobs
 from jobmanager.runtime.details import read_details
 from jobmanager.runtime.jobstore import JobStore
 from jobmanager.runtime.leasing import Create, Request, Reuse, plan
@@ -60,8 +58,9 @@ from jobmanager.runtime.names import (
     RESOURCE_MANAGER,
     here,
     job_manager_name,
-    new_job_id,
 )
+from jobmanager.runtime.reaper import Reaper
+from jobmanager.runtime.standby import StandbyJobManager
 
 __all__ = ["ResourceManager", "resource_manager"]
 
@@ -96,7 +95,7 @@ class _Waiting:
     cancelled: bool = False
 
 
-class ResourceManager:
+class ResourceManager(StandbyJobManager, Reaper):
     def __init__(self, idle_timeout_s: float, store_root: str = "", work_dir: str = "") -> None:
         configure_logging("INFO")
         self.idle_timeout_s = idle_timeout_s
@@ -167,53 +166,6 @@ class ResourceManager:
             leased=sum(1 for tm in self.task_managers.values() if tm.job),
             standby=self._standby is not None,
         )
-
-    # -- the standby JobManager ---------------------------------------------------------------
-
-    def prepare_job_manager(self) -> None:
-        """Start a standby JobManager, unless one is ready or starting."""
-        with self._lock:
-            if self._standby is not None or self._standby_starting:
-                return
-            self._standby_starting = True
-        from jobmanager.runtime.actor import create_job_manager
-
-        job_id = new_job_id()
-        handle = create_job_manager(job_id, self.store_root)
-        handle.ready.remote().future().add_done_callback(
-            lambda future: self._standby_started(job_id, handle, future)
-        )
-
-    def _standby_started(self, job_id: str, handle, future) -> None:
-        try:
-            future.result()
-        except Exception as error:
-            _log.warning("standby job manager did not start", job=job_id, error=repr(error))
-            handle = None
-        with self._lock:
-            self._standby_starting = False
-            self._standby = (job_id, handle) if handle is not None else None
-            self._standby_ready.notify_all()
-
-    def claim_job_manager(
-        self, store_root: str, timeout_s: float = 30.0
-    ) -> tuple[str, object] | None:
-        """The standby JobManager, now the caller's, waiting for it if it is starting; None if
-        there is none, or if it would keep its job's store elsewhere than ``store_root`` (a
-        JobManager restarted by Ray finds its store by where it was created to keep it)."""
-        if store_root != self.store_root:
-            return None
-        with self._lock:
-            self._standby_ready.wait_for(lambda: not self._standby_starting, timeout_s)
-            standby, self._standby = self._standby, None
-        return standby
-
-    def has_job_manager(self, timeout_s: float) -> bool:
-        """Prepare a standby JobManager and wait until it is ready."""
-        self.prepare_job_manager()
-        with self._lock:
-            self._standby_ready.wait_for(lambda: not self._standby_starting, timeout_s)
-            return self._standby is not None
 
     # -- TaskManagers ---------------------------------------------------------------------------
 
@@ -424,55 +376,6 @@ class ResourceManager:
         base = config[TMP_DIRS.key]
         return os.path.join(base, "tidal", "taskmanagers") if base else self.work_dir
 
-    def _idle_timeout(self, tm: _TaskManager) -> float:
-        """``resourcemanager.taskmanager-timeout`` of the job it last served, which takes
-        effect for every job, not only the one that started the ResourceManager."""
-        return self.idle_timeout_s if tm.idle_timeout_s is None else tm.idle_timeout_s
-
-    def _reap(self) -> None:
-        while True:
-            with self._lock:
-                shortest = min(
-                    (self._idle_timeout(tm) for tm in self.task_managers.values()),
-                    default=self.idle_timeout_s,
-                )
-            time.sleep(min(5.0, max(0.5, shortest / 4)))
-            now = time.time()
-            with self._lock:
-                expired = [
-                    t
-                    for t, tm in self.task_managers.items()
-                    if tm.job is None and now - tm.since > self._idle_timeout(tm)
-                ]
-                leases = [
-                    (t, tm.job, tm.recovery_timeout_s)
-                    for t, tm in self.task_managers.items()
-                    if tm.job
-                ]
-            for tm_id in expired:
-                self.forget(tm_id)
-            with self._lock:
-                waiting_for = {w.request.job_id for w in self._waiting.values()}
-            gone = {job for job in waiting_for if not _alive(job)}
-            if gone:
-                with self._lock:
-                    self._cancel_waiting(gone.__contains__)
-            for job_id in {job for _, job, _ in leases}:
-                if _alive(job_id):
-                    self._orphaned_since.pop(job_id, None)
-                else:
-                    self._orphaned_since.setdefault(job_id, now)
-            for tm_id, job_id, timeout_s in leases:
-                gone = self._orphaned_since.get(job_id)
-                if gone is not None and now - gone >= timeout_s:
-                    _log.info("job manager gone, lease ends", job=job_id, task_manager=tm_id)
-                    self.give_back(job_id, tm_id)
-            try:
-                clean_up_lost_jobs(_alive)
-                clean_up_expired_jobs(time.time())
-            except Exception as error:  # the GCS unreachable a moment: next round
-                _log.warning("ended and lost jobs not cleaned up", error=repr(error))
-
 
 def _timeouts(config: Configuration) -> tuple[float, float]:
     """A TaskManager leased to a job: how long it stays leased to the job once its JobManager
@@ -495,14 +398,6 @@ def _keep_log(job_id: str, tm_id: str, log: bytes) -> None:
             store.write_log(tm_id, log)
     except Exception as error:
         _log.warning("task manager log not kept", job=job_id, task_manager=tm_id, error=repr(error))
-
-
-def _alive(job_id: str) -> bool:
-    try:
-        ray.get_actor(job_manager_name(job_id), namespace=NAMESPACE)
-        return True
-    except ValueError:
-        return False
 
 
 def resource_manager(idle_timeout_s: float, store_root: str = ""):

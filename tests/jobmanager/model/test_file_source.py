@@ -401,7 +401,7 @@ def test_thousands_of_files_are_listed_many_at_a_time(tmp_path, monkeypatch):
     for n in range(64):
         write_parquet(tmp_path / "d" / f"f{n:03d}.parquet", numbers(2, start=2 * n))
     inside, most, lock = [0], [0], threading.Lock()
-    real = sources._parquet_splits
+    real = sources.parquet_splits
 
     def slow_round_trip(file, target, columns):
         with lock:
@@ -414,7 +414,7 @@ def test_thousands_of_files_are_listed_many_at_a_time(tmp_path, monkeypatch):
             with lock:
                 inside[0] -= 1
 
-    monkeypatch.setattr(sources, "_parquet_splits", slow_round_trip)
+    monkeypatch.setattr(sources, "parquet_splits", slow_round_trip)
     plan = FileSource(str(tmp_path / "d")).plan(context(1000, 1))
     assert most[0] >= 8  # round trips overlapped, eight or more at once
     assert plan.parallelism == 64 and len(plan.splits) == 64

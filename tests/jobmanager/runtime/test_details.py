@@ -26,6 +26,7 @@ STATES = {status.value for status in JobStatus}
 PRODUCERS = [
     "jobmanager/client",
     "jobmanager/runtime/actor.py",
+    "jobmanager/runtime/mainloop.py",
     "jobmanager/runtime/status.py",
     "jobmanager/runtime/details.py",
     "jobmanager/runtime/jobrecords.py",
