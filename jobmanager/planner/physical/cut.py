@@ -65,7 +65,6 @@ from jobmanager.planner.logical import (
     Expand,
     Filter,
     IdAllocator,
-    Join,
     Limit,
     Node,
     OneRow,
@@ -80,6 +79,7 @@ from jobmanager.planner.logical import (
     col,
 )
 from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.visitor import PlanVisitor
 from jobmanager.planner.physical.join_stages import JoinStages
 from jobmanager.planner.physical.stages import (
     Input,
@@ -108,7 +108,7 @@ def cut_into_stages(
     return cutter.close(opened)
 
 
-class _Cutter(JoinStages):
+class _Cutter(JoinStages, PlanVisitor):
     def __init__(
         self,
         parents: dict[int, int],
@@ -131,9 +131,9 @@ class _Cutter(JoinStages):
 
     def build(self, node: Node) -> OpenStage:
         if self.parents.get(id(node), 0) <= 1:
-            return self._build(node)
+            return self.visit(node)
         if id(node) not in self.shared:
-            opened = self._build(node)
+            opened = self.visit(node)
             self.shared[id(node)] = OpenStage(
                 self.close(opened), opened.tree, opened.distribution, shared=True
             )
@@ -165,44 +165,36 @@ class _Cutter(JoinStages):
 
     # -- operators ------------------------------------------------------------------------------
 
-    def _build(self, node: Node) -> OpenStage:
-        if isinstance(node, Scan):
-            stage = Stage(
-                "scan",
-                node.origin,
-                detail=node.table.name
-                if node.alias.lower() == node.table.name.lower()
-                else f"{node.table.name} {node.alias}",
-            )
-            return OpenStage(stage, stage.source(node))
-        if isinstance(node, (OneRow, Values)):
-            stage = Stage("values", node.origin, parallelism=1)
-            return OpenStage(stage, node, ("single",))
-        if isinstance(node, (Filter, Expand)):
-            opened = self.cont(self.build(node.child))
-            opened.tree = replace(node, child=opened.tree)
-            return opened
-        if isinstance(node, Project):
-            reading = node.origin[len("FROM ") :] if node.origin.startswith("FROM ") else ""
-            opened = self.cont(self.build(node.child), reading)
-            opened.tree = replace(node, child=opened.tree)
-            opened.distribution = through_projection(opened.distribution, node)
-            return opened
-        if isinstance(node, Join):
-            return self._join(node)
-        if isinstance(node, Aggregate):
-            return self._aggregate(node)
-        if isinstance(node, Window):
-            return self._window(node)
-        if isinstance(node, (Sort, Limit)):
-            return self._ordered(node)
-        if isinstance(node, SetOp):
-            return self._set_operation(node)
-        if isinstance(node, WholeQuery):
-            return self._whole(node)
-        if isinstance(node, SubqueryColumn):
-            return self._subquery_column(node)
-        raise TypeError(f"no stage for {type(node).__name__}")
+    def visit_Scan(self, node: Scan) -> OpenStage:
+        named = node.alias.lower() == node.table.name.lower()
+        detail = node.table.name if named else f"{node.table.name} {node.alias}"
+        stage = Stage("scan", node.origin, detail=detail)
+        return OpenStage(stage, stage.source(node))
+
+    def visit_OneRow(self, node: OneRow | Values) -> OpenStage:
+        stage = Stage("values", node.origin, parallelism=1)
+        return OpenStage(stage, node, ("single",))
+
+    visit_Values = visit_OneRow
+
+    def visit_Filter(self, node: Filter | Expand) -> OpenStage:
+        opened = self.cont(self.build(node.child))
+        opened.tree = replace(node, child=opened.tree)
+        return opened
+
+    visit_Expand = visit_Filter
+
+    def visit_Project(self, node: Project) -> OpenStage:
+        reading = node.origin[len("FROM ") :] if node.origin.startswith("FROM ") else ""
+        opened = self.cont(self.build(node.child), reading)
+        opened.tree = replace(node, child=opened.tree)
+        opened.distribution = through_projection(opened.distribution, node)
+        return opened
+
+    def visit_Sort(self, node: Sort | Limit) -> OpenStage:
+        return self._ordered(node)
+
+    visit_Limit = visit_Sort
 
     def _size(self, node: Node) -> int:
         return estimate_bytes(node, self.sizes)
@@ -233,7 +225,7 @@ class _Cutter(JoinStages):
         )
         return opened, names
 
-    def _aggregate(self, node: Aggregate) -> OpenStage:
+    def visit_Aggregate(self, node: Aggregate) -> OpenStage:
         opened = self.build(node.child)
         group_columns = [e.name for _, e in node.groups if isinstance(e, exp.Column)]
         if satisfied(opened.distribution, group_columns, len(node.groups)):
@@ -274,7 +266,7 @@ class _Cutter(JoinStages):
         distribution = ("single",) if single else ("hash", tuple(g for g, _ in node.groups))
         return OpenStage(final, tree, distribution)
 
-    def _window(self, node: Window) -> OpenStage:
+    def visit_Window(self, node: Window) -> OpenStage:
         opened = self.build(node.child)
         if satisfied(opened.distribution, list(node.partition), len(node.partition)):
             opened = self.cont(opened)
@@ -328,7 +320,7 @@ class _Cutter(JoinStages):
         stage.detail = "" if node.limit is None else str(node.limit)
         return OpenStage(stage, replace(node, child=leaf), ("single",))
 
-    def _set_operation(self, node: SetOp) -> OpenStage:
+    def visit_SetOp(self, node: SetOp) -> OpenStage:
         """Equal rows meet in one task: hashed on the columns whose values hash alike on
         every side (any subset of the columns will do), or all in one task if none does."""
         keyed = node.kind != "union" or node.distinct
@@ -353,7 +345,7 @@ class _Cutter(JoinStages):
         distribution = ("hash", tuple(node.ids[i] for i in alike)) if keyed else ("any",)
         return OpenStage(stage, replace(node, inputs=tuple(leaves)), distribution)
 
-    def _subquery_column(self, node: SubqueryColumn) -> OpenStage:
+    def visit_SubqueryColumn(self, node: SubqueryColumn) -> OpenStage:
         """The subquery evaluated in the stage of the rows it is evaluated for, its tables
         sent whole into each task."""
         opened = self.cont(self.build(node.child))
@@ -365,7 +357,7 @@ class _Cutter(JoinStages):
         opened.stage.origin = joined_origin(opened.stage.origin, node.origin)
         return opened
 
-    def _whole(self, node: WholeQuery) -> OpenStage:
+    def visit_WholeQuery(self, node: WholeQuery) -> OpenStage:
         """One task running the query whole: it reads each table itself, whole, and every
         other input through an edge that brings all its rows into that task."""
         stage = Stage("whole", node.origin, parallelism=1)

@@ -36,7 +36,7 @@ class JoinStages:
     """The join half of the stage cutter: a mixin of ``physical._Cutter``, whose ``build``,
     ``cont``, ``exchange``, ``fresh``, ``_size``, ``_small`` and ``_with_columns`` it uses."""
 
-    def _join(self, node: Join) -> OpenStage:
+    def visit_Join(self, node: Join) -> OpenStage:
         if node.kind == "single":
             return self._broadcast(node, right=True)
         keys, _ = equi_keys(node.condition, set(node.left.ids), set(node.right.ids))

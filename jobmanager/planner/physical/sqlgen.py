@@ -34,6 +34,7 @@ from jobmanager.planner.logical import (
     substitute,
 )
 from jobmanager.planner.physical.cut import Input, Source, Stage
+from jobmanager.planner.visitor import PlanVisitor
 
 __all__ = ["stage_sql"]
 
@@ -48,44 +49,27 @@ def stage_sql(stage: Stage, pretty: bool = True) -> str:
     return renderer.select(stage.tree).sql(dialect="spark", pretty=pretty)
 
 
-class _Renderer:
+class _Renderer(PlanVisitor):
     def __init__(self, hints: dict[int, str]) -> None:
         self.hints = hints
         self.aliases = 0
 
     def select(self, node: Node) -> exp.Select:
         """A SELECT giving exactly ``node``'s columns, in order."""
-        if isinstance(node, Input):
-            return _projection_of(node.ids, exp.to_table(node.view))
-        if isinstance(node, Source):
-            return self._source(node)
-        if isinstance(node, OneRow):
-            return exp.Select()
-        if isinstance(node, Values):
-            return self._values(node)
-        if isinstance(node, Filter):
-            return self._filter(node)
-        if isinstance(node, Expand):
-            return self._expand(node)
-        if isinstance(node, Project):
-            return self._project(node)
-        if isinstance(node, Join):
-            return self._join(node)
-        if isinstance(node, Aggregate):
-            return self._aggregate(node)
-        if isinstance(node, Window):
-            return self._window(node)
-        if isinstance(node, (Sort, Limit)):
-            return self._ordered(node)
-        if isinstance(node, SetOp):
-            return self._set_operation(node)
-        if isinstance(node, WholeQuery):
-            return self._whole(node)
-        if isinstance(node, SubqueryColumn):
-            return self._subquery_column(node)
-        raise TypeError(f"no SQL for {type(node).__name__}")
+        return self.visit(node)
 
-    def _source(self, node: Source) -> exp.Select:
+    def visit_Input(self, node: Input) -> exp.Select:
+        return _projection_of(node.ids, exp.to_table(node.view))
+
+    def visit_OneRow(self, node: OneRow) -> exp.Select:
+        return exp.Select()
+
+    def visit_Sort(self, node: Sort | Limit) -> exp.Select:
+        return self._ordered(node)
+
+    visit_Limit = visit_Sort
+
+    def visit_Source(self, node: Source) -> exp.Select:
         scan = node.scan
         read = {}
         for column_id, name in scan.mapping:
@@ -101,7 +85,7 @@ class _Renderer:
             select = select.where(*[substitute(f, read) for f in scan.filters], copy=False)
         return select
 
-    def _values(self, node: Values) -> exp.Select:
+    def visit_Values(self, node: Values) -> exp.Select:
         alias = exp.TableAlias(
             this=exp.to_identifier("v"),
             columns=[exp.to_identifier(i, quoted=True) for i in node.ids],
@@ -112,13 +96,13 @@ class _Renderer:
         )
         return _projection_of(node.ids, values)
 
-    def _filter(self, node: Filter) -> exp.Select:
+    def visit_Filter(self, node: Filter) -> exp.Select:
         child = self.select(node.child)
         if _simple(child):
             return child.where(substitute(node.condition, _definitions(child)), copy=False)
         return self._wrapped(child, node.child.ids).where(node.condition.copy(), copy=False)
 
-    def _project(self, node: Project) -> exp.Select:
+    def visit_Project(self, node: Project) -> exp.Select:
         child = self.select(node.child)
         if _simple(child):
             definitions = _definitions(child)
@@ -142,7 +126,7 @@ class _Renderer:
         select.set("expressions", [_as(e.copy(), i) for i, e in node.exprs])
         return select
 
-    def _expand(self, node: Expand) -> exp.Select:
+    def visit_Expand(self, node: Expand) -> exp.Select:
         """The child's columns, then one row per set from ``inline`` over an array of
         structs: the set's keys (a typed NULL for each it lacks), its id and position."""
         child = self.select(node.child)
@@ -182,7 +166,7 @@ class _Renderer:
         child.set("expressions", kept + [exp.Inline(this=exp.Array(expressions=rows))])
         return child
 
-    def _aggregate(self, node: Aggregate) -> exp.Select:
+    def visit_Aggregate(self, node: Aggregate) -> exp.Select:
         child = self.select(node.child)
         if _simple(child):
             definitions = _definitions(child)
@@ -198,7 +182,7 @@ class _Renderer:
             child.set("group", exp.Group(expressions=[_not_ordinal(g.copy()) for g in groups]))
         return child
 
-    def _window(self, node: Window) -> exp.Select:
+    def visit_Window(self, node: Window) -> exp.Select:
         child = self.select(node.child)
         if _simple(child):
             definitions = _definitions(child)
@@ -224,7 +208,7 @@ class _Renderer:
             child.set("offset", exp.Offset(expression=exp.Literal.number(node.offset)))
         return child
 
-    def _join(self, node: Join) -> exp.Select:
+    def visit_Join(self, node: Join) -> exp.Select:
         left = self._relation(node.left)
         side = self.hints.get(id(node))
         if node.kind == "single":
@@ -257,7 +241,7 @@ class _Renderer:
             )
         return select
 
-    def _set_operation(self, node: SetOp) -> exp.Select:
+    def visit_SetOp(self, node: SetOp) -> exp.Select:
         parts = []
         for index, child in enumerate(node.inputs):
             select = self.select(child)
@@ -270,7 +254,7 @@ class _Renderer:
             combined = operation(this=combined, expression=part, distinct=node.distinct)
         return self._wrapped(combined, node.ids)
 
-    def _subquery_column(self, node: SubqueryColumn) -> exp.Select:
+    def visit_SubqueryColumn(self, node: SubqueryColumn) -> exp.Select:
         """The child's row under ``OUTER``, and the subquery expression over it."""
         expression = self._reading(node.expression, node.inputs, node.placeholders, node.names)
         child = exp.Subquery(
@@ -298,7 +282,7 @@ class _Renderer:
 
         return tree.copy().transform(read, copy=False)
 
-    def _whole(self, node: WholeQuery) -> exp.Select:
+    def visit_WholeQuery(self, node: WholeQuery) -> exp.Select:
         """The query's own text, each input read where it names it, under the names it
         uses; its columns renamed to the plan's ids by position."""
         query = self._reading(node.query, node.inputs, node.placeholders, node.names)
