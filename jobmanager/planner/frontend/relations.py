@@ -1,6 +1,6 @@
 """What a FROM clause and a set operation build: scans of the catalogue's tables, a CTE's one
 translation read under new column ids by every reference, derived tables, VALUES, joins as
-written (inner joins are ordered later, by ``jobmanager.planner.joins``), and set operations
+written (inner joins are ordered later, by ``jobmanager.planner.rules.joins``), and set operations
 with each column widened to one type on both sides, as Spark widens them.
 
 A CTE is translated the first time it is read, in the scope it was defined in; every later

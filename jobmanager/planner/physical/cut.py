@@ -59,7 +59,7 @@ from jobmanager.planner.physical.distribution import (
     through_projection,
 )
 from jobmanager.planner.expressions import type_of
-from jobmanager.planner.joins import estimate_bytes
+from jobmanager.planner.rules.joins import estimate_bytes
 from jobmanager.planner.logical import (
     Aggregate,
     Expand,
@@ -78,7 +78,7 @@ from jobmanager.planner.logical import (
     Window,
     col,
 )
-from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.rules.pushdown import parent_counts
 from jobmanager.planner.visitor import PlanVisitor
 from jobmanager.planner.physical.join_stages import JoinStages
 from jobmanager.planner.physical.stages import (

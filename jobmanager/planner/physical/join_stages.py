@@ -11,7 +11,7 @@ from sqlglot import exp
 
 from jobmanager.model.jobgraph import Partitioner
 from jobmanager.planner.expressions import type_of
-from jobmanager.planner.joins import equi_keys
+from jobmanager.planner.rules.joins import equi_keys
 from jobmanager.planner.logical import Join, Node
 from jobmanager.planner.physical.distribution import cast, co_partitioned, hash_type
 from jobmanager.planner.physical.semi_keys import distinct_keys, kept_keys_only

@@ -20,7 +20,7 @@ from dataclasses import replace
 from sqlglot import exp, parse_one
 
 from jobmanager.model.joins import PlannedJoin
-from jobmanager.planner.joins import estimate_bytes
+from jobmanager.planner.rules.joins import estimate_bytes
 from jobmanager.planner.logical import Join, Node
 from jobmanager.planner.physical.cut import Input, Source, Stage
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from jobmanager.planner.joins import equi_keys, repeats
+from jobmanager.planner.rules.joins import equi_keys, repeats
 from jobmanager.planner.logical import Aggregate, Filter, Join, Node, Project, col, conjoin
 
 __all__ = ["distinct_keys", "kept_keys_only"]

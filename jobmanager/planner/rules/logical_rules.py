@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from jobmanager.planner.eager_aggregates import aggregate_before_joins
-from jobmanager.planner.joinfilters import filter_by_join_keys
-from jobmanager.planner.joins import reorder_joins
+from jobmanager.planner.rules.eager_aggregates import aggregate_before_joins
+from jobmanager.planner.rules.joinfilters import filter_by_join_keys
+from jobmanager.planner.rules.joins import reorder_joins
 from jobmanager.planner.logical import Node
-from jobmanager.planner.prune import prune_columns
-from jobmanager.planner.pushdown import push_filters
+from jobmanager.planner.rules.prune import prune_columns
+from jobmanager.planner.rules.pushdown import push_filters
 from jobmanager.planner.rules.context import RuleContext
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import Any
 from sqlglot import exp
 
 from jobmanager.planner.logical import Aggregate, Filter, Join, Node, Project, Scan, Sort
-from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.rules.pushdown import parent_counts
 
 __all__ = ["plan_diff", "plan_text"]
 

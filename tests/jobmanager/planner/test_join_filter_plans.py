@@ -1,4 +1,4 @@
-"""The planner's join-key filters (``jobmanager/planner/joinfilters.py``): where a small
+"""The planner's join-key filters (``jobmanager/planner/rules/joinfilters.py``): where a small
 filtered input of a join cuts what the other side reads, and where it must not. Planning only:
 ``test_answers.py`` runs such queries against DuckDB's answers."""
 

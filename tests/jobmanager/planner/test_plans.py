@@ -438,7 +438,7 @@ def test_an_order_by_over_values_sorts_by_what_the_values_hold(catalog):
 def test_selectivity_is_guessed_as_calcite_guesses_it_without_statistics():
     from sqlglot import parse_one
 
-    from jobmanager.planner.selectivity import guess_selectivity
+    from jobmanager.planner.rules.selectivity import guess_selectivity
 
     def guess(*conditions: str) -> float:
         return guess_selectivity([parse_one(c, read="spark") for c in conditions])

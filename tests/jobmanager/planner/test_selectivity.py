@@ -1,4 +1,4 @@
-"""The share of rows a scan's filters keep (``jobmanager/planner/selectivity.py``): a range of
+"""The share of rows a scan's filters keep (``jobmanager/planner/rules/selectivity.py``): a range of
 an integer or date column from its files' min and max, Calcite's guess for the rest."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from sqlglot import parse_one
 
 from jobmanager.planner import Catalog
-from jobmanager.planner.selectivity import guess_selectivity
+from jobmanager.planner.rules.selectivity import guess_selectivity
 
 DAY = datetime.date.toordinal
 BOUNDS = {"d": (DAY(datetime.date(1992, 1, 1)), DAY(datetime.date(1998, 8, 2))), "q": (1, 50)}

@@ -17,7 +17,7 @@ hashed for the two lineitem subqueries.
 
 The estimates are the sources' listed bytes (the compressed column chunks of the columns read,
 ``jobmanager.planner.catalog``) times the share of rows a scan's filters keep
-(``jobmanager.planner.selectivity``: a range of a column from its files' min and max, else
+(``jobmanager.planner.rules.selectivity``: a range of a column from its files' min and max, else
 guessed as Flink's planner guesses without statistics), carried up the plan: a join
 gives the sum of its inputs, a semi join a tenth of its left input where a filter drops rows of
 its other side (Calcite's guess for any semi join; against an unfiltered input, such as TPC-H
@@ -53,8 +53,8 @@ from jobmanager.planner.logical import (
     references,
     with_children,
 )
-from jobmanager.planner.pushdown import parent_counts
-from jobmanager.planner.selectivity import scan_selectivity
+from jobmanager.planner.rules.pushdown import parent_counts
+from jobmanager.planner.rules.selectivity import scan_selectivity
 
 __all__ = [
     "equi_keys",

@@ -45,7 +45,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from jobmanager.planner.joins import equi_keys, estimate_bytes, reads_filtered
+from jobmanager.planner.rules.joins import equi_keys, estimate_bytes, reads_filtered
 from jobmanager.planner.logical import (
     Aggregate,
     Filter,
@@ -60,9 +60,9 @@ from jobmanager.planner.logical import (
     substitute,
     with_children,
 )
-from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.rules.pushdown import parent_counts
 from jobmanager.planner.rewrite import rewrite_down
-from jobmanager.planner.selectivity import kept_share
+from jobmanager.planner.rules.selectivity import kept_share
 
 __all__ = ["filter_by_join_keys"]
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from jobmanager.planner.joins import equi_keys
+from jobmanager.planner.rules.joins import equi_keys
 from jobmanager.planner.logical import (
     Aggregate,
     IdAllocator,
@@ -42,7 +42,7 @@ from jobmanager.planner.logical import (
     references,
     substitute,
 )
-from jobmanager.planner.pushdown import parent_counts
+from jobmanager.planner.rules.pushdown import parent_counts
 from jobmanager.planner.rewrite import rewrite_up
 from jobmanager.planner.types import BIGINT, SqlType
 
