@@ -181,7 +181,7 @@ def _summarised(df: DataFrame) -> list[tuple[str, str]]:
 
 # the statistics of any column, and those of a numeric one, by the function computing them
 _ANY_KIND = {"count": "count", "min": "min", "max": "max"}
-_NUMERIC = {
+_NUMERIC_STATISTICS = {
     "mean": "avg",
     "stddev": "stddev",
     "count_distinct": "count_distinct",
@@ -194,8 +194,8 @@ def _statistic(F, statistic: str, column, kind: str):
         return getattr(F, _ANY_KIND[statistic])(column)
     if kind != "number":
         return F.lit(None)
-    if statistic in _NUMERIC:
-        return getattr(F, _NUMERIC[statistic])(column)
+    if statistic in _NUMERIC_STATISTICS:
+        return getattr(F, _NUMERIC_STATISTICS[statistic])(column)
     return F.percentile_approx(column, _percentile(statistic), 10000)
 
 
