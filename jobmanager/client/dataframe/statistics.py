@@ -179,23 +179,25 @@ def _summarised(df: DataFrame) -> list[tuple[str, str]]:
     return [(n, _kind(k)) for n, k in df.dtypes if _kind(k) in ("number", "string")]
 
 
-# the statistics of any column, and those of a numeric one, by the function computing them
-_ANY_KIND = {"count": "count", "min": "min", "max": "max"}
-_NUMERIC_STATISTICS = {
-    "mean": "avg",
-    "stddev": "stddev",
-    "count_distinct": "count_distinct",
-    "approx_count_distinct": "approx_count_distinct",
+# each statistic by the function computing it, and whether it is for numeric columns only (a
+# column of another kind shows null)
+_STATISTICS = {
+    "count": ("count", False),
+    "min": ("min", False),
+    "max": ("max", False),
+    "mean": ("avg", True),
+    "stddev": ("stddev", True),
+    "count_distinct": ("count_distinct", True),
+    "approx_count_distinct": ("approx_count_distinct", True),
 }
 
 
 def _statistic(F, statistic: str, column, kind: str):
-    if statistic in _ANY_KIND:
-        return getattr(F, _ANY_KIND[statistic])(column)
-    if kind != "number":
+    function, numeric_only = _STATISTICS.get(statistic, (None, True))  # None: a percentile
+    if numeric_only and kind != "number":
         return F.lit(None)
-    if statistic in _NUMERIC_STATISTICS:
-        return getattr(F, _NUMERIC_STATISTICS[statistic])(column)
+    if function is not None:
+        return getattr(F, function)(column)
     return F.percentile_approx(column, _percentile(statistic), 10000)
 
 
