@@ -411,7 +411,7 @@ def _commit_by_manifest(sink: ParquetSink, job_id: str, final_attempts: dict[int
     _, staging = storage.filesystem(staging_dir(sink, job_id))
     published = manifest(sink.path)
     if published and published.get("job") == job_id:  # published before a JobManager died
-        return _finish_published(sink, job_id, (fs, target, staging), published["files"])
+        return _finish_published(sink, job_id, fs, target, staging, published["files"])
     staged = _tree(fs, staging)
     if not staged:
         raise SinkError(f"sink {redact(sink.path)}: no output was staged for it")
@@ -423,7 +423,7 @@ def _commit_by_manifest(sink: ParquetSink, job_id: str, final_attempts: dict[int
         fs.pipe_file(f"{target}/{MARKER}", _manifest_text("", held).encode())
         published = {"files": held}
     chosen, _ = _chosen(sink, job_id, final_attempts, staged, with_job=False)
-    files = _copy_final(sink, job_id, (fs, target, staging), chosen)
+    files = _copy_final(sink, job_id, fs, target, staging, chosen)
     listed = set(files) | (set(published["files"]) if sink.mode == "append" else set())
     fs.pipe_file(f"{target}/{MARKER}", _manifest_text(job_id, listed).encode())
     if sink.mode != "append":
@@ -437,10 +437,9 @@ def _held_by_others(fs, target: str, job_id: str) -> list[str]:
     return [name for name in _tree(fs, target) if not _ours(name, job_id) and name != MARKER]
 
 
-def _finish_published(sink: ParquetSink, job_id: str, where: tuple, files) -> int:
+def _finish_published(sink: ParquetSink, job_id: str, fs, target: str, staging: str, files) -> int:
     """Finish a commit published before a JobManager died: files it replaced removed, the
     staging gone."""
-    fs, target, staging = where
     if sink.mode != "append":
         _remove_unlisted(fs, target, files)
     if fs.exists(staging):
@@ -460,9 +459,10 @@ def _target_stays(sink: ParquetSink, job_id: str, held: list, published) -> bool
     return False
 
 
-def _copy_final(sink: ParquetSink, job_id: str, where: tuple, chosen: dict) -> list[str]:
+def _copy_final(
+    sink: ParquetSink, job_id: str, fs, target: str, staging: str, chosen: dict
+) -> list[str]:
     """Copy each chosen file to the target under its final name; the names."""
-    fs, target, staging = where
     files = []
     for path, subtask in sorted(chosen.items()):
         name = posixpath.join(posixpath.dirname(path), final_name(subtask, sink.format, job_id))

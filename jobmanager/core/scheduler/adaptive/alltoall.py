@@ -119,11 +119,13 @@ def _skew(inputs: list[InputStats], settings: DeciderSettings):
     return skewed, targets, notes
 
 
-def _cut(stats: InputStats, s: int, j: int, target: int, total: int, into: tuple) -> list:
-    """Cut subpartition ``s`` of input ``j`` into partition ranges of about ``target`` bytes,
-    adding each as a piece (``into``: pieces, full and distinct bytes; the other inputs'
-    bytes of ``s`` are read with every piece, counted once in distinct)."""
-    pieces, full, distinct = into
+def _cut(stats: InputStats, s: int, j: int, target: int, total: int) -> tuple[list, list, list]:
+    """Subpartition ``s`` of input ``j`` cut into partition ranges of about ``target`` bytes:
+    the pieces, with their full and distinct bytes (the other inputs' bytes of ``s``, of
+    ``total``, are read with every piece, counted once in distinct)."""
+    pieces: list[_Piece] = []
+    full: list[int] = []
+    distinct: list[int] = []
     estimate = _partition_share(stats, s)
     ranges = _partition_ranges(estimate, target)
     others = total - int(stats.subpartition_bytes[s])
@@ -132,7 +134,7 @@ def _cut(stats: InputStats, s: int, j: int, target: int, total: int, into: tuple
         pieces.append(_Piece(s, j, r))
         full.append(piece + others)
         distinct.append(piece if k else piece + others)
-    return ranges
+    return pieces, full, distinct
 
 
 def _items(inputs: list[InputStats], settings: DeciderSettings):
@@ -152,10 +154,13 @@ def _items(inputs: list[InputStats], settings: DeciderSettings):
             continue
         j = max(candidates, key=lambda c: int(inputs[c].subpartition_bytes[s]))
         stats = inputs[j]
-        ranges = _cut(stats, s, j, targets[j], int(sums[s]), (pieces, full, distinct))
+        cut, cut_full, cut_distinct = _cut(stats, s, j, targets[j], int(sums[s]))
+        pieces += cut
+        full += cut_full
+        distinct += cut_distinct
         notes.append(
             f"skewed subpartition {s} of {stats.result!r} "
-            f"({int(stats.subpartition_bytes[s])} bytes) cut into {len(ranges)} pieces"
+            f"({int(stats.subpartition_bytes[s])} bytes) cut into {len(cut)} pieces"
         )
     items = Items(np.array(full, dtype=np.int64), np.array(distinct, dtype=np.int64))
     return pieces, items, tuple(notes)
@@ -232,14 +237,15 @@ def _consumer_info(
     if first_s == last_s:
         return ExecutionVertexInputInfo.single(first, IndexRange(first_s, first_s))
     points = sorted({0, partitions, first.start, first.end + 1, last.start, last.end + 1})
-    return ExecutionVertexInputInfo(_slices(points, (first_s, first), (last_s, last)))
+    return ExecutionVertexInputInfo(_slices(points, first_s, first, last_s, last))
 
 
-def _slices(points: list[int], first_held: tuple, last_held: tuple) -> tuple[InputSlice, ...]:
+def _slices(
+    points: list[int], first_s: int, first: IndexRange, last_s: int, last: IndexRange
+) -> tuple[InputSlice, ...]:
     """Between consecutive ``points`` (partition bounds), the subpartitions read: from the
     first subpartition where its held partitions cover the span (else the next), to the last
     likewise; consecutive spans reading the same subpartitions merged."""
-    (first_s, first), (last_s, last) = first_held, last_held
     slices: list[InputSlice] = []
     for x, y in pairwise(points):
         span = IndexRange(x, y - 1)

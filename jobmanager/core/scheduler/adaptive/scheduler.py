@@ -276,14 +276,19 @@ class AdaptiveBatchScheduler:
         decision = decide_vertex(stats, None, vertex_max, self.settings)
         if not wanted:
             return decision
-        return self._with_wanted(ejv, stats, decision, (wanted, how), vertex_max)
+        return self._with_wanted(ejv, stats, decision, wanted, how, vertex_max)
 
     def _with_wanted(
-        self, ejv: ExecutionJobVertex, stats: list, decision, wanted_how: tuple, vertex_max: int
+        self,
+        ejv: ExecutionJobVertex,
+        stats: list,
+        decision: VertexDecision,
+        wanted: int,
+        how: str,
+        vertex_max: int,
     ) -> VertexDecision:
         """The decision where the vertex's sources want a parallelism: more than its inputs
         need is taken (up to the vertex's max), else the inputs' need stands."""
-        wanted, how = wanted_how
         if wanted > decision.parallelism:
             decision = decide_vertex(stats, min(wanted, vertex_max), vertex_max, self.settings)
             text = f"{how}: {wanted}, more than its inputs need; {decision.explanation.text}"
