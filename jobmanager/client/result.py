@@ -149,7 +149,7 @@ def _read(output: QueryOutput, job_id: str) -> pyarrow.Table:
     files = _result_files(output, job_id)
     footers = [_footer(path) for path in files]
     _check_size(footers, output.max_bytes, job_id)
-    tables = [_table(path, footer) for path, footer in zip(files, footers)]
+    tables = [_read_part(path, footer) for path, footer in zip(files, footers)]
     return _concatenated(tables, output.columns, job_id)
 
 
@@ -210,7 +210,7 @@ def _footer(path: str):
         return pq.read_metadata(handle)
 
 
-def _table(path: str, footer):
+def _read_part(path: str, footer):
     import pyarrow.parquet as pq
 
     from jobmanager.model import storage

@@ -83,9 +83,11 @@ def take(state: JobManagerState) -> StateSnapshot:
         ),
         locations=tuple(locations),
         partitions=tuple(partitions),
-        result_bytes=tuple(_exported(r.produced) for r in graph.results.values()),
+        result_bytes=tuple(
+            None if r.produced is None else r.produced.export() for r in graph.results.values()
+        ),
         strategy=state.strategy.export(),
-        growth=_exported(state.growth, ()),
+        growth=() if state.growth is None else state.growth.export(),
         backoff=state.backoff.export(),
         restarts=state.restarts.export(),
         slot_pool=state.slots.export(),
@@ -129,7 +131,8 @@ def restore(
     state.restarts.restore(snapshot.restarts, vertex_at)
     state.status = JobStatus(snapshot.status)
     state.failure_cause = snapshot.failure_cause
-    state.ended = _ended(snapshot.ended, state.ended)
+    if snapshot.ended is not None:
+        state.ended = (JobStatus(snapshot.ended[0]), snapshot.ended[1])
     state.archived = snapshot.archived
     state.recoveries = snapshot.recoveries
     state.events_applied = snapshot.events_applied
@@ -148,14 +151,6 @@ def _partitions(result, locations: dict[str, int]) -> tuple[bytes, bytes]:
         np.int32,
     )
     return codes.tobytes(), where.tobytes()
-
-
-def _exported(part, absent=None):
-    return absent if part is None else part.export()
-
-
-def _ended(ended, default):
-    return default if ended is None else (JobStatus(ended[0]), ended[1])
 
 
 def _regrow(graph, snapshot: StateSnapshot) -> None:

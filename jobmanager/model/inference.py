@@ -123,7 +123,7 @@ def _plan(source, context: InferenceContext) -> SourcePlan | None:
     return None
 
 
-def _kept(plan: SourcePlan | None, keep_splits: Callable[[tuple], str]) -> str:
+def _splits_key(plan: SourcePlan | None, keep_splits: Callable[[tuple], str]) -> str:
     """The key a source's listed splits are kept under ("": it listed none)."""
     return keep_splits(plan.splits) if plan and plan.splits else ""
 
@@ -132,7 +132,7 @@ def _listed_bytes(plan: SourcePlan) -> int:
     return sum(getattr(split, "length", 0) for split in plan.splits)
 
 
-def _said(source, plan: SourcePlan) -> str:
+def _inferred_text(source, plan: SourcePlan) -> str:
     """What a source inferred, for the explanation (secrets redacted)."""
     described = f" ({plan.description})" if plan.description else ""
     return redact(f"{source!r} -> {plan.parallelism}") + described
@@ -151,14 +151,14 @@ def infer_vertex_parallelism(
 
     try:
         plans = [_plan(s, context) for s in sources]
-        keys = tuple(_kept(plan, keep_splits) for plan in plans)
+        keys = tuple(_splits_key(plan, keep_splits) for plan in plans)
     except Exception as error:  # user code: report it, never let it escape the shell
         return ev.SourceInferenceFailed(vertex, f"{type(error).__name__}: {error}")
     answered = [(s, plan) for s, plan in zip(sources, plans) if plan is not None]
     parallelism = combine_inferred(
         [plan.parallelism for _, plan in answered], context.parallelism_upper_bound
     )
-    detail = "; ".join(_said(s, plan) for s, plan in answered)
+    detail = "; ".join(_inferred_text(s, plan) for s, plan in answered)
     read = sum(_listed_bytes(plan) for _, plan in answered)
     return ev.SourceParallelismInferred(
         vertex, parallelism, detail, keys if any(keys) else (), read

@@ -74,7 +74,7 @@ class JoinChains:
         if any(e.parallelism is None for e in sources):
             return {}  # asked again once every source knows its parallelism
         self.plan = {}
-        if not self._sources_queue(sources):
+        if not self._sources_contend(sources):
             return self.plan
         for chain in sorted(self.candidates, key=lambda c: -read_bytes.get(c.producer, 0)):
             self._hold_if_bigger(chain, read_bytes)
@@ -82,7 +82,7 @@ class JoinChains:
 
     # -- deciding ----------------------------------------------------------------------------------
 
-    def _sources_queue(self, sources: list[ExecutionJobVertex]) -> bool:
+    def _sources_contend(self, sources: list[ExecutionJobVertex]) -> bool:
         """Whether holding a source back can help: there are chains to plan, and the job's
         slots cannot run every source at once (else holding one back only delays it)."""
         if not self.candidates or self.slots is None:

@@ -86,7 +86,7 @@ def _chunks_in_range(samples: dict[int, Sample], lower: bytes | None, upper: byt
             yield producer, max(first, 0), last
 
 
-def _fitted(bounds: list, parallelism: int, user_parallelism: int | None, notes: list[str]):
+def _fitted_bounds(bounds: list, parallelism: int, user_parallelism: int | None, notes: list[str]):
     """The bounds and parallelism: as many tasks as the keys allow ranges, unless the user
     fixed the parallelism (the bounds then padded with the last one)."""
     if user_parallelism is not None:
@@ -142,7 +142,7 @@ def decide_range_vertex(
     parallelism, _, raw, clamps, notes = starting_parallelism(
         stats.total, True, user_parallelism, vertex_max_parallelism, settings
     )
-    bounds, parallelism = _fitted(
+    bounds, parallelism = _fitted_bounds(
         range_bounds(samples, parallelism), parallelism, user_parallelism, notes
     )
     infos: dict = {
