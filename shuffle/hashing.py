@@ -117,6 +117,15 @@ def _column_words(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return _words(values)
 
 
+def _is_variable_bytes(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    )
+
+
 def _words(values: pa.Array) -> np.ndarray:
     kind = values.type
     if isinstance(values, pa.ExtensionArray):
@@ -125,24 +134,31 @@ def _words(values: pa.Array) -> np.ndarray:
         return np.full(len(values), _NULL_WORD, dtype=np.uint64)
     if pa.types.is_dictionary(kind):
         return _dictionary_words(values)
+    recast = _hashed_as(kind)
+    if recast is not None:
+        return _words(pc.cast(values, recast))
+    if _is_variable_bytes(kind) and _repeats(values):
+        return _dictionary_words(pc.dictionary_encode(values))
+    return _with_nulls(values, _plain_words(values, kind))
+
+
+def _hashed_as(kind: pa.DataType) -> pa.DataType | None:
+    """The type a column of ``kind`` is cast to before it is hashed, if any: a date64 as the
+    date32 Spark has, a view as the bytes it views."""
     if pa.types.is_date64(kind):
-        return _words(pc.cast(values, pa.date32()))
+        return pa.date32()
     if pa.types.is_string_view(kind) or pa.types.is_binary_view(kind):
-        return _words(pc.cast(values, pa.large_binary()))
-    if (
-        pa.types.is_string(kind)
-        or pa.types.is_large_string(kind)
-        or pa.types.is_binary(kind)
-        or pa.types.is_large_binary(kind)
-    ):
-        if _repeats(values):
-            return _dictionary_words(pc.dictionary_encode(values))
-        words = _variable_bytes_words(values)
-    elif pa.types.is_fixed_size_binary(kind) or pa.types.is_decimal(kind):
-        words = _fixed_bytes_words(values)
-    else:
-        words = _value_words(values)
-    return _with_nulls(values, words)
+        return pa.large_binary()
+    return None
+
+
+def _plain_words(values: pa.Array, kind: pa.DataType) -> np.ndarray:
+    """The words of a column that is neither null, dictionary nor recast, nulls aside."""
+    if _is_variable_bytes(kind):
+        return _variable_bytes_words(values)
+    if pa.types.is_fixed_size_binary(kind) or pa.types.is_decimal(kind):
+        return _fixed_bytes_words(values)
+    return _value_words(values)
 
 
 def _repeats(values: pa.Array) -> bool:

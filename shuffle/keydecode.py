@@ -61,13 +61,7 @@ def _decoded(key: bytes, at: int, column: SortKey) -> tuple[object, int]:
         "timestamp_ntz": 8,
     }.get(kind, 8 if kind in _INTEGRAL else 0)
     if kind in ("string", "binary"):
-        raw, end = _unescaped(_plain(key[at:], column.descending))
-        if end < 0:
-            raise ValueError(f"{column.column}: no end of the {kind} in {key.hex()}")
-        try:
-            return (raw.decode("utf-8") if kind == "string" else raw), at + end
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{column.column}: not UTF-8 in {key.hex()}") from error
+        return _decoded_bytes(key, at, column, kind)
     if not width:
         raise ValueError(
             f"{column.column}: cannot read a key of type {column.sql_type or 'unknown'}"
@@ -75,20 +69,47 @@ def _decoded(key: bytes, at: int, column: SortKey) -> tuple[object, int]:
     if at + width > len(key):
         raise ValueError(f"{column.column}: {key.hex()} ends inside a {kind}")
     number = int.from_bytes(_plain(key[at : at + width], column.descending), "big")
-    if kind == "boolean":
-        value: object = bool(number)
-    elif kind in ("float", "double"):
-        bits = number ^ _SIGN64 if number & _SIGN64 else number ^ 0xFFFFFFFFFFFFFFFF
-        (value,) = struct.unpack(">d", bits.to_bytes(8, "big"))
-    elif kind == "decimal":
-        value = _decimal_value(number - (1 << (8 * _DECIMAL_BYTES - 1)), column.sql_type)
-    elif kind == "date":
-        value = _EPOCH_DAY + datetime.timedelta(days=number - _SIGN64)
-    elif kind.startswith("timestamp"):
-        value = _EPOCH + datetime.timedelta(microseconds=number - _SIGN64)
-    else:
-        value = number - _SIGN64
+    value = _NUMBER_VALUE.get(kind, _integral)(number, column.sql_type)
     return value, at + width
+
+
+def _decoded_bytes(key: bytes, at: int, column: SortKey, kind: str) -> tuple[object, int]:
+    """A string or binary value, escaped and terminated in the key."""
+    raw, end = _unescaped(_plain(key[at:], column.descending))
+    if end < 0:
+        raise ValueError(f"{column.column}: no end of the {kind} in {key.hex()}")
+    try:
+        return (raw.decode("utf-8") if kind == "string" else raw), at + end
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{column.column}: not UTF-8 in {key.hex()}") from error
+
+
+def _double(number: int, sql_type: str) -> float:
+    bits = number ^ _SIGN64 if number & _SIGN64 else number ^ 0xFFFFFFFFFFFFFFFF
+    (value,) = struct.unpack(">d", bits.to_bytes(8, "big"))
+    return value
+
+
+def _integral(number: int, sql_type: str) -> int:
+    return number - _SIGN64
+
+
+# a fixed-width key's value from its unsigned number, by the column's type
+_NUMBER_VALUE = {
+    "boolean": lambda number, sql_type: bool(number),
+    "float": _double,
+    "double": _double,
+    "decimal": lambda number, sql_type: _decimal_value(
+        number - (1 << (8 * _DECIMAL_BYTES - 1)), sql_type
+    ),
+    "date": lambda number, sql_type: _EPOCH_DAY + datetime.timedelta(days=number - _SIGN64),
+    "timestamp": lambda number, sql_type: (
+        _EPOCH + datetime.timedelta(microseconds=number - _SIGN64)
+    ),
+    "timestamp_ntz": lambda number, sql_type: (
+        _EPOCH + datetime.timedelta(microseconds=number - _SIGN64)
+    ),
+}
 
 
 def _decimal_value(scaled: int, sql_type: str) -> decimal.Decimal:

@@ -209,6 +209,11 @@ def _take(table: pa.Table, indices: pa.Array) -> pa.Table:
     columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
     if _TAKE_THREADS == 1 or len(indices) < 2 or table.nbytes < _PARALLEL_TAKE_BYTES:
         return pa.Table.from_arrays([c.take(indices) for c in columns], schema=table.schema)
+    return _parallel_take(columns, indices, table.schema)
+
+
+def _parallel_take(columns: list, indices: pa.Array, schema: pa.Schema) -> pa.Table:
+    """Each column taken in as many slices of ``indices`` as there are threads."""
     step = -(-len(indices) // _TAKE_THREADS)
     slices = [indices.slice(start, step) for start in range(0, len(indices), step)]
     jobs = [(column, piece) for column in columns for piece in slices]
@@ -218,7 +223,7 @@ def _take(table: pa.Table, indices: pa.Array) -> pa.Table:
             pa.chunked_array(pieces[i : i + len(slices)], type=column.type)
             for i, column in zip(range(0, len(pieces), len(slices)), columns)
         ],
-        schema=table.schema,
+        schema=schema,
     )
 
 

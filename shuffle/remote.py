@@ -41,17 +41,7 @@ def fetch_range(
     layout = None
     while total is None or len(received) < total:
         chunk = fetch_chunk(descriptor, subpartitions, len(received), chunk_bytes)
-        if not chunk:
-            expected = "an unknown number of" if total is None else str(total)
-            raise PartitionFileTruncated(
-                partition_id,
-                where,
-                f"range {subpartitions} ended at {len(received)} of {expected} bytes",
-            )
-        if len(chunk) > chunk_bytes:
-            raise PartitionFileCorrupted(
-                partition_id, where, f"server sent {len(chunk)} bytes when asked for {chunk_bytes}"
-            )
+        _check_chunk(chunk, chunk_bytes, partition_id, where, subpartitions, len(received), total)
         received += chunk
         if header_size is None:
             header_size = range_header_size(bytes(received[:64]))
@@ -70,3 +60,25 @@ def fetch_range(
         )
     data = pa.py_buffer(received).slice(header_size)
     return decode_range(partition_id, where, layout, data)
+
+
+def _check_chunk(
+    chunk: bytes,
+    chunk_bytes: int,
+    partition_id,
+    where: str,
+    subpartitions: IndexRange,
+    received: int,
+    total: int | None,
+) -> None:
+    """A chunk ends the range too early when empty (``received`` bytes of ``total``, None:
+    not known yet), and is corrupt when larger than asked."""
+    if not chunk:
+        expected = "an unknown number of" if total is None else str(total)
+        raise PartitionFileTruncated(
+            partition_id, where, f"range {subpartitions} ended at {received} of {expected} bytes"
+        )
+    if len(chunk) > chunk_bytes:
+        raise PartitionFileCorrupted(
+            partition_id, where, f"server sent {len(chunk)} bytes when asked for {chunk_bytes}"
+        )

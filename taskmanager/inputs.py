@@ -120,20 +120,7 @@ def read_inputs(
     for index, source in enumerate(sources):
         cancel.check(f"before reading {source!r}")
         with clock.phase("read_input"):
-            whole = isinstance(source, BroadcastSource)
-            source = source.source if whole else source
-            splits = _splits(source, index, tdd, blobs, memo, whole)
-            mine = (
-                (splits if whole else assign_splits(splits, tdd.parallelism)[tdd.subtask])
-                if splits
-                else []
-            )
-            files = whole_parquet_files(source, splits, mine) if files_for_spark else None
-            if files is not None:
-                tables.append(files[0])
-                bytes_read += files[1]
-                continue
-            table, size = read_source(source, tdd, splits, mine)
+            table, size = _read_source_input(source, index, tdd, blobs, memo, files_for_spark)
         tables.append(table)
         bytes_read += size
     for gate in tdd.inputs:
@@ -178,39 +165,69 @@ def _splits(
     )
 
 
+def _local_parquet(source: object, splits: list | None) -> bool:
+    """A file source of local Parquet files (Spark reads those itself; anything else comes
+    through Arrow) adding no partition columns."""
+    if not isinstance(source, FileSource) or source.partitioning or not splits:
+        return False
+    return all(split.format == "parquet" and storage.is_local(split.path) for split in splits)
+
+
+def _row_groups(splits: list) -> dict[str, set[int]]:
+    groups: dict[str, set[int]] = {}
+    for split in splits:
+        groups.setdefault(split.path, set()).update(split.row_groups)
+    return groups
+
+
+def _read_source_input(
+    source: object, index: int, tdd, blobs: BlobCache, memo: Memo, files_for_spark: bool
+) -> tuple[object, int]:
+    """This subtask's share of a source (all of a broadcast one) and its bytes: as whole
+    Parquet files for Spark to read where it can take them, else a table read here."""
+    whole = isinstance(source, BroadcastSource)
+    source = source.source if whole else source
+    splits = _splits(source, index, tdd, blobs, memo, whole)
+    mine = _my_splits(splits, tdd, whole)
+    files = whole_parquet_files(source, splits, mine) if files_for_spark else None
+    if files is not None:
+        return files
+    return read_source(source, tdd, splits, mine)
+
+
+def _my_splits(splits: list | None, tdd, whole: bool) -> list:
+    if not splits:
+        return []
+    return splits if whole else assign_splits(splits, tdd.parallelism)[tdd.subtask]
+
+
 def whole_parquet_files(
     source: object, splits: list | None, mine: list
 ) -> tuple[ParquetFiles, int] | None:
     """``mine``, this subtask's share of a Parquet source's ``splits``, as whole files, if that
     is what it is (and the source adds no partition columns, which Spark would type
     differently); else None."""
-    if not isinstance(source, FileSource) or source.partitioning or not splits:
+    if not _local_parquet(source, splits) or not mine:
         return None
-    if any(split.format != "parquet" or not storage.is_local(split.path) for split in splits):
-        return None  # Spark reads local files itself; anything else comes through Arrow
-    if not mine:
-        return None
-    groups_of: dict[str, set[int]] = {}
-    for split in splits:
-        groups_of.setdefault(split.path, set()).update(split.row_groups)
-    held: dict[str, set[int]] = {}
-    for split in mine:
-        held.setdefault(split.path, set()).update(split.row_groups)
+    groups_of, held = _row_groups(splits), _row_groups(mine)
     if any(groups != groups_of[path] for path, groups in held.items()):
         return None
+    columns = tuple(source.columns) if source.columns else None
+    return _parquet_files(tuple(sorted(held)), columns), sum(split.length for split in mine)
+
+
+def _parquet_files(paths: tuple[str, ...], columns: tuple | None) -> ParquetFiles:
+    """The files with their rows, and their schema's key where they all share one."""
     import pyarrow.parquet as pq
 
-    paths = tuple(sorted(held))
     footers = [pq.read_metadata(path) for path in paths]
     keys = {parquet_schema_key(footer) for footer in footers}
-    columns = tuple(source.columns) if source.columns else None
-    files = ParquetFiles(
+    return ParquetFiles(
         paths,
         columns,
         sum(footer.num_rows for footer in footers),
         keys.pop() if len(keys) == 1 else None,
     )
-    return files, sum(split.length for split in mine)
 
 
 def parquet_schema_key(footer) -> Hashable:

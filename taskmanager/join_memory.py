@@ -72,14 +72,18 @@ def within_budget(sql: str, view_bytes: Mapping[str, int], budget: int) -> str:
         for join_hint in hint.expressions:
             if not isinstance(join_hint, exp.JoinHint) or join_hint.name.upper() not in _BUILDS:
                 continue
-            aliases = {t.name for t in join_hint.expressions}
-            sides = [r for r in _relations(hint.parent) if r.alias_or_name in aliases]
-            read = sum(view_bytes.get(t.name, 0) for side in sides for t in _tables(side))
             hinted = f"/*+ {join_hint.sql(dialect='spark')} */"
-            if read > budget and fitted.count(hinted) == 1:
+            if _hinted_bytes(hint, join_hint, view_bytes) > budget and fitted.count(hinted) == 1:
                 merge = exp.JoinHint(this="MERGE", expressions=join_hint.expressions)
                 fitted = fitted.replace(hinted, f"/*+ {merge.sql(dialect='spark')} */")
     return fitted
+
+
+def _hinted_bytes(hint: exp.Hint, join_hint: exp.JoinHint, view_bytes: Mapping[str, int]) -> int:
+    """The bytes of the views under the aliases a hash-build hint names."""
+    aliases = {t.name for t in join_hint.expressions}
+    sides = [r for r in _relations(hint.parent) if r.alias_or_name in aliases]
+    return sum(view_bytes.get(t.name, 0) for side in sides for t in _tables(side))
 
 
 def _relations(select: exp.Expression) -> Sequence[exp.Expression]:

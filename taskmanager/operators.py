@@ -117,9 +117,7 @@ def _run_chain(
         name, operator = members[position]
         cancel.check(f"before {name!r}")
         if isinstance(operator, _COMPOSED):
-            end = position + 1
-            while end < len(members) and isinstance(members[end][1], _COMPOSED):
-                end += 1
+            end = _composed_end(members, position)
             here = tables + ((previous,) if previous is not None else ())
             first = tuple(len(tables) if i is None else i for i in feeds[position])
             previous = run_query(
@@ -142,17 +140,30 @@ def _run_chain(
             with clock.phase("write_output"):
                 write_sink(table, operator, tdd.job_id, tdd.subtask, tdd.attempt)
             return OperatorResult(None, table.num_rows)
-        if operator is None:
-            previous = _single_input(inputs, name, "with no operator passes its input through")
-            continue
-        with clock.phase("arrow_function"):
-            previous = operator.fn(*inputs)
-        if not isinstance(previous, pa.Table):
-            raise OutputTypeError(
-                f"vertex {name!r}: {operator} returned "
-                f"{type(previous).__name__}, not a pyarrow.Table"
-            )
+        previous = _run_member(name, operator, inputs, clock)
     return OperatorResult(previous, previous.num_rows)
+
+
+def _composed_end(members: list, position: int) -> int:
+    """Where the run of PySpark functions and SQL pieces from ``position`` ends."""
+    end = position + 1
+    while end < len(members) and isinstance(members[end][1], _COMPOSED):
+        end += 1
+    return end
+
+
+def _run_member(name: str, operator, inputs: tuple, clock: TaskClock) -> pa.Table:
+    """A chain member run on the table in memory: its input passed through (no operator), or
+    its Arrow function's table."""
+    if operator is None:
+        return _single_input(inputs, name, "with no operator passes its input through")
+    with clock.phase("arrow_function"):
+        table = operator.fn(*inputs)
+    if not isinstance(table, pa.Table):
+        raise OutputTypeError(
+            f"vertex {name!r}: {operator} returned {type(table).__name__}, not a pyarrow.Table"
+        )
+    return table
 
 
 def _built_on(operator, sides: dict[str, str]):

@@ -78,6 +78,14 @@ def connect(
         _probe(address)
         _init(address, options)
         return f"joined the Ray cluster at {address}"
+    return _join_local_or_start(address, options, num_cpus, keep_running, dashboard)
+
+
+def _join_local_or_start(
+    address: str | None, options: dict, num_cpus: int | None, keep_running: bool, dashboard: bool
+) -> str:
+    """Join the cluster running on this machine, else (unless ``address`` is ``auto``) start
+    one: a head that outlives the process with ``keep_running``, else one in this process."""
     local = _local_cluster()
     if local is not None:
         _probe(local)

@@ -95,13 +95,19 @@ def _where(error: BaseException, job_file: str, folder: str, during: str = "") -
     """``FILE:LINE: Type: message``, at the innermost frame in the job's folder."""
     if isinstance(error, SyntaxError) and error.filename:
         return f"{_short(error.filename)}:{error.lineno}: SyntaxError: {error.msg}"
-    frames = traceback.extract_tb(error.__traceback__)
-    own = [f for f in frames if os.path.abspath(f.filename).startswith(folder + os.sep)]
-    frame = (own or frames or [None])[-1]
+    frame = _innermost_own_frame(error, folder)
     where = f"{_short(frame.filename)}:{frame.lineno}" if frame else _short(job_file)
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     what = f"{type(error).__name__}: {message}" if message else type(error).__name__
     return f"{where}: {during + ': ' if during else ''}{what}"
+
+
+def _innermost_own_frame(error: BaseException, folder: str):
+    """The innermost frame of ``error`` in a file of ``folder``, else its innermost (None:
+    no traceback)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if os.path.abspath(f.filename).startswith(folder + os.sep)]
+    return (own or frames or [None])[-1]
 
 
 def _short(path: str) -> str:

@@ -145,44 +145,49 @@ class JobResult:
 
 def _read(output: QueryOutput, job_id: str) -> pyarrow.Table:
     """The collected result's part files, sized by their footers, then read, in name order."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    files = _result_files(output, job_id)
+    footers = [_footer(path) for path in files]
+    _check_size(footers, output.max_bytes, job_id)
+    tables = [_read_part(path, footer) for path, footer in zip(files, footers)]
+    return _concatenated(tables, output.columns, job_id)
 
-    from jobmanager.client.report.svg import size
-    from jobmanager.model import storage
+
+def _result_files(output: QueryOutput, job_id: str) -> list[str]:
     from jobmanager.model.sources import FileSource, SourceError
 
     try:
-        files = [f.path for f in FileSource(output.path, format="parquet").data_files()]
+        return [f.path for f in FileSource(output.path, format="parquet").data_files()]
     except SourceError as error:
         raise NoResultError(
             f"job {job_id}: its result at {output.path} cannot be read: {error} "
             "(released, or expired after jobstore.expiration-time?)"
         ) from None
-    footers = []
-    for path in files:
-        fs, key = storage.filesystem(path)
-        with fs.open(key, "rb") as handle:
-            footers.append(pq.read_metadata(handle))
+
+
+def _check_size(footers: list, max_bytes: int, job_id: str) -> None:
+    """Refuse a result larger, uncompressed, than the client collects."""
+    from jobmanager.client.report.svg import size
+
     total = sum(
         footer.row_group(i).total_byte_size
         for footer in footers
         for i in range(footer.num_row_groups)
     )
-    if total > output.max_bytes:
+    if total > max_bytes:
         raise ResultTooLargeError(
             f"job {job_id}: its result is {size(total)} uncompressed ({total:,} bytes, "
             f"{sum(f.num_rows for f in footers):,} rows), over {RESULT_MAX_SIZE.key}, "
-            f"{size(output.max_bytes)}: write it instead, with "
+            f"{size(max_bytes)}: write it instead, with "
             f'Client.sql(..., output="s3://bucket/out") or tidal sql ... -o OUT, or raise '
             f"{RESULT_MAX_SIZE.key}"
         )
-    tables = []
-    for path, footer in zip(files, footers):
-        fs, key = storage.filesystem(path)
-        with fs.open(key, "rb") as handle:
-            tables.append(pq.ParquetFile(handle, metadata=footer).read())
-    names = list(output.columns) if output.columns is not None else tables[0].column_names
+
+
+def _concatenated(tables: list, columns, job_id: str) -> pyarrow.Table:
+    """The part files' tables as one, with the query's column names (which may repeat)."""
+    import pyarrow as pa
+
+    names = list(columns) if columns is not None else tables[0].column_names
     if any(table.num_columns != len(names) for table in tables):
         raise NoResultError(
             f"job {job_id}: its result's files do not have the "
@@ -192,3 +197,23 @@ def _read(output: QueryOutput, job_id: str) -> pyarrow.Table:
     return pa.concat_tables(
         [table.rename_columns(by_position) for table in tables], promote_options="default"
     ).rename_columns(names)
+
+
+def _footer(path: str):
+    import pyarrow.parquet as pq
+
+    from jobmanager.model import storage
+
+    fs, key = storage.filesystem(path)
+    with fs.open(key, "rb") as handle:
+        return pq.read_metadata(handle)
+
+
+def _read_part(path: str, footer):
+    import pyarrow.parquet as pq
+
+    from jobmanager.model import storage
+
+    fs, key = storage.filesystem(path)
+    with fs.open(key, "rb") as handle:
+        return pq.ParquetFile(handle, metadata=footer).read()

@@ -28,33 +28,46 @@ class Failing:
         whose deployment died with a JobManager), so no back-off and no restart attempt used."""
         if self.status is not JobStatus.RUNNING:
             return
-        if counted:
-            if not self.failure_cause:
-                self.failure_cause = cause
-            self.backoff.notify_failure(time_ms)
-            if not self.backoff.can_restart():
-                self._fail_job(f"{cause}; no restart left ({self.backoff})")
-                return
-        # a subtask never scheduled has nothing to restart: it stays CREATED and is scheduled
-        # once its inputs are back (lost partitions do not count as produced)
-        vertices = [
-            v
-            for v in self.failover.tasks_to_restart(failed)
-            if not self.restarts.includes(v) and v.state is not S.CREATED
-        ]
+        if counted and not self._may_restart(cause, time_ms):
+            return
+        vertices = self._to_restart(failed)
         if not vertices:
             return
         awaiting = sum(v.state in (S.DEPLOYING, S.RUNNING) for v in vertices)
         delay_ms = self.backoff.backoff_ms() if counted else 0
         timer = self.restarts.add(vertices, delay_ms, awaiting)
+        self._stop(vertices)
+        self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=delay_ms)
+        if timer is not None:
+            self.emit(timer)
+
+    def _stop(self, vertices: list[ExecutionVertex]) -> None:
+        """Cancel the subtasks that run, withdraw those waiting for a slot, before a restart."""
         for v in vertices:
             if v.state in (S.DEPLOYING, S.RUNNING):
                 self.cancel(v)
             elif v.state is S.SCHEDULED:
                 self.withdraw(v)
-        self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=delay_ms)
-        if timer is not None:
-            self.emit(timer)
+
+    def _may_restart(self, cause: str, time_ms: int) -> bool:
+        """Count a failure of the job; False (the job failed) when no restart is left."""
+        if not self.failure_cause:
+            self.failure_cause = cause
+        self.backoff.notify_failure(time_ms)
+        if self.backoff.can_restart():
+            return True
+        self._fail_job(f"{cause}; no restart left ({self.backoff})")
+        return False
+
+    def _to_restart(self, failed: list[ExecutionVertex]) -> list[ExecutionVertex]:
+        """The subtasks the failover restarts that are not restarting yet. A subtask never
+        scheduled has nothing to restart: it stays CREATED and is scheduled once its inputs
+        are back (lost partitions do not count as produced)."""
+        return [
+            v
+            for v in self.failover.tasks_to_restart(failed)
+            if not self.restarts.includes(v) and v.state is not S.CREATED
+        ]
 
     def canceled(self, v: ExecutionVertex) -> None:
         self.free_slot(v)

@@ -174,10 +174,23 @@ class Reconciling:
         self._reconciling = True  # deploy nothing until every fact is in
         self.slots.request_failed(self.slots.requested_slots)  # those requests died with it
         self._reissue_pending_work()
+        self._reconcile_task_managers(plan, event.time_ms)
+        self._fail_over_lost(plan, event.time_ms)
+        for report in plan.ended:
+            self.take(report)
+        self._clean_up(plan)
+        if was_terminal and self.ended is None:
+            self.emit(cmd.JobTerminated(self.status, self.failure_cause))
+        self._reconciling = False
+        self.maybe_terminate()
+        self.dispatch()
+
+    def _reconcile_task_managers(self, plan, time_ms: int) -> None:
+        """The TaskManagers that did not answer are lost; those new to the state register."""
         for task_manager in plan.lost_task_managers:
             self.take(
                 ev.TaskManagerLost(
-                    task_manager, "it did not answer the JobManager that took over", event.time_ms
+                    task_manager, "it did not answer the JobManager that took over", time_ms
                 )
             )
         for report in plan.new_task_managers:
@@ -186,8 +199,12 @@ class Reconciling:
                     report.task_manager, report.slots, report.node, report.shuffle_root
                 )
             )
-        # each planned step is checked against the state again: an earlier one may have moved
-        # the subtask on (a failover cancelling it, say)
+
+    def _fail_over_lost(self, plan, time_ms: int) -> None:
+        """Restart the subtasks lost in flight (not a failure of the job) and the producers of
+        partitions gone from their TaskManagers. Each planned step is checked against the
+        state again: an earlier one may have moved the subtask on (a failover cancelling it,
+        say)."""
         lost = []
         for v in plan.lost_in_flight + plan.canceled:
             if v.state is ExecutionState.CANCELING:
@@ -196,9 +213,7 @@ class Reconciling:
                 self.free_slot(v)
                 self.graph.transitions.move(v, ExecutionState.FAILED)
                 lost.append(v)
-        self.fail_over(
-            lost, "lost in flight when its JobManager died", event.time_ms, counted=False
-        )
+        self.fail_over(lost, "lost in flight when its JobManager died", time_ms, counted=False)
         missing = [p for p in plan.missing if p.state is PartitionState.AVAILABLE]
         for p in missing:
             p.mark_lost()
@@ -206,20 +221,16 @@ class Reconciling:
             self.fail_over(
                 [p.producer for p in missing],
                 f"partition {missing[0].id} is gone from {missing[0].location}",
-                event.time_ms,
+                time_ms,
             )
-        for report in plan.ended:
-            self.take(report)
+
+    def _clean_up(self, plan) -> None:
+        """Cancel again what the old JobManager was canceling; release stale partitions."""
         for v in plan.cancel_again:
             if v.state is ExecutionState.CANCELING:
                 self.emit(cmd.CancelTask(v.name, v.subtask, v.attempt, v.slot.task_manager))
         for task_manager, (partitions, attempts) in plan.stale.items():
             self.emit(cmd.ReleasePartitions(task_manager, tuple(partitions), tuple(attempts)))
-        if was_terminal and self.ended is None:
-            self.emit(cmd.JobTerminated(self.status, self.failure_cause))
-        self._reconciling = False
-        self.maybe_terminate()
-        self.dispatch()
 
     def _reissue_pending_work(self) -> None:
         """What the JobManager that died was waiting out, asked for again: the source

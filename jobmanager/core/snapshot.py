@@ -65,17 +65,7 @@ def take(state: JobManagerState) -> StateSnapshot:
     graph = state.graph
     vertices = list(graph.vertices())
     locations: dict[str, int] = {}
-    partitions = []
-    for result in graph.results.values():
-        codes = np.array([_PARTITION_STATES.index(p.state) for p in result.partitions], np.uint8)
-        where = np.array(
-            [
-                -1 if p.location is None else locations.setdefault(p.location, len(locations))
-                for p in result.partitions
-            ],
-            np.int32,
-        )
-        partitions.append((codes.tobytes(), where.tobytes()))
+    partitions = [_partitions(result, locations) for result in graph.results.values()]
     requests, active = state.export_deployments()
     return StateSnapshot(
         events_applied=state.events_applied,
@@ -121,43 +111,10 @@ def restore(
         job_graph, config, job_id=job_id, cluster_slots=cluster_slots, inferred=inferred
     )
     graph = state.graph
-    job_vertices = list(graph.job_vertices.values())
-    for names, parallelisms, infos in snapshot.growth_steps:
-        if names == "fuse":  # a join chained into its producer: (producer, consumer)
-            graph.fuse(parallelisms, infos, fuse_graph(graph.job_graph, parallelisms, infos))
-            job_vertices = list(graph.job_vertices.values())
-            continue
-        for ejv, parallelism in zip(job_vertices, parallelisms):
-            ejv.parallelism = parallelism
-        graph.initialize(
-            [graph.job_vertices[n] for n in names],
-            {name: dict(pairs) for name, pairs in infos},
-        )
-    for ejv, parallelism in zip(job_vertices, snapshot.parallelisms):
-        ejv.parallelism = parallelism
+    _regrow(graph, snapshot)
     vertices = list(graph.vertices())
     vertex_at = {v.index: v for v in vertices}.__getitem__
-
-    codes = np.frombuffer(snapshot.vertex_states, np.uint8)
-    attempts = np.frombuffer(snapshot.attempts, np.int32)
-    for v, code, attempt in zip(vertices, codes.tolist(), attempts.tolist()):
-        v.state, v.attempt = _STATES[code], attempt
-    for result, (codes, where), produced in zip(
-        graph.results.values(), snapshot.partitions, snapshot.result_bytes
-    ):
-        for p, code, at in zip(
-            result.partitions,
-            np.frombuffer(codes, np.uint8).tolist(),
-            np.frombuffer(where, np.int32).tolist(),
-        ):
-            p.restore(_PARTITION_STATES[code], None if at < 0 else snapshot.locations[at])
-        if produced is not None:
-            result.produced.restore(produced)
-    unfinished = 0
-    for ejv in job_vertices:
-        ejv.unfinished = sum(1 for v in ejv.vertices if v.state is not ExecutionState.FINISHED)
-        unfinished += not ejv.is_finished
-    graph.unfinished_job_vertices = unfinished
+    _restore_progress(graph, vertices, snapshot)
     state.release.recount(state.regions)
 
     for registered in snapshot.task_managers:
@@ -180,3 +137,61 @@ def restore(
     state.recoveries = snapshot.recoveries
     state.events_applied = snapshot.events_applied
     return state
+
+
+def _partitions(result, locations: dict[str, int]) -> tuple[bytes, bytes]:
+    """A result's partitions' states and locations (an index into ``locations``, which
+    grows; -1: none)."""
+    codes = np.array([_PARTITION_STATES.index(p.state) for p in result.partitions], np.uint8)
+    where = np.array(
+        [
+            -1 if p.location is None else locations.setdefault(p.location, len(locations))
+            for p in result.partitions
+        ],
+        np.int32,
+    )
+    return codes.tobytes(), where.tobytes()
+
+
+def _regrow(graph, snapshot: StateSnapshot) -> None:
+    """Grow the execution graph again as the job did (its vertices initialised, its joins
+    chained, in their order), then set every vertex's parallelism."""
+    job_vertices = list(graph.job_vertices.values())
+    for names, parallelisms, infos in snapshot.growth_steps:
+        if names == "fuse":  # a join chained into its producer: (producer, consumer)
+            graph.fuse(parallelisms, infos, fuse_graph(graph.job_graph, parallelisms, infos))
+            job_vertices = list(graph.job_vertices.values())
+            continue
+        for ejv, parallelism in zip(job_vertices, parallelisms):
+            ejv.parallelism = parallelism
+        graph.initialize(
+            [graph.job_vertices[n] for n in names],
+            {name: dict(pairs) for name, pairs in infos},
+        )
+    for ejv, parallelism in zip(job_vertices, snapshot.parallelisms):
+        ejv.parallelism = parallelism
+
+
+def _restore_progress(graph, vertices: list, snapshot: StateSnapshot) -> None:
+    """The subtasks' states and attempts, the partitions' states, locations and bytes, and
+    the count of unfinished vertices."""
+    codes = np.frombuffer(snapshot.vertex_states, np.uint8)
+    attempts = np.frombuffer(snapshot.attempts, np.int32)
+    for v, code, attempt in zip(vertices, codes.tolist(), attempts.tolist()):
+        v.state, v.attempt = _STATES[code], attempt
+    for result, (codes, where), produced in zip(
+        graph.results.values(), snapshot.partitions, snapshot.result_bytes
+    ):
+        for p, code, at in zip(
+            result.partitions,
+            np.frombuffer(codes, np.uint8).tolist(),
+            np.frombuffer(where, np.int32).tolist(),
+        ):
+            p.restore(_PARTITION_STATES[code], None if at < 0 else snapshot.locations[at])
+        if produced is not None:
+            result.produced.restore(produced)
+    unfinished = 0
+    for ejv in graph.job_vertices.values():
+        ejv.unfinished = sum(1 for v in ejv.vertices if v.state is not ExecutionState.FINISHED)
+        unfinished += not ejv.is_finished
+    graph.unfinished_job_vertices = unfinished

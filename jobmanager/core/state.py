@@ -300,12 +300,8 @@ class JobManagerState(Deploying, Failing, Reconciling):
             self.speculation.on_running(v, event)
 
     def _on_task_finished(self, event: ev.TaskFinished) -> None:
-        v = self._current(event)
-        if v is None or v.state.is_terminal:
-            return
-        if v.state is S.CANCELING:
-            self.canceled(v)
-            self.dispatch()
+        v = self._ending(event)
+        if v is None:
             return
         problem = report_problem(v, event.produced)
         if problem:
@@ -315,13 +311,7 @@ class JobManagerState(Deploying, Failing, Reconciling):
         location = v.slot.task_manager
         self.free_slot(v)
         self.graph.transitions.move(v, S.FINISHED)
-        for partition in v.produced:
-            partition.mark_finished(location)
-        for report in event.produced:
-            result = self.graph.results[report.result]
-            result.produced.record(v.subtask, report)
-            if self.growth is not None:
-                self.growth.record_produced(v.subtask, report)
+        self._record_produced(v, location, event.produced)
         ejv = v.job_vertex
         ejv.unfinished -= 1
         if ejv.unfinished == 0:
@@ -338,20 +328,10 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.dispatch()
 
     def _on_task_failed(self, event: ev.TaskFailed) -> None:
-        v = self._current(event)
-        if v is None or v.state.is_terminal:
+        v = self._ending(event)
+        if v is None:
             return
-        if v.state is S.CANCELING:
-            self.canceled(v)
-            self.dispatch()
-            return
-        fatal = (
-            None
-            if event.lost_partition is not None
-            else non_recoverable_cause(
-                event.error_types, self.config[NON_RECOVERABLE_EXCEPTIONS.key]
-            )
-        )
+        fatal = self._fatal(event)
         failed_attempt = v.attempt
         if fatal is None and event.lost_partition is None and self.speculation.takes_over(v):
             self.log.info(
@@ -366,13 +346,8 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.graph.transitions.move(v, S.FAILED)
         cause = f"{v.label} attempt {v.attempt} failed: {event.error}"
         failed = [v]
-        if event.lost_partition is not None:
-            lost = self.graph.results[event.lost_partition.result].partitions[
-                event.lost_partition.index
-            ]
-            if lost.is_finished:
-                lost.mark_lost()
-                cause += f" (input partition {event.lost_partition} lost)"
+        if event.lost_partition is not None and self._lose_input(event.lost_partition):
+            cause += f" (input partition {event.lost_partition} lost)"
         self.log.warning("task failed", vertex=v.name, subtask=v.subtask, attempt=v.attempt)
         if fatal is not None and self.status is JobStatus.RUNNING:
             self._fail_job(f"{cause}; not retried: {fatal} is an error no restart can fix")
@@ -456,6 +431,40 @@ class JobManagerState(Deploying, Failing, Reconciling):
             self.probe.mark("initializing")
             self.graph.initialize(ready, self.growth.input_infos_of(ready))
             self.strategy.schedule_newly_added()
+
+    def _ending(self, event: ev.TaskFinished | ev.TaskFailed) -> ExecutionVertex | None:
+        """The subtask a report of its end is about, if it still runs (one being canceled is
+        canceled now); None if there is nothing more to do."""
+        v = self._current(event)
+        if v is None or v.state.is_terminal:
+            return None
+        if v.state is S.CANCELING:
+            self.canceled(v)
+            self.dispatch()
+            return None
+        return v
+
+    def _record_produced(self, v: ExecutionVertex, location: str, produced) -> None:
+        for partition in v.produced:
+            partition.mark_finished(location)
+        for report in produced:
+            self.graph.results[report.result].produced.record(v.subtask, report)
+            if self.growth is not None:
+                self.growth.record_produced(v.subtask, report)
+
+    def _fatal(self, event: ev.TaskFailed) -> str | None:
+        """The error no restart can fix that failed the task, if any (a lost input is not)."""
+        if event.lost_partition is not None:
+            return None
+        return non_recoverable_cause(event.error_types, self.config[NON_RECOVERABLE_EXCEPTIONS.key])
+
+    def _lose_input(self, lost_partition) -> bool:
+        """Mark a finished input partition a task could not read lost; False if it was not."""
+        lost = self.graph.results[lost_partition.result].partitions[lost_partition.index]
+        if not lost.is_finished:
+            return False
+        lost.mark_lost()
+        return True
 
     def _current(self, event) -> ExecutionVertex | None:
         """The subtask an event is about, or None if the event is about an older attempt."""

@@ -141,6 +141,16 @@ def _follows_its_producer(vertex: JobVertex, min_parallelism: int) -> bool:
     )
 
 
+def _infers_at_run_time(vertex: JobVertex, min_parallelism: int) -> bool:
+    """A vertex whose parallelism its sources alone infer, once the job is taken."""
+    return (
+        _sources_decide(vertex, min_parallelism)
+        and vertex.parallelism is None
+        and vertex.infers_parallelism
+        and vertex.static_parallelism is None
+    )
+
+
 def one_task_candidates(
     graph: JobGraph, enabled: bool = True, min_parallelism: int = 1
 ) -> tuple[str, ...]:
@@ -156,12 +166,7 @@ def one_task_candidates(
         return ()
     found = []
     for vertex in graph.vertices:
-        if (
-            not _sources_decide(vertex, min_parallelism)
-            or vertex.parallelism is not None
-            or not vertex.infers_parallelism
-            or vertex.static_parallelism is not None
-        ):
+        if not _infers_at_run_time(vertex, min_parallelism):
             continue
         tail, target = _past_forward_edges(vertex)
         if target is None or _kind(tail) is PartitionerKind.BROADCAST:
@@ -243,13 +248,11 @@ def decide_chains(
     return tuple(chains)
 
 
-def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
-    """``graph`` with each chain one vertex: the head's sources and inputs, the tail's outputs,
-    the members' operators in order. Without chains, ``graph`` itself."""
-    if not chains:
-        return graph
-    member_of = {name: tuple(chain) for chain in chains for name in chain}
-    result = JobGraph(graph.name)
+def _chained_vertices(
+    graph: JobGraph, result: JobGraph, member_of: dict[str, tuple[str, ...]]
+) -> dict[tuple[str, ...], JobVertex]:
+    """Add to ``result`` each vertex outside a chain as it is and each chain as one vertex
+    (at its head's place); each by its chain (a vertex alone: a chain of one)."""
     made: dict[tuple[str, ...], JobVertex] = {}
     for vertex in graph.vertices:
         chain = member_of.get(vertex.name)
@@ -264,6 +267,17 @@ def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
             )
         elif vertex.name == chain[0]:
             made[chain] = _add_chain(result, [graph.vertex(name) for name in chain])
+    return made
+
+
+def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
+    """``graph`` with each chain one vertex: the head's sources and inputs, the tail's outputs,
+    the members' operators in order. Without chains, ``graph`` itself."""
+    if not chains:
+        return graph
+    member_of = {name: tuple(chain) for chain in chains for name in chain}
+    result = JobGraph(graph.name)
+    made = _chained_vertices(graph, result, member_of)
     for edge in graph.edges:
         source, target = member_of.get(edge.source.name), member_of.get(edge.target.name)
         if source is not None and source == target:

@@ -114,6 +114,30 @@ def source_upper_bound(
     return min(fallback, vertex_max_parallelism)
 
 
+def _plan(source, context: InferenceContext) -> SourcePlan | None:
+    """A source's plan (None: it infers nothing at run time)."""
+    if isinstance(source, PlanningSource):
+        return source.plan(context)
+    if isinstance(source, DynamicParallelismInference):
+        return SourcePlan(source.infer_parallelism(context))
+    return None
+
+
+def _splits_key(plan: SourcePlan | None, keep_splits: Callable[[tuple], str]) -> str:
+    """The key a source's listed splits are kept under ("": it listed none)."""
+    return keep_splits(plan.splits) if plan and plan.splits else ""
+
+
+def _listed_bytes(plan: SourcePlan) -> int:
+    return sum(getattr(split, "length", 0) for split in plan.splits)
+
+
+def _inferred_text(source, plan: SourcePlan) -> str:
+    """What a source inferred, for the explanation (secrets redacted)."""
+    described = f" ({plan.description})" if plan.description else ""
+    return redact(f"{source!r} -> {plan.parallelism}") + described
+
+
 def infer_vertex_parallelism(
     vertex: str,
     sources,
@@ -126,27 +150,16 @@ def infer_vertex_parallelism(
     from jobmanager.messages import events as ev
 
     try:
-        plans = [
-            s.plan(context)
-            if isinstance(s, PlanningSource)
-            else SourcePlan(s.infer_parallelism(context))
-            if isinstance(s, DynamicParallelismInference)
-            else None
-            for s in sources
-        ]
-        keys = tuple(keep_splits(plan.splits) if plan and plan.splits else "" for plan in plans)
+        plans = [_plan(s, context) for s in sources]
+        keys = tuple(_splits_key(plan, keep_splits) for plan in plans)
     except Exception as error:  # user code: report it, never let it escape the shell
         return ev.SourceInferenceFailed(vertex, f"{type(error).__name__}: {error}")
     answered = [(s, plan) for s, plan in zip(sources, plans) if plan is not None]
     parallelism = combine_inferred(
         [plan.parallelism for _, plan in answered], context.parallelism_upper_bound
     )
-    detail = "; ".join(
-        redact(f"{s!r} -> {plan.parallelism}")
-        + (f" ({plan.description})" if plan.description else "")
-        for s, plan in answered
-    )
-    read = sum(getattr(split, "length", 0) for _, plan in answered for split in plan.splits)
+    detail = "; ".join(_inferred_text(s, plan) for s, plan in answered)
+    read = sum(_listed_bytes(plan) for _, plan in answered)
     return ev.SourceParallelismInferred(
         vertex, parallelism, detail, keys if any(keys) else (), read
     )

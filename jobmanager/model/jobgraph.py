@@ -76,23 +76,7 @@ class JobVertex:
         sources: tuple = (),
         chain_start: bool = False,
     ) -> None:
-        if parallelism is not None and parallelism < 1:
-            raise InvalidParallelismError(
-                f"vertex {name!r}: parallelism must be at least 1, got {parallelism}"
-            )
-        if max_parallelism is not None and max_parallelism < 1:
-            raise InvalidParallelismError(
-                f"vertex {name!r}: max parallelism must be at least 1, got {max_parallelism}"
-            )
-        if (
-            parallelism is not None
-            and max_parallelism is not None
-            and max_parallelism < parallelism
-        ):
-            raise InvalidParallelismError(
-                f"vertex {name!r}: max parallelism {max_parallelism} is below "
-                f"its parallelism {parallelism}"
-            )
+        _check_parallelism(name, parallelism, max_parallelism)
         self.graph = graph
         self.name = name
         self.parallelism = parallelism
@@ -100,13 +84,7 @@ class JobVertex:
         self.operator = operator
         self.sources = tuple(sources)
         self.chain_start = chain_start  # never chained to its producer (Flink's startNewChain)
-        static = [
-            s.static_parallelism()
-            for s in self.sources
-            if isinstance(s, StaticParallelismInference)
-        ]
-        known = [p for p in static if p is not None and p > 0]
-        self.static_parallelism = max(known) if known else None
+        self.static_parallelism = _static_parallelism(self.sources)
         self.infers_parallelism = any(
             isinstance(s, (DynamicParallelismInference, PlanningSource)) for s in self.sources
         )
@@ -383,3 +361,26 @@ class JobGraph:
 
     def __repr__(self) -> str:
         return f"JobGraph({self.name!r}, {len(self._vertices)} vertices, {len(self._edges)} edges)"
+
+
+def _check_parallelism(name: str, parallelism: int | None, max_parallelism: int | None) -> None:
+    if parallelism is not None and parallelism < 1:
+        raise InvalidParallelismError(
+            f"vertex {name!r}: parallelism must be at least 1, got {parallelism}"
+        )
+    if max_parallelism is not None and max_parallelism < 1:
+        raise InvalidParallelismError(
+            f"vertex {name!r}: max parallelism must be at least 1, got {max_parallelism}"
+        )
+    if parallelism is not None and max_parallelism is not None and max_parallelism < parallelism:
+        raise InvalidParallelismError(
+            f"vertex {name!r}: max parallelism {max_parallelism} is below "
+            f"its parallelism {parallelism}"
+        )
+
+
+def _static_parallelism(sources: tuple) -> int | None:
+    """The largest parallelism the vertex's sources fix statically, if any does."""
+    static = [s.static_parallelism() for s in sources if isinstance(s, StaticParallelismInference)]
+    known = [p for p in static if p is not None and p > 0]
+    return max(known) if known else None

@@ -99,23 +99,34 @@ def runnable_vertices(graph: JobGraph, config) -> list[JobVertex]:
     return vertices
 
 
+def _hashed_join_side(edge: JobEdge) -> bool:
+    """A side of a join, marked, whose rows are hashed to the join's tasks."""
+    return (
+        edge.join is not None
+        and edge.partitioner is not None
+        and edge.partitioner.kind is PartitionerKind.HASH
+    )
+
+
 def _join_edges(vertex: JobVertex) -> tuple[JobEdge, JobEdge] | None:
     """The vertex's two marked join edges, when they are its only non-broadcast inputs, both
     hashed sides of one join, and the vertex could take another's parallelism."""
-    if vertex.sources or vertex.parallelism is not None or vertex.chain_start:
-        return None
-    if isinstance(vertex.operator, ChainedOperator) and vertex.operator.feeds is not None:
+    if not _may_take_parallelism(vertex):
         return None
     hashed = [e for e in vertex.inputs if not e.is_broadcast]
-    if len(hashed) != 2 or any(
-        e.join is None or e.partitioner is None or e.partitioner.kind is not PartitionerKind.HASH
-        for e in hashed
-    ):
+    if len(hashed) != 2 or not all(_hashed_join_side(e) for e in hashed):
         return None
     a, b = hashed
     if a.join.join != b.join.join or a.join.side == b.join.side:
         return None
     return a, b
+
+
+def _may_take_parallelism(vertex: JobVertex) -> bool:
+    """No sources, no parallelism of its own, not starting a chain, not feeding a chain."""
+    if vertex.sources or vertex.parallelism is not None or vertex.chain_start:
+        return False
+    return not (isinstance(vertex.operator, ChainedOperator) and vertex.operator.feeds is not None)
 
 
 def _chainable_producer(vertex: JobVertex) -> bool:

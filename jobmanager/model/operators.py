@@ -129,24 +129,13 @@ class ParquetSink(Sink):
     mode: str | None = None
 
     def __post_init__(self) -> None:
-        path = os.fspath(self.path)
-        path = path[len("file://") :] if path.startswith("file://") else path
-        object.__setattr__(self, "path", path if "://" in path else os.path.abspath(path))
-        mode = _MODES.get(str(self.mode or ("overwrite" if self.overwrite else "error")).lower())
-        if mode is None or (self.overwrite and mode != "overwrite"):
-            raise JobGraphError(
-                f"sink {self.path}: mode {self.mode!r}"
-                + (" with overwrite=True" if mode else "")
-                + "; use one of "
-                "'error', 'errorifexists', 'overwrite', 'append', 'ignore'"
-            )
+        object.__setattr__(self, "path", _sink_path(self.path))
+        mode = self._checked_mode()
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "overwrite", mode == "overwrite")
         columns = (self.partition_by,) if isinstance(self.partition_by, str) else self.partition_by
         object.__setattr__(self, "partition_by", tuple(columns))
-        if not all(isinstance(c, str) and c for c in self.partition_by) or len(
-            set(self.partition_by)
-        ) != len(self.partition_by):
+        if not _distinct_names(self.partition_by):
             raise JobGraphError(
                 f"sink {self.path}: partition_by {self.partition_by!r} must be "
                 "distinct column names"
@@ -159,6 +148,19 @@ class ParquetSink(Sink):
             )
         if self.csv_header and self.format != "csv":
             raise JobGraphError(f"sink {self.path}: csv_header is for format='csv'")
+
+    def _checked_mode(self) -> str:
+        """The save mode, ``overwrite=True`` standing for ``overwrite``; refused if unknown or
+        at odds with ``overwrite``."""
+        mode = _MODES.get(str(self.mode or ("overwrite" if self.overwrite else "error")).lower())
+        if mode is None or (self.overwrite and mode != "overwrite"):
+            raise JobGraphError(
+                f"sink {self.path}: mode {self.mode!r}"
+                + (" with overwrite=True" if mode else "")
+                + "; use one of "
+                "'error', 'errorifexists', 'overwrite', 'append', 'ignore'"
+            )
+        return mode
 
     def __setstate__(self, state: dict) -> None:
         """Unpickle, also a sink pickled before modes and formats existed (an archived graph):
@@ -252,6 +254,17 @@ def serialize_vertex_code(vertex: JobVertex) -> bytes:
         ) from error
 
 
+def _sink_path(path) -> str:
+    """A sink's path: a URL as it is, a local path absolute (``file://`` dropped)."""
+    path = os.fspath(path)
+    path = path[len("file://") :] if path.startswith("file://") else path
+    return path if "://" in path else os.path.abspath(path)
+
+
+def _distinct_names(columns: tuple) -> bool:
+    return all(isinstance(c, str) and c for c in columns) and len(set(columns)) == len(columns)
+
+
 def check_operators(graph: JobGraph) -> None:
     """Refuse, by vertex name, shapes a TaskManager could not run."""
     for vertex in graph.vertices:
@@ -270,12 +283,16 @@ def check_operators(graph: JobGraph) -> None:
                 f"({', '.join(op.views)}) for {inputs} inputs"
             )
         if isinstance(op, ParquetSink):
-            if vertex.outputs:
-                raise JobGraphError(f"vertex {vertex.name!r}: a sink cannot have outgoing edges")
-            if inputs != 1:
-                raise JobGraphError(f"vertex {vertex.name!r}: a sink reads exactly one input")
+            _check_sink(vertex, inputs)
         if op is None and inputs != 1:
             raise JobGraphError(
                 f"vertex {vertex.name!r} has no operator, so it passes its input through, "
                 f"but it has {inputs} inputs"
             )
+
+
+def _check_sink(vertex, inputs: int) -> None:
+    if vertex.outputs:
+        raise JobGraphError(f"vertex {vertex.name!r}: a sink cannot have outgoing edges")
+    if inputs != 1:
+        raise JobGraphError(f"vertex {vertex.name!r}: a sink reads exactly one input")

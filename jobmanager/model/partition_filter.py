@@ -49,12 +49,13 @@ def passes(values: Mapping[str, str], predicates: Sequence[tuple]) -> bool:
         if column not in values:
             continue
         value = typed_value(values[column], type_name)
-        if value is None:
-            return False
-        wanted = [typed_value(c, type_name) for c in constants]
-        if op == "in":
-            if value not in [w for w in wanted if w is not None]:
-                return False
-        elif wanted[0] is None or not _COMPARE[op](value, wanted[0]):
+        if value is None or not _holds(value, op, [typed_value(c, type_name) for c in constants]):
             return False
     return True
+
+
+def _holds(value: Any, op: str, wanted: list) -> bool:
+    """Whether ``value op wanted`` holds (a null constant matches nothing)."""
+    if op == "in":
+        return value in [w for w in wanted if w is not None]
+    return wanted[0] is not None and _COMPARE[op](value, wanted[0])

@@ -111,22 +111,17 @@ def partition_text(value: Any) -> str:
     escaping); NULL and the empty string are Hive's default partition."""
     if value is None or value == "":
         return HIVE_NULL
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is not None:  # Spark shows it in the session's zone; UTC here
-            value = value.astimezone(datetime.UTC).replace(tzinfo=None)
-        text = value.strftime("%Y-%m-%d %H:%M:%S")
-        return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    if isinstance(value, float):
-        return _java_double(value)
-    if isinstance(value, decimal.Decimal):
-        return format(value, "f")
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    for kind, text in _TEXT_BY_TYPE:
+        if isinstance(value, kind):
+            return text(value)
     return str(value)
+
+
+def _timestamp_text(value: datetime.datetime) -> str:
+    if value.tzinfo is not None:  # Spark shows it in the session's zone; UTC here
+        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
 
 
 def _java_double(value: float) -> str:
@@ -142,6 +137,18 @@ def _java_double(value: float) -> str:
     digits = "".join(map(str, exact.as_tuple().digits)).rstrip("0") or "0"
     sign = "-" if value < 0 else ""
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exact.adjusted()}"
+
+
+# how Spark casts a value of each type to a string, the first type that matches (a bool is
+# no int here, a timestamp no date)
+_TEXT_BY_TYPE = (
+    (bool, lambda value: "true" if value else "false"),
+    (datetime.datetime, _timestamp_text),
+    (datetime.date, lambda value: value.isoformat()),
+    (float, _java_double),
+    (decimal.Decimal, lambda value: format(value, "f")),
+    (bytes, lambda value: value.decode("utf-8", "replace")),
+)
 
 
 def partition_dir(columns: tuple[str, ...], values: tuple) -> str:

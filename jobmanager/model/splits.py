@@ -228,15 +228,19 @@ def _read_split(
     return table if columns is None else table.select(list(columns))
 
 
+def _picked(options: Mapping[str, Any], keys) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k in keys}
+
+
 def _read_csv_range(
     file: Any, split: FileSplit, columns: list[str] | None, options: Mapping[str, Any]
 ) -> pa.Table:
-    parse = pacsv.ParseOptions(**{k: v for k, v in options.items() if k in CSV_PARSE_KEYS})
+    parse = pacsv.ParseOptions(**_picked(options, CSV_PARSE_KEYS))
     has_header = "column_names" not in options
     names = list(options["column_names"]) if not has_header else _header_names(file, parse)
     types = {name: pa.string() for name in names} | dict(options.get("column_types", {}))
     convert = pacsv.ConvertOptions(
-        **{k: v for k, v in options.items() if k in CSV_CONVERT_KEYS}
+        **_picked(options, CSV_CONVERT_KEYS)
         | {"column_types": types, "include_columns": columns or []}
     )
     body = _owned_lines(file, split.start, split.start + split.length, has_header)

@@ -60,7 +60,7 @@ def plan(
     soon = Counter(returning)
     grants: list[Reuse | Create] = []
     for request in waiting:
-        warm = next((i for i, (_, shape) in enumerate(idle) if shape == request.shape), None)
+        warm = _warm(idle, request.shape)
         if warm is not None:
             grants.append(Reuse(request.ticket, idle.pop(warm)[0]))
             continue
@@ -71,11 +71,22 @@ def plan(
         freeable = free_cpus + sum(shape[0] for _, shape in idle)
         if freeable < slots and slots <= total_cpus:
             break
-        stop = []
-        while free_cpus < slots and idle:
-            tm_id, shape = idle.pop()
-            stop.append(tm_id)
-            free_cpus += shape[0]
-        free_cpus -= slots
-        grants.append(Create(request.ticket, tuple(stop)))
+        stop, free_cpus = _stop_for(slots, free_cpus, idle)
+        grants.append(Create(request.ticket, stop))
     return grants
+
+
+def _warm(idle: list[tuple[str, tuple]], shape: tuple) -> int | None:
+    """The place in ``idle`` of the warmest TaskManager of ``shape``, if any."""
+    return next((i for i, (_, idle_shape) in enumerate(idle) if idle_shape == shape), None)
+
+
+def _stop_for(slots: int, free_cpus: float, idle: list) -> tuple[tuple[str, ...], float]:
+    """The idle TaskManagers to stop (the coldest first, taken off ``idle``) to free
+    ``slots`` CPUs, and the CPUs free once the new one holds them."""
+    stop = []
+    while free_cpus < slots and idle:
+        tm_id, shape = idle.pop()
+        stop.append(tm_id)
+        free_cpus += shape[0]
+    return tuple(stop), free_cpus - slots

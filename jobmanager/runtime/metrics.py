@@ -115,12 +115,7 @@ class JobMetrics:
 
     def saw_event(self, event: object, commands: list) -> None:
         """``event`` was applied and led to ``commands``."""
-        for command in commands:
-            if type(command) is cmd.DeployTask:
-                self._live[(command.vertex, command.subtask, command.attempt)] = (
-                    command.task_manager
-                )
-                self._add("deployed", command.vertex, 1)
+        self._saw_deployments(commands)
         kind = type(event)
         if kind in _TASK_REPORTS:
             key = (event.vertex, event.subtask, event.attempt)
@@ -129,13 +124,15 @@ class JobMetrics:
         elif kind is ev.TaskManagerLost:
             self._settle([key for key, tm in self._live.items() if tm == event.task_manager], {})
         elif kind is ev.JobManagerRecovered:  # the TaskManagers' answers: ends they had not sent
-            reports = {
-                (e.vertex, e.subtask, e.attempt): e
-                for tm in event.task_managers
-                for e in tm.ended
-                if type(e) is ev.TaskFinished
-            }
-            self._settle(list(self._live), reports)
+            self._settle(list(self._live), _finished_reports(event))
+
+    def _saw_deployments(self, commands: list) -> None:
+        for command in commands:
+            if type(command) is cmd.DeployTask:
+                self._live[(command.vertex, command.subtask, command.attempt)] = (
+                    command.task_manager
+                )
+                self._add("deployed", command.vertex, 1)
 
     def saw_decision(self, event: object) -> None:
         """The core decided ``event`` live (not replayed): count its join decisions."""
@@ -243,3 +240,14 @@ def _record(update, value: float, tags: dict[str, str]) -> None:
             value=value,
             error=repr(error),
         )
+
+
+def _finished_reports(event: ev.JobManagerRecovered) -> dict:
+    """The ends of tasks the TaskManagers report after a recovery, by (vertex, subtask,
+    attempt)."""
+    return {
+        (e.vertex, e.subtask, e.attempt): e
+        for tm in event.task_managers
+        for e in tm.ended
+        if type(e) is ev.TaskFinished
+    }

@@ -136,21 +136,7 @@ def abort(sink: ParquetSink, job_id: str) -> None:
     """Drop what the job staged, and undo a commit it had begun but not published. Knows
     nothing of the sink but its path (a JobManager gone for good is cleaned up by its path)."""
     if storage.is_local(sink.path):
-        staging, target = _local(staging_dir(sink, job_id)), _local(sink.path)
-        ready = manifest(staging) if os.path.isdir(staging) else None
-        if ready and ready.get("job") == job_id and committed_by(target) != job_id:
-            for name in ready.get("files") or ():  # an append moved half way: take it back
-                moved = os.path.join(target, name)
-                if (
-                    _ours(name, job_id)
-                    and not os.path.exists(os.path.join(staging, name))
-                    and os.path.exists(moved)
-                ):
-                    os.remove(moved)
-        shutil.rmtree(staging, ignore_errors=True)
-        old = _set_aside(sink, job_id)
-        if os.path.isdir(old) and not os.path.exists(target):
-            os.replace(old, target)
+        _abort_local(sink, job_id)
         return
     fs, target = storage.filesystem(sink.path)
     _, staging = storage.filesystem(staging_dir(sink, job_id))
@@ -160,6 +146,29 @@ def abort(sink: ParquetSink, job_id: str) -> None:
     for name in _tree(fs, target):
         if _ours(name, job_id) and name not in published:
             fs.rm(f"{target}/{name}")
+
+
+def _abort_local(sink: ParquetSink, job_id: str) -> None:
+    staging, target = _local(staging_dir(sink, job_id)), _local(sink.path)
+    ready = manifest(staging) if os.path.isdir(staging) else None
+    if ready and ready.get("job") == job_id and committed_by(target) != job_id:
+        _take_back_moved(staging, target, ready.get("files") or (), job_id)
+    shutil.rmtree(staging, ignore_errors=True)
+    old = _set_aside(sink, job_id)
+    if os.path.isdir(old) and not os.path.exists(target):
+        os.replace(old, target)
+
+
+def _take_back_moved(staging: str, target: str, files, job_id: str) -> None:
+    """Remove from the target the job's files an append had moved there half way."""
+    for name in files:
+        moved = os.path.join(target, name)
+        if (
+            _ours(name, job_id)
+            and not os.path.exists(os.path.join(staging, name))
+            and os.path.exists(moved)
+        ):
+            os.remove(moved)
 
 
 def _manifest_text(job_id: str, files) -> str:
@@ -185,21 +194,34 @@ def _chosen(
     finished: its file, or, partitioned, its ``_tidal-done`` marker (no rows, no file)."""
     chosen, named, done = {}, {}, set()
     for path in staged:
-        folder, name = posixpath.split(path)
-        marker, attempt = parse_done(name), parse_attempt(name)
-        final = _final_subtask(name, sink, job_id if with_job else None)
-        if marker and not folder and finals.get(marker[0]) == marker[1]:
-            done.add(marker[0])
-        elif final is not None:
+        kind, subtask = _staged_kind(path, sink, finals, job_id if with_job else None)
+        if kind == "named":
             named[path] = path
-            done.add(final) if not sink.partition_by else None
-        elif attempt and finals.get(attempt[0]) == attempt[1]:
-            chosen[path] = attempt[0]
-            done.add(attempt[0]) if not sink.partition_by else None
+        elif kind == "chosen":
+            chosen[path] = subtask
+        if kind == "done" or (kind and not sink.partition_by):
+            done.add(subtask)
     missing = sorted(set(finals) - done)
     if missing:
         raise SinkError(f"sink {redact(sink.path)}: no output from subtasks {missing[:5]}")
     return chosen, named
+
+
+def _staged_kind(path: str, sink: ParquetSink, finals: dict[int, int], job_id: str | None):
+    """What a staged file is, with its subtask: ``done`` (a final attempt's marker that it
+    finished), ``named`` (given its final name already), ``chosen`` (a final attempt's file),
+    or ("", None): none of these."""
+    folder, name = posixpath.split(path)
+    marker = parse_done(name)
+    if marker and not folder and finals.get(marker[0]) == marker[1]:
+        return "done", marker[0]
+    final = _final_subtask(name, sink, job_id)
+    if final is not None:
+        return "named", final
+    attempt = parse_attempt(name)
+    if attempt and finals.get(attempt[0]) == attempt[1]:
+        return "chosen", attempt[0]
+    return "", None
 
 
 def _final_subtask(name: str, sink: ParquetSink, job_id: str | None) -> int | None:
@@ -246,6 +268,16 @@ def _commit_by_rename(sink: ParquetSink, job_id: str, final_attempts: dict[int, 
         shutil.rmtree(staging, ignore_errors=True)  # Spark's "ignore": the target stays as it is
         return 0
     appending = sink.mode == "append" and os.path.exists(target)
+    files = _final_files(sink, job_id, staging, final_attempts)
+    if appending:
+        return _append_by_renames(job_id, staging, target, files)
+    _replace_target(sink, staging, target, old)
+    return len(files)
+
+
+def _final_files(sink: ParquetSink, job_id: str, staging: str, final_attempts: dict) -> list:
+    """The staged files the commit publishes, listed in the staging manifest (as chosen
+    before a JobManager died, or chosen now); the markers of finished subtasks dropped."""
     ready = manifest(staging)
     if ready and ready.get("job") == job_id:  # chosen before a JobManager died
         files = ready["files"]
@@ -255,18 +287,21 @@ def _commit_by_rename(sink: ParquetSink, job_id: str, final_attempts: dict[int, 
     for name in os.listdir(staging):
         if parse_done(name):
             os.remove(os.path.join(staging, name))
-    if appending:
-        return _append_by_renames(job_id, staging, target, files)
+    return files
+
+
+def _replace_target(sink: ParquetSink, staging: str, target: str, old: str) -> None:
+    """Put the staging directory in the target's place: exchanged atomically where the
+    platform can, else the old target set aside first, then removed."""
     os.makedirs(os.path.dirname(target), exist_ok=True)
     if os.path.exists(target) and not os.path.exists(old):
         check_target(sink)
         if _exchange(staging, target):
             shutil.rmtree(staging, ignore_errors=True)
-            return len(files)
+            return
         os.replace(target, old)
     os.replace(staging, target)
     shutil.rmtree(old, ignore_errors=True)
-    return len(files)
 
 
 def _keep_final_attempts(
@@ -376,37 +411,64 @@ def _commit_by_manifest(sink: ParquetSink, job_id: str, final_attempts: dict[int
     _, staging = storage.filesystem(staging_dir(sink, job_id))
     published = manifest(sink.path)
     if published and published.get("job") == job_id:  # published before a JobManager died
-        if sink.mode != "append":
-            _remove_unlisted(fs, target, published["files"])
-        if fs.exists(staging):
-            fs.rm(staging, recursive=True)
-        return _published_count(sink, job_id, published["files"])
+        return _finish_published(sink, job_id, fs, target, staging, published["files"])
     staged = _tree(fs, staging)
     if not staged:
         raise SinkError(f"sink {redact(sink.path)}: no output was staged for it")
-    foreign = [name for name in _tree(fs, target) if not _ours(name, job_id)]
-    held = [name for name in foreign if name != MARKER]
-    if (held or (published or {}).get("job")) and sink.mode in ("error", "ignore"):
-        if sink.mode == "ignore":  # Spark's "ignore": a target that appeared stays as it is
-            abort(sink, job_id)
-            return 0
-        check_target(sink)  # a target that appeared after the job was submitted
+    held = _held_by_others(fs, target, job_id)
+    if _target_stays(sink, job_id, held, published):
+        return 0
     if published is None or published.get("files") is None:
         # say what the target holds now, before anything is copied next to it
         fs.pipe_file(f"{target}/{MARKER}", _manifest_text("", held).encode())
         published = {"files": held}
     chosen, _ = _chosen(sink, job_id, final_attempts, staged, with_job=False)
-    files = []
-    for path, subtask in sorted(chosen.items()):
-        name = posixpath.join(posixpath.dirname(path), final_name(subtask, sink.format, job_id))
-        fs.copy(f"{staging}/{path}", f"{target}/{name}")
-        files.append(name)
+    files = _copy_final(sink, job_id, fs, target, staging, chosen)
     listed = set(files) | (set(published["files"]) if sink.mode == "append" else set())
     fs.pipe_file(f"{target}/{MARKER}", _manifest_text(job_id, listed).encode())
     if sink.mode != "append":
         _remove_unlisted(fs, target, files)
     fs.rm(staging, recursive=True)
     return len(files)
+
+
+def _held_by_others(fs, target: str, job_id: str) -> list[str]:
+    """The files in the target that are not this job's (its manifest aside)."""
+    return [name for name in _tree(fs, target) if not _ours(name, job_id) and name != MARKER]
+
+
+def _finish_published(sink: ParquetSink, job_id: str, fs, target: str, staging: str, files) -> int:
+    """Finish a commit published before a JobManager died: files it replaced removed, the
+    staging gone."""
+    if sink.mode != "append":
+        _remove_unlisted(fs, target, files)
+    if fs.exists(staging):
+        fs.rm(staging, recursive=True)
+    return _published_count(sink, job_id, files)
+
+
+def _target_stays(sink: ParquetSink, job_id: str, held: list, published) -> bool:
+    """For a target that appeared after the job was submitted: True (the job aborted) where
+    Spark's "ignore" leaves it as it is; refused where the mode is "error"."""
+    if not (held or (published or {}).get("job")) or sink.mode not in ("error", "ignore"):
+        return False
+    if sink.mode == "ignore":
+        abort(sink, job_id)
+        return True
+    check_target(sink)
+    return False
+
+
+def _copy_final(
+    sink: ParquetSink, job_id: str, fs, target: str, staging: str, chosen: dict
+) -> list[str]:
+    """Copy each chosen file to the target under its final name; the names."""
+    files = []
+    for path, subtask in sorted(chosen.items()):
+        name = posixpath.join(posixpath.dirname(path), final_name(subtask, sink.format, job_id))
+        fs.copy(f"{staging}/{path}", f"{target}/{name}")
+        files.append(name)
+    return files
 
 
 def _remove_unlisted(fs, target: str, files: list[str]) -> None:

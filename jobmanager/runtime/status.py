@@ -132,7 +132,6 @@ def _vertex_details(state, ejv, ledger: TaskLedger) -> VertexDetails:
     subtasks = ejv.vertices
     metrics = [m for (name, _), m in ledger.metrics.items() if name == ejv.name]
     start, end = ledger.started_at.get(ejv.name), ledger.finished_at.get(ejv.name)
-    explanation = state.growth.explanations.get(ejv.name) if state.growth else None
     operator = ejv.job_vertex.operator
     return VertexDetails(
         name=ejv.name,
@@ -140,21 +139,36 @@ def _vertex_details(state, ejv, ledger: TaskLedger) -> VertexDetails:
         parallelism=ejv.parallelism,
         max_parallelism=ejv.max_parallelism,
         tasks=len(subtasks),
-        finished=sum(1 for v in subtasks if v.state is ExecutionState.FINISHED),
-        running=sum(1 for v in subtasks if v.state is ExecutionState.RUNNING),
+        finished=_count_in(subtasks, ExecutionState.FINISHED),
+        running=_count_in(subtasks, ExecutionState.RUNNING),
         deployments=ledger.deployments.get(ejv.name, 0),
         phases_ms=_phases(metrics),
         **_totals(metrics),
         bytes_out=sum(r.produced.total for r in ejv.outputs if r.produced is not None),
-        duration_s=round(end - start, 3) if start and end and ejv.is_finished else None,
+        duration_s=_duration(ejv, start, end),
         started_at=start,
-        explanation=explanation.text
-        if explanation
-        else _fixed_reason(
-            ejv,
-            state.status not in (JobStatus.CREATED, JobStatus.RUNNING),
-            state.source_listing(ejv.name)[0],
-        ),
+        explanation=_explanation(state, ejv),
+    )
+
+
+def _count_in(subtasks: list, state: ExecutionState) -> int:
+    return sum(1 for v in subtasks if v.state is state)
+
+
+def _duration(ejv, start: float | None, end: float | None) -> float | None:
+    """How long a finished vertex ran (seconds), from its first start to its last end."""
+    return round(end - start, 3) if start and end and ejv.is_finished else None
+
+
+def _explanation(state, ejv) -> str:
+    """Why the vertex has its parallelism: as decided at run time, else why it was fixed."""
+    explanation = state.growth.explanations.get(ejv.name) if state.growth else None
+    if explanation:
+        return explanation.text
+    return _fixed_reason(
+        ejv,
+        state.status not in (JobStatus.CREATED, JobStatus.RUNNING),
+        state.source_listing(ejv.name)[0],
     )
 
 

@@ -190,7 +190,6 @@ class SimulatedRun:
         left in ``queue`` (where a crash of the JobManager would leave them)."""
         queue = self.queue
         queue.extend(first)
-        handle, answer = self.state.handle, self.cluster.answer
         first_result = self.probe is not None
         while queue and self.cluster.terminated is None:
             if stop_after is not None and self.applied >= stop_after:
@@ -201,18 +200,23 @@ class SimulatedRun:
             if first_result and type(event) in (ev.TaskFinished, ev.TaskFailed):
                 self.probe.mark("first_task_done")
                 first_result = False
-            step = handle(event)
-            if self.record:
-                self.events.append(event)
-                self.events.extend(step.events)
-            for command in step.commands:
-                queue.extend(self._carry_out(command) or answer(command))
-            self.applied += 1
-            if self.applied in self.inject:
-                queue.extendleft(reversed(self.inject[self.applied]))
+            self._apply(event)
             if self.applied >= max_events:
                 raise RuntimeError(f"the job did not terminate within {max_events} events")
         return self.cluster.terminated
+
+    def _apply(self, event: object) -> None:
+        """Apply one event: queue the cluster's answers to its commands, then any event
+        injected after this many."""
+        step = self.state.handle(event)
+        if self.record:
+            self.events.append(event)
+            self.events.extend(step.events)
+        for command in step.commands:
+            self.queue.extend(self._carry_out(command) or self.cluster.answer(command))
+        self.applied += 1
+        if self.applied in self.inject:
+            self.queue.extendleft(reversed(self.inject[self.applied]))
 
     def _carry_out(self, command: object) -> list | None:
         """The JobManager shell's own work: source inference."""

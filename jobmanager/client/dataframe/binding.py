@@ -137,21 +137,27 @@ def bound_to_tidal(
 
     from jobmanager.client.dataframe.jobs import QueryRunner
 
-    saved = {
-        name: module
-        for name, module in sys.modules.items()
-        if name == "pyspark" or name.startswith("pyspark.")
-    }
+    saved = {name: module for name, module in sys.modules.items() if _is_pyspark(name)}
     given = _modules()
     defaults, factory = QueryRunner.defaults, QueryRunner.client_factory
     QueryRunner.defaults, QueryRunner.client_factory = dict(options or {}), client_factory
-    for name in [n for n in saved if n not in given and not n.startswith("pyspark.errors")]:
+    for name in _replaced_modules(saved, given):
         del sys.modules[name]
     sys.modules.update(given)
     try:
         yield
     finally:
-        for name in [n for n in sys.modules if n == "pyspark" or n.startswith("pyspark.")]:
+        for name in [n for n in sys.modules if _is_pyspark(n)]:
             del sys.modules[name]
         sys.modules.update(saved)
         QueryRunner.defaults, QueryRunner.client_factory = defaults, factory
+
+
+def _is_pyspark(module: str) -> bool:
+    return module == "pyspark" or module.startswith("pyspark.")
+
+
+def _replaced_modules(saved: dict, given: dict) -> list[str]:
+    """PySpark's modules Tidal's binding does not give, but for its errors: forgotten while
+    bound, so an import inside finds Tidal's."""
+    return [n for n in saved if n not in given and not n.startswith("pyspark.errors")]

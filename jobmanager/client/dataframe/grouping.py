@@ -59,16 +59,7 @@ class GroupedData(_BaseGroupedData["DataFrame"]):
         if self._kind is None:
             return grouped
         keys = [c.column_expression.copy() for c in self.group_by_cols]
-        if self._kind == "rollup":
-            grouping = exp.Rollup(expressions=keys)
-        elif self._kind == "cube":
-            grouping = exp.Cube(expressions=keys)
-        else:
-            grouping = exp.GroupingSets(
-                expressions=[
-                    exp.Tuple(expressions=[keys[i].copy() for i in each]) for each in self._sets
-                ]
-            )
+        grouping = _grouping(self._kind, keys, self._sets)
         grouped.expression.set("group", exp.Group(expressions=[grouping]))
         return grouped
 
@@ -166,4 +157,15 @@ def _rewrite_ignore_nulls(node: exp.Expression) -> exp.Expression:
     return exp.Anonymous(
         this="max_by",
         expressions=[value.copy(), exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))],
+    )
+
+
+def _grouping(kind: str, keys: list, sets) -> exp.Expression:
+    """The GROUP BY of a ``rollup``, a ``cube`` or grouping ``sets`` (of key positions)."""
+    if kind == "rollup":
+        return exp.Rollup(expressions=keys)
+    if kind == "cube":
+        return exp.Cube(expressions=keys)
+    return exp.GroupingSets(
+        expressions=[exp.Tuple(expressions=[keys[i].copy() for i in each]) for each in sets]
     )

@@ -25,24 +25,36 @@ if t.TYPE_CHECKING:
 __all__ = ["SparkMethods"]
 
 
+_FIXED_NAMES = {
+    "posexplode": ("pos", "col"),
+    "posexplodeouter": ("pos", "col"),
+    "explode": ("col",),
+    "explodeouter": ("col",),
+}
+
+
+def _stack_names(column: exp.Expression) -> tuple[str, ...] | None:
+    """``stack(n, ...)``'s columns, ``col0, col1, ...`` (None where n is not a literal)."""
+    count, *values = (
+        column.expressions
+        if isinstance(column, exp.Anonymous)
+        else (column.this, *column.expressions)
+    )
+    if isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0:
+        return tuple(f"col{i}" for i in range(-(-len(values) // int(count.this))))
+    return None
+
+
 def _generated_names(column: exp.Expression) -> tuple[str, ...] | None:
     """The names Spark gives a generator's columns (``explode``: ``col``; ``posexplode``:
     ``pos, col``; ``stack(n, ...)``: ``col0, col1, ...``; ``json_tuple``: ``c0, c1, ...``)."""
     kind = type(column).__name__.lower().lstrip("_")
     if kind == "anonymous":
         kind = column.name.lower()
-    if kind in ("posexplode", "posexplodeouter"):
-        return "pos", "col"
-    if kind in ("explode", "explodeouter"):
-        return ("col",)
+    if kind in _FIXED_NAMES:
+        return _FIXED_NAMES[kind]
     if kind == "stack":
-        count, *values = (
-            column.expressions
-            if isinstance(column, exp.Anonymous)
-            else (column.this, *column.expressions)
-        )
-        if isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0:
-            return tuple(f"col{i}" for i in range(-(-len(values) // int(count.this))))
+        return _stack_names(column)
     if kind in ("json_tuple", "jsontuple"):
         return tuple(f"c{i}" for i in range(len(column.expressions) - 1))
     return None

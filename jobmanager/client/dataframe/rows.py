@@ -57,18 +57,23 @@ def to_rows(table: pa.Table, zone: str | None = None) -> list:
     return rows
 
 
+def _row(value: dict, kind: pa.StructType):
+    """A struct as PySpark's ``Row``, its fields in the struct's order."""
+    from sqlframe.base.types import Row
+
+    fields = [kind.field(i) for i in range(kind.num_fields)]
+    row = Row(*[_spark_value(value.get(f.name), f.type) for f in fields])
+    row.__fields__ = [f.name for f in fields]
+    return row
+
+
 def _spark_value(value: Any, kind: pa.DataType) -> Any:
     """``value`` as PySpark gives it: a struct a ``Row`` (Arrow's is a dict), inside arrays and
     maps too."""
     if value is None:
         return None
     if pa.types.is_struct(kind):
-        from sqlframe.base.types import Row
-
-        fields = [kind.field(i) for i in range(kind.num_fields)]
-        row = Row(*[_spark_value(value.get(f.name), f.type) for f in fields])
-        row.__fields__ = [f.name for f in fields]
-        return row
+        return _row(value, kind)
     if pa.types.is_map(kind):
         return [(k, _spark_value(v, kind.item_type)) for k, v in value]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
@@ -87,15 +92,28 @@ def show_string(names: list[str], rows: list[tuple], more: int, truncate: int | 
     width = 20 if truncate is True else int(truncate or 0)
     cells = [[_cut(name, width) for name in names]]
     cells += [[_cut(spark_text(value), width) for value in row] for row in rows]
-    sizes = [max(3, *(len(row[i]) for row in cells)) for i in range(len(names))]
+    sizes = _column_sizes(cells, len(names))
     line = "+" + "+".join("-" * size for size in sizes) + "+"
-    pad = (lambda text, size: text.rjust(size)) if width > 0 else (lambda t, s: t.ljust(s))
-    out = [line, "|" + "|".join(pad(c, s) for c, s in zip(cells[0], sizes)) + "|", line]
-    out += ["|" + "|".join(pad(c, s) for c, s in zip(row, sizes)) + "|" for row in cells[1:]]
-    out.append(line)
+    boxed = [_boxed(row, sizes, right=width > 0) for row in cells]
+    out = [line, boxed[0], line, *boxed[1:], line]
     if more:
-        out.append(f"only showing top {len(rows)} row{'s' if len(rows) != 1 else ''}")
+        out.append(f"only showing top {_rows_word(len(rows))}")
     return "\n".join(out) + "\n"
+
+
+def _column_sizes(cells: list[list[str]], columns: int) -> list[int]:
+    """Each column's width: its longest cell's, at least 3."""
+    return [max(3, *(len(row[i]) for row in cells)) for i in range(columns)]
+
+
+def _boxed(cells: list[str], sizes: list[int], right: bool) -> str:
+    """A row of the table, each cell padded to its column's size."""
+    padded = (cell.rjust(size) if right else cell.ljust(size) for cell, size in zip(cells, sizes))
+    return "|" + "|".join(padded) + "|"
+
+
+def _rows_word(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
 
 
 def _cut(text: str, width: int) -> str:
@@ -115,17 +133,23 @@ def spark_text(value: Any) -> str:
     if isinstance(value, decimal.Decimal):
         return format(value, "f")
     if isinstance(value, datetime.datetime):
-        text = value.strftime("%Y-%m-%d %H:%M:%S")
-        if value.microsecond:
-            text += f".{value.microsecond:06d}".rstrip("0")
-        return text
+        return _timestamp_text(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(spark_text(v) for v in value) + "]"
     if isinstance(value, dict):
-        return (
-            "{" + ", ".join(f"{spark_text(k)} -> {spark_text(v)}" for k, v in value.items()) + "}"
-        )
+        return _map_text(value)
     return str(value)
+
+
+def _timestamp_text(value: datetime.datetime) -> str:
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text
+
+
+def _map_text(value: dict) -> str:
+    return "{" + ", ".join(f"{spark_text(k)} -> {spark_text(v)}" for k, v in value.items()) + "}"
 
 
 def _java_double(value: float) -> str:

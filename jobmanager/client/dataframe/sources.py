@@ -106,6 +106,25 @@ def _described(spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def _csv_table(path: str, options: Mapping[str, Any], schema) -> ReadTable:
+    csv = _arrow_csv_options(options)
+    header = _true(options.get("header"))
+    sample = _first_block(path)
+    parse = pacsv.ParseOptions(
+        **{k: v for k, v in csv.items() if k in ("delimiter", "quote_char", "escape_char")}
+    )
+    names = _csv_names(sample, parse, header)
+    if not header:
+        csv["column_names"] = names
+    csv["column_types"] = _csv_types(sample, parse, names, header, schema, options)
+    spec = {"path": path, "format": "csv", "partitioning": "hive", "csv": csv}
+    columns = tuple((name, str(from_arrow(csv["column_types"][name]))) for name in names)
+    partitions = tuple(c for c in _described(spec) if c[0] not in csv["column_types"])
+    projection = tuple((file, name, kind) for file, (name, kind) in zip(names, schema or ()))
+    return ReadTable(spec, columns + partitions, projection)
+
+
+def _arrow_csv_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Spark's CSV options as the Arrow options Tidal's CSV source reads with."""
     csv: dict[str, Any] = {
         "null_values": [options.get("nullvalue", "")],
         "strings_can_be_null": True,
@@ -119,44 +138,37 @@ def _csv_table(path: str, options: Mapping[str, Any], schema) -> ReadTable:
         csv["escape_char"] = str(options["escape"])
     if _true(options.get("multiline")):
         csv["newlines_in_values"] = True
-    header = _true(options.get("header"))
-    sample = _first_block(path)
-    parse = pacsv.ParseOptions(
-        **{k: v for k, v in csv.items() if k in ("delimiter", "quote_char", "escape_char")}
-    )
-    width = (
-        len(
-            pacsv.read_csv(
-                io.BytesIO(sample), pacsv.ReadOptions(autogenerate_column_names=True), parse
-            ).column_names
-        )
-        if sample.strip()
-        else 0
-    )
+    return csv
+
+
+def _csv_names(sample: bytes, parse: pacsv.ParseOptions, header: bool) -> list[str]:
+    """The columns' names: the header's, else Spark's ``_c0``, ``_c1``, ... for as many
+    columns as the first line has."""
     if header:
-        names = pacsv.read_csv(io.BytesIO(sample), parse_options=parse).column_names
-    else:
-        names = [f"_c{i}" for i in range(width)]
-        csv["column_names"] = names
+        return pacsv.read_csv(io.BytesIO(sample), parse_options=parse).column_names
+    if not sample.strip():
+        return []
+    numbered = pacsv.ReadOptions(autogenerate_column_names=True)
+    width = len(pacsv.read_csv(io.BytesIO(sample), numbered, parse).column_names)
+    return [f"_c{i}" for i in range(width)]
+
+
+def _csv_types(sample: bytes, parse, names: list[str], header: bool, schema, options) -> dict:
+    """Each column's Arrow type: the given schema's, inferred from the sample with
+    ``inferSchema``, else a string, as in Spark."""
     if schema:
-        csv["column_types"] = {
+        return {
             name: _SPARK_TO_ARROW.get(kind, pa.string()) for name, (_, kind) in zip(names, schema)
         }
-    elif _true(options.get("inferschema")):
-        inferred = pacsv.read_csv(
-            io.BytesIO(sample),
-            pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
-            parse,
-            pacsv.ConvertOptions(null_values=csv["null_values"], strings_can_be_null=True),
-        )
-        csv["column_types"] = {f.name: f.type for f in inferred.schema}
-    else:
-        csv["column_types"] = {name: pa.string() for name in names}
-    spec = {"path": path, "format": "csv", "partitioning": "hive", "csv": csv}
-    columns = tuple((name, str(from_arrow(csv["column_types"][name]))) for name in names)
-    partitions = tuple(c for c in _described(spec) if c[0] not in csv["column_types"])
-    projection = tuple((file, name, kind) for file, (name, kind) in zip(names, schema or ()))
-    return ReadTable(spec, columns + partitions, projection)
+    if not _true(options.get("inferschema")):
+        return {name: pa.string() for name in names}
+    inferred = pacsv.read_csv(
+        io.BytesIO(sample),
+        pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
+        parse,
+        pacsv.ConvertOptions(null_values=[options.get("nullvalue", "")], strings_can_be_null=True),
+    )
+    return {f.name: f.type for f in inferred.schema}
 
 
 def _first_block(path: str) -> bytes:

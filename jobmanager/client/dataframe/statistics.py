@@ -60,18 +60,7 @@ def fill_nulls(df: DataFrame, value, subset=None) -> DataFrame:
     import jobmanager.client.dataframe.functions as F
 
     types = dict(df.dtypes)
-    if isinstance(value, dict):
-        wanted = {name: v for name, v in value.items()}
-    else:
-        kind = _kind_of_value(value)
-        if kind == "other":
-            raise TypeError(f"value should be a float, int, string, bool or dict, got {value!r}")
-        wanted = {
-            name: value
-            for name in _subset(df, subset)
-            if _kind(types.get(name, "")) == kind
-            or (kind == "number" and _kind(types.get(name, "")) == "number")
-        }
+    wanted = _fills(df, value, subset, types)
     columns = []
     for name in df.columns:
         if name not in wanted:
@@ -82,6 +71,17 @@ def fill_nulls(df: DataFrame, value, subset=None) -> DataFrame:
             column = F.nanvl(column, F.lit(None))
         columns.append(F.coalesce(column, F.lit(wanted[name]).cast(types[name])).alias(name))
     return df.select(*columns)
+
+
+def _fills(df: DataFrame, value, subset, types: dict) -> dict:
+    """The value to fill each column's nulls with: a dict's, else ``value`` in each column
+    of ``subset`` of its kind."""
+    if isinstance(value, dict):
+        return dict(value)
+    kind = _kind_of_value(value)
+    if kind == "other":
+        raise TypeError(f"value should be a float, int, string, bool or dict, got {value!r}")
+    return {name: value for name in _subset(df, subset) if _kind(types.get(name, "")) == kind}
 
 
 def drop_nulls(
@@ -110,15 +110,7 @@ def drop_nulls(
 def replace_values(df: DataFrame, to_replace, value=None, subset=None) -> DataFrame:
     import jobmanager.client.dataframe.functions as F
 
-    if isinstance(to_replace, dict):
-        pairs = list(to_replace.items())
-    elif isinstance(to_replace, (list, tuple)):
-        values = value if isinstance(value, (list, tuple)) else [value] * len(to_replace)
-        if len(values) != len(to_replace):
-            raise ValueError("to_replace and value lists should be of the same length")
-        pairs = list(zip(to_replace, values))
-    else:
-        pairs = [(to_replace, value)]
+    pairs = _replacement_pairs(to_replace, value)
     kinds = {_kind_of_value(old) for old, _ in pairs}
     types = dict(df.dtypes)
     chosen = {n for n in _subset(df, subset) if _kind(types.get(n, "")) in kinds}
@@ -128,16 +120,31 @@ def replace_values(df: DataFrame, to_replace, value=None, subset=None) -> DataFr
             columns.append(F.col(name))
             continue
         matching = [(old, new) for old, new in pairs if _kind_of_value(old) == _kind(types[name])]
-        case = None
-        for old, new in matching:
-            then = F.lit(new).cast(types[name])
-            case = (
-                F.when(F.col(name) == F.lit(old), then)
-                if case is None
-                else case.when(F.col(name) == F.lit(old), then)
-            )
-        columns.append(case.otherwise(F.col(name)).alias(name) if case is not None else F.col(name))
+        columns.append(_replaced(F, name, types[name], matching))
     return df.select(*columns)
+
+
+def _replacement_pairs(to_replace, value) -> list[tuple]:
+    """``replace``'s arguments as (old, new) pairs: a dict's, two lists' or one value's."""
+    if isinstance(to_replace, dict):
+        return list(to_replace.items())
+    if not isinstance(to_replace, (list, tuple)):
+        return [(to_replace, value)]
+    values = value if isinstance(value, (list, tuple)) else [value] * len(to_replace)
+    if len(values) != len(to_replace):
+        raise ValueError("to_replace and value lists should be of the same length")
+    return list(zip(to_replace, values))
+
+
+def _replaced(F, name: str, type_: str, pairs: list[tuple]):
+    """The column ``name`` with each old value of ``pairs`` replaced by its new one."""
+    if not pairs:
+        return F.col(name)
+    (old, new), *rest = pairs
+    case = F.when(F.col(name) == F.lit(old), F.lit(new).cast(type_))
+    for old, new in rest:
+        case = case.when(F.col(name) == F.lit(old), F.lit(new).cast(type_))
+    return case.otherwise(F.col(name)).alias(name)
 
 
 def summary(df: DataFrame, *statistics: str) -> DataFrame:
@@ -145,13 +152,12 @@ def summary(df: DataFrame, *statistics: str) -> DataFrame:
     import jobmanager.client.dataframe.functions as F
 
     statistics = statistics or _DEFAULT_SUMMARY
-    kinds = [(n, _kind(k)) for n, k in df.dtypes if _kind(k) in ("number", "string")]
-    cells = []
-    for s, statistic in enumerate(statistics):
-        for c, (name, kind) in enumerate(kinds):
-            cells.append(
-                _statistic(F, statistic, F.col(name), kind).cast("string").alias(f"__s{s}_{c}")
-            )
+    kinds = _summarised(df)
+    cells = [
+        _statistic(F, statistic, F.col(name), kind).cast("string").alias(f"__s{s}_{c}")
+        for s, statistic in enumerate(statistics)
+        for c, (name, kind) in enumerate(kinds)
+    ]
     found = df.agg(*cells).collect()[0] if cells else ()
     rows = [
         (statistic, *[found[s * len(kinds) + c] for c in range(len(kinds))])
@@ -168,30 +174,42 @@ def describe(df: DataFrame, *cols) -> DataFrame:
     return summary(chosen, "count", "mean", "stddev", "min", "max")
 
 
+def _summarised(df: DataFrame) -> list[tuple[str, str]]:
+    """The numeric and string columns ``summary`` covers, with their kinds."""
+    return [(n, _kind(k)) for n, k in df.dtypes if _kind(k) in ("number", "string")]
+
+
+# each statistic by the function computing it, and whether it is for numeric columns only (a
+# column of another kind shows null)
+_STATISTICS = {
+    "count": ("count", False),
+    "min": ("min", False),
+    "max": ("max", False),
+    "mean": ("avg", True),
+    "stddev": ("stddev", True),
+    "count_distinct": ("count_distinct", True),
+    "approx_count_distinct": ("approx_count_distinct", True),
+}
+
+
 def _statistic(F, statistic: str, column, kind: str):
-    if statistic == "count":
-        return F.count(column)
-    if statistic in ("min", "max"):
-        return getattr(F, statistic)(column)
-    if kind != "number":
+    function, numeric_only = _STATISTICS.get(statistic, (None, True))  # None: a percentile
+    if numeric_only and kind != "number":
         return F.lit(None)
-    if statistic == "mean":
-        return F.avg(column)
-    if statistic == "stddev":
-        return F.stddev(column)
-    if statistic.endswith("%"):
-        try:
-            fraction = float(statistic[:-1]) / 100
-        except ValueError:
-            fraction = -1.0
-        if not 0 <= fraction <= 1:
-            raise ValueError(f"{statistic} is not a recognised statistic")
-        return F.percentile_approx(column, fraction, 10000)
-    if statistic == "count_distinct":
-        return F.count_distinct(column)
-    if statistic == "approx_count_distinct":
-        return F.approx_count_distinct(column)
-    raise ValueError(f"{statistic} is not a recognised statistic")
+    if function is not None:
+        return getattr(F, function)(column)
+    return F.percentile_approx(column, _percentile(statistic), 10000)
+
+
+def _percentile(statistic: str) -> float:
+    """``"75%"`` as 0.75; anything else is no statistic."""
+    try:
+        fraction = float(statistic[:-1]) / 100 if statistic.endswith("%") else -1.0
+    except ValueError:
+        fraction = -1.0
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"{statistic} is not a recognised statistic")
+    return fraction
 
 
 def approx_quantile(df: DataFrame, col, probabilities, relativeError: float):

@@ -120,78 +120,104 @@ def join_facts(graph, state, decisions: dict[str, JoinDecision]) -> tuple[JoinFa
     )
     found = []
     for vertex in graph.topological_order():
-        operator = vertex.operator
-        planned = {p.join: p for p in operator.joins} if isinstance(operator, SqlOperator) else {}
-        marked: dict[str, dict[str, object]] = defaultdict(dict)
-        for edge in vertex.inputs:
-            if edge.join is not None:
-                marked[edge.join.join][edge.join.side] = edge
         runs = chain_of.get(vertex.name, vertex.name)
-        for join in [*planned, *(j for j in marked if j not in planned)]:
-            plan, marks = planned.get(join), marked.get(join, {})
-            edges = {side: _side_edge(vertex, plan, marks, side) for side in ("left", "right")}
-            context = (runs, chain_of, written, state.graph.job_vertex(runs), thresholds)
+        context = (runs, chain_of, written, state.graph.job_vertex(runs), thresholds)
+        for join, plan, edges in _joins_of(vertex):
             found.append(_join(vertex, join, plan, edges, decisions.get(join), context))
     return tuple(found)
 
 
+def _joins_of(vertex):
+    """Each join ``vertex`` runs, planned (on its ``SqlOperator``) or marked (on its input
+    edges), as (join id, its ``PlannedJoin`` or None, its edge by side)."""
+    operator = vertex.operator
+    planned = {p.join: p for p in operator.joins} if isinstance(operator, SqlOperator) else {}
+    marked: dict[str, dict[str, object]] = defaultdict(dict)
+    for edge in vertex.inputs:
+        if edge.join is not None:
+            marked[edge.join.join][edge.join.side] = edge
+    for join in [*planned, *(j for j in marked if j not in planned)]:
+        plan, marks = planned.get(join), marked.get(join, {})
+        yield (
+            join,
+            plan,
+            {side: _side_edge(vertex, plan, marks, side) for side in ("left", "right")},
+        )
+
+
 def _join(vertex, join: str, plan: PlannedJoin | None, edges: dict, decision, context) -> JoinFacts:
-    runs, chain_of, written, ejv, (static, run_time, off) = context
+    runs, chain_of, written, ejv, thresholds = context
     kind = (
         plan.kind
         if plan is not None
         else next(e.join.kind for e in edges.values() if e is not None)
     )
     producers = tuple(e.source.name if e is not None else "" for e in edges.values())
-    note, after = "", ()
-    if decision is not None:
-        strategy, side, when, threshold = (
-            decision.strategy,
-            decision.side,
-            "run time",
-            decision.threshold,
+    strategy, side, when, threshold, after, note = _decided(
+        vertex, plan, decision, producers, ejv, thresholds
+    )
+    sides = [
+        JoinSideFacts(
+            name,
+            _producer(vertex, plan, name, edge),
+            _held_bytes(plan, name, decision),
+            written.get(id(edge), -1) if edge is not None else -1,
+            _side_moved(vertex, plan, name, edge, decision, chain_of, runs),
         )
-        after = decision.decided_after or tuple(p for p in producers if p)
-    elif plan is not None and plan.strategy != PlannedJoin.RUNTIME:
-        strategy, side, when, threshold = plan.strategy, plan.side, "planned", static
-    else:  # marked for the run time, but not decided by it
-        side, threshold = plan.side if plan is not None else "", run_time
-        if ejv.parallelism is None:
-            strategy, when = "", "pending"
-            note = (
-                "to be decided at run time once "
-                + " and ".join(repr(p) for p in producers if p)
-                + " finish"
-            )
-        else:
-            strategy, when = JoinDecision.SHUFFLED, "planned"
-            note = "kept as planned, not decided at run time" + (
-                ": its vertex reads sources"
-                if vertex.sources
-                else ": its parallelism was set by the user"
-                if vertex.parallelism is not None
-                else ": adaptive broadcast joins are off (strategy NONE)"
-                if off
-                else ""
-            )
-    sides = []
-    for name, edge in edges.items():
-        if decision is not None:
-            bytes_ = decision.left_bytes if name == "left" else decision.right_bytes
-        else:
-            bytes_ = plan.listed(name) if plan is not None else -1
-        read_whole = _read_whole(vertex, plan, name) if edge is None else ""
-        moved = "read whole" if read_whole else _moved(edge, name, decision, chain_of, runs)
-        sides.append(
-            JoinSideFacts(
-                name,
-                edge.source.name if edge is not None else read_whole,
-                bytes_,
-                written.get(id(edge), -1) if edge is not None else -1,
-                moved,
-            )
-        )
+        for name, edge in edges.items()
+    ]
     return JoinFacts(join, kind, runs, strategy, side, when, threshold, after, *sides, note=note)
+
+
+def _decided(vertex, plan, decision, producers: tuple[str, ...], ejv, thresholds) -> tuple:
+    """(strategy, side, when, threshold, decided after, note) of a join: decided at run time,
+    planned from the listing, or marked for the run time and not (yet) decided by it."""
+    static, run_time, off = thresholds
+    if decision is not None:
+        after = decision.decided_after or tuple(p for p in producers if p)
+        return decision.strategy, decision.side, "run time", decision.threshold, after, ""
+    if plan is not None and plan.strategy != PlannedJoin.RUNTIME:
+        return plan.strategy, plan.side, "planned", static, (), ""
+    return _undecided(vertex, plan, producers, ejv, run_time, off)
+
+
+def _undecided(vertex, plan, producers: tuple[str, ...], ejv, run_time: int, off: bool) -> tuple:
+    """A join marked for the run time but not decided by it: pending while its vertex waits
+    for its parallelism, else kept as planned (shuffled)."""
+    side = plan.side if plan is not None else ""
+    if ejv.parallelism is None:
+        waits = " and ".join(repr(p) for p in producers if p)
+        return "", side, "pending", run_time, (), f"to be decided at run time once {waits} finish"
+    note = "kept as planned, not decided at run time" + _why_kept(vertex, off)
+    return JoinDecision.SHUFFLED, side, "planned", run_time, (), note
+
+
+def _why_kept(vertex, adaptive_off: bool) -> str:
+    """Why a join marked for the run time kept its plan ("" when no reason is known)."""
+    if vertex.sources:
+        return ": its vertex reads sources"
+    if vertex.parallelism is not None:
+        return ": its parallelism was set by the user"
+    if adaptive_off:
+        return ": adaptive broadcast joins are off (strategy NONE)"
+    return ""
+
+
+def _held_bytes(plan, side: str, decision) -> int:
+    """The bytes of ``side`` the decision held against the threshold (-1: unknown)."""
+    if decision is not None:
+        return decision.left_bytes if side == "left" else decision.right_bytes
+    return plan.listed(side) if plan is not None else -1
+
+
+def _producer(vertex, plan, side: str, edge) -> str:
+    return edge.source.name if edge is not None else _read_whole(vertex, plan, side)
+
+
+def _side_moved(vertex, plan, side: str, edge, decision, chain_of: dict, runs: str) -> str:
+    if edge is None and _read_whole(vertex, plan, side):
+        return "read whole"
+    return _moved(edge, side, decision, chain_of, runs)
 
 
 def _moved(edge, side: str, decision: JoinDecision | None, chain_of: dict, runs: str) -> str:
@@ -312,19 +338,30 @@ def add_task_bytes(ejv, result, totals: np.ndarray) -> bool:
     if result.is_broadcast or isinstance(info, WholeInputInfo) or info is None or produced is None:
         return False
     if produced.per_partition is not None:
-        for k in range(len(info)):
-            for piece in info[k].slices:
-                sub = piece.subpartitions
-                for p in range(piece.partitions.start, piece.partitions.end + 1):
-                    totals[k] += produced.per_partition[p][sub.start : sub.end + 1].sum()
-        return True
+        _add_counted_bytes(info, produced, totals)
+    else:
+        _add_estimated_bytes(info, produced, totals, len(result.partitions))
+    return True
+
+
+def _add_counted_bytes(info, produced, totals: np.ndarray) -> None:
+    """Each task's bytes, summed from the bytes counted per partition and subpartition."""
+    for k in range(len(info)):
+        for piece in info[k].slices:
+            sub = piece.subpartitions
+            for p in range(piece.partitions.start, piece.partitions.end + 1):
+                totals[k] += produced.per_partition[p][sub.start : sub.end + 1].sum()
+
+
+def _add_estimated_bytes(info, produced, totals: np.ndarray, partitions: int) -> None:
+    """Each task's bytes from the subpartitions' sums, a partition range cut across tasks
+    estimated by its partitions' share of the whole."""
     prefix = np.concatenate(([0], np.cumsum(produced.subpartition_sums)))
     whole = int(produced.partition_totals.sum())
     for k in range(len(info)):
         for piece in info[k].slices:
             sub, parts = piece.subpartitions, piece.partitions
             size = float(prefix[sub.end + 1] - prefix[sub.start])
-            if whole and (parts.start, parts.end) != (0, len(result.partitions) - 1):
+            if whole and (parts.start, parts.end) != (0, partitions - 1):
                 size *= produced.partition_totals[parts.start : parts.end + 1].sum() / whole
             totals[k] += size
-    return True

@@ -152,14 +152,7 @@ def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
             "task (pipeline.operator-chaining.enabled)"
         )
     if v.origin == "decided":
-        broadcast = (
-            f", {size(v.broadcast_bytes)} broadcast left out"
-            if v.broadcast_bytes
-            else ", nothing broadcast"
-        )
-        lines.append(f"  consumed: {size(v.input_bytes)} ({v.input_bytes:,} bytes){broadcast}")
-        lines.append(f"  raw value: {v.raw:g} (non-broadcast bytes / avg-data-volume-per-task)")
-        lines.append("  clamps: " + ("; ".join(v.clamps) if v.clamps else "none"))
+        lines += _decided_lines(v)
     if v.inference:
         lines.append(f"  sources saw: {v.inference}")
     if v.task_bytes is not None:
@@ -168,6 +161,29 @@ def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
             f"  tasks given: smallest {size(smallest)}, largest {size(largest)} of "
             "non-broadcast input"
         )
+    lines += _skew_lines(facts, v)
+    lines.append(f"  why: {v.explanation}")
+    lines.extend(sql_lines(v.name, v.sql))
+    return lines
+
+
+def _decided_lines(v: VertexFacts) -> list[str]:
+    """What a parallelism decided at run time consumed, and how it was clamped."""
+    broadcast = (
+        f", {size(v.broadcast_bytes)} broadcast left out"
+        if v.broadcast_bytes
+        else ", nothing broadcast"
+    )
+    return [
+        f"  consumed: {size(v.input_bytes)} ({v.input_bytes:,} bytes){broadcast}",
+        f"  raw value: {v.raw:g} (non-broadcast bytes / avg-data-volume-per-task)",
+        "  clamps: " + ("; ".join(v.clamps) if v.clamps else "none"),
+    ]
+
+
+def _skew_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
+    """The skewed subpartitions of the vertex's inputs, cut across its tasks."""
+    lines = []
     for r in facts.results:
         if r.target == v.name and r.splits:
             cuts = ", ".join(
@@ -178,6 +194,4 @@ def _vertex_lines(facts: JobFacts, v: VertexFacts) -> list[str]:
                 f"  skew: {r.source} -> {v.name}: {cuts}{more}, one task each "
                 "(the other inputs' matching data read whole by each)"
             )
-    lines.append(f"  why: {v.explanation}")
-    lines.extend(sql_lines(v.name, v.sql))
     return lines

@@ -183,13 +183,7 @@ def facts_from_log(
     def events():
         for time_ms, event in records:
             now[0] = time_ms
-            if type(event) is ev.VertexParallelismDecided:
-                decided[event.vertex] = event
-                joins.update((j.join, j) for j in event.joins)
-            elif type(event) is ev.JoinChained:  # a join run in its big side's tasks
-                joins[event.decision.join] = event.decision
-            elif type(event) is ev.JobEnded:
-                ended_at.append(time_ms)
+            _note_decision(time_ms, event, decided, joins, ended_at)
             yield event
 
     def observe(event, commands) -> None:
@@ -199,15 +193,11 @@ def facts_from_log(
         timeline.saw(now[0], event, commands)
 
     replay(state, events(), observe)
-    stored_end = final_status.ended_at if final_status is not None else None
-    if stored_end is None and ended_at:
-        stored_end = ended_at[-1] / 1000
+    stored_end = _stored_end(final_status, ended_at)
     ended = state.ended is not None or stored_end is not None
-    status = job_status(state, ledger, job_id, submitted.submitted_at, stored_end)
-    if final_status is not None:
-        status = replace(status, status=final_status.status, cause=final_status.cause)
-    elif state.ended is not None:
-        status = replace(status, status=state.ended[0], cause=state.ended[1])
+    status = _ended_status(
+        job_status(state, ledger, job_id, submitted.submitted_at, stored_end), state, final_status
+    )
     counts = {v.name: v for v in status.vertices}
     vertices = tuple(
         _vertex(state, ejv, counts[ejv.name], decided.get(ejv.name), ended)
@@ -333,6 +323,33 @@ def _task_bytes(ejv) -> tuple[int, int] | None:
     return (int(totals.min()), int(totals.max())) if any(counted) else None
 
 
+def _note_decision(time_ms: int, event, decided: dict, joins: dict, ended_at: list) -> None:
+    """Keep what the run time decided of vertices and joins, and when the job ended."""
+    if type(event) is ev.VertexParallelismDecided:
+        decided[event.vertex] = event
+        joins.update((j.join, j) for j in event.joins)
+    elif type(event) is ev.JoinChained:  # a join run in its big side's tasks
+        joins[event.decision.join] = event.decision
+    elif type(event) is ev.JobEnded:
+        ended_at.append(time_ms)
+
+
+def _stored_end(final_status: JobDetails | None, ended_at: list[int]) -> float | None:
+    """When the job ended (seconds): as its JobManager stored it, else as its log last said."""
+    if final_status is not None and final_status.ended_at is not None:
+        return final_status.ended_at
+    return ended_at[-1] / 1000 if ended_at else None
+
+
+def _ended_status(status, state, final_status: JobDetails | None):
+    """The status as its JobManager stored it when it left, else as the log ended it."""
+    if final_status is not None:
+        return replace(status, status=final_status.status, cause=final_status.cause)
+    if state.ended is not None:
+        return replace(status, status=state.ended[0], cause=state.ended[1])
+    return status
+
+
 def _result(result) -> ResultFacts:
     edge = result.edge
     produced = result.produced
@@ -346,12 +363,7 @@ def _result(result) -> ResultFacts:
         produced.total if produced else 0,
         len(result.partitions),
     )
-    if (
-        produced is None
-        or produced.per_partition is not None
-        or result.is_broadcast
-        or not produced.has_breakdown
-    ):  # many subpartitions, consumer fixed: totals only
+    if not _charted(result):  # many subpartitions, consumer fixed: totals only
         return facts
     consumer = result.consumer
     info = consumer.input_infos.get(result.id) if consumer.is_initialized else None
@@ -359,21 +371,7 @@ def _result(result) -> ResultFacts:
     splits: tuple[tuple[int, int], ...] = ()
     if info is not None and not isinstance(info, (WholeInputInfo, PartitionRangesInputInfo)):
         # read whole, or whole producer outputs per task: no subpartition ranges, no skew cuts
-        ranges = tuple(
-            (
-                min(s.subpartitions.start for s in info[k].slices),
-                max(s.subpartitions.end for s in info[k].slices),
-            )
-            for k in range(len(info))
-        )
-        whole = (0, len(result.partitions) - 1)
-        pieces: dict[int, int] = {}
-        for k in range(len(info)):
-            for piece in info[k].slices:
-                if (piece.partitions.start, piece.partitions.end) != whole:  # a cut, not a copy
-                    for s in range(piece.subpartitions.start, piece.subpartitions.end + 1):
-                        pieces[s] = pieces.get(s, 0) + 1
-        splits = tuple(sorted((s, n) for s, n in pieces.items() if n > 1))
+        ranges, splits = _task_ranges(info), _skew_splits(info, len(result.partitions))
     return ResultFacts(
         facts.result,
         facts.source,
@@ -387,3 +385,37 @@ def _result(result) -> ResultFacts:
         ranges,
         splits,
     )
+
+
+def _charted(result) -> bool:
+    """Whether the result's bytes per subpartition are known and worth a chart."""
+    produced = result.produced
+    return (
+        produced is not None
+        and produced.per_partition is None
+        and not result.is_broadcast
+        and produced.has_breakdown
+    )
+
+
+def _task_ranges(info) -> tuple[tuple[int, int], ...]:
+    """The first and last subpartition each consumer task reads."""
+    return tuple(
+        (
+            min(s.subpartitions.start for s in info[k].slices),
+            max(s.subpartitions.end for s in info[k].slices),
+        )
+        for k in range(len(info))
+    )
+
+
+def _skew_splits(info, partitions: int) -> tuple[tuple[int, int], ...]:
+    """(subpartition, pieces) of each subpartition cut across tasks by partition ranges."""
+    whole = (0, partitions - 1)
+    pieces: dict[int, int] = {}
+    for k in range(len(info)):
+        for piece in info[k].slices:
+            if (piece.partitions.start, piece.partitions.end) != whole:  # a cut, not a copy
+                for s in range(piece.subpartitions.start, piece.subpartitions.end + 1):
+                    pieces[s] = pieces.get(s, 0) + 1
+    return tuple(sorted((s, n) for s, n in pieces.items() if n > 1))

@@ -25,23 +25,24 @@ def layered_layout(
     for source, target in edges:
         outputs[source].append(target)
         inputs[target].append(source)
-    layer: dict[str, int] = {}
-    for node in _topological(nodes, inputs, outputs):
-        layer[node] = max((layer[i] + 1 for i in inputs[node]), default=0)
-    layers: list[list[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
-    for node in nodes:
-        layers[layer[node]].append(node)
+    layers = _layers(nodes, inputs, outputs)
     for sweep in range(_SWEEPS):
-        forward = sweep % 2 == 0
-        order = range(1, len(layers)) if forward else range(len(layers) - 2, -1, -1)
-        for k in order:
-            neighbours = inputs if forward else outputs
-            position = {n: i for i, n in enumerate(layers[k - 1 if forward else k + 1])}
-            layers[k] = sorted(
-                layers[k],
-                key=lambda n, k=k: _barycenter(n, neighbours, position, layers[k].index(n)),
-            )
+        if sweep % 2 == 0:
+            _sweep(layers, range(1, len(layers)), inputs, -1)
+        else:
+            _sweep(layers, range(len(layers) - 2, -1, -1), outputs, +1)
     return {node: (k, i) for k, members in enumerate(layers) for i, node in enumerate(members)}
+
+
+def _sweep(layers: list[list[str]], order: range, neighbours: dict, towards: int) -> None:
+    """Reorder each layer in ``order`` by the mean position of its nodes' ``neighbours`` in
+    the layer ``towards`` it (-1: the one before, +1: the one after)."""
+    for k in order:
+        position = {n: i for i, n in enumerate(layers[k + towards])}
+        layers[k] = sorted(
+            layers[k],
+            key=lambda n, k=k: _barycenter(n, neighbours, position, layers[k].index(n)),
+        )
 
 
 def _barycenter(
@@ -49,6 +50,17 @@ def _barycenter(
 ) -> tuple[float, int]:
     placed = [position[n] for n in neighbours[node] if n in position]
     return (sum(placed) / len(placed) if placed else float(current), current)
+
+
+def _layers(nodes: Sequence[str], inputs: dict, outputs: dict) -> list[list[str]]:
+    """The nodes by layer: each one layer after the deepest of its inputs."""
+    layer: dict[str, int] = {}
+    for node in _topological(nodes, inputs, outputs):
+        layer[node] = max((layer[i] + 1 for i in inputs[node]), default=0)
+    layers: list[list[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
+    for node in nodes:
+        layers[layer[node]].append(node)
+    return layers
 
 
 def _topological(nodes: Sequence[str], inputs: dict, outputs: dict) -> list[str]:

@@ -91,13 +91,6 @@ def _when(ms: int | None) -> str:
 
 def report_html(facts: JobFacts) -> str:
     status_css = facts.status.value if facts.status.is_terminal else "other"
-    duration = ((facts.ended_ms or facts.last_ms) - facts.submitted_ms) / 1000
-    rows = [("job id", facts.job_id), ("submitted", _when(facts.submitted_ms)),
-            ("ended", _when(facts.ended_ms) or "not yet"),
-            ("duration", f"{duration:.2f} s" + ("" if facts.ended_ms else " so far")),
-            ("tasks", f"{sum(v.tasks for v in facts.vertices):,} in {len(facts.vertices)} vertices, "
-                      f"{len(facts.attempts):,} attempts"),
-            ("JobManager recoveries", str(facts.recoveries))]  # fmt: skip
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -105,7 +98,7 @@ def report_html(facts: JobFacts) -> str:
         f"<style>{_CSS}</style></head><body>",
         f'<h1>{escape(facts.name)} <span class="status {status_css}">{escape(facts.status)}</span></h1>',
         '<table class="summary">'
-        + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows)
+        + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in _summary(facts))
         + "</table>",
     ]
     if facts.cause:
@@ -121,26 +114,50 @@ def report_html(facts: JobFacts) -> str:
         _legend(facts),
         f'<div class="scroll">{timeline_svg(facts)}</div>',
     ]
-    charts = [r for r in facts.results if r.subpartition_bytes]
-    if charts:
-        parts.append("<h2>Bytes per subpartition</h2>")
-        parts.append(
-            "<p class=why>Each all-to-all result's bytes per subpartition, summed over "
-            "its producers; the bands are the ranges its consumer tasks were given, and "
-            "orange bars are skewed subpartitions cut across several tasks.</p>"
-        )
-        for r in charts:
-            parts.append(
-                f"<h3>{escape(r.source)} → {escape(r.target)} ({escape(r.partitioner)}, "
-                f"{size(r.bytes)})</h3>"
-            )
-            parts.append(f'<div class="scroll">{bytes_svg(r)}</div>')
+    parts.extend(_bytes_section(facts))
     parts.extend(_decisions_section(facts))
     parts.append("<h2>Vertices</h2>")
     parts.append(_vertex_table(facts))
     parts.extend(_sql_section(facts))
     parts.append(f"<script>{_SCRIPT}</script></body></html>")
     return "\n".join(parts)
+
+
+def _summary(facts: JobFacts) -> list[tuple[str, str]]:
+    """The job's summary table: its id, when it ran, its tasks and recoveries."""
+    duration = ((facts.ended_ms or facts.last_ms) - facts.submitted_ms) / 1000
+    return [
+        ("job id", facts.job_id),
+        ("submitted", _when(facts.submitted_ms)),
+        ("ended", _when(facts.ended_ms) or "not yet"),
+        ("duration", f"{duration:.2f} s" + ("" if facts.ended_ms else " so far")),
+        (
+            "tasks",
+            f"{sum(v.tasks for v in facts.vertices):,} in {len(facts.vertices)} vertices, "
+            f"{len(facts.attempts):,} attempts",
+        ),
+        ("JobManager recoveries", str(facts.recoveries)),
+    ]
+
+
+def _bytes_section(facts: JobFacts) -> list[str]:
+    """A chart of bytes per subpartition for each all-to-all result that counted them."""
+    charts = [r for r in facts.results if r.subpartition_bytes]
+    if not charts:
+        return []
+    parts = [
+        "<h2>Bytes per subpartition</h2>",
+        "<p class=why>Each all-to-all result's bytes per subpartition, summed over "
+        "its producers; the bands are the ranges its consumer tasks were given, and "
+        "orange bars are skewed subpartitions cut across several tasks.</p>",
+    ]
+    for r in charts:
+        parts.append(
+            f"<h3>{escape(r.source)} → {escape(r.target)} ({escape(r.partitioner)}, "
+            f"{size(r.bytes)})</h3>"
+        )
+        parts.append(f'<div class="scroll">{bytes_svg(r)}</div>')
+    return parts
 
 
 def _decisions_section(facts: JobFacts) -> list[str]:

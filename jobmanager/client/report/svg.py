@@ -244,10 +244,8 @@ def _slot_rows(facts: JobFacts, rows: list, colours: dict, x) -> list[str]:
     return parts
 
 
-def _aggregated_rows(
-    facts: JobFacts, rows: list, colours: dict, x, start: int, span: int, bins: int = 320
-) -> list[str]:
-    width = span / bins
+def _binned_attempts(facts: JobFacts, rows: list, start: int, width: float, bins: int):
+    """Per vertex and time bin, the tasks running on average and the attempts failed."""
     busy = {name: [0.0] * bins for name in rows}
     failed = {name: [0] * bins for name in rows}
     for a in facts.attempts:
@@ -258,6 +256,14 @@ def _aggregated_rows(
             busy[a.vertex][b] += max(0.0, min(end, hi) - max(a.started_ms, lo)) / width
         if a.outcome == "failed":
             failed[a.vertex][min(max(last, 0), bins - 1)] += 1
+    return busy, failed
+
+
+def _aggregated_rows(
+    facts: JobFacts, rows: list, colours: dict, x, start: int, span: int, bins: int = 320
+) -> list[str]:
+    width = span / bins
+    busy, failed = _binned_attempts(facts, rows, start, width, bins)
     parts = []
     for i, name in enumerate(rows):
         y = _AXIS_H + i * _ROW_H
@@ -267,9 +273,9 @@ def _aggregated_rows(
             if running <= 0:
                 continue
             lo = start + b * width
-            title = f"{name}: {running:.1f} tasks running on average"
-            if failed[name][b]:
-                title += f", {failed[name][b]} failed"
+            title = f"{name}: {running:.1f} tasks running on average" + (
+                f", {failed[name][b]} failed" if failed[name][b] else ""
+            )
             parts.append(
                 f'<rect class="busy" data-vertex="{escape(name)}" x="{x(lo):.1f}" y="{y + 2}" '
                 f'width="{max(x(lo + width) - x(lo), 1):.1f}" height="{_ROW_H - 4}" '
@@ -282,6 +288,42 @@ def _aggregated_rows(
 # -- bytes per subpartition ---------------------------------------------------------------------
 
 _CHART_W, _CHART_H = 960, 180
+
+
+def _range_bands(result: ResultFacts, x, top: int) -> list[str]:
+    """The consumer tasks' ranges as alternating bands, numbered by task when few."""
+    counts, parts = result.subpartition_bytes, []
+    for k, (first, last) in enumerate(result.consumer_ranges):
+        parts.append(
+            f'<rect class="range range-{k % 2}" x="{x(first):.1f}" y="{top}" '
+            f'width="{max(x(last + 1) - x(first), 1):.1f}" height="{_CHART_H}">'
+            f"<title>task {k}: subpartitions {first}..{last}, "
+            f"{size(sum(counts[first : last + 1]))}</title></rect>"
+        )
+        if len(result.consumer_ranges) <= 64:
+            middle = (x(first) + x(last + 1)) / 2
+            parts.append(_text(middle, top + _CHART_H + 14, str(k), "range-label", "middle"))
+    return parts
+
+
+def _bar_title(first: int, group: int, n: int, value: int, split_ways: int | None) -> str:
+    label = (
+        f"subpartition {first}"
+        if group == 1
+        else f"subpartitions {first}..{min(first + group, n) - 1}"
+    )
+    split = f", split across {split_ways} tasks" if split_ways is not None else ""
+    return f"{label}: {value:,} bytes{split}"
+
+
+def _bytes_caption(result: ResultFacts, n: int, group: int) -> str:
+    per_bar = f" ({group} per bar)" if group > 1 else ""
+    if not result.consumer_ranges:
+        return f"{n} subpartitions{per_bar}; consumer not decided yet"
+    return (
+        f"{n} subpartitions{per_bar}; bands: the {len(result.consumer_ranges)} consumer "
+        "tasks' ranges"
+    )
 
 
 def bytes_svg(result: ResultFacts, max_bars: int = 400) -> str:
@@ -304,36 +346,12 @@ def bytes_svg(result: ResultFacts, max_bars: int = 400) -> str:
         f'<svg class="bytes" xmlns="http://www.w3.org/2000/svg" width="{left + _CHART_W + 20}" '
         f'height="{height}" role="img" aria-label="bytes per subpartition of {escape(result.result)}">'
     ]
-    for k, (first, last) in enumerate(result.consumer_ranges):
-        parts.append(
-            f'<rect class="range range-{k % 2}" x="{x(first):.1f}" y="{top}" '
-            f'width="{max(x(last + 1) - x(first), 1):.1f}" height="{_CHART_H}">'
-            f"<title>task {k}: subpartitions {first}..{last}, "
-            f"{size(sum(counts[first : last + 1]))}</title></rect>"
-        )
-        if len(result.consumer_ranges) <= 64:
-            parts.append(
-                _text(
-                    (x(first) + x(last + 1)) / 2,
-                    top + _CHART_H + 14,
-                    str(k),
-                    "range-label",
-                    "middle",
-                )
-            )
+    parts += _range_bands(result, x, top)
     split_bins = {s // group: ways for s, ways in result.splits}
     for i, value in enumerate(bars):
         h = value / peak * (_CHART_H - 10)
         css = "bar split" if i in split_bins else "bar"
-        first = i * group
-        label = (
-            f"subpartition {first}"
-            if group == 1
-            else f"subpartitions {first}..{min(first + group, n) - 1}"
-        )
-        title = f"{label}: {value:,} bytes" + (
-            f", split across {split_bins[i]} tasks" if i in split_bins else ""
-        )
+        title = _bar_title(i * group, group, n, value, split_bins.get(i))
         parts.append(
             f'<rect class="{css}" x="{left + i * step + 0.5:.1f}" y="{top + _CHART_H - h:.1f}" '
             f'width="{max(step - 1, 0.8):.1f}" height="{h:.1f}"><title>{escape(title)}</title></rect>'
@@ -346,13 +364,7 @@ def bytes_svg(result: ResultFacts, max_bars: int = 400) -> str:
         _text(
             left + _CHART_W / 2,
             height - 4,
-            f"{n} subpartitions"
-            + (f" ({group} per bar)" if group > 1 else "")
-            + (
-                f"; bands: the {len(result.consumer_ranges)} consumer tasks' ranges"
-                if result.consumer_ranges
-                else "; consumer not decided yet"
-            ),
+            _bytes_caption(result, n, group),
             "axis-label",
             "middle",
         )

@@ -55,6 +55,28 @@ class _Open:
         self.running_ms: int | None = None
 
 
+def _archived(event: ev.JobArchived) -> str:
+    if event.error:
+        return f"not archived: {_first_line(event.error)}"
+    return f"archived to {event.archive}"
+
+
+# the events marked on the timeline as they are: the marker's kind and its text
+_MARKERS = {
+    ev.TaskManagerLost: (
+        "lost",
+        lambda e: f"TaskManager {e.task_manager} lost: {_first_line(e.cause)}",
+    ),
+    ev.JobCancelRequested: ("cancel", lambda e: f"cancel requested: {e.reason}"),
+    ev.TaskManagerRequestFailed: (
+        "request-failed",
+        lambda e: f"TaskManagers of {e.slots} slots not started: {_first_line(e.reason)}",
+    ),
+    ev.JobEnded: ("end", lambda e: f"job {e.status}"),
+    ev.JobArchived: ("archive", _archived),
+}
+
+
 class TimelineBuilder:
     """Fed every logged event with its time and the commands the core answered it with."""
 
@@ -66,49 +88,28 @@ class TimelineBuilder:
 
     def saw(self, time_ms: int, event: object, commands: list) -> None:
         kind = type(event)
-        if kind is ev.TaskRunning:
-            opened = self.open.get((event.vertex, event.subtask, event.attempt))
-            if opened is not None and opened.running_ms is None:
-                opened.running_ms = time_ms
-        elif kind in (ev.TaskFinished, ev.TaskFailed, ev.TaskCanceled):
-            self._ended(event, time_ms)
-        elif kind is ev.TaskManagerRegistered:
-            self._add_slots(event.task_manager, event.slots)
-        elif kind is ev.TaskManagerLost:
-            self._lose(lambda o: o.deploy.task_manager == event.task_manager, time_ms)
-            self.markers.append(
-                Marker(
-                    time_ms,
-                    "lost",
-                    f"TaskManager {event.task_manager} lost: {_first_line(event.cause)}",
-                )
-            )
-        elif kind is ev.JobManagerRecovered:
-            self._recovered(event, time_ms)
-        elif kind is ev.JobCancelRequested:
-            self.markers.append(Marker(time_ms, "cancel", f"cancel requested: {event.reason}"))
-        elif kind is ev.TaskManagerRequestFailed:
-            self.markers.append(
-                Marker(
-                    time_ms,
-                    "request-failed",
-                    f"TaskManagers of {event.slots} slots not started: {_first_line(event.reason)}",
-                )
-            )
-        elif kind is ev.JobEnded:
-            self.markers.append(Marker(time_ms, "end", f"job {event.status}"))
-        elif kind is ev.JobArchived:
-            text = (
-                f"archived to {event.archive}"
-                if not event.error
-                else f"not archived: {_first_line(event.error)}"
-            )
-            self.markers.append(Marker(time_ms, "archive", text))
+        handle = _HANDLERS.get(kind)
+        if handle is not None:
+            handle(self, event, time_ms)
+        marked = _MARKERS.get(kind)
+        if marked is not None:
+            self.markers.append(Marker(time_ms, marked[0], marked[1](event)))
         for command in commands:
             if type(command) is cmd.DeployTask:
                 key = (command.vertex, command.subtask, command.attempt)
                 self.open[key] = _Open(command, time_ms)
                 self.slots.setdefault((command.task_manager, command.slot), None)
+
+    def _running(self, event: ev.TaskRunning, time_ms: int) -> None:
+        opened = self.open.get((event.vertex, event.subtask, event.attempt))
+        if opened is not None and opened.running_ms is None:
+            opened.running_ms = time_ms
+
+    def _registered(self, event: ev.TaskManagerRegistered, time_ms: int) -> None:
+        self._add_slots(event.task_manager, event.slots)
+
+    def _lost(self, event: ev.TaskManagerLost, time_ms: int) -> None:
+        self._lose(lambda o: o.deploy.task_manager == event.task_manager, time_ms)
 
     def _add_slots(self, task_manager: str, slots: int) -> None:
         for index in range(slots):
@@ -198,6 +199,18 @@ class TimelineBuilder:
                 )
             )
         return attempts
+
+
+# what each event does to the attempts and slots (before any marker it sets)
+_HANDLERS = {
+    ev.TaskRunning: TimelineBuilder._running,
+    ev.TaskFinished: TimelineBuilder._ended,
+    ev.TaskFailed: TimelineBuilder._ended,
+    ev.TaskCanceled: TimelineBuilder._ended,
+    ev.TaskManagerRegistered: TimelineBuilder._registered,
+    ev.TaskManagerLost: TimelineBuilder._lost,
+    ev.JobManagerRecovered: TimelineBuilder._recovered,
+}
 
 
 def _first_line(text: str) -> str:

@@ -163,6 +163,19 @@ class ExecutionGraph:
         fused = next(v for v in job_graph.vertices if v.name not in self.job_vertices)
         ejv = ExecutionJobVertex(fused, old_consumer.position, old_producer.max_parallelism)
         ejv.parallelism = old_producer.parallelism
+        self._rewire(ejv, old_producer, old_consumer)
+        self.job_vertices = _fused_in(self.job_vertices, producer, consumer, ejv)
+        for name, v in self.job_vertices.items():
+            v.job_vertex = job_graph.vertex(name)
+        for result in self.results.values():
+            result.edge = job_graph.edge(result.id).resolved(adaptive=self.dynamic)
+        self.job_graph = job_graph
+        self.unfinished_job_vertices -= 1
+        return ejv
+
+    def _rewire(self, ejv, old_producer, old_consumer) -> None:
+        """The fused vertex reads the producer's inputs and the consumer's others, and writes
+        the consumer's outputs; the results between the two are gone."""
         between = [r for r in old_consumer.inputs if r.producer is old_producer]
         ejv.inputs = old_producer.inputs + [r for r in old_consumer.inputs if r not in between]
         ejv.outputs = old_consumer.outputs
@@ -172,18 +185,6 @@ class ExecutionGraph:
             result.producer = ejv
         for result in between:
             del self.results[result.id]
-        self.job_vertices = {
-            (ejv.name if name == consumer else name): (ejv if name == consumer else v)
-            for name, v in self.job_vertices.items()
-            if name != producer
-        }
-        for name, v in self.job_vertices.items():
-            v.job_vertex = job_graph.vertex(name)
-        for result in self.results.values():
-            result.edge = job_graph.edge(result.id).resolved(adaptive=self.dynamic)
-        self.job_graph = job_graph
-        self.unfinished_job_vertices -= 1
-        return ejv
 
     def _next_group_id(self) -> int:
         self._group_count += 1
@@ -195,3 +196,13 @@ class ExecutionGraph:
             f"ExecutionGraph({self.job_graph.name!r}, {initialized}/{len(self.job_vertices)} "
             f"job vertices initialised, {self._vertex_count} subtasks)"
         )
+
+
+def _fused_in(job_vertices: dict, producer: str, consumer: str, fused) -> dict:
+    """The vertices by name, in their order, the fused vertex in the consumer's place and the
+    producer gone."""
+    return {
+        (fused.name if name == consumer else name): (fused if name == consumer else v)
+        for name, v in job_vertices.items()
+        if name != producer
+    }

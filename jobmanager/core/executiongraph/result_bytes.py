@@ -164,35 +164,49 @@ def report_problem(vertex, produced) -> str:
     if sorted(reported) != sorted(expected):
         return f"reported results {reported}, expected {sorted(expected)}"
     for report in produced:
-        partition = expected[report.result]
-        result = partition.result
-        if (report.total_bytes is not None and report.total_bytes < 0) or (
-            len(report.values()) and int(report.values().min()) < 0
-        ):
-            return f"reported a negative byte count for {report.result}"
-        if result.produced.recorded + report.total > _MAX_BYTES:
-            return (
-                f"reported {report.total:,} bytes for {report.result}, which would take its "
-                f"total past 2^63 - 1 bytes: a count is wrong"
-            )
-        if not report.has_breakdown and needs_breakdown(result, partition.index):
-            return f"reported only the total of {report.result}, whose bytes per subpartition are needed"
-        if report.is_sparse and len(report.written_indices()) != len(report.values()):
-            return f"reported {len(report.values())} byte counts for {len(report.written_indices())} subpartitions of {report.result}"
-        if result.produced.per_partition is None:
-            wanted = result.subpartition_count(partition.index)
-            if report.num_subpartitions != wanted:
-                return (
-                    f"reported {report.num_subpartitions} subpartitions for {report.result}, "
-                    f"expected {wanted}"
-                )
-            if (
-                report.is_sparse
-                and len(report.written_indices())
-                and (
-                    int(report.written_indices().max()) >= wanted
-                    or int(report.written_indices().min()) < 0
-                )
-            ):
-                return f"reported a subpartition of {report.result} outside 0..{wanted - 1}"
+        problem = _count_problem(report, expected[report.result]) or _shape_problem(
+            report, expected[report.result]
+        )
+        if problem:
+            return problem
     return ""
+
+
+def _count_problem(report, partition) -> str:
+    """A negative byte count, or one that would overflow the result's total."""
+    if (report.total_bytes is not None and report.total_bytes < 0) or (
+        len(report.values()) and int(report.values().min()) < 0
+    ):
+        return f"reported a negative byte count for {report.result}"
+    if partition.result.produced.recorded + report.total > _MAX_BYTES:
+        return (
+            f"reported {report.total:,} bytes for {report.result}, which would take its "
+            f"total past 2^63 - 1 bytes: a count is wrong"
+        )
+    return ""
+
+
+def _shape_problem(report, partition) -> str:
+    """A breakdown missing where needed, or not of the partition's subpartitions."""
+    result = partition.result
+    if not report.has_breakdown and needs_breakdown(result, partition.index):
+        return (
+            f"reported only the total of {report.result}, whose bytes per subpartition are needed"
+        )
+    if report.is_sparse and len(report.written_indices()) != len(report.values()):
+        return f"reported {len(report.values())} byte counts for {len(report.written_indices())} subpartitions of {report.result}"
+    if result.produced.per_partition is not None:
+        return ""
+    wanted = result.subpartition_count(partition.index)
+    if report.num_subpartitions != wanted:
+        return (
+            f"reported {report.num_subpartitions} subpartitions for {report.result}, "
+            f"expected {wanted}"
+        )
+    if report.is_sparse and _outside(report.written_indices(), wanted):
+        return f"reported a subpartition of {report.result} outside 0..{wanted - 1}"
+    return ""
+
+
+def _outside(indices, count: int) -> bool:
+    return bool(len(indices)) and (int(indices.max()) >= count or int(indices.min()) < 0)

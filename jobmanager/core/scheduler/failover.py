@@ -49,22 +49,11 @@ class RestartPipelinedRegionFailoverStrategy:
                 queue.append(region)
 
         while queue:
-            region = queue.popleft()
-            for vertex in region.vertices:
-                for group in vertex.consumed_groups:
-                    if group.id in seen_groups:
-                        continue
-                    seen_groups.add(group.id)
-                    for partition in group.partitions:
-                        if not _available(partition):
-                            visit(partition.producer.region)
-                for partition in vertex.produced:
-                    for consumers in partition.consumer_groups:
-                        if consumers.consumed.id in seen_consumers:
-                            continue
-                        seen_consumers.add(consumers.consumed.id)
-                        for consumer in consumers.vertices:
-                            visit(consumer.region)
+            for vertex in queue.popleft().vertices:
+                for region in _producers_to_rerun(vertex, seen_groups):
+                    visit(region)
+                for region in _consumers_to_restart(vertex, seen_consumers):
+                    visit(region)
         return sorted(visited.values(), key=lambda r: r.id)
 
 
@@ -82,3 +71,25 @@ def _available(partition: IntermediateResultPartition) -> bool:
         ExecutionState.DEPLOYING,
         ExecutionState.RUNNING,
     )
+
+
+def _producers_to_rerun(vertex, seen_groups: set[int]):
+    """The regions producing an input of ``vertex`` no longer available (each group once)."""
+    for group in vertex.consumed_groups:
+        if group.id in seen_groups:
+            continue
+        seen_groups.add(group.id)
+        for partition in group.partitions:
+            if not _available(partition):
+                yield partition.producer.region
+
+
+def _consumers_to_restart(vertex, seen_consumers: set[int]):
+    """The regions consuming what ``vertex`` produces (each consumed group once)."""
+    for partition in vertex.produced:
+        for consumers in partition.consumer_groups:
+            if consumers.consumed.id in seen_consumers:
+                continue
+            seen_consumers.add(consumers.consumed.id)
+            for consumer in consumers.vertices:
+                yield consumer.region

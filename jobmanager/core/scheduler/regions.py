@@ -97,16 +97,7 @@ def compute_logical_regions(
         return (position[e.source.name] for e in v.inputs if e.result_type.must_be_pipelined)
 
     raw = _raw_regions(len(order), [list(pipelined_producers(v)) for v in order])
-    region_of = {}
-    for index, members in enumerate(raw):
-        for member in members:
-            region_of[member] = index
-    out_edges: list[list[int]] = [[] for _ in raw]
-    for v in order:
-        for e in v.outputs:
-            src, dst = region_of[position[v.name]], region_of[position[e.target.name]]
-            if src != dst and not e.result_type.must_be_pipelined:
-                out_edges[src].append(dst)
+    out_edges = _blocking_edges(order, position, raw)
     merged = [
         sorted(m for r in component for m in raw[r])
         for component in strongly_connected_components(out_edges)
@@ -114,19 +105,36 @@ def compute_logical_regions(
     merged.sort(key=lambda members: members[0])
     regions: dict[str, LogicalPipelinedRegion] = {}
     for members in merged:
-        names = [order[m].name for m in members]
-        inside = set(names)
-        internal = [
-            e for name in names for e in job_graph.vertex(name).inputs if e.source.name in inside
-        ]
-        region = LogicalPipelinedRegion(
-            names,
-            any(resolved_pattern(e) is DistributionPattern.ALL_TO_ALL for e in internal),
-            bool(internal),
-        )
-        for name in names:
+        region = _logical_region(job_graph, [order[m].name for m in members], resolved_pattern)
+        for name in region.names:
             regions[name] = region
     return regions
+
+
+def _blocking_edges(order: list, position: dict[str, int], raw: list) -> list[list[int]]:
+    """Between the pipelined regions ``raw`` (of positions in ``order``), the blocking edges
+    from one region to another, as each region's list of targets."""
+    region_of = {member: index for index, members in enumerate(raw) for member in members}
+    out_edges: list[list[int]] = [[] for _ in raw]
+    for v in order:
+        for e in v.outputs:
+            src, dst = region_of[position[v.name]], region_of[position[e.target.name]]
+            if src != dst and not e.result_type.must_be_pipelined:
+                out_edges[src].append(dst)
+    return out_edges
+
+
+def _logical_region(job_graph: JobGraph, names: list[str], resolved_pattern):
+    """The region of ``names``: all-to-all if an edge inside it is, pipelined if any is."""
+    inside = set(names)
+    internal = [
+        e for name in names for e in job_graph.vertex(name).inputs if e.source.name in inside
+    ]
+    return LogicalPipelinedRegion(
+        names,
+        any(resolved_pattern(e) is DistributionPattern.ALL_TO_ALL for e in internal),
+        bool(internal),
+    )
 
 
 class PipelinedRegions:
@@ -155,12 +163,7 @@ class PipelinedRegions:
             if logical in seen:
                 continue
             seen.append(logical)
-            missing = [n for n in logical.names if n not in new_names]
-            if missing:
-                raise JobGraphError(
-                    f"vertices {sorted(new_names & set(logical.names))} share a pipelined region "
-                    f"with {missing} and must be initialised together"
-                )
+            _check_initialised_together(logical, new_names)
             members = [v for name in logical.names for v in graph.job_vertices[name].vertices]
             members.sort(key=lambda v: v.index)
             self._add(self._compute(logical, members))
@@ -335,12 +338,25 @@ def strongly_connected_components(out_edges: list[list[int]]) -> list[list[int]]
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
             if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack[member] = False
-                    component.append(member)
-                    if member == node:
-                        break
-                components.append(component)
+                components.append(_pop_component(stack, on_stack, node))
     return components
+
+
+def _pop_component(stack: list[int], on_stack: list[bool], root: int) -> list[int]:
+    """The strongly connected component of ``root``: the stack down to it, popped."""
+    component = []
+    while True:
+        member = stack.pop()
+        on_stack[member] = False
+        component.append(member)
+        if member == root:
+            return component
+
+
+def _check_initialised_together(logical, new_names: set[str]) -> None:
+    missing = [n for n in logical.names if n not in new_names]
+    if missing:
+        raise JobGraphError(
+            f"vertices {sorted(new_names & set(logical.names))} share a pipelined region "
+            f"with {missing} and must be initialised together"
+        )

@@ -158,31 +158,45 @@ class SlotPool:
                 self.pending.popleft()
                 continue
             if head.size <= len(self.free):
-                if head.size == 1 and preferred is not None:
-                    slots = [self._take_free(preferred(head), node_of)]
-                else:
-                    slots = [self.free.popleft() for _ in range(head.size)]
-                if len(head.vertices) == 1 and self.prefetch:
-                    promised[id(slots[0])] = 1
-                    self.takes_followers[id(slots[0])] = slots[0]
-            elif (
-                self.prefetch
-                and head.size == 1
-                and self.takes_followers
-                and not self.requested_slots
-            ):
-                key = next(iter(self.takes_followers))
-                slot = self.takes_followers.pop(key)
-                promised[key] = promised.get(key, 0) + 1
-                if slot.users + promised[key] <= self.prefetch:
-                    self.takes_followers[key] = slot  # round robin: back of the line
-                slots = [slot]
+                slots = self._free_slots(head, preferred, node_of, promised)
+            elif self._may_follow(head):
+                slots = [self._follow(promised)]
             else:
                 break
             self.pending.popleft()
             self.demand -= head.size
             granted.append((head, slots))
         return granted
+
+    def _free_slots(self, head: SlotRequest, preferred, node_of, promised: dict) -> list[Slot]:
+        """Free slots for ``head`` (a single one on its preferred node if near the front); a
+        single task's slot may take followers with prefetch."""
+        if head.size == 1 and preferred is not None:
+            slots = [self._take_free(preferred(head), node_of)]
+        else:
+            slots = [self.free.popleft() for _ in range(head.size)]
+        if len(head.vertices) == 1 and self.prefetch:
+            promised[id(slots[0])] = 1
+            self.takes_followers[id(slots[0])] = slots[0]
+        return slots
+
+    def _may_follow(self, head: SlotRequest) -> bool:
+        """Whether ``head`` may wait in a busy slot (prefetch) rather than for a free one."""
+        return (
+            bool(self.prefetch)
+            and head.size == 1
+            and bool(self.takes_followers)
+            and not self.requested_slots
+        )
+
+    def _follow(self, promised: dict) -> Slot:
+        """The next busy slot taking followers, round robin, while under the prefetch."""
+        key = next(iter(self.takes_followers))
+        slot = self.takes_followers.pop(key)
+        promised[key] = promised.get(key, 0) + 1
+        if slot.users + promised[key] <= self.prefetch:
+            self.takes_followers[key] = slot  # round robin: back of the line
+        return slot
 
     def slots_to_request(self) -> int:
         """Slots the pending requests need beyond the free ones and those on their way, in

@@ -159,19 +159,29 @@ class Speculation:
         baselines: dict[str, int | None] = {}
         for (name, subtask, attempt), since in sorted(self.since.items()):
             v = state.graph.vertex(name, subtask)
-            if v.attempt != attempt or v.state is not S.RUNNING or state.slots.demand:
-                continue
-            name = v.name
-            if name not in baselines:
-                baselines[name] = self.detector.baseline_ms(
-                    self.finished_ms.get(name, []), len(v.job_vertex.vertices)
-                )
-            baseline = baselines[name]
-            if baseline is None or now_ms - since <= baseline:
-                continue
-            if 1 + len(self.extra.get(v.index, {})) < self.max_attempts:
+            baseline = self._overdue(v, attempt, now_ms - since, baselines)
+            if baseline is not None and 1 + len(self.extra.get(v.index, {})) < self.max_attempts:
                 self._speculate(v, now_ms, now_ms - since, baseline)
         state.emit(cmd.StartTimer(SPECULATION_TIMER, self.detector.check_interval_ms))
+
+    def _overdue(self, v, attempt: int, running_ms: int, baselines: dict) -> int | None:
+        """The baseline the running ``attempt`` of ``v`` has overrun, or None: not its current
+        attempt, not running, slots in demand, or not slow (or no baseline yet)."""
+        if v.attempt != attempt or v.state is not S.RUNNING or self.state.slots.demand:
+            return None
+        baseline = self._baseline(v, baselines)
+        if baseline is None or running_ms <= baseline:
+            return None
+        return baseline
+
+    def _baseline(self, v, baselines: dict[str, int | None]) -> int | None:
+        """How long the subtasks of ``v``'s vertex take (None: not known yet), once a check."""
+        name = v.name
+        if name not in baselines:
+            baselines[name] = self.detector.baseline_ms(
+                self.finished_ms.get(name, []), len(v.job_vertex.vertices)
+            )
+        return baselines[name]
 
     def _speculate(self, v: ExecutionVertex, now_ms: int, ran_ms: int, baseline: int) -> None:
         state = self.state

@@ -117,20 +117,27 @@ class PipelinedRegionSchedulingStrategy:
         is_scheduled = self._is_scheduled
         for group in region.blocking_groups:
             if group.id in self.cross_region_groups:
-                for p in group.partitions:
-                    if p.producer.region is region:
-                        continue
-                    if p.result.result_type.can_be_pipelined:
-                        if not is_scheduled(p.producer.region):
-                            return False
-                    elif not p.is_finished:
-                        return False
+                if not self._cross_region_consumable(group, region):
+                    return False
             elif group.partitions[0].producer.region is not region:
                 ok = cache.get(group.id)
                 if ok is None:
                     ok = cache[group.id] = is_consumable(group, is_scheduled)
                 if not ok:
                     return False
+        return True
+
+    def _cross_region_consumable(self, group, region: SchedulingPipelinedRegion) -> bool:
+        """A group whose partitions come from several regions: each from another region is
+        finished, or scheduled where it can be pipelined."""
+        for p in group.partitions:
+            if p.producer.region is region:
+                continue
+            if p.result.result_type.can_be_pipelined:
+                if not self._is_scheduled(p.producer.region):
+                    return False
+            elif not p.is_finished:
+                return False
         return True
 
     def _is_scheduled(self, region: SchedulingPipelinedRegion) -> bool:

@@ -97,8 +97,9 @@ def _even(inputs: list[InputStats], parallelism: int, notes: tuple[str, ...]) ->
     return AllToAllRanges(parallelism, infos, notes)
 
 
-def _items(inputs: list[InputStats], settings: DeciderSettings):
-    sums = np.sum([i.subpartition_bytes for i in inputs], axis=0)
+def _skew(inputs: list[InputStats], settings: DeciderSettings):
+    """Per input: its skewed subpartitions where they may be cut (else None), the bytes a
+    piece of one aims at, and notes on skew that may not be cut."""
     skewed: list[np.ndarray | None] = []
     targets: list[int] = []
     notes: list[str] = []
@@ -115,6 +116,30 @@ def _items(inputs: list[InputStats], settings: DeciderSettings):
         normal = sub[~is_skewed]
         mean = int(normal.sum() // len(normal)) if len(normal) else 0
         targets.append(max(settings.data_volume_per_task, mean))
+    return skewed, targets, notes
+
+
+def _cut(stats: InputStats, s: int, j: int, target: int, total: int) -> tuple[list, list, list]:
+    """Subpartition ``s`` of input ``j`` cut into partition ranges of about ``target`` bytes:
+    the pieces, with their full and distinct bytes (the other inputs' bytes of ``s``, of
+    ``total``, are read with every piece, counted once in distinct)."""
+    pieces: list[_Piece] = []
+    full: list[int] = []
+    distinct: list[int] = []
+    estimate = _partition_share(stats, s)
+    ranges = _partition_ranges(estimate, target)
+    others = total - int(stats.subpartition_bytes[s])
+    for k, r in enumerate(ranges):
+        piece = int(estimate[r.start : r.end + 1].sum())
+        pieces.append(_Piece(s, j, r))
+        full.append(piece + others)
+        distinct.append(piece if k else piece + others)
+    return pieces, full, distinct
+
+
+def _items(inputs: list[InputStats], settings: DeciderSettings):
+    sums = np.sum([i.subpartition_bytes for i in inputs], axis=0)
+    skewed, targets, notes = _skew(inputs, settings)
     if all(mask is None for mask in skewed):
         return [_Piece(s, -1, None) for s in range(len(sums))], Items.of(sums), tuple(notes)
     pieces: list[_Piece] = []
@@ -129,17 +154,13 @@ def _items(inputs: list[InputStats], settings: DeciderSettings):
             continue
         j = max(candidates, key=lambda c: int(inputs[c].subpartition_bytes[s]))
         stats = inputs[j]
-        estimate = _partition_share(stats, s)
-        ranges = _partition_ranges(estimate, targets[j])
-        others = int(sums[s]) - int(stats.subpartition_bytes[s])
-        for k, r in enumerate(ranges):
-            piece = int(estimate[r.start : r.end + 1].sum())
-            pieces.append(_Piece(s, j, r))
-            full.append(piece + others)
-            distinct.append(piece if k else piece + others)
+        cut, cut_full, cut_distinct = _cut(stats, s, j, targets[j], int(sums[s]))
+        pieces += cut
+        full += cut_full
+        distinct += cut_distinct
         notes.append(
             f"skewed subpartition {s} of {stats.result!r} "
-            f"({int(stats.subpartition_bytes[s])} bytes) cut into {len(ranges)} pieces"
+            f"({int(stats.subpartition_bytes[s])} bytes) cut into {len(cut)} pieces"
         )
     items = Items(np.array(full, dtype=np.int64), np.array(distinct, dtype=np.int64))
     return pieces, items, tuple(notes)
@@ -197,6 +218,12 @@ def _partition_ranges(estimate: np.ndarray, target: int) -> list[IndexRange]:
     return ranges
 
 
+def _held(held: list[_Piece], s: int, j: int, whole: IndexRange) -> IndexRange:
+    """The partitions of subpartition ``s`` of input ``j`` the pieces ``held`` cover."""
+    mine = [p.partitions for p in held if p.subpartition == s and p.split_input == j]
+    return IndexRange(mine[0].start, mine[-1].end) if mine else whole
+
+
 def _consumer_info(
     pieces: list[_Piece], items: IndexRange, j: int, partitions: int
 ) -> ExecutionVertexInputInfo:
@@ -205,19 +232,20 @@ def _consumer_info(
     them it holds. Each partition's subpartitions stay one contiguous range."""
     whole = IndexRange(0, partitions - 1)
     first_s, last_s = pieces[items.start].subpartition, pieces[items.end].subpartition
-
-    def held(s: int) -> IndexRange:
-        mine = [
-            p.partitions
-            for p in pieces[items.start : items.end + 1]
-            if p.subpartition == s and p.split_input == j
-        ]
-        return IndexRange(mine[0].start, mine[-1].end) if mine else whole
-
-    first, last = held(first_s), held(last_s)
+    held = pieces[items.start : items.end + 1]
+    first, last = _held(held, first_s, j, whole), _held(held, last_s, j, whole)
     if first_s == last_s:
         return ExecutionVertexInputInfo.single(first, IndexRange(first_s, first_s))
     points = sorted({0, partitions, first.start, first.end + 1, last.start, last.end + 1})
+    return ExecutionVertexInputInfo(_slices(points, first_s, first, last_s, last))
+
+
+def _slices(
+    points: list[int], first_s: int, first: IndexRange, last_s: int, last: IndexRange
+) -> tuple[InputSlice, ...]:
+    """Between consecutive ``points`` (partition bounds), the subpartitions read: from the
+    first subpartition where its held partitions cover the span (else the next), to the last
+    likewise; consecutive spans reading the same subpartitions merged."""
     slices: list[InputSlice] = []
     for x, y in pairwise(points):
         span = IndexRange(x, y - 1)
@@ -230,4 +258,4 @@ def _consumer_info(
             slices[-1] = InputSlice(IndexRange(slices[-1].partitions.start, y - 1), sub)
         else:
             slices.append(InputSlice(span, sub))
-    return ExecutionVertexInputInfo(tuple(slices))
+    return tuple(slices)

@@ -30,6 +30,7 @@ from jobmanager.core.scheduler.adaptive.pointwise import balance_pointwise
 from jobmanager.messages.events import Explanation
 
 __all__ = [
+    "broadcast_infos",
     "decide_parallelism",
     "decide_vertex",
     "describe_bytes",
@@ -93,32 +94,30 @@ def decide_vertex(
     vertex_max_parallelism: int,
     settings: DeciderSettings,
 ) -> VertexDecision:
-    non_broadcast = [i for i in inputs if not i.broadcast]
-    input_bytes = sum(i.total for i in non_broadcast)
+    pointwise, all_to_all = _split_read(inputs)
+    input_bytes = sum(i.total for i in pointwise + all_to_all)
     broadcast_bytes = sum(i.total for i in inputs if i.broadcast)
     parallelism, low, raw, clamps, text = starting_parallelism(
-        input_bytes, bool(non_broadcast), user_parallelism, vertex_max_parallelism, settings
+        input_bytes,
+        bool(pointwise or all_to_all),
+        user_parallelism,
+        vertex_max_parallelism,
+        settings,
     )
     if user_parallelism is None:
         settings = spread_over_slots(settings, input_bytes)  # the ranges' limit, as the formula's
     if broadcast_bytes:
         text.append(f"{describe_bytes(broadcast_bytes)} broadcast, not counted")
-    pointwise = [i for i in non_broadcast if i.pointwise]
-    all_to_all = [i for i in non_broadcast if not i.pointwise]
-    if pointwise:
-        low = parallelism
     infos: dict = {}
     if all_to_all:
+        # a pointwise input fixes the parallelism: the all-to-all ones are balanced to it
         parallelism, balanced, notes = _balance_all_to_all_inputs(
-            all_to_all, input_bytes, parallelism, low, settings
+            all_to_all, input_bytes, parallelism, parallelism if pointwise else low, settings
         )
         infos.update(balanced)
         text.extend(notes)
-    for stats in pointwise:
-        info, note = balance_pointwise(stats, parallelism)
-        infos[stats.result] = info
-        text.append(f"{stats.result!r}: {note}")
-    infos.update(_broadcast_infos(inputs, parallelism))
+    infos.update(_pointwise_infos(pointwise, parallelism, text))
+    infos.update(broadcast_infos(inputs, parallelism))
     ordered = {i.result: infos[i.result] for i in inputs}
     explanation = Explanation(
         "; ".join(text), input_bytes, broadcast_bytes, round(raw, 4), tuple(clamps)
@@ -182,7 +181,26 @@ def _balance_all_to_all_inputs(
     return balanced.parallelism, balanced.infos, notes
 
 
-def _broadcast_infos(inputs: list[InputStats], parallelism: int) -> dict:
+def _split_read(inputs: list[InputStats]) -> tuple[list[InputStats], list[InputStats]]:
+    """The inputs not broadcast: the pointwise ones and the all-to-all ones."""
+    pointwise, all_to_all = [], []
+    for stats in inputs:
+        if not stats.broadcast:
+            (pointwise if stats.pointwise else all_to_all).append(stats)
+    return pointwise, all_to_all
+
+
+def _pointwise_infos(pointwise: list[InputStats], parallelism: int, text: list[str]) -> dict:
+    """Each pointwise input balanced over the tasks, with a note on it in ``text``."""
+    infos = {}
+    for stats in pointwise:
+        info, note = balance_pointwise(stats, parallelism)
+        infos[stats.result] = info
+        text.append(f"{stats.result!r}: {note}")
+    return infos
+
+
+def broadcast_infos(inputs: list[InputStats], parallelism: int) -> dict:
     """Every consumer reads a broadcast input whole, so only the final parallelism matters."""
     return {
         stats.result: BroadcastInputInfo(stats.num_partitions, parallelism)

@@ -26,6 +26,18 @@ class ForwardGroup:
 
 def compute_forward_groups(graph: ExecutionGraph) -> dict[str, ForwardGroup]:
     """Map each vertex on a FORWARD edge to its group; other vertices have none."""
+    groups: dict[str, ForwardGroup] = {}
+    for names in _forward_connected(graph):
+        if len(names) < 2:
+            continue
+        group = _group(graph, names)
+        for name in names:
+            groups[name] = group
+    return groups
+
+
+def _forward_connected(graph: ExecutionGraph) -> list[list[str]]:
+    """The vertices joined by FORWARD edges, each set in topological order (union-find)."""
     parent = {name: name for name in graph.job_vertices}
 
     def root(name: str) -> str:
@@ -42,15 +54,14 @@ def compute_forward_groups(graph: ExecutionGraph) -> dict[str, ForwardGroup]:
     members: dict[str, list[str]] = {}
     for name in graph.job_vertices:  # topological order
         members.setdefault(root(name), []).append(name)
-    groups: dict[str, ForwardGroup] = {}
-    for names in members.values():
-        if len(names) < 2:
-            continue
-        vertices = [graph.job_vertices[n] for n in names]
-        fixed = {v.job_vertex.parallelism for v in vertices} - {None}
-        group = ForwardGroup(
-            names, min(v.max_parallelism for v in vertices), fixed.pop() if fixed else None
-        )
-        for name in names:
-            groups[name] = group
-    return groups
+    return list(members.values())
+
+
+def _group(graph: ExecutionGraph, names: list[str]) -> ForwardGroup:
+    """A forward group: the smallest max parallelism of its vertices, and the parallelism
+    one of them fixes, if any."""
+    vertices = [graph.job_vertices[n] for n in names]
+    fixed = {v.job_vertex.parallelism for v in vertices} - {None}
+    return ForwardGroup(
+        names, min(v.max_parallelism for v in vertices), fixed.pop() if fixed else None
+    )

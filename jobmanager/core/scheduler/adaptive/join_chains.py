@@ -74,27 +74,37 @@ class JoinChains:
         if any(e.parallelism is None for e in sources):
             return {}  # asked again once every source knows its parallelism
         self.plan = {}
-        if not self.candidates or self.slots is None:
+        if not self._sources_contend(sources):
             return self.plan
-        if sum(e.parallelism for e in sources) <= self.slots:
-            return self.plan  # every source runs at once: holding one back only delays it
         for chain in sorted(self.candidates, key=lambda c: -read_bytes.get(c.producer, 0)):
-            listed = read_bytes.get(chain.producer, 0)
-            other = _listed_upstream(self.graph.results[chain.other].producer, read_bytes)
-            taken = {c.consumer for c in self.plan.values()}
-            if chain.consumer in taken or other is None or not 0 < other < listed:
-                continue
-            self.plan[chain.producer] = chain
-            self.why[chain.producer] = (
-                f"started after the {_other(chain.side)} side of join {chain.join!r} finished "
-                f"(its sources list {describe_bytes(other)}, this one {describe_bytes(listed)}; "
-                f"the job's {self.slots} slots cannot run all its sources at once): if that "
-                "side is small, the join runs in this vertex's tasks and this side is never "
-                "shuffled"
-            )
+            self._hold_if_bigger(chain, read_bytes)
         return self.plan
 
     # -- deciding ----------------------------------------------------------------------------------
+
+    def _sources_contend(self, sources: list[ExecutionJobVertex]) -> bool:
+        """Whether holding a source back can help: there are chains to plan, and the job's
+        slots cannot run every source at once (else holding one back only delays it)."""
+        if not self.candidates or self.slots is None:
+            return False
+        return sum(e.parallelism for e in sources) > self.slots
+
+    def _hold_if_bigger(self, chain: JoinChain, read_bytes: dict[str, int]) -> None:
+        """Plan ``chain`` (its producer held until the join's other side finished) if its
+        sources list more bytes than the other side's, and its consumer is not planned yet."""
+        listed = read_bytes.get(chain.producer, 0)
+        other = _listed_upstream(self.graph.results[chain.other].producer, read_bytes)
+        taken = {c.consumer for c in self.plan.values()}
+        if chain.consumer in taken or other is None or not 0 < other < listed:
+            return
+        self.plan[chain.producer] = chain
+        self.why[chain.producer] = (
+            f"started after the {_other(chain.side)} side of join {chain.join!r} finished "
+            f"(its sources list {describe_bytes(other)}, this one {describe_bytes(listed)}; "
+            f"the job's {self.slots} slots cannot run all its sources at once): if that "
+            "side is small, the join runs in this vertex's tasks and this side is never "
+            "shuffled"
+        )
 
     def ready(self, read_bytes: dict[str, int]) -> list[ev.JoinChained]:
         """The chains that can be decided now: a held producer whose join's other side

@@ -179,14 +179,7 @@ def decide_join_vertex(
         return _with_join(decision, join)
     small, other = (left, right) if join.side == "left" else (right, left)
     other_side = sides.right if join.side == "left" else sides.left
-    marked = [
-        replace(s, broadcast=True)
-        if s is small
-        else replace(s, splittable=False)
-        if s is other
-        else s
-        for s in inputs
-    ]
+    marked = [_marked(s, small, other) for s in inputs]
     settings = replace(settings, split_skew=False)
     decision = None
     if other_side.mark.redistributable:
@@ -242,3 +235,12 @@ def _with_join(decision: VertexDecision, join: JoinDecision) -> VertexDecision:
     """The join's words lead the explanation: they say why the numbers after them are so."""
     explanation = replace(decision.explanation, text=f"{join.text}; {decision.explanation.text}")
     return replace(decision, explanation=explanation, joins=(join,))
+
+
+def _marked(stats: InputStats, small: InputStats, other: InputStats) -> InputStats:
+    """An input of a broadcast join: the small side broadcast, the other not to be cut."""
+    if stats is small:
+        return replace(stats, broadcast=True)
+    if stats is other:
+        return replace(stats, splittable=False)
+    return stats

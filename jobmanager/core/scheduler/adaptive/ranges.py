@@ -27,12 +27,15 @@ from bisect import bisect_left
 from dataclasses import replace
 
 from jobmanager.core.executiongraph.inputs import (
-    BroadcastInputInfo,
     ExecutionVertexInputInfo,
     ExplicitInputInfo,
     InputSlice,
 )
-from jobmanager.core.scheduler.adaptive.decider import describe_bytes, starting_parallelism
+from jobmanager.core.scheduler.adaptive.decider import (
+    broadcast_infos,
+    describe_bytes,
+    starting_parallelism,
+)
 from jobmanager.core.scheduler.adaptive.decision import DeciderSettings, InputStats, VertexDecision
 from jobmanager.messages.events import Explanation
 from shuffle.ranges import IndexRange
@@ -71,6 +74,30 @@ def range_bounds(samples: dict[int, Sample], parallelism: int) -> list[bytes]:
     return bounds
 
 
+def _chunks_in_range(samples: dict[int, Sample], lower: bytes | None, upper: bytes | None):
+    """(producer, first chunk, last chunk) of each producer with chunks that may hold keys in
+    ``[lower, upper)``, in producer order."""
+    for producer in sorted(samples):
+        keys = samples[producer][0]
+        chunks = len(keys) - 1
+        first = 0 if lower is None else bisect_left(keys, lower) - 1
+        last = chunks - 1 if upper is None else bisect_left(keys, upper, 0, chunks) - 1
+        if max(first, 0) <= last and first < chunks:
+            yield producer, max(first, 0), last
+
+
+def _fitted_bounds(bounds: list, parallelism: int, user_parallelism: int | None, notes: list[str]):
+    """The bounds and parallelism: as many tasks as the keys allow ranges, unless the user
+    fixed the parallelism (the bounds then padded with the last one)."""
+    if user_parallelism is not None:
+        return bounds + [bounds[-1] if bounds else b""] * (
+            parallelism - 1 - len(bounds)
+        ), parallelism
+    if len(bounds) + 1 < parallelism:
+        notes.append(f"the keys allow {len(bounds) + 1} ranges")
+    return bounds, len(bounds) + 1
+
+
 def reads_of(
     samples: dict[int, Sample], lower: bytes | None, upper: bytes | None, stats: InputStats
 ) -> ExecutionVertexInputInfo:
@@ -79,16 +106,8 @@ def reads_of(
     fixed parallelism above what the keys allow) reads one subpartition it keeps nothing of,
     so it still has its input's columns; with no sample at all (no producer wrote a row)
     every task reads everything, which is nothing."""
-    found: list[tuple[int, int, int]] = []
-    for producer in sorted(samples):
-        keys = samples[producer][0]
-        chunks = len(keys) - 1
-        first = 0 if lower is None else bisect_left(keys, lower) - 1
-        last = chunks - 1 if upper is None else bisect_left(keys, upper, 0, chunks) - 1
-        if max(first, 0) <= last and first < chunks:
-            found.append((producer, max(first, 0), last))
     slices: list[InputSlice] = []
-    for producer, first, last in found:
+    for producer, first, last in _chunks_in_range(samples, lower, upper):
         previous = slices[-1] if slices else None
         if (
             previous is not None
@@ -123,13 +142,9 @@ def decide_range_vertex(
     parallelism, _, raw, clamps, notes = starting_parallelism(
         stats.total, True, user_parallelism, vertex_max_parallelism, settings
     )
-    bounds = range_bounds(samples, parallelism)
-    if user_parallelism is None:
-        if len(bounds) + 1 < parallelism:
-            notes.append(f"the keys allow {len(bounds) + 1} ranges")
-        parallelism = len(bounds) + 1
-    else:
-        bounds += [bounds[-1] if bounds else b""] * (parallelism - 1 - len(bounds))
+    bounds, parallelism = _fitted_bounds(
+        range_bounds(samples, parallelism), parallelism, user_parallelism, notes
+    )
     infos: dict = {
         ranged: ExplicitInputInfo(
             tuple(
@@ -137,11 +152,8 @@ def decide_range_vertex(
             )
         )
     }
-    broadcast_bytes = 0
-    for other in inputs:
-        if other.broadcast:
-            infos[other.result] = BroadcastInputInfo(other.num_partitions, parallelism)
-            broadcast_bytes += other.total
+    infos.update(broadcast_infos(inputs, parallelism))
+    broadcast_bytes = sum(other.total for other in inputs if other.broadcast)
     notes.append(
         f"{ranged!r}: sorted by key ranges, {len(bounds)} bounds picked from "
         f"{sum(len(s[1]) for s in samples.values())} chunks of {len(samples)} "

@@ -119,12 +119,7 @@ class AdaptiveBatchScheduler:
             not ejv.inputs and ejv.parallelism is None for ejv in self.graph.job_vertices.values()
         )
         for ejv in self.graph.job_vertices.values():
-            waits = (
-                (sources_waiting or self.chains.holds(ejv.name, self.read_bytes))
-                if not ejv.inputs
-                else ejv.name in self._awaiting_join
-            )
-            if ejv.is_initialized or waits:
+            if ejv.is_initialized or self._waits(ejv, sources_waiting):
                 continue
             if ejv.parallelism is not None and all(
                 p.is_initialized or p.name in names for p in ejv.producers
@@ -133,6 +128,13 @@ class AdaptiveBatchScheduler:
                 names.add(ejv.name)
                 self._say_if_held(ejv.name)
         return ready
+
+    def _waits(self, ejv: ExecutionJobVertex, sources_waiting: bool) -> bool:
+        """A source waits while another's parallelism is found or its join chain holds it; a
+        vertex with inputs waits for its join's decision."""
+        if ejv.inputs:
+            return ejv.name in self._awaiting_join
+        return sources_waiting or self.chains.holds(ejv.name, self.read_bytes)
 
     def _say_if_held(self, name: str) -> None:
         """A producer held back for its join's other side, which turned out big, starts now:
@@ -277,6 +279,19 @@ class AdaptiveBatchScheduler:
         decision = decide_vertex(stats, None, vertex_max, self.settings)
         if not wanted:
             return decision
+        return self._with_wanted(ejv, stats, decision, wanted, how, vertex_max)
+
+    def _with_wanted(
+        self,
+        ejv: ExecutionJobVertex,
+        stats: list,
+        decision: VertexDecision,
+        wanted: int,
+        how: str,
+        vertex_max: int,
+    ) -> VertexDecision:
+        """The decision where the vertex's sources want a parallelism: more than its inputs
+        need is taken (up to the vertex's max), else the inputs' need stands."""
         if wanted > decision.parallelism:
             decision = decide_vertex(stats, min(wanted, vertex_max), vertex_max, self.settings)
             text = f"{how}: {wanted}, more than its inputs need; {decision.explanation.text}"
