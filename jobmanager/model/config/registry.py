@@ -1,137 +1,38 @@
 """Every option by its key, and the pairs of options that may not contradict each other.
 
-A new option is a constant in its area's module (and its ``__all__``), listed in ``OPTIONS``
-below and re-exported by the package; ``tests/test_config_literals.py`` names any step missed."""
+A new option is a constant in its area's module and a name in that module's ``__all__``, from
+which ``OPTIONS`` and the package's exports are both built; ``tests/test_config_literals.py``
+names any step missed."""
 
 from __future__ import annotations
 
-from jobmanager.model.config.cluster import (
-    BLOB_OFFLOAD_MINSIZE,
-    HEARTBEAT_INTERVAL,
-    HEARTBEAT_TIMEOUT,
-    NUMBER_OF_TASK_SLOTS,
-    SLOT_REQUEST_TIMEOUT,
-    SPARK_DRIVER_MEMORY,
-    TASKMANAGER_IDLE_TIMEOUT,
-    TASKMANAGER_NODE_ID,
-    TMP_DIRS,
-)
-from jobmanager.model.config.optimizer import (
-    ADAPTIVE_BROADCAST_JOIN_STRATEGY,
-    BROADCAST_THRESHOLD,
-    READ_WHOLE_THRESHOLD,
-    RULES_DISABLED,
-)
+from types import ModuleType
+
+import jobmanager.model.config.cluster as cluster
+import jobmanager.model.config.optimizer as optimizer
+import jobmanager.model.config.recovery as recovery
+import jobmanager.model.config.scheduling as scheduling
+import jobmanager.model.config.stores as stores
+from jobmanager.model.config.cluster import HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT
 from jobmanager.model.config.option import Option
-from jobmanager.model.config.recovery import (
-    EXPONENTIAL_ATTEMPTS,
-    EXPONENTIAL_BACKOFF_MULTIPLIER,
-    EXPONENTIAL_INITIAL_BACKOFF,
-    EXPONENTIAL_JITTER_FACTOR,
-    EXPONENTIAL_MAX_BACKOFF,
-    EXPONENTIAL_RESET_BACKOFF_THRESHOLD,
-    FIXED_DELAY_ATTEMPTS,
-    FIXED_DELAY_DELAY,
-    JOB_RECOVERY_ENABLED,
-    NON_RECOVERABLE_EXCEPTIONS,
-    PREVIOUS_WORKER_RECOVERY_TIMEOUT,
-    RESTART_STRATEGY,
-    SNAPSHOT_MIN_PAUSE,
-)
-from jobmanager.model.config.scheduling import (
-    AVG_DATA_VOLUME_PER_TASK,
-    BLOCK_SLOW_NODE_DURATION,
-    DEFAULT_SOURCE_PARALLELISM,
-    MAX_PARALLELISM,
-    MAX_SLOTS,
-    MIN_DATA_VOLUME_PER_TASK,
-    MIN_PARALLELISM,
-    OPERATOR_CHAINING,
-    PARALLELISM_DEFAULT,
-    SCHEDULER,
-    SKEWED_FACTOR,
-    SKEWED_JOIN_STRATEGY,
-    SKEWED_THRESHOLD,
-    SLOT_PREFETCH,
-    SLOW_TASK_BASELINE_LOWER_BOUND,
-    SLOW_TASK_BASELINE_MULTIPLIER,
-    SLOW_TASK_BASELINE_RATIO,
-    SLOW_TASK_CHECK_INTERVAL,
-    SOURCE_DATA_VOLUME_PER_TASK,
-    SPECULATION_ENABLED,
-    SPECULATIVE_MAX_ATTEMPTS,
-)
-from jobmanager.model.config.stores import (
-    ARCHIVE_DIR,
-    EVENT_FLUSH_INTERVAL,
-    EVENT_WRITE_BUFFER_SIZE,
-    JOBSTORE_DIR,
-    JOBSTORE_EXPIRATION_TIME,
-    RESULT_MAX_SIZE,
-    RETAINED_JOBS,
-)
+from jobmanager.model.config.recovery import EXPONENTIAL_INITIAL_BACKOFF, EXPONENTIAL_MAX_BACKOFF
+from jobmanager.model.config.scheduling import MAX_PARALLELISM, MIN_PARALLELISM
 
 __all__ = ["OPTIONS"]
 
-OPTIONS: dict[str, Option] = {
-    o.key: o
-    for o in (
-        PARALLELISM_DEFAULT,
-        SCHEDULER,
-        MIN_PARALLELISM,
-        MAX_PARALLELISM,
-        AVG_DATA_VOLUME_PER_TASK,
-        MIN_DATA_VOLUME_PER_TASK,
-        SOURCE_DATA_VOLUME_PER_TASK,
-        DEFAULT_SOURCE_PARALLELISM,
-        SKEWED_JOIN_STRATEGY,
-        SKEWED_FACTOR,
-        SKEWED_THRESHOLD,
-        BLOB_OFFLOAD_MINSIZE,
-        NUMBER_OF_TASK_SLOTS,
-        SPARK_DRIVER_MEMORY,
-        HEARTBEAT_INTERVAL,
-        HEARTBEAT_TIMEOUT,
-        TASKMANAGER_IDLE_TIMEOUT,
-        SLOT_REQUEST_TIMEOUT,
-        TASKMANAGER_NODE_ID,
-        TMP_DIRS,
-        JOBSTORE_DIR,
-        EVENT_WRITE_BUFFER_SIZE,
-        EVENT_FLUSH_INTERVAL,
-        JOB_RECOVERY_ENABLED,
-        PREVIOUS_WORKER_RECOVERY_TIMEOUT,
-        SNAPSHOT_MIN_PAUSE,
-        JOBSTORE_EXPIRATION_TIME,
-        ARCHIVE_DIR,
-        RESULT_MAX_SIZE,
-        RETAINED_JOBS,
-        SLOT_PREFETCH,
-        MAX_SLOTS,
-        OPERATOR_CHAINING,
-        SPECULATION_ENABLED,
-        SPECULATIVE_MAX_ATTEMPTS,
-        BLOCK_SLOW_NODE_DURATION,
-        SLOW_TASK_CHECK_INTERVAL,
-        SLOW_TASK_BASELINE_LOWER_BOUND,
-        SLOW_TASK_BASELINE_RATIO,
-        SLOW_TASK_BASELINE_MULTIPLIER,
-        RESTART_STRATEGY,
-        NON_RECOVERABLE_EXCEPTIONS,
-        FIXED_DELAY_ATTEMPTS,
-        FIXED_DELAY_DELAY,
-        EXPONENTIAL_INITIAL_BACKOFF,
-        EXPONENTIAL_MAX_BACKOFF,
-        EXPONENTIAL_BACKOFF_MULTIPLIER,
-        EXPONENTIAL_RESET_BACKOFF_THRESHOLD,
-        EXPONENTIAL_JITTER_FACTOR,
-        EXPONENTIAL_ATTEMPTS,
-        BROADCAST_THRESHOLD,
-        READ_WHOLE_THRESHOLD,
-        ADAPTIVE_BROADCAST_JOIN_STRATEGY,
-        RULES_DISABLED,
-    )
-}
+
+def options_exported_by(*areas: ModuleType) -> dict[str, Option]:
+    """Each option an area module exports, by its key, in the order the areas and their modules
+    declare them: the area's ``__all__`` is the one list of what it exports."""
+    return {
+        value.key: value
+        for area in areas
+        for name, value in vars(area).items()
+        if name in area.__all__ and isinstance(value, Option)
+    }
+
+
+OPTIONS: dict[str, Option] = options_exported_by(cluster, stores, recovery, scheduling, optimizer)
 
 _CONTRADICTIONS = (
     (MIN_PARALLELISM.key, MAX_PARALLELISM.key,
