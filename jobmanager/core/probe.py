@@ -31,5 +31,5 @@ class ProbeListener:
         self.probe = probe
         self.phase = phase
 
-    def on_topology_updated(self, graph, new_job_vertices, new_vertices) -> None:
+    def on_topology_updated(self, update) -> None:
         self.probe.mark(self.phase)

@@ -1,7 +1,7 @@
 """The execution graph: job vertices, their subtasks, results, partitions and the groups that
 connect them."""
 
-from jobmanager.core.executiongraph.graph import ExecutionGraph, TopologyListener
+from jobmanager.core.executiongraph.graph import ExecutionGraph, TopologyListener, TopologyUpdate
 from jobmanager.core.executiongraph.groups import ConsumedPartitionGroup, ConsumerVertexGroup
 from jobmanager.core.executiongraph.inputs import (
     BroadcastInputInfo,
@@ -37,5 +37,6 @@ __all__ = [
     "PartitionState",
     "SubpartitionRangesInputInfo",
     "TopologyListener",
+    "TopologyUpdate",
     "WholeInputInfo",
 ]

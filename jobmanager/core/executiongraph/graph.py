@@ -3,6 +3,7 @@ becomes known, with listeners told which subtasks were added."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, Mapping, Protocol
 
 from jobmanager.core.executiongraph.edges import connect_to_result
@@ -13,18 +14,22 @@ from jobmanager.core.executiongraph.vertex import ExecutionJobVertex, ExecutionV
 from jobmanager.errors import JobGraphError
 from jobmanager.model.jobgraph import JobGraph
 
-__all__ = ["ExecutionGraph", "TopologyListener"]
+__all__ = ["ExecutionGraph", "TopologyListener", "TopologyUpdate"]
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyUpdate:
+    """What one growth of the graph added: the job vertices initialised and their subtasks."""
+
+    graph: ExecutionGraph
+    new_job_vertices: list[ExecutionJobVertex]
+    new_vertices: list[ExecutionVertex]
 
 
 class TopologyListener(Protocol):
     """Told, in registration order, each time the graph grows."""
 
-    def on_topology_updated(
-        self,
-        graph: ExecutionGraph,
-        new_job_vertices: list[ExecutionJobVertex],
-        new_vertices: list[ExecutionVertex],
-    ) -> None: ...
+    def on_topology_updated(self, update: TopologyUpdate) -> None: ...
 
 
 class ExecutionGraph:
@@ -122,8 +127,9 @@ class ExecutionGraph:
                     "initialised producers"
                 )
             new_vertices.extend(self._initialize_one(ejv, (input_infos or {}).get(ejv.name, {})))
+        update = TopologyUpdate(self, job_vertices, new_vertices)
         for listener in self.listeners:
-            listener.on_topology_updated(self, job_vertices, new_vertices)
+            listener.on_topology_updated(update)
         return new_vertices
 
     def _initialize_one(

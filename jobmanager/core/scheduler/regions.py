@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from jobmanager.core.executiongraph import (
         ConsumedPartitionGroup,
         ExecutionGraph,
-        ExecutionJobVertex,
         ExecutionVertex,
+        TopologyUpdate,
     )
 
 __all__ = [
@@ -146,12 +146,8 @@ class PipelinedRegions:
         )
         self.regions: list[SchedulingPipelinedRegion] = []
 
-    def on_topology_updated(
-        self,
-        graph: ExecutionGraph,
-        new_job_vertices: list[ExecutionJobVertex],
-        new_vertices: list[ExecutionVertex],
-    ) -> None:
+    def on_topology_updated(self, update: TopologyUpdate) -> None:
+        graph, new_job_vertices = update.graph, update.new_job_vertices
         new_names = {ejv.name for ejv in new_job_vertices}
         seen: list[LogicalPipelinedRegion] = []
         if any(ejv.name not in self.logical for ejv in new_job_vertices):

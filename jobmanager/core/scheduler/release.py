@@ -13,10 +13,9 @@ from jobmanager.core.executiongraph import ExecutionState
 if TYPE_CHECKING:
     from jobmanager.core.executiongraph import (
         ConsumedPartitionGroup,
-        ExecutionGraph,
-        ExecutionJobVertex,
         ExecutionVertex,
         IntermediateResultPartition,
+        TopologyUpdate,
     )
     from jobmanager.core.scheduler.regions import SchedulingPipelinedRegion
 
@@ -30,13 +29,8 @@ class RegionPartitionGroupReleaseStrategy:
         self.unfinished_in_region: dict[int, int] = {}
         self.unfinished_consumer_regions: dict[int, int] = {}
 
-    def on_topology_updated(
-        self,
-        graph: ExecutionGraph,
-        new_job_vertices: list[ExecutionJobVertex],
-        new_vertices: list[ExecutionVertex],
-    ) -> None:
-        for vertex in new_vertices:
+    def on_topology_updated(self, update: TopologyUpdate) -> None:
+        for vertex in update.new_vertices:
             region = vertex.region
             if region.id in self.unfinished_in_region:
                 continue

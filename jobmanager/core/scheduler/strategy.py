@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Iterable
 
 from jobmanager.core.executiongraph import (
     ConsumedPartitionGroup,
-    ExecutionGraph,
-    ExecutionJobVertex,
     ExecutionState,
     ExecutionVertex,
+    TopologyUpdate,
 )
 from jobmanager.core.scheduler.operations import SchedulerOperations
 
@@ -50,14 +49,9 @@ class PipelinedRegionSchedulingStrategy:
         self.consumer_regions: dict[int, list[SchedulingPipelinedRegion]] = {}
         self.cross_region_groups: set[int] = set()
 
-    def on_topology_updated(
-        self,
-        graph: ExecutionGraph,
-        new_job_vertices: list[ExecutionJobVertex],
-        new_vertices: list[ExecutionVertex],
-    ) -> None:
+    def on_topology_updated(self, update: TopologyUpdate) -> None:
         producer_regions: dict[int, set[int]] = {}
-        for region in _regions_of(new_vertices):
+        for region in _regions_of(update.new_vertices):
             for group in region.blocking_groups:
                 producers = producer_regions.get(group.id)
                 if producers is None:
@@ -161,13 +155,8 @@ class VertexwiseSchedulingStrategy:
         self.newly_added: list[ExecutionVertex] = []
         self.started = False
 
-    def on_topology_updated(
-        self,
-        graph: ExecutionGraph,
-        new_job_vertices: list[ExecutionJobVertex],
-        new_vertices: list[ExecutionVertex],
-    ) -> None:
-        self.newly_added.extend(new_vertices)
+    def on_topology_updated(self, update: TopologyUpdate) -> None:
+        self.newly_added.extend(update.new_vertices)
 
     def start_scheduling(self) -> None:
         self.started = True

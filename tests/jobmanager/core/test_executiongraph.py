@@ -102,8 +102,10 @@ def test_dynamic_graph_grows_and_tells_listeners():
     told = []
 
     class Listener:
-        def on_topology_updated(self, graph, new_job_vertices, new_vertices):
-            told.append(([j.name for j in new_job_vertices], [v.label for v in new_vertices]))
+        def on_topology_updated(self, update):
+            told.append(
+                ([j.name for j in update.new_job_vertices], [v.label for v in update.new_vertices])
+            )
 
     graph.listeners.append(Listener())
     agg_ejv = graph.job_vertex("agg")

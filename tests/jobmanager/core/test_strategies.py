@@ -1,4 +1,4 @@
-from jobmanager.core.executiongraph import ExecutionGraph, ExecutionState
+from jobmanager.core.executiongraph import ExecutionGraph, ExecutionState, TopologyUpdate
 from jobmanager.core.scheduler.regions import PipelinedRegions
 from jobmanager.core.scheduler.strategy import (
     PipelinedRegionSchedulingStrategy,
@@ -12,7 +12,9 @@ def region_strategy(builder):
     ops = RecordingOperations()
     graph, regions = builder.build()
     strategy = PipelinedRegionSchedulingStrategy(ops, regions)
-    strategy.on_topology_updated(graph, list(graph.job_vertices.values()), list(graph.vertices()))
+    strategy.on_topology_updated(
+        TopologyUpdate(graph, list(graph.job_vertices.values()), list(graph.vertices()))
+    )
     return graph, strategy, ops
 
 
