@@ -85,11 +85,8 @@ class SubpartitionRangesInputInfo:
         return len(self.cuts) - 1
 
     def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
-        if not 0 <= k < len(self.cuts) - 1:
-            raise IndexError(k)
-        return ExecutionVertexInputInfo.single(
-            IndexRange(0, self.num_partitions - 1), IndexRange(self.cuts[k], self.cuts[k + 1] - 1)
-        )
+        subpartitions = _between_cuts(self.cuts, k)  # an IndexError before anything else
+        return ExecutionVertexInputInfo.single(_all_of(self.num_partitions), subpartitions)
 
 
 @register
@@ -104,11 +101,8 @@ class BroadcastInputInfo:
         return self.consumers
 
     def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
-        if not 0 <= k < self.consumers:
-            raise IndexError(k)
-        return ExecutionVertexInputInfo.single(
-            IndexRange(0, self.num_partitions - 1), IndexRange(0, 0)
-        )
+        _check_consumer(k, self.consumers)
+        return ExecutionVertexInputInfo.single(_all_of(self.num_partitions), IndexRange(0, 0))
 
 
 @register
@@ -127,10 +121,9 @@ class WholeInputInfo:
         return self.consumers
 
     def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
-        if not 0 <= k < self.consumers:
-            raise IndexError(k)
+        _check_consumer(k, self.consumers)
         return ExecutionVertexInputInfo.single(
-            IndexRange(0, self.num_partitions - 1), IndexRange(0, self.num_subpartitions - 1)
+            _all_of(self.num_partitions), _all_of(self.num_subpartitions)
         )
 
 
@@ -149,11 +142,8 @@ class PartitionRangesInputInfo:
         return len(self.cuts) - 1
 
     def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
-        if not 0 <= k < len(self.cuts) - 1:
-            raise IndexError(k)
         return ExecutionVertexInputInfo.single(
-            IndexRange(self.cuts[k], self.cuts[k + 1] - 1),
-            IndexRange(0, self.num_subpartitions - 1),
+            _between_cuts(self.cuts, k), _all_of(self.num_subpartitions)
         )
 
 
@@ -187,19 +177,18 @@ class FormulaInputInfo:
         return self.consumers
 
     def __getitem__(self, k: int) -> ExecutionVertexInputInfo:
-        if not 0 <= k < self.consumers:
-            raise IndexError(k)
+        _check_consumer(k, self.consumers)
         s, t = self.producers, self.consumers
         if self.pattern is DistributionPattern.ALL_TO_ALL:
             if self.broadcast:
                 sub = IndexRange(0, 0)
             else:
                 sub = _even_share(k, t, self.subpartition_count(0))
-            return ExecutionVertexInputInfo.single(IndexRange(0, s - 1), sub)
+            return ExecutionVertexInputInfo.single(_all_of(s), sub)
         if s >= t:
             start, end = k * s // t, (k + 1) * s // t
             return ExecutionVertexInputInfo.single(
-                IndexRange(start, end - 1), IndexRange(0, self.subpartition_count(start) - 1)
+                IndexRange(start, end - 1), _all_of(self.subpartition_count(start))
             )
         j = k * s // t
         first = (j * t + s - 1) // s
@@ -209,6 +198,23 @@ class FormulaInputInfo:
 
     def __repr__(self) -> str:
         return f"FormulaInputInfo({self.pattern.value}, {self.producers} -> {self.consumers})"
+
+
+def _check_consumer(k: int, consumers: int) -> None:
+    """A consumer's index past the last is an IndexError, as a sequence's is."""
+    if not 0 <= k < consumers:
+        raise IndexError(k)
+
+
+def _all_of(count: int) -> IndexRange:
+    """Every index of ``count`` partitions or subpartitions."""
+    return IndexRange(0, count - 1)
+
+
+def _between_cuts(cuts: tuple[int, ...], k: int) -> IndexRange:
+    """Consumer k's indices, from its cut to the next one's; N+1 cuts describe N consumers."""
+    _check_consumer(k, len(cuts) - 1)
+    return IndexRange(cuts[k], cuts[k + 1] - 1)
 
 
 def _even_share(k: int, consumers: int, subpartitions: int) -> IndexRange:
