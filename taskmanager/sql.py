@@ -22,6 +22,7 @@ job, vertex and attempt).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -70,19 +71,11 @@ def run_query(
     clock = clock or TaskClock()
     feeds = feeds or [tuple(range(len(tables)))] + [(None,)] * (len(members) - 1)
     members = _fitted(members, tables, feeds, build_budget(spark.driver_memory_bytes, spark.slots))
-    if not any(isinstance(operator, SqlOperator) for _, operator in members):
-        return run_spark_query(
-            lambda frames: _compose(None, members, frames, feeds),
-            tables,
-            spark=spark,
-            task_dir=task_dir,
-            job_group=job_group,
-            cancel=cancel,
-            clock=clock,
-        )
-    with clock.phase("spark_plan"):
-        spark.session()  # the JVM's start, for a TaskManager's first Spark task
-    with spark.isolated() as isolated:
+    isolating = any(isinstance(operator, SqlOperator) for _, operator in members)
+    if isolating:
+        with clock.phase("spark_plan"):
+            spark.session()  # the JVM's start, for a TaskManager's first Spark task
+    with spark.isolated() if isolating else nullcontext() as isolated:
         return run_spark_query(
             lambda frames: _compose(isolated, members, frames, feeds),
             tables,
@@ -91,7 +84,7 @@ def run_query(
             job_group=job_group,
             cancel=cancel,
             clock=clock,
-            session=isolated.session,
+            session=isolated.session if isolating else None,
         )
 
 
