@@ -64,14 +64,7 @@ def semi_or_anti(
         correlation = Correlation()
         relation = translator.query(_unwrap(inner.this), scope, correlation)
         condition = conjoin(correlation.conjuncts) or exp.true()
-        return Join(
-            node.columns,
-            _origin(conjunct),
-            node,
-            relation.node,
-            "anti" if negated else "semi",
-            condition,
-        )
+        return _kept_or_dropped_by(node, relation.node, negated, condition, conjunct)
     if isinstance(inner, exp.In) and inner.args.get("query") is not None:
         correlation = Correlation()
         relation = translator.query(_unwrap(inner.args["query"]), scope, correlation)
@@ -89,15 +82,17 @@ def semi_or_anti(
             is_null = exp.Is(this=exp.Paren(this=equal.copy()), expression=exp.Null())
             pairs.append(exp.Paren(this=exp.or_(equal, is_null)) if negated else equal)
         condition = conjoin(pairs + correlation.conjuncts)
-        return Join(
-            node.columns,
-            _origin(conjunct),
-            node,
-            relation.node,
-            "anti" if negated else "semi",
-            condition,
-        )
+        return _kept_or_dropped_by(node, relation.node, negated, condition, conjunct)
     return None
+
+
+def _kept_or_dropped_by(
+    node: Node, subquery: Node, negated: bool, condition: exp.Expression, conjunct: exp.Expression
+) -> Join:
+    """``node``'s rows kept where ``subquery`` has a row meeting ``condition`` (a semi join),
+    or, ``negated``, where it has none (an anti join)."""
+    kind = "anti" if negated else "semi"
+    return Join(node.columns, _origin(conjunct), node, subquery, kind, condition)
 
 
 def attach(
