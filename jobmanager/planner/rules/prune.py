@@ -170,15 +170,17 @@ def _rebuild_passing(node: Filter | Sort | Limit, wanted: set[str], child) -> No
     return replace(node, columns=inner.columns, child=inner)
 
 
+def _keeping_columns(node: Node, kept: set[str], child, **fields) -> Node:
+    """``node`` with only the columns whose ids are in ``kept``, over its child rebuilt, and
+    ``fields`` replaced."""
+    columns = tuple(c for c in node.columns if c[0] in kept)
+    return replace(node, columns=columns, child=child(node.child), **fields)
+
+
 def _rebuild_project(node: Project, wanted: set[str], child) -> Node:
     keep = _at_least_one(wanted, node)
     exprs = tuple((i, e) for i, e in node.exprs if i in keep)
-    return replace(
-        node,
-        columns=tuple(c for c in node.columns if c[0] in keep),
-        child=child(node.child),
-        exprs=exprs,
-    )
+    return _keeping_columns(node, keep, child, exprs=exprs)
 
 
 def _rebuild_join(node: Join, wanted: set[str], child) -> Node:
@@ -192,12 +194,7 @@ def _rebuild_aggregate(node: Aggregate, wanted: set[str], child) -> Node:
     if not node.groups and not aggs:
         aggs = node.aggs[:1]
     kept = {i for i, _ in node.groups} | {i for i, _ in aggs}
-    return replace(
-        node,
-        columns=tuple(c for c in node.columns if c[0] in kept),
-        child=child(node.child),
-        aggs=aggs,
-    )
+    return _keeping_columns(node, kept, child, aggs=aggs)
 
 
 def _rebuild_window(node: Window, wanted: set[str], child) -> Node:
