@@ -70,26 +70,32 @@ def clean_up_job(
 def clean_up_lost_jobs(alive) -> list[str]:
     """Clean up after every recorded job whose JobManager is not ``alive(job_id)``; the
     record stays, marked, so a client can still be told why its job is gone."""
-    cleaned = []
-    for job_id, record in jobrecords.job_records().items():
-        if record.cleaned or record.end is not None or alive(job_id):
-            continue
-        clean_up_job(job_id, JobStore(record.store_root, job_id), work_dir=record.taken.work_dir)
-        jobrecords.mark_cleaned(job_id)
-        _log.info("job cleaned up after its JobManager was gone", job=job_id)
-        cleaned.append(job_id)
-    return cleaned
+    return _clean_up_recorded_jobs(
+        lambda job_id, record: not (record.cleaned or record.end is not None or alive(job_id)),
+        jobrecords.mark_cleaned,
+        "job cleaned up after its JobManager was gone",
+    )
 
 
 def clean_up_expired_jobs(now: float) -> list[str]:
     """Remove the store and the work directory of every ended job whose retention is over,
     and forget it."""
-    expired = []
+    return _clean_up_recorded_jobs(
+        lambda job_id, record: record.end is not None and record.end.expires_at <= now,
+        jobrecords.forget_job,
+        "ended job expired: store and work directory removed",
+    )
+
+
+def _clean_up_recorded_jobs(chosen, then, logged: str) -> list[str]:
+    """The ids of the recorded jobs ``chosen(job_id, record)``, each cleaned up (its store and
+    work directory removed), then ``then(job_id)`` and logged."""
+    cleaned = []
     for job_id, record in jobrecords.job_records().items():
-        if record.end is None or record.end.expires_at > now:
+        if not chosen(job_id, record):
             continue
         clean_up_job(job_id, JobStore(record.store_root, job_id), work_dir=record.taken.work_dir)
-        jobrecords.forget_job(job_id)
-        _log.info("ended job expired: store and work directory removed", job=job_id)
-        expired.append(job_id)
-    return expired
+        then(job_id)
+        _log.info(logged, job=job_id)
+        cleaned.append(job_id)
+    return cleaned
