@@ -11,7 +11,7 @@ costs nothing to describe; the adaptive scheduler stores the ranges it decided.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 from jobmanager.messages.codec import register
 from jobmanager.messages.deployment import InputSlice
@@ -147,6 +147,7 @@ class PartitionRangesInputInfo:
         )
 
 
+@dataclass(frozen=True, slots=True, eq=False)
 class FormulaInputInfo:
     """Flink's static mapping of a result onto ``consumers`` subtasks, computed when asked.
 
@@ -157,21 +158,11 @@ class FormulaInputInfo:
     subpartitions evenly.
     """
 
-    __slots__ = ("pattern", "broadcast", "producers", "consumers", "subpartition_count")
-
-    def __init__(
-        self,
-        pattern: DistributionPattern,
-        broadcast: bool,
-        producers: int,
-        consumers: int,
-        subpartition_count,
-    ) -> None:
-        self.pattern = pattern
-        self.broadcast = broadcast
-        self.producers = producers
-        self.consumers = consumers
-        self.subpartition_count = subpartition_count
+    pattern: DistributionPattern
+    broadcast: bool
+    producers: int
+    consumers: int
+    subpartition_count: Callable[[int], int]
 
     def __len__(self) -> int:
         return self.consumers
