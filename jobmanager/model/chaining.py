@@ -257,14 +257,7 @@ def _chained_vertices(
     for vertex in graph.vertices:
         chain = member_of.get(vertex.name)
         if chain is None:
-            made[(vertex.name,)] = result.add_vertex(
-                vertex.name,
-                vertex.parallelism,
-                vertex.max_parallelism,
-                vertex.operator,
-                vertex.sources,
-                vertex.chain_start,
-            )
+            made[(vertex.name,)] = result.add_vertex_like(vertex)
         elif vertex.name == chain[0]:
             made[chain] = _add_chain(result, [graph.vertex(name) for name in chain])
     return made
@@ -282,16 +275,8 @@ def chained_graph(graph: JobGraph, chains: Sequence[Sequence[str]]) -> JobGraph:
         source, target = member_of.get(edge.source.name), member_of.get(edge.target.name)
         if source is not None and source == target:
             continue  # inside a chain
-        result.connect(
-            made[source or (edge.source.name,)],
-            made[target or (edge.target.name,)],
-            edge.partitioner,
-            edge.result_type,
-            edge.pattern,
-            edge.splittable,
-            edge.dynamic_filtering,
-            edge.join,
-            pre_aggregated=edge.pre_aggregated,
+        result.connect_like(
+            edge, made[source or (edge.source.name,)], made[target or (edge.target.name,)]
         )
     return result
 

@@ -239,6 +239,36 @@ class JobGraph:
         self._vertices[name] = vertex
         return vertex
 
+    def add_vertex_like(self, vertex: JobVertex) -> JobVertex:
+        """A vertex as ``vertex`` of another graph is: its name, parallelisms, operator, sources
+        and chain start."""
+        return self.add_vertex(
+            vertex.name,
+            vertex.parallelism,
+            vertex.max_parallelism,
+            vertex.operator,
+            vertex.sources,
+            vertex.chain_start,
+        )
+
+    def connect_like(
+        self, edge: JobEdge, source: JobVertex, target: JobVertex, edge_id: str | None = None
+    ) -> JobEdge:
+        """An edge as ``edge`` of another graph is, between ``source`` and ``target`` of this
+        one; its id as ``connect`` gives it unless ``edge_id`` does."""
+        return self.connect(
+            source,
+            target,
+            edge.partitioner,
+            edge.result_type,
+            edge.pattern,
+            edge.splittable,
+            edge.dynamic_filtering,
+            edge.join,
+            edge_id=edge_id,
+            pre_aggregated=edge.pre_aggregated,
+        )
+
     def connect(
         self,
         source: JobVertex,

@@ -174,29 +174,11 @@ def fuse_graph(graph: JobGraph, producer: str, consumer: str) -> JobGraph:
                 fused.name, fused.parallelism, fused.max_parallelism, fused.operator, fused.sources
             )
         elif vertex is not producer:
-            made[vertex.name] = result.add_vertex(
-                vertex.name,
-                vertex.parallelism,
-                vertex.max_parallelism,
-                vertex.operator,
-                vertex.sources,
-                vertex.chain_start,
-            )
+            made[vertex.name] = result.add_vertex_like(vertex)
     for edge in graph.edges:
         if edge.source is producer and edge.target is consumer:
             continue
-        result.connect(
-            made[edge.source.name],
-            made[edge.target.name],
-            edge.partitioner,
-            edge.result_type,
-            edge.pattern,
-            edge.splittable,
-            edge.dynamic_filtering,
-            edge.join,
-            edge_id=edge.id,
-            pre_aggregated=edge.pre_aggregated,
-        )
+        result.connect_like(edge, made[edge.source.name], made[edge.target.name], edge.id)
     return result
 
 
