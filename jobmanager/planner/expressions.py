@@ -18,7 +18,38 @@ from jobmanager.errors import SqlTypeError
 import jobmanager.planner.types as t
 from jobmanager.planner.types import SqlType
 
-__all__ = ["AGGREGATE_NAMES", "check_condition", "is_aggregate", "spark_sql", "type_of"]
+__all__ = [
+    "AGGREGATE_NAMES",
+    "GENERATORS",
+    "check_condition",
+    "is_aggregate",
+    "is_generator",
+    "spark_sql",
+    "type_of",
+]
+
+# a generator's rows replace its input row's: those sqlglot parses as their own kinds, and those
+# it parses as anonymous calls, by name
+GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
+_GENERATOR_NAMES = {
+    "explode",
+    "explode_outer",
+    "posexplode",
+    "posexplode_outer",
+    "inline",
+    "inline_outer",
+    "stack",
+    "json_tuple",
+}
+
+
+def is_generator(node: exp.Expression) -> bool:
+    """Whether ``node`` calls a generator (``EXPLODE``, ``POSEXPLODE``, ``INLINE``, ``STACK``,
+    ``JSON_TUPLE``, ...)."""
+    return isinstance(node, GENERATORS) or (
+        isinstance(node, exp.Anonymous) and node.name.lower() in _GENERATOR_NAMES
+    )
+
 
 AGGREGATE_NAMES = {
     "every",

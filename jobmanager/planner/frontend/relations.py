@@ -30,9 +30,9 @@ from jobmanager.planner.logical import (
 )
 from jobmanager.planner.types import wider
 
-__all__ = ["Relation", "Relations"]
+__all__ = ["SET_OPERATIONS", "Relation", "Relations"]
 
-_SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
+SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ class Relations:
         return Values(tuple(zip(ids, kinds)), "VALUES", tuple(rows)), names
 
     def set_operation(self, query: exp.Expression, outer: Scope | None) -> Relation:
-        kind = _SET_OPERATIONS[type(query)]
+        kind = SET_OPERATIONS[type(query)]
         left = self._query(query.this, outer)
         right = self._query(query.expression, outer)
         if len(left.names) != len(right.names):

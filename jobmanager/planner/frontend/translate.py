@@ -17,7 +17,7 @@ import re
 
 from jobmanager.errors import SqlError, TidalError, UnsupportedSqlError
 from jobmanager.planner.catalog import Catalog
-from jobmanager.planner.expressions import check_condition, type_of
+from jobmanager.planner.expressions import check_condition, is_generator, type_of
 from jobmanager.planner.frontend.grouping import aggregate_calls, aggregated, with_windows
 from jobmanager.planner.frontend.grouping_sets import expand, grouping_sets, over_sets
 from jobmanager.planner.logical import (
@@ -40,7 +40,7 @@ from jobmanager.planner.frontend.ordering import (
     rekeyed,
 )
 from jobmanager.planner.frontend.parse import projection_name
-from jobmanager.planner.frontend.relations import Relation, Relations
+from jobmanager.planner.frontend.relations import SET_OPERATIONS, Relation, Relations
 from jobmanager.planner.frontend.scope import Scope, position
 from jobmanager.planner.frontend.whole_query import reads_enclosing, whole_query
 from jobmanager.planner.frontend.subqueries import (
@@ -53,7 +53,6 @@ from jobmanager.planner.frontend.subqueries import (
 
 __all__ = ["Relation", "Translator"]
 
-_SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
 _QUOTED = re.compile(r"'([^']+)'")
 
 
@@ -111,7 +110,7 @@ class Translator:
             return self._select(query, outer, correlation)
         if isinstance(query, exp.Subquery):
             return ordered_relation(query, self.query(query.this, outer, correlation))
-        if type(query) in _SET_OPERATIONS:
+        if type(query) in SET_OPERATIONS:
             if correlation is not None and _reads_outer(query, outer):
                 raise UnsupportedSqlError("a correlated set operation", *position(query))
             return ordered_relation(query, self.relations.set_operation(query, outer))
@@ -369,28 +368,12 @@ def _distinct(select: exp.Select, node: Node, hides_order_keys: bool) -> Node:
     )
 
 
-_GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
-_NAMED_GENERATORS = {
-    "explode",
-    "explode_outer",
-    "posexplode",
-    "posexplode_outer",
-    "inline",
-    "inline_outer",
-    "stack",
-    "json_tuple",
-}
-
-
 def _generates(projection: exp.Expression) -> bool:
     """Whether ``projection`` calls a generator (``EXPLODE``, ``POSEXPLODE``, ``INLINE``,
     ``STACK``, ``JSON_TUPLE``), not inside a subquery of its own."""
-    for node in projection.walk(prune=lambda n: isinstance(n, exp.Query)):
-        if isinstance(node, _GENERATORS) or (
-            isinstance(node, exp.Anonymous) and node.name.lower() in _NAMED_GENERATORS
-        ):
-            return True
-    return False
+    return any(
+        is_generator(node) for node in projection.walk(prune=lambda n: isinstance(n, exp.Query))
+    )
 
 
 def _as_lateral_views(select: exp.Select) -> None:

@@ -33,6 +33,7 @@ from jobmanager.planner.logical import (
     col,
     substitute,
 )
+from jobmanager.planner.expressions import GENERATORS, is_generator
 from jobmanager.planner.physical.cut import Input, Source, Stage
 from jobmanager.planner.visitor import PlanVisitor
 
@@ -361,30 +362,16 @@ def _renames_only(node: Project) -> bool:
 
 def _simple(select: exp.Expression) -> bool:
     """A SELECT that only projects and filters its FROM, so another projection or filter can
-    be folded into it."""
+    be folded into it (not past a generator: its rows replace its input row's)."""
     if not isinstance(select, exp.Select):
         return False
     if any(select.args.get(k) for k in ("group", "having", "order", "limit", "offset", "distinct")):
         return False
     return not any(
-        e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Select, *_GENERATORS)
-        or any(_is_generator(f) for f in e.find_all(exp.Anonymous))
+        e.find(exp.Window, exp.AggFunc, exp.Subquery, exp.Select, *GENERATORS)
+        or any(is_generator(f) for f in e.find_all(exp.Anonymous))
         for e in select.expressions
     )
-
-
-# a generator's rows replace its input row's, so nothing above it may fold into its SELECT
-_GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline, exp.Stack, exp.Unnest)
-_ANONYMOUS_GENERATORS = {
-    "json_tuple",
-    "inline_outer",
-    "posexplode_outer",
-    "explode_outer",
-    "stack",
-    "inline",
-    "posexplode",
-    "explode",
-}
 
 
 def _not_ordinal(key: exp.Expression) -> exp.Expression:
@@ -395,10 +382,6 @@ def _not_ordinal(key: exp.Expression) -> exp.Expression:
         kind = "INT" if -(1 << 31) <= int(key.name) < (1 << 31) else "BIGINT"
         return exp.Cast(this=key, to=exp.DataType.build(kind))
     return key
-
-
-def _is_generator(call: exp.Anonymous) -> bool:
-    return call.name.lower() in _ANONYMOUS_GENERATORS
 
 
 def _null(kind) -> exp.Expression:
