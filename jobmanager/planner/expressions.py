@@ -24,6 +24,7 @@ __all__ = [
     "check_condition",
     "is_aggregate",
     "is_generator",
+    "rewrite_children",
     "spark_sql",
     "type_of",
 ]
@@ -41,6 +42,20 @@ _GENERATOR_NAMES = {
     "stack",
     "json_tuple",
 }
+
+
+def rewrite_children(
+    expression: exp.Expression, rewrite: Callable[[exp.Expression], exp.Expression]
+) -> exp.Expression:
+    """``expression`` with each child (an argument that is an expression, or one in an
+    argument's list) set, in place, to ``rewrite(child)``: one step of a rewrite that decides
+    for itself where to go deeper and where to stop."""
+    for key, value in list(expression.args.items()):
+        if isinstance(value, exp.Expression):
+            expression.set(key, rewrite(value))
+        elif isinstance(value, list):
+            expression.set(key, [rewrite(v) if isinstance(v, exp.Expression) else v for v in value])
+    return expression
 
 
 def is_generator(node: exp.Expression) -> bool:

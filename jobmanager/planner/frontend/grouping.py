@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from sqlglot import exp
 
 from jobmanager.errors import SqlError, UnsupportedSqlError
-from jobmanager.planner.expressions import is_aggregate, type_of
+from jobmanager.planner.expressions import is_aggregate, rewrite_children, type_of
 from jobmanager.planner.frontend.scope import position
 from jobmanager.planner.logical import (
     Aggregate,
@@ -167,16 +167,7 @@ def _replace_equal(
     for target, column_id in pairs:
         if expression == target:
             return col(column_id)
-    copy = expression.copy()
-    for key, value in list(copy.args.items()):
-        if isinstance(value, exp.Expression):
-            copy.set(key, _replace_equal(value, pairs))
-        elif isinstance(value, list):
-            copy.set(
-                key,
-                [_replace_equal(v, pairs) if isinstance(v, exp.Expression) else v for v in value],
-            )
-    return copy
+    return rewrite_children(expression.copy(), lambda child: _replace_equal(child, pairs))
 
 
 def _unwrapped(call: exp.Expression) -> exp.Expression:

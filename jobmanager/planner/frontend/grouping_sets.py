@@ -16,7 +16,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from jobmanager.errors import SqlError
-from jobmanager.planner.expressions import is_aggregate, type_of
+from jobmanager.planner.expressions import is_aggregate, rewrite_children, type_of
 from jobmanager.planner.frontend.scope import position
 from jobmanager.planner.logical import Expand, IdAllocator, Node, col, paren
 from jobmanager.planner.types import SqlType
@@ -105,15 +105,7 @@ def _replace(expression: exp.Expression, rule) -> exp.Expression:
         return found
     if _is_call(expression):
         return expression.copy()
-    copy = expression.copy()
-    for key, value in list(copy.args.items()):
-        if isinstance(value, exp.Expression):
-            copy.set(key, _replace(value, rule))
-        elif isinstance(value, list):
-            copy.set(
-                key, [_replace(v, rule) if isinstance(v, exp.Expression) else v for v in value]
-            )
-    return copy
+    return rewrite_children(expression.copy(), lambda child: _replace(child, rule))
 
 
 def _is_call(expression: exp.Expression) -> bool:

@@ -16,6 +16,7 @@ from typing import Callable
 from sqlglot import exp
 
 from jobmanager.errors import UnknownColumnError, UnsupportedSqlError
+from jobmanager.planner.expressions import rewrite_children
 from jobmanager.planner.logical import col
 from jobmanager.planner.types import SqlType
 
@@ -137,20 +138,7 @@ def _transform_outside_subqueries(expression: exp.Expression, replace) -> exp.Ex
     replaced = replace(expression)
     if replaced is not expression:
         return replaced
-    for key, value in list(expression.args.items()):
-        if isinstance(value, exp.Expression):
-            expression.set(key, _transform_outside_subqueries(value, replace))
-        elif isinstance(value, list):
-            expression.set(
-                key,
-                [
-                    _transform_outside_subqueries(v, replace)
-                    if isinstance(v, exp.Expression)
-                    else v
-                    for v in value
-                ],
-            )
-    return expression
+    return rewrite_children(expression, lambda child: _transform_outside_subqueries(child, replace))
 
 
 def position(node: exp.Expression) -> tuple[int | None, int | None]:
