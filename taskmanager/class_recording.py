@@ -25,7 +25,7 @@ def build(java: str) -> Path:
     from jobmanager.model.config import Configuration
     from jobmanager.model.operators import SparkFunction
     from taskmanager.cancellation import CancelToken
-    from taskmanager.spark import SparkSessionProvider, run_spark_function
+    from taskmanager.spark import SparkSessionProvider, SparkTask, run_spark_function
 
     target = archive_path(java)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -37,15 +37,8 @@ def build(java: str) -> Path:
         spark = SparkSessionProvider(2, work, Configuration(), java_options=recording)
         tables = [_orders(), _lines()]
         for index, query in enumerate(_QUERIES):
-            run_spark_function(
-                SparkFunction(query),
-                tables,
-                spark=spark,
-                task_dir=work / str(index),
-                job_group=f"archive-{index}",
-                vertex=query.__name__,
-                cancel=CancelToken(),
-            )
+            task = SparkTask(spark, work / str(index), f"archive-{index}", CancelToken())
+            run_spark_function(SparkFunction(query), tables, task, vertex=query.__name__)
         spark.stop_jvm()
         if not partial.is_file():
             raise RuntimeError(f"the JVM left no class archive at {partial}")

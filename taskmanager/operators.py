@@ -31,7 +31,7 @@ from jobmanager.model.operators import (
 )
 from taskmanager.cancellation import CancelToken
 from taskmanager.sink_writer import write_part_file, write_sink
-from taskmanager.spark import SparkSessionProvider
+from taskmanager.spark import SparkSessionProvider, SparkTask
 from taskmanager.sql import run_query
 from taskmanager.timing import TaskClock
 
@@ -59,7 +59,9 @@ def run_operator(
     clock = clock or TaskClock()
     operator = _built_on(code.operator, dict(tdd.build_sides))
     if isinstance(operator, ChainedOperator):
-        return _run_chain(operator, tables, tdd, spark, task_dir, cancel, clock)
+        return _run_chain(
+            operator, tables, tdd, SparkTask(spark, task_dir, _job_group(tdd), cancel, clock)
+        )
     if operator is None:
         table = _single_input(tables, tdd.vertex, "with no operator passes its input through")
         return OperatorResult(table, table.num_rows)
@@ -79,15 +81,8 @@ def run_operator(
             )
         return OperatorResult(table, table.num_rows)
     if isinstance(operator, _COMPOSED):
-        table = run_query(
-            ((tdd.vertex, operator),),
-            tables,
-            spark=spark,
-            task_dir=task_dir,
-            job_group=_job_group(tdd),
-            cancel=cancel,
-            clock=clock,
-        )
+        task = SparkTask(spark, task_dir, _job_group(tdd), cancel, clock)
+        table = run_query(((tdd.vertex, operator),), tables, task)
         return OperatorResult(table, table.num_rows)
     raise TypeError(
         f"vertex {tdd.vertex!r}: operator {operator!r} is not spark(fn), arrow(fn), SQL or a "
@@ -99,16 +94,14 @@ def _run_chain(
     chain: ChainedOperator,
     tables: tuple,
     tdd: TaskDeploymentDescriptor,
-    spark: SparkSessionProvider,
-    task_dir: Path,
-    cancel: CancelToken,
-    clock: TaskClock,
+    task: SparkTask,
 ) -> OperatorResult:
     """A chain's operators one after the other in this task: consecutive PySpark functions and
     SQL pieces as one composed query (one Spark query, see ``taskmanager.sql.run_query``),
     Arrow functions on the table in memory, a sink last writing the chain's result. Each
     member reads what ``chain.member_feeds`` says: the task's inputs by position, or the
     result before it."""
+    cancel, clock = task.cancel, task.clock
     members = list(zip(chain.names, chain.operators))
     feeds = [chain.member_feeds(k, len(tables)) for k in range(len(members))]
     previous = None
@@ -121,14 +114,7 @@ def _run_chain(
             here = tables + ((previous,) if previous is not None else ())
             first = tuple(len(tables) if i is None else i for i in feeds[position])
             previous = run_query(
-                members[position:end],
-                here,
-                feeds=(first, *feeds[position + 1 : end]),
-                spark=spark,
-                task_dir=task_dir,
-                job_group=_job_group(tdd),
-                cancel=cancel,
-                clock=clock,
+                members[position:end], here, task, feeds=(first, *feeds[position + 1 : end])
             )
             position = end
             continue

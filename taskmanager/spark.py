@@ -46,6 +46,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ from taskmanager.timing import TaskClock
 __all__ = [
     "IsolatedSession",
     "SparkSessionProvider",
+    "SparkTask",
     "TASK_SQL_CONF",
     "checked_frame",
     "java_options",
@@ -304,53 +306,50 @@ class IsolatedSession:
         return True
 
 
+@dataclass(frozen=True, slots=True)
+class SparkTask:
+    """Where a task's Spark query runs: the process's ``spark``, the task's own ``task_dir``
+    for the inputs written for Spark (the caller removes it), the Spark job group its jobs run
+    in (a cancel stops the group), the task's cancel token and the clock timing its phases."""
+
+    spark: SparkSessionProvider
+    task_dir: Path
+    job_group: str
+    cancel: CancelToken
+    clock: TaskClock = field(default_factory=TaskClock)
+
+
 def run_spark_function(
     function: SparkFunction,
     tables: Sequence[pa.Table | ParquetFiles],
-    *,
-    spark: SparkSessionProvider,
-    task_dir: Path,
-    job_group: str,
+    task: SparkTask,
     vertex: str,
-    cancel: CancelToken,
-    clock: TaskClock | None = None,
 ) -> pa.Table:
     """``function.fn(*dataframes).toArrow()``: see ``run_spark_query``."""
     return run_spark_query(
-        lambda frames: checked_frame(vertex, function, function.fn(*frames)),
-        tables,
-        spark=spark,
-        task_dir=task_dir,
-        job_group=job_group,
-        cancel=cancel,
-        clock=clock,
+        lambda frames: checked_frame(vertex, function, function.fn(*frames)), tables, task
     )
 
 
 def run_spark_query(
     build: Callable[[Sequence[Any]], Any],
     tables: Sequence[pa.Table | ParquetFiles],
-    *,
-    spark: SparkSessionProvider,
-    task_dir: Path,
-    job_group: str,
-    cancel: CancelToken,
-    clock: TaskClock | None = None,
+    task: SparkTask,
     session=None,
 ) -> pa.Table:
-    """``build(dataframes).toArrow()``, its inputs read by Spark from Parquet files in
-    ``task_dir`` (the caller removes it) into DataFrames of ``session`` (the process's if
-    None), its Spark jobs in ``job_group``. ``clock`` times writing the inputs
-    (``spark_input``), building the query (``spark_plan``: ``build``, which only plans, and
-    reading the inputs' schemas) and running it into Arrow (``spark_run``)."""
-    clock = clock or TaskClock()
+    """``build(dataframes).toArrow()``, its inputs read by Spark from Parquet files in the
+    task's directory into DataFrames of ``session`` (the process's if None), its Spark jobs in
+    the task's job group. The task's clock times writing the inputs (``spark_input``),
+    building the query (``spark_plan``: ``build``, which only plans, and reading the inputs'
+    schemas) and running it into Arrow (``spark_run``)."""
+    spark, clock, cancel, job_group = task.spark, task.clock, task.cancel, task.job_group
     with clock.phase("spark_plan"):
         base = spark.session()
     with clock.phase("spark_input"):
         inputs = [
             table
             if isinstance(table, ParquetFiles)
-            else _write_parquet(table, task_dir / f"input-{index}.parquet", spark.slots)
+            else _write_parquet(table, task.task_dir / f"input-{index}.parquet", spark.slots)
             for index, table in enumerate(tables)
         ]
     context = base.sparkContext

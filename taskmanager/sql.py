@@ -24,13 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import replace
-from pathlib import Path
 
 import pyarrow as pa
 
 from jobmanager.errors import NonRecoverableError
 from jobmanager.model.operators import SparkFunction, SqlOperator
-from taskmanager.cancellation import CancelToken
 from taskmanager.inputs import ParquetFiles
 from taskmanager.join_memory import (
     build_budget,
@@ -38,8 +36,7 @@ from taskmanager.join_memory import (
     in_memory_bytes,
     within_budget,
 )
-from taskmanager.spark import IsolatedSession, SparkSessionProvider, checked_frame, run_spark_query
-from taskmanager.timing import TaskClock
+from taskmanager.spark import IsolatedSession, SparkTask, checked_frame, run_spark_query
 
 __all__ = ["SqlRefused", "run_query"]
 
@@ -55,12 +52,7 @@ class SqlRefused(NonRecoverableError):
 def run_query(
     members: Sequence[Member],
     tables: Sequence[pa.Table | ParquetFiles],
-    *,
-    spark: SparkSessionProvider,
-    task_dir: Path,
-    job_group: str,
-    cancel: CancelToken,
-    clock: TaskClock | None = None,
+    task: SparkTask,
     feeds: Sequence[Sequence[int | None]] | None = None,
 ) -> pa.Table:
     """The result, as Arrow, of ``members`` (vertex name and operator, in chain order) composed
@@ -68,22 +60,18 @@ def run_query(
     result before it, unless ``feeds`` says, per member, which of ``tables`` it reads (None:
     the result before it). With a SqlOperator among them, the query runs in a session of its
     own (see the module docstring); PySpark functions alone run in the process's session."""
-    clock = clock or TaskClock()
+    spark = task.spark
     feeds = feeds or [tuple(range(len(tables)))] + [(None,)] * (len(members) - 1)
     members = _fitted(members, tables, feeds, build_budget(spark.driver_memory_bytes, spark.slots))
     isolating = any(isinstance(operator, SqlOperator) for _, operator in members)
     if isolating:
-        with clock.phase("spark_plan"):
+        with task.clock.phase("spark_plan"):
             spark.session()  # the JVM's start, for a TaskManager's first Spark task
     with spark.isolated() if isolating else nullcontext() as isolated:
         return run_spark_query(
             lambda frames: _compose(isolated, members, frames, feeds),
             tables,
-            spark=spark,
-            task_dir=task_dir,
-            job_group=job_group,
-            cancel=cancel,
-            clock=clock,
+            task,
             session=isolated.session if isolating else None,
         )
 

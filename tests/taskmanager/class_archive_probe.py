@@ -19,7 +19,7 @@ from jobmanager.model.operators import SparkFunction
 from taskmanager import class_archive
 from taskmanager.cancellation import CancelToken
 from taskmanager.java import find_java
-from taskmanager.spark import SparkSessionProvider, run_spark_function
+from taskmanager.spark import SparkSessionProvider, SparkTask, run_spark_function
 
 
 def totals(frame):
@@ -33,15 +33,8 @@ def main(argv: list[str]) -> None:
     work = Path(tempfile.mkdtemp(prefix="tidal-archive-probe-"))
     spark = SparkSessionProvider(2, work, Configuration(), java_options=options)
     table = pa.table({"key": [i % 3 for i in range(30)], "value": list(range(30))})
-    result = run_spark_function(
-        SparkFunction(totals),
-        [table],
-        spark=spark,
-        task_dir=work / "t",
-        job_group="probe",
-        vertex="totals",
-        cancel=CancelToken(),
-    )
+    task = SparkTask(spark, work / "t", "probe", CancelToken())
+    result = run_spark_function(SparkFunction(totals), [table], task, vertex="totals")
     from pyspark import SparkContext
 
     pid = SparkContext._gateway.proc.pid

@@ -15,6 +15,7 @@ from jobmanager.model.operators import SqlOperator
 from taskmanager.cancellation import CancelToken
 from taskmanager.inputs import ParquetFiles
 from taskmanager.join_memory import build_budget, in_memory_bytes, within_budget
+from taskmanager.spark import SparkTask
 from taskmanager.sql import run_query
 
 NESTED = (
@@ -81,10 +82,7 @@ def test_spark_runs_the_join_the_budget_allows(spark_provider, tmp_path, monkeyp
     result = run_query(
         (("join", operator),),
         (facts, names),
-        spark=spark_provider,
-        task_dir=tmp_path,
-        job_group="join-memory",
-        cancel=CancelToken(),
+        SparkTask(spark_provider, tmp_path, "join-memory", CancelToken()),
     )
     assert result.num_rows == 500
     plan = _last_plan(spark_provider.session())

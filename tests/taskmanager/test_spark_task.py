@@ -256,10 +256,7 @@ def test_a_large_input_reaches_spark_as_a_file_per_core_written_side_by_side(
     result = spark_module.run_spark_query(
         lambda frames: frames[0].groupBy("odd").agg({"k": "sum", "*": "count"}).orderBy("odd"),
         [table],
-        spark=spark_provider,
-        task_dir=tmp_path / "task",
-        job_group="pieces",
-        cancel=CancelToken(),
+        spark_module.SparkTask(spark_provider, tmp_path / "task", "pieces", CancelToken()),
     )
     evens = rows // 2 + rows % 2
     assert [(row["odd"], row["sum(k)"], row["count(1)"]) for row in result.to_pylist()] == [
