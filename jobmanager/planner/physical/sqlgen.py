@@ -130,11 +130,7 @@ class _Renderer(PlanVisitor):
     def visit_Expand(self, node: Expand) -> exp.Select:
         """The child's columns, then one row per set from ``inline`` over an array of
         structs: the set's keys (a typed NULL for each it lacks), its id and position."""
-        child = self.select(node.child)
-        if _simple(child):
-            definitions = _definitions(child)
-        else:
-            child, definitions = self._wrapped(child, node.child.ids), {}
+        child, definitions = self._folding_into(node.child)
         kinds = dict(node.columns)
         rows = []
         for index, present in enumerate(node.sets):
@@ -168,11 +164,7 @@ class _Renderer(PlanVisitor):
         return child
 
     def visit_Aggregate(self, node: Aggregate) -> exp.Select:
-        child = self.select(node.child)
-        if _simple(child):
-            definitions = _definitions(child)
-        else:
-            child, definitions = self._wrapped(child, node.child.ids), {}
+        child, definitions = self._folding_into(node.child)
         groups = [substitute(e, definitions) for _, e in node.groups]
         child.set(
             "expressions",
@@ -184,11 +176,7 @@ class _Renderer(PlanVisitor):
         return child
 
     def visit_Window(self, node: Window) -> exp.Select:
-        child = self.select(node.child)
-        if _simple(child):
-            definitions = _definitions(child)
-        else:
-            child, definitions = self._wrapped(child, node.child.ids), {}
+        child, definitions = self._folding_into(node.child)
         kept = [_as(definitions.get(i, col(i)).copy(), i) for i in node.child.ids]
         child.set("expressions", kept + [_as(substitute(f, definitions), i) for i, f in node.funcs])
         return child
@@ -303,6 +291,15 @@ class _Renderer(PlanVisitor):
         return exp.Subquery(
             this=self.select(node), alias=exp.TableAlias(this=exp.to_identifier(alias))
         )
+
+    def _folding_into(self, node: Node) -> tuple[exp.Select, dict[str, exp.Expression]]:
+        """``node``'s SELECT for the node above to fold its columns into, with the definitions
+        of the columns it projects; a SELECT that only reads ``node``'s columns, wrapped
+        around it, where it is not simple enough."""
+        child = self.select(node)
+        if _simple(child):
+            return child, _definitions(child)
+        return self._wrapped(child, node.ids), {}
 
     def _wrapped(self, query: exp.Expression, ids: list[str]) -> exp.Select:
         self.aliases += 1
