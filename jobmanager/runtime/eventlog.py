@@ -142,9 +142,7 @@ class EventLog:
         """Write what is buffered and start a new segment; return its number."""
         self.flush()
         with self._lock:
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+            if self._close_segment_file():
                 self.segment += 1
                 self._headed = False
             return self.segment
@@ -152,9 +150,15 @@ class EventLog:
     def close(self) -> None:
         self.flush()
         with self._lock:
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+            self._close_segment_file()
+
+    def _close_segment_file(self) -> bool:
+        """Close the open segment file (the lock held); whether one was open."""
+        if self._handle is None:
+            return False
+        self._handle.close()
+        self._handle = None
+        return True
 
 
 def read_log(
