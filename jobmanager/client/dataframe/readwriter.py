@@ -72,24 +72,16 @@ class DataFrameReader(_BaseDataFrameReader["SparkSession", "DataFrame", "Table"]
         )
 
     def json(self, *args, **kwargs):
-        raise unsupported(
-            "read.json", "Tidal reads Parquet and CSV files", "read the data as Parquet or CSV"
-        )
+        raise _not_parquet_or_csv("read.json")
 
     def orc(self, *args, **kwargs):
-        raise unsupported(
-            "read.orc", "Tidal reads Parquet and CSV files", "read the data as Parquet or CSV"
-        )
+        raise _not_parquet_or_csv("read.orc")
 
     def text(self, *args, **kwargs):
-        raise unsupported(
-            "read.text", "Tidal reads Parquet and CSV files", "read the data as Parquet or CSV"
-        )
+        raise _not_parquet_or_csv("read.text")
 
     def jdbc(self, *args, **kwargs):
-        raise unsupported(
-            "read.jdbc", "Tidal reads Parquet and CSV files", "export the table to Parquet"
-        )
+        raise _not_parquet_or_csv("read.jdbc", "export the table to Parquet")
 
 
 class DataFrameWriter(_BaseDataFrameWriter["SparkSession", "DataFrame"]):
@@ -136,6 +128,11 @@ class DataFrameWriter(_BaseDataFrameWriter["SparkSession", "DataFrame"]):
             session.runner.run(
                 sql, session.runner.action, **_output(path, mode, format, partition_by, header)
             )
+
+
+def _not_parquet_or_csv(method: str, alternative: str = "read the data as Parquet or CSV"):
+    """The error for a reader of another format than the two Tidal reads."""
+    return unsupported(method, "Tidal reads Parquet and CSV files", alternative)
 
 
 def _output(path: str, mode: str, format: str, partition_by: tuple, header: bool) -> dict:
