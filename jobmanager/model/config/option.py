@@ -59,30 +59,29 @@ _MEMORY_UNITS = {
 _AMOUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
-def _parse_amount(text: str, units: dict[str, int], default_unit: int, what: str) -> int:
+def _parse_amount(value: Any, units: dict[str, int], what: str, a_what: str) -> int:
+    """``value`` in the smallest of ``units``: an integer as it is, a text with a number and
+    one of ``units`` (none: the smallest)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{a_what}, not a boolean")
+    if isinstance(value, int):
+        return value
+    text = str(value)
     match = _AMOUNT.match(text)
     if not match or match.group(2).lower() not in units and match.group(2):
         raise ValueError(f"not a {what}: {text!r} (examples: {', '.join(list(units)[:4])})")
-    unit = units[match.group(2).lower()] if match.group(2) else default_unit
+    unit = units[match.group(2).lower()] if match.group(2) else 1
     return int(float(match.group(1)) * unit)
 
 
 def parse_duration_ms(value: Any) -> int:
     """``"1 s"``, ``"500 ms"``, ``"1 min"`` or a number of milliseconds."""
-    if isinstance(value, bool):
-        raise TypeError("a duration, not a boolean")
-    if isinstance(value, int):
-        return value
-    return _parse_amount(str(value), _DURATION_UNITS, 1, "duration")
+    return _parse_amount(value, _DURATION_UNITS, "duration", "a duration")
 
 
 def parse_memory_size(value: Any) -> int:
     """``"16 mb"``, ``"1 MiB"``, ``"1g"`` or a number of bytes."""
-    if isinstance(value, bool):
-        raise TypeError("a size, not a boolean")
-    if isinstance(value, int):
-        return value
-    return _parse_amount(str(value), _MEMORY_UNITS, 1, "memory size")
+    return _parse_amount(value, _MEMORY_UNITS, "memory size", "a size")
 
 
 def _int(minimum: int) -> Callable[[Any], int]:
@@ -133,13 +132,6 @@ def _choice(*choices: str, aliases: Mapping[str, str] | None = None) -> Callable
     return parse
 
 
-def _positive_duration(value: Any) -> int:
-    ms = parse_duration_ms(value)
-    if ms < 0:
-        raise ValueError("a duration cannot be negative")
-    return ms
-
-
 _CLASS_NAME = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 
@@ -157,24 +149,33 @@ def _class_names(value: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _retained_jobs(value: Any) -> int:
-    number = _int(-1)(value)
-    if number == 0:
-        raise ValueError("must be -1 (keep all) or at least 1, got 0")
-    return number
-
-
-def _positive_memory(value: Any) -> int:
-    size = parse_memory_size(value)
-    if size < 1:
-        raise ValueError("must be at least one byte")
-    return size
-
-
 def _names(value: Any) -> tuple[str, ...]:
     """Names, as a list or one string separated by ``,``, lowercased, the empty ones dropped."""
     items = value.split(",") if isinstance(value, str) else list(value)
     return tuple(name for name in (str(i).strip().lower() for i in items) if name)
+
+
+def _refusing(
+    parse: Callable[[Any], int], refused: Callable[[int], bool], why: str
+) -> Callable[[Any], int]:
+    """``parse``, then an error saying ``why`` for a value ``refused`` says is out of range."""
+
+    def checked(value: Any) -> int:
+        parsed = parse(value)
+        if refused(parsed):
+            raise ValueError(why)
+        return parsed
+
+    return checked
+
+
+_positive_duration = _refusing(
+    parse_duration_ms, lambda ms: ms < 0, "a duration cannot be negative"
+)
+_positive_memory = _refusing(parse_memory_size, lambda size: size < 1, "must be at least one byte")
+_retained_jobs = _refusing(
+    _int(-1), lambda number: number == 0, "must be -1 (keep all) or at least 1, got 0"
+)
 
 
 def _memory_or_off(value: Any) -> int:
