@@ -30,7 +30,7 @@ from jobmanager.client.report import (
     report_html,
 )
 from jobmanager.client.result import JobResult, QueryOutput
-from jobmanager.client.watch import JobManagerWatch
+from jobmanager.client.watch import JobManagerWatch, install_filter
 from jobmanager.core.admission import validate_job
 from jobmanager.errors import JobManagerLost, TidalError, UnknownJobError
 from jobmanager.messages.jobstatus import JobStatus
@@ -74,6 +74,7 @@ class Client:
         first job needs: a standby JobManager and a TaskManager of the default shape with its
         Spark JVM, so the job finds them up or on their way rather than starting them."""
         done = connect(address, num_cpus=num_cpus, log_to_driver=log_to_driver, dashboard=dashboard)
+        install_filter()
         self._standby_asked, self._prepared_task_manager = (
             prepare_first_job() if done.startswith("started") else (None, None)
         )

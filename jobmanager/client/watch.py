@@ -10,7 +10,10 @@ process) and one when it has recovered (the job's status leaves ``RECONCILING``)
 
 Ray prints them from a thread of its own through ``ray._private.worker.print_to_stdstream``;
 the watch filters what goes through it, and lets everything else (other processes' lines, and
-all of them once no watch is active) through unchanged.
+all of them once no watch is active) through unchanged. One kind is never news, watched or
+not: a call that reached a JobManager as it left after its job (Ray's "Task
+JobManagerActor.status failed ... INTENDED_USER_EXIT"), which the client answers from the
+job's store instead; ``install_filter`` puts the filter in place as a client connects.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import JobDetails
 
-__all__ = ["JobManagerWatch"]
+__all__ = ["JobManagerWatch", "install_filter"]
 
 
 def _to_stderr(line: str) -> None:
@@ -72,7 +75,7 @@ class JobManagerWatch:
 
     def __enter__(self) -> JobManagerWatch:
         with _ACTIVE_LOCK:
-            _install_filter()
+            install_filter()
             _ACTIVE.add(self)
         return self
 
@@ -85,8 +88,14 @@ _ACTIVE: set[JobManagerWatch] = set()
 _ACTIVE_LOCK = threading.Lock()
 
 
-def _install_filter() -> None:
-    """Once per process: Ray's printer of the raylet's lines goes through the active watches."""
+def _a_left_jobmanager(line: str) -> bool:
+    """Ray's line about a call that found a JobManager gone by its own wish (its job over)."""
+    return "JobManagerActor." in line and "INTENDED_USER_EXIT" in line
+
+
+def install_filter() -> None:
+    """Once per process: Ray's printer of the raylet's lines goes through the active watches,
+    and never prints a line about a JobManager that left after its job."""
     try:
         from ray._private import worker
     except ImportError:
@@ -96,12 +105,13 @@ def _install_filter() -> None:
         return
 
     def filtered(data, *args, **kwargs):
-        if data.get("pid") == "raylet" and _ACTIVE:
+        if data.get("pid") == "raylet":
             watches = list(_ACTIVE)
             lines = [
                 line
                 for line in data.get("lines", ())
-                if not any(watch.holds_back(line) for watch in watches)
+                if not _a_left_jobmanager(line)
+                and not any(watch.holds_back(line) for watch in watches)
             ]
             if not lines:
                 return None

@@ -79,3 +79,27 @@ def test_rays_printer_holds_back_only_what_an_active_watch_claims(capsys):
     assert "Worker PID: 200" in shown
     assert len(said) == 1
     assert "retries remaining" in ray_prints(RETRIED.replace("wait", "status"))  # no watch active
+
+
+def test_rays_line_about_a_jobmanager_that_left_after_its_job_is_never_printed(capsys):
+    """A status asked as the JobManager leaves is answered from the job's store: Ray's line
+    about the call is not news, with or without a watch."""
+    from jobmanager.client.watch import install_filter
+
+    install_filter()
+    left = (
+        "Task JobManagerActor.status failed. There are infinite retries remaining, so the task "
+        "will be retried. Error: The actor is dead because its worker process has died. Worker "
+        "exit type: INTENDED_USER_EXIT Worker exit detail: Worker exits by an user request."
+    )
+    ray_worker.print_to_stdstream(
+        {
+            "lines": [left, "The node ran low on memory: a line of its own"],
+            "pid": "raylet",
+            "is_err": False,
+        },
+        ignore_prefix=False,
+    )
+    shown = capsys.readouterr().out
+    assert "INTENDED_USER_EXIT" not in shown
+    assert "ran low on memory" in shown  # any other line of Ray's still shows
