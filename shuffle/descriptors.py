@@ -19,13 +19,16 @@ __all__ = ["ShuffleDescriptor"]
 @dataclass(frozen=True, slots=True)
 class ShuffleDescriptor:
     """One result partition: its id, the TaskManager that wrote it and its node, the partition
-    file's path on that node, and how many subpartitions the file holds."""
+    file's path on that node, how many subpartitions the file holds, and the file's size and
+    fingerprint as its producer finished it (0: not known; see ``shuffle.survey``)."""
 
     partition_id: PartitionId
     task_manager_id: str
     node_id: str
     path: str
     num_subpartitions: int
+    size: int = 0
+    checksum: int = 0
 
     def __post_init__(self) -> None:
         if self.num_subpartitions < 1:
@@ -40,7 +43,7 @@ class ShuffleDescriptor:
 
     def to_list(self) -> list[str | int]:
         """The fields as a flat list: ``[result, index, task_manager_id, node_id, path,
-        num_subpartitions]``."""
+        num_subpartitions, size, checksum]``."""
         return [
             self.partition_id.result,
             self.partition_id.index,
@@ -48,17 +51,20 @@ class ShuffleDescriptor:
             self.node_id,
             self.path,
             self.num_subpartitions,
+            self.size,
+            self.checksum,
         ]
 
     @classmethod
     def from_list(cls, fields: Sequence[str | int]) -> ShuffleDescriptor:
         """The inverse of :meth:`to_list`; rejects a list of the wrong shape by name."""
-        if len(fields) != 6:
-            raise ValueError(f"a shuffle descriptor has 6 fields, got {len(fields)}: {fields!r}")
-        result, index, task_manager_id, node_id, path, num_subpartitions = fields
-        if not (isinstance(index, int) and isinstance(num_subpartitions, int)):
+        if len(fields) != 8:
+            raise ValueError(f"a shuffle descriptor has 8 fields, got {len(fields)}: {fields!r}")
+        result, index, task_manager_id, node_id, path, num_subpartitions, size, checksum = fields
+        if not all(isinstance(n, int) for n in (index, num_subpartitions, size, checksum)):
             raise ValueError(
-                f"shuffle descriptor index and subpartition count must be ints: {fields!r}"
+                f"shuffle descriptor index, subpartition count, size and checksum must be "
+                f"ints: {fields!r}"
             )
         return cls(
             PartitionId(str(result), index),
@@ -66,4 +72,6 @@ class ShuffleDescriptor:
             str(node_id),
             str(path),
             num_subpartitions,
+            size,
+            checksum,
         )

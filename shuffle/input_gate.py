@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pyarrow as pa
 
 from shuffle.descriptors import ShuffleDescriptor
+from shuffle.errors import PartitionFileCorrupted
 from shuffle.ranges import IndexRange
 from shuffle.reader import PartitionFileReader
 from shuffle.remote import FetchChunk, fetch_range
@@ -91,6 +92,13 @@ class InputGate:
 
     def _read_local(self, descriptor: ShuffleDescriptor, subpartitions: IndexRange) -> pa.Table:
         with PartitionFileReader(descriptor.path, descriptor.partition_id) as reader:
+            size = reader.file_size
+            if descriptor.size and size != descriptor.size:
+                raise PartitionFileCorrupted(
+                    descriptor.partition_id,
+                    descriptor.path,
+                    f"{size} bytes where its producer wrote {descriptor.size}",
+                )
             table = reader.read_range(subpartitions)
             self.local_bytes += reader.index.range_layout(subpartitions).data_size
         return table

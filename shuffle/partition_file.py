@@ -56,6 +56,7 @@ __all__ = [
     "decode_range_header",
     "encode_index_and_footer",
     "encode_range_header",
+    "footer_checksum",
     "range_header_size",
 ]
 
@@ -152,6 +153,12 @@ def encode_index_and_footer(
         MAGIC,
     )
     return section + footer
+
+
+def footer_checksum(tail: bytes) -> int:
+    """A file's fingerprint from its last ``FOOTER.size`` bytes: the crc32 of its footer,
+    which holds the crc32 of its index, which holds every subpartition's crc32 and length."""
+    return zlib.crc32(tail[-FOOTER.size :])
 
 
 @dataclass(frozen=True, slots=True)

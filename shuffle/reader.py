@@ -40,6 +40,10 @@ class PartitionFileReader:
         return self.index.num_subpartitions
 
     @property
+    def file_size(self) -> int:
+        return self._file.size()
+
+    @property
     def schema(self) -> pa.Schema:
         return self.index.schema
 

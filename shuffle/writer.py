@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from shuffle.descriptors import ShuffleDescriptor
 from shuffle.ids import PartitionId
-from shuffle.partition_file import INDEX_ENTRY, encode_index_and_footer
+from shuffle.partition_file import INDEX_ENTRY, encode_index_and_footer, footer_checksum
 from shuffle.partitioning import RowPartitioner, partition_rows
 
 __all__ = ["ResultPartitionWriter", "WrittenPartition"]
@@ -56,6 +56,8 @@ class WrittenPartition:
     written: np.ndarray  # int64 subpartition indices
     lengths: np.ndarray  # int64, bytes in the file
     rows: np.ndarray  # int64
+    file_size: int = 0
+    checksum: int = 0  # the footer's crc32: see shuffle.survey.fingerprint
 
     @property
     def total_bytes(self) -> int:
@@ -192,11 +194,9 @@ class ResultPartitionWriter:
                     entries["offset"] = np.cumsum(columns[:, 1]) - columns[:, 1]
                     entries["rows"] = columns[:, 2]
                     entries["checksum"] = columns[:, 3]
-                file.write(
-                    encode_index_and_footer(
-                        int(entries["length"].sum()), entries, self.num_subpartitions, schema
-                    )
-                )
+                data_size = int(entries["length"].sum())
+                tail = encode_index_and_footer(data_size, entries, self.num_subpartitions, schema)
+                file.write(tail)
             os.replace(temporary, self.path)
         except BaseException:
             temporary.unlink(missing_ok=True)
@@ -210,6 +210,8 @@ class ResultPartitionWriter:
             entries["subpartition"].astype(np.int64),
             entries["length"].astype(np.int64),
             entries["rows"].astype(np.int64),
+            data_size + len(tail),
+            footer_checksum(tail),
         )
 
     def abort(self) -> None:

@@ -96,7 +96,10 @@ def write_outputs(
             output.breakdown,
             values,
         )
-        produced.append(replace(report, range_bounds=bounds) if bounds else report)
+        report = replace(
+            report, range_bounds=bounds, file_size=written.file_size, file_checksum=written.checksum
+        )
+        produced.append(report)
     return tuple(produced)
 
 

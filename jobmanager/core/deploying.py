@@ -61,7 +61,7 @@ class Deploying:
             produced = group.result.produced
             for p in group.partitions:
                 available = p.state is PartitionState.AVAILABLE
-                registered = self.task_managers.get(p.location) if available else None
+                registered = self.registration(p.location) if available else None
                 if registered is not None:
                     size = int(produced.partition_totals[p.index]) if produced is not None else 1
                     weight[registered.node] = weight.get(registered.node, 0) + size

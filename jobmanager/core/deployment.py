@@ -76,8 +76,9 @@ class TaskDeploymentDescriptorFactory:
         self.build_sides = build_sides
 
     def describe(self, partition: IntermediateResultPartition) -> ShuffleDescriptor:
-        """Where a partition lives: on its producer's TaskManager, at the path its attempt wrote
-        (a pipelined producer deployed with its consumer has a slot, not yet a location)."""
+        """Where a partition lives: on its producer's TaskManager (alive, or departed with the
+        file kept), at the path its attempt wrote (a pipelined producer deployed with its
+        consumer has a slot, not yet a location)."""
         task_manager = partition.location or partition.producer.slot.task_manager
         info = self.task_managers[task_manager]
         return ShuffleDescriptor(
@@ -86,6 +87,8 @@ class TaskDeploymentDescriptorFactory:
             info.node,
             partition_path(info.shuffle_root, partition.id, partition.producer.attempt),
             partition.result.subpartition_count(partition.index),
+            partition.size,
+            partition.checksum,
         )
 
     def create(

@@ -20,7 +20,7 @@ def describe(state) -> tuple:
         for v in state.graph.vertices()
     )
     partitions = tuple(
-        (str(p.id), p.state.value, p.location)
+        (str(p.id), p.state.value, p.location, p.size, p.checksum)
         for result in state.graph.results.values()
         for p in result.partitions
     )
@@ -36,4 +36,6 @@ def describe(state) -> tuple:
         state.restarts.describe(),
         state.growth.describe() if state.growth is not None else (),
         state.speculation.describe(),
+        tuple(sorted(state.departed)),
+        tuple(state.losses),
     )

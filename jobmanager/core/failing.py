@@ -22,10 +22,16 @@ class Failing:
     # -- failover -------------------------------------------------------------------------------
 
     def fail_over(
-        self, failed: list[ExecutionVertex], cause: str, time_ms: int, counted: bool = True
+        self,
+        failed: list[ExecutionVertex],
+        cause: str,
+        time_ms: int,
+        counted: bool = True,
+        backoff: bool = True,
     ) -> None:
         """Restart what ``failed`` needs. ``counted`` False: not a failure of the job (a task
-        whose deployment died with a JobManager), so no back-off and no restart attempt used."""
+        whose deployment died with a JobManager), so no back-off and no restart attempt used.
+        ``backoff`` False: a failure that counts, restarted at once (a lost process)."""
         if self.status is not JobStatus.RUNNING:
             return
         if counted and not self._may_restart(cause, time_ms):
@@ -34,7 +40,7 @@ class Failing:
         if not vertices:
             return
         awaiting = sum(v.state in (S.DEPLOYING, S.RUNNING) for v in vertices)
-        delay_ms = self.backoff.backoff_ms() if counted else 0
+        delay_ms = self.backoff.backoff_ms() if counted and backoff else 0
         timer = self.restarts.add(vertices, delay_ms, awaiting)
         self._stop(vertices)
         self.log.info("failover", cause=cause, restarting=len(vertices), delay_ms=delay_ms)

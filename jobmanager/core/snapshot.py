@@ -22,6 +22,7 @@ from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.messages.codec import message
 from jobmanager.messages.jobstatus import JobStatus
+from jobmanager.messages.losses import TaskManagerLoss
 from jobmanager.model.config import Configuration
 from jobmanager.model.jobgraph import JobGraph
 from jobmanager.model.join_chains import fuse_graph
@@ -59,6 +60,9 @@ class StateSnapshot:
     active: int
     speculation: tuple = ()
     archived: ev.JobArchived | None = None
+    files: tuple[tuple[bytes, bytes], ...] = ()  # per result: partitions' file sizes, checksums
+    departed: tuple[ev.TaskManagerRegistered, ...] = ()
+    losses: tuple[TaskManagerLoss, ...] = ()
 
 
 def take(state: JobManagerState) -> StateSnapshot:
@@ -95,6 +99,9 @@ def take(state: JobManagerState) -> StateSnapshot:
         active=active,
         speculation=state.speculation.export(),
         archived=state.archived,
+        files=_files(graph),
+        departed=tuple(state.departed.values()),
+        losses=tuple(state.losses),
     )
 
 
@@ -119,6 +126,9 @@ def restore(
 
     for registered in snapshot.task_managers:
         state.task_managers[registered.task_manager] = registered
+    for registered in snapshot.departed:
+        state.departed[registered.task_manager] = registered
+    state.losses = list(snapshot.losses)
     pending = state.slots.restore(snapshot.slot_pool, vertex_at)
     for index, tm, slot in snapshot.slots_held:
         vertex_at(index).slot = state.slots.slot(tm, slot)
@@ -153,6 +163,31 @@ def _partitions(result, locations: dict[str, int]) -> tuple[bytes, bytes]:
     return codes.tobytes(), where.tobytes()
 
 
+def _files(graph) -> tuple[tuple[bytes, bytes], ...]:
+    """Per result, its partitions' file sizes and checksums, as their producers reported."""
+    return tuple(
+        (
+            np.array([p.size for p in result.partitions], np.int64).tobytes(),
+            np.array([p.checksum for p in result.partitions], np.uint32).tobytes(),
+        )
+        for result in graph.results.values()
+    )
+
+
+def _restore_partitions(
+    result, partitions: tuple[bytes, bytes], files: tuple[bytes, bytes], locations
+) -> None:
+    (codes, where), (sizes, checksums), count = partitions, files, len(result.partitions)
+    for p, code, at, size, checksum in zip(
+        result.partitions,
+        np.frombuffer(codes, np.uint8).tolist(),
+        np.frombuffer(where, np.int32).tolist(),
+        (np.frombuffer(sizes, np.int64) if sizes else np.zeros(count, np.int64)).tolist(),
+        (np.frombuffer(checksums, np.uint32) if checksums else np.zeros(count, np.uint32)).tolist(),
+    ):
+        p.restore(_PARTITION_STATES[code], None if at < 0 else locations[at], size, checksum)
+
+
 def _regrow(graph, snapshot: StateSnapshot) -> None:
     """Grow the execution graph again as the job did (its vertices initialised, its joins
     chained, in their order), then set every vertex's parallelism."""
@@ -179,15 +214,11 @@ def _restore_progress(graph, vertices: list, snapshot: StateSnapshot) -> None:
     attempts = np.frombuffer(snapshot.attempts, np.int32)
     for v, code, attempt in zip(vertices, codes.tolist(), attempts.tolist()):
         v.state, v.attempt = _STATES[code], attempt
-    for result, (codes, where), produced in zip(
-        graph.results.values(), snapshot.partitions, snapshot.result_bytes
+    files = snapshot.files or [(b"", b"")] * len(snapshot.partitions)  # older snapshots: none
+    for result, partitions, sizes, produced in zip(
+        graph.results.values(), snapshot.partitions, files, snapshot.result_bytes
     ):
-        for p, code, at in zip(
-            result.partitions,
-            np.frombuffer(codes, np.uint8).tolist(),
-            np.frombuffer(where, np.int32).tolist(),
-        ):
-            p.restore(_PARTITION_STATES[code], None if at < 0 else snapshot.locations[at])
+        _restore_partitions(result, partitions, sizes, snapshot.locations)
         if produced is not None:
             result.produced.restore(produced)
     unfinished = 0

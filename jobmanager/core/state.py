@@ -30,6 +30,7 @@ from jobmanager.core.executiongraph import (
 )
 from jobmanager.core.executiongraph.result_bytes import report_problem
 from jobmanager.core.failing import Failing
+from jobmanager.core.losing import Losing
 from jobmanager.core.probe import NoProbe, Probe, ProbeListener
 from jobmanager.core.reconcile import Reconciling
 from jobmanager.core.scheduler.adaptive.scheduler import AdaptiveBatchScheduler
@@ -49,6 +50,7 @@ from jobmanager.core.step import Step
 from jobmanager.errors import NoResourceAvailableError
 from jobmanager.messages import events as ev
 from jobmanager.messages.jobstatus import JobStatus
+from jobmanager.messages.losses import TaskManagerLoss
 from jobmanager.model.config import (
     MAX_PARALLELISM,
     NON_RECOVERABLE_EXCEPTIONS,
@@ -71,7 +73,7 @@ __all__ = [
 S = ExecutionState
 
 
-class JobManagerState(Deploying, Failing, Reconciling):
+class JobManagerState(Deploying, Failing, Losing, Reconciling):
     def __init__(
         self,
         job_graph: JobGraph,
@@ -127,6 +129,8 @@ class JobManagerState(Deploying, Failing, Reconciling):
         self.speculation = speculation_for(self, self.config)
         self.admitted = {a.vertex: a for a in inferred}  # sources asked when the job was taken
         self.task_managers: dict[str, ev.TaskManagerRegistered] = {}
+        self.departed: dict[str, ev.TaskManagerRegistered] = {}  # see core.losing
+        self.losses: list[TaskManagerLoss] = []
         self.status = JobStatus.CREATED
         self.failure_cause = ""
         self.ended: tuple[JobStatus, str] | None = None
@@ -266,32 +270,6 @@ class JobManagerState(Deploying, Failing, Reconciling):
             self._fail_job(f"{cause}; no restart left ({self.backoff})")
             return
         self.emit(self.restarts.add((), self.backoff.backoff_ms(), 0))
-
-    def _on_task_manager_lost(self, event: ev.TaskManagerLost) -> None:
-        self.task_managers.pop(event.task_manager, None)
-        self.speculation.lost(event.task_manager)
-        self.slots.remove(event.task_manager)
-        failed: dict[int, ExecutionVertex] = {}
-        for v in self.graph.vertices():
-            if v.slot is None or v.slot.task_manager != event.task_manager:
-                continue
-            if v.state is S.CANCELING:
-                self.canceled(v)
-            else:
-                self.free_slot(v)
-                self.graph.transitions.move(v, S.FAILED)
-                failed[v.index] = v
-        for result in self.graph.results.values():
-            for p in result.partitions:
-                if p.state is PartitionState.AVAILABLE and p.location == event.task_manager:
-                    p.mark_lost()
-                    failed.setdefault(p.producer.index, p.producer)
-        cause = f"TaskManager {event.task_manager} lost: {event.cause}"
-        self.log.warning("task manager lost", task_manager=event.task_manager, affected=len(failed))
-        if failed:
-            self.fail_over(list(failed.values()), cause, event.time_ms)
-        self.maybe_terminate()
-        self.dispatch()
 
     def _on_task_running(self, event: ev.TaskRunning) -> None:
         v = self._current(event)
@@ -445,8 +423,9 @@ class JobManagerState(Deploying, Failing, Reconciling):
         return v
 
     def _record_produced(self, v: ExecutionVertex, location: str, produced) -> None:
+        files = {report.result: (report.file_size, report.file_checksum) for report in produced}
         for partition in v.produced:
-            partition.mark_finished(location)
+            partition.mark_finished(location, *files.get(partition.result.id, (0, 0)))
         for report in produced:
             self.graph.results[report.result].produced.record(v.subtask, report)
             if self.growth is not None:

@@ -10,6 +10,7 @@ without the shell noticing.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,10 @@ class CoreView:
     def __init__(self, state: JobManagerState) -> None:
         self._state = state
 
+    def departed(self) -> dict[str, tuple[str, str]]:
+        """The dead TaskManagers whose files the job kept: their node and shuffle root."""
+        return {tm: (r.node, r.shuffle_root) for tm, r in self._state.departed.items()}
+
     def descriptors(
         self,
         job_id: str,
@@ -46,7 +51,7 @@ class CoreView:
         factory = TaskDeploymentDescriptorFactory(
             job_id,
             state.graph,
-            state.task_managers,
+            ChainMap(state.task_managers, state.departed),
             cache,
             code_keys,
             split_target_bytes,

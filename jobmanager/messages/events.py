@@ -99,9 +99,15 @@ class TaskManagerRequestFailed:
 
 @message
 class TaskManagerLost:
+    """A TaskManager's process died or went silent. ``node``: its node, and ``kept``: the
+    whole partition files its shuffle directory still holds there (path, size, fingerprint;
+    ``shuffle.survey``), surveyed when the node is up; empty when the node is gone."""
+
     task_manager: str
     cause: str
     time_ms: int
+    node: str = ""
+    kept: tuple[tuple[str, int, int], ...] = ()
 
 
 @message
@@ -135,7 +141,9 @@ class ProducedPartition:
     holds. ``range_bounds``: for a range-partitioned result, the sample its sort is cut by:
     the task wrote its output sorted, in chunks 0..c-1 (one per subpartition), and these are
     each chunk's lowest key and then its highest key of all, encoded (``shuffle.keyorder``):
-    c + 1 keys, none for a task that wrote no rows."""
+    c + 1 keys, none for a task that wrote no rows. ``file_size`` and ``file_checksum``: the
+    partition file's size and fingerprint (``shuffle.survey``), by which the file is known
+    again after its TaskManager died (0: not known)."""
 
     result: str
     subpartition_bytes: bytes
@@ -144,6 +152,8 @@ class ProducedPartition:
     subpartitions: int = 0
     total_bytes: int | None = None
     range_bounds: tuple[bytes, ...] = ()
+    file_size: int = 0
+    file_checksum: int = 0
 
     @staticmethod
     def of(

@@ -294,8 +294,9 @@ class JobManagerActor(MainLoop, JobEnding):
                 os.path.join(self.work_dir, "shuffle"),
                 settings[PREVIOUS_WORKER_RECOVERY_TIMEOUT.key] / 1000,
             )
+            homes = {r.task_manager: (r.node, r.shuffle_root) for r in reports}
             for tm_id, handle in handles.items():
-                self.executor.adopt(tm_id, handle)
+                self.executor.adopt(tm_id, handle, *homes[tm_id])
             self._apply([ev.JobManagerRecovered(now_ms(), tuple(reports))])
             self.events.flush()  # the take-over is stored even when it asked for nothing
             if replayed.state.status is JobStatus.CREATED:

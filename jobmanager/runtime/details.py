@@ -15,6 +15,7 @@ __all__ = [
     "JobDetails",
     "JobSummary",
     "ProcessFigures",
+    "TaskManagerLossDetails",
     "VertexDetails",
     "details_of_v0",
     "read_details",
@@ -69,6 +70,22 @@ class ProcessFigures:
 
 
 @message
+class TaskManagerLossDetails:
+    """A TaskManager the job lost: which, on which node, how many running subtasks ran again
+    (``running``), how many finished ones ran again for outputs lost with it (``rerun``), how
+    many finished outputs were kept on its node (``kept``), and whether every subtask it sent
+    back has finished again (``recovered``)."""
+
+    task_manager: str
+    node: str
+    time_ms: int
+    running: int
+    rerun: int
+    kept: int
+    recovered: bool
+
+
+@message
 class JobDetails:
     """A job as its JobManager sees it now, or saw it when it left (``ended_at`` set)."""
 
@@ -87,6 +104,7 @@ class JobDetails:
     vertices: tuple[VertexDetails, ...]
     pid: int
     jobmanager: ProcessFigures | None
+    task_manager_losses: tuple[TaskManagerLossDetails, ...] = ()
 
     def __post_init__(self) -> None:
         # msgpack carries the status as its name; the message holds the member

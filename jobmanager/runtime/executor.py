@@ -42,12 +42,17 @@ from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
 from jobmanager.runtime.admission import split_keeper
 from jobmanager.runtime.descriptors import ShuffleDescriptorCache
+from jobmanager.runtime.departed import remove_on_node, survey_on_node
 from jobmanager.runtime.earlylease import EarlyLease
 from jobmanager.runtime.names import resource_manager_handle
+from shuffle.paths import partition_path
 
 __all__ = ["HANDLERS", "CommandExecutor", "now_ms"]
 
 _log = structlog.get_logger("tidal.executor")
+
+
+_SURVEY_TIMEOUT_S = 5.0  # a node that takes longer to list a directory counts as gone
 
 
 def now_ms() -> int:
@@ -86,6 +91,7 @@ class CommandExecutor:
         self._early_lease = early_lease
         self.task_managers: dict[str, object] = {}
         self.registered: set[str] = set()
+        self._homes: dict[str, tuple[str, str]] = {}  # TaskManager: its node, shuffle root
         self._lock = threading.Lock()
         self._counter = 0
         self._work = ThreadPoolExecutor(4, thread_name_prefix="tidal-jm-work")
@@ -164,6 +170,7 @@ class CommandExecutor:
             attached.set()
             with self._lock:
                 self.registered.add(tm_id)
+                self._homes[tm_id] = (info["node"], info["shuffle_root"])
             self.log.info("task manager attached", task_manager=tm_id)
             self.enqueue(ev.TaskManagerRegistered(tm_id, slots, info["node"], info["shuffle_root"]))
 
@@ -215,6 +222,12 @@ class CommandExecutor:
         handle = self.task_managers.get(command.task_manager)
         if handle is not None:
             handle.release.remote(encode((command.partitions, command.attempts)))
+        elif (home := self.view.departed().get(command.task_manager)) is not None:
+            node, root = home
+            paths = [
+                partition_path(root, p, a) for p, a in zip(command.partitions, command.attempts)
+            ]
+            remove_on_node(node, paths)
         dropped = self.cache.drop(self.view.groups_fed_by(command.partitions))
         if dropped:
             for other in list(self.task_managers.values()):
@@ -287,11 +300,12 @@ class CommandExecutor:
 
         ref.future().add_done_callback(done)
 
-    def adopt(self, tm_id: str, handle) -> None:
+    def adopt(self, tm_id: str, handle, node: str, shuffle_root: str) -> None:
         """Use a TaskManager the job already had (a JobManager taking the job over)."""
         with self._lock:
             self.task_managers[tm_id] = handle
             self.registered.add(tm_id)
+            self._homes[tm_id] = (node, shuffle_root)
 
     def _forget(self, tm_id: str, lost: bool = False) -> None:
         """Stop using a TaskManager; a lost one is not lent to anyone again."""
@@ -336,7 +350,28 @@ class CommandExecutor:
             if cause is not None and not self._stopped.is_set():
                 self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
                 self._forget(tm_id, lost=True)
-                self.enqueue(ev.TaskManagerLost(tm_id, cause, now_ms()))
+                self._report_lost(tm_id, cause)
+
+    def _report_lost(self, tm_id: str, cause: str) -> None:
+        """Say the TaskManager is lost once its node has told what its files are: the survey
+        runs on a worker thread, so the other TaskManagers' heartbeats go on meanwhile."""
+        lost_at = now_ms()
+        with self._lock:
+            node, root = self._homes.pop(tm_id, ("", ""))
+
+        def report() -> None:
+            started = time.perf_counter()
+            kept = survey_on_node(node, root, _SURVEY_TIMEOUT_S) if root else ()
+            self.log.info(
+                "lost task manager's files surveyed",
+                task_manager=tm_id,
+                node=node,
+                whole_files=len(kept),
+                ms=int((time.perf_counter() - started) * 1000),
+            )
+            self.enqueue(ev.TaskManagerLost(tm_id, cause, lost_at, node, kept))
+
+        self._work.submit(report)
 
     def task_manager_logs(self) -> dict[str, bytes]:
         """Each TaskManager's part of its log for this job so far (see ``TaskManagerActor``)."""
@@ -358,6 +393,8 @@ class CommandExecutor:
         with self._lock:
             self.task_managers.clear()
             self.registered.clear()
+        for node, root in self.view.departed().values():
+            remove_on_node(node, [root])
         _tell_resource_manager("release_job", self.job_id)
         self._work.shutdown(wait=False)
 

@@ -18,7 +18,12 @@ from jobmanager.core.executiongraph import ExecutionState
 from jobmanager.messages import events as ev
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.model.chaining import ChainedOperator
-from jobmanager.runtime.details import JobDetails, ProcessFigures, VertexDetails
+from jobmanager.runtime.details import (
+    JobDetails,
+    ProcessFigures,
+    TaskManagerLossDetails,
+    VertexDetails,
+)
 
 __all__ = ["TaskLedger", "empty_status", "job_status", "process_figures"]
 
@@ -125,6 +130,26 @@ def job_status(
         vertices=vertices,
         pid=0,
         jobmanager=None,
+        task_manager_losses=_loss_details(state),
+    )
+
+
+def _loss_details(state) -> tuple[TaskManagerLossDetails, ...]:
+    """Each TaskManager lost; recovered once every subtask it sent back finished again."""
+    if not state.losses:
+        return ()
+    finished = {v.index for v in state.graph.vertices() if v.state is ExecutionState.FINISHED}
+    return tuple(
+        TaskManagerLossDetails(
+            loss.task_manager,
+            loss.node,
+            loss.time_ms,
+            loss.running,
+            loss.rerun,
+            loss.kept,
+            finished.issuperset(loss.subtasks),
+        )
+        for loss in state.losses
     )
 
 

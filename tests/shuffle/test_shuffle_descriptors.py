@@ -32,14 +32,14 @@ def test_is_a_frozen_slotted_value():
     assert not hasattr(descriptor, "__dict__")
     with pytest.raises(dataclasses.FrozenInstanceError):
         descriptor.path = "/elsewhere"
-    assert descriptor.to_list() == ["a->b", 1, "tm-1", "node-1", "/d/1.tpf", 8]
+    assert descriptor.to_list() == ["a->b", 1, "tm-1", "node-1", "/d/1.tpf", 8, 0, 0]
     assert descriptor.is_local_to("node-1") and not descriptor.is_local_to("node-2")
 
 
 def test_malformed_lists_are_refused_by_what_is_wrong():
-    with pytest.raises(ValueError, match="6 fields, got 2"):
+    with pytest.raises(ValueError, match="8 fields, got 2"):
         ShuffleDescriptor.from_list(["a", 1])
     with pytest.raises(ValueError, match="must be ints"):
-        ShuffleDescriptor.from_list(["a", "1", "tm", "node", "/p", 2])
+        ShuffleDescriptor.from_list(["a", "1", "tm", "node", "/p", 2, 0, 0])
     with pytest.raises(ValueError, match="at least one subpartition"):
         ShuffleDescriptor(PartitionId("a", 0), "tm", "node", "/p", 0)

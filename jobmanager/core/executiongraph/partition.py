@@ -93,9 +93,21 @@ class IntermediateResult:
 
 
 class IntermediateResultPartition:
-    """The output one producer subtask writes for one result; consumed through groups."""
+    """The output one producer subtask writes for one result; consumed through groups.
+    ``location``: the TaskManager that wrote it (still its location after that TaskManager
+    died, when its file was kept); ``size`` and ``checksum``: its file's, as written (0: not
+    known), by which a kept file is recognised."""
 
-    __slots__ = ("result", "producer", "consumer_groups", "groups", "state", "location")
+    __slots__ = (
+        "result",
+        "producer",
+        "consumer_groups",
+        "groups",
+        "state",
+        "location",
+        "size",
+        "checksum",
+    )
 
     def __init__(self, result: IntermediateResult, producer: ExecutionVertex) -> None:
         self.result = result
@@ -104,6 +116,8 @@ class IntermediateResultPartition:
         self.groups: tuple[ConsumedPartitionGroup, ...] = ()
         self.state = PartitionState.PENDING
         self.location: str | None = None
+        self.size = 0
+        self.checksum = 0
 
     @property
     def index(self) -> int:
@@ -117,9 +131,10 @@ class IntermediateResultPartition:
     def is_finished(self) -> bool:
         return self.state.is_finished
 
-    def mark_finished(self, location: str) -> None:
+    def mark_finished(self, location: str, size: int = 0, checksum: int = 0) -> None:
         self._move(PartitionState.AVAILABLE)
         self.location = location
+        self.size, self.checksum = size, checksum
 
     def mark_released(self) -> None:
         self._move(PartitionState.RELEASED)
@@ -130,11 +145,15 @@ class IntermediateResultPartition:
     def reset(self) -> None:
         self._move(PartitionState.PENDING)
         self.location = None
+        self.size = self.checksum = 0
 
-    def restore(self, state: PartitionState, location: str | None) -> None:
+    def restore(
+        self, state: PartitionState, location: str | None, size: int = 0, checksum: int = 0
+    ) -> None:
         """Take a state from a snapshot (from PENDING, as the partition was created)."""
         self._move(state)
         self.location = location
+        self.size, self.checksum = size, checksum
 
     def _move(self, state: PartitionState) -> None:
         """Change state, keeping every group's count of unfinished partitions in step."""

@@ -1,0 +1,82 @@
+"""A TaskManager killed by pid on a node that stays up costs what it was running: its finished
+partition files are surveyed on the node, found whole, and read by the reruns of the tasks it
+was running; no finished task runs again, and the job's details say so."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pyarrow as pa
+import pytest
+import ray
+
+from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow
+from jobmanager.model.config import MAX_SLOTS, NUMBER_OF_TASK_SLOTS
+from tests.jobmanager.runtime.jobs import FAST, expected_sums, numbers
+from tests.jobmanager.runtime.test_jobs_on_ray import read_sums
+
+pytestmark = pytest.mark.runtime
+
+SOURCES = 4
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster):
+    return Client()
+
+
+def gated_sums(out: str, gate: str) -> JobGraph:
+    """Sum per key, each task waiting for ``gate/open`` once it has its input."""
+
+    def wait_then_sum(table: pa.Table) -> pa.Table:
+        while not os.path.exists(os.path.join(gate, "open")):
+            time.sleep(0.02)
+        return table.group_by("key").aggregate([("value", "sum")])
+
+    g = JobGraph("gated-sums")
+    src = g.add_vertex("numbers", parallelism=SOURCES, operator=arrow(numbers(1000)))
+    agg = g.add_vertex("sum", parallelism=2, operator=arrow(wait_then_sum))
+    sink = g.add_vertex("sink", operator=ParquetSink(out))
+    g.connect(src, agg, Partitioner.hash("key"))
+    g.connect(agg, sink, Partitioner.FORWARD)
+    return g
+
+
+def wait_for(condition, what: str, timeout: float = 120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"not seen within {timeout} s: {what}")
+
+
+def test_a_killed_taskmanager_costs_only_the_tasks_it_was_running(client, tmp_path):
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    config = {**FAST, MAX_SLOTS.key: 2, NUMBER_OF_TASK_SLOTS.key: 2}  # one TaskManager
+    handle = client.submit(gated_sums(str(tmp_path / "out"), str(gate)), config=config)
+
+    def sums_running():
+        status = handle.status()
+        by_member = {member: v for v in status.vertices for member in v.members}
+        done = by_member["numbers"].done and by_member["sum"].running == 2
+        return status if done else None
+
+    status = wait_for(sums_running, "every source finished and both sums running")
+    (victim,) = status.task_managers
+    os.kill(ray.get(ray.get_actor(victim, namespace="tidal").ping.remote()), signal.SIGKILL)
+    wait_for(lambda: handle.status().task_manager_losses, "the TaskManager's loss in the details")
+    (gate / "open").touch()
+    result = handle.wait(timeout=180)
+    assert result.status == "FINISHED", result.cause
+    assert read_sums(tmp_path / "out") == expected_sums(SOURCES, 1000)
+    sources = result.vertices["numbers"]
+    assert sources.deployments == sources.tasks == SOURCES  # no finished source ran again
+    (loss,) = handle.status().task_manager_losses
+    assert (loss.task_manager, loss.running, loss.rerun, loss.kept) == (victim, 2, 0, SOURCES)
+    assert loss.recovered
+    handle.release()
