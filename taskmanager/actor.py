@@ -75,6 +75,7 @@ class _JobSession:
     ended: EndedTasks
     log_from: dict = field(default_factory=log_positions)  # where the job's part of the log begins
     vertices: set = field(default_factory=set)  # the vertices it ran tasks of
+    left: threading.Event = field(default_factory=threading.Event)  # see ``outlive``
 
 
 def shape_of(slots: int, config: Configuration) -> tuple:
@@ -219,6 +220,7 @@ class TaskManagerActor:
             self._left.append(job_id)
         if job is None:
             return b""
+        job.left.set()
         job.slots.cancel_all()
         if not job.slots.wait_idle(_SHUTDOWN_WAIT_S):
             self._log.warning("tasks still running when the job left", tasks=job.slots.running())
@@ -326,6 +328,16 @@ class TaskManagerActor:
             job.blobs.drop(BlobKey(key) for key in keys)
 
     def ping(self) -> int:
+        return os.getpid()
+
+    def outlive(self, job_id: str, seconds: float) -> int:
+        """Answer once ``job_id`` is left, or after ``seconds`` (the JobManager then asks
+        again). A call that waits, so this process's death reaches the JobManager the moment
+        Ray fails the call, not at its next heartbeat; it holds one of the threads beyond the
+        slots while it waits, and gives it back when the job leaves."""
+        job = self._job
+        if job is not None and job.job_id == job_id:
+            job.left.wait(seconds)
         return os.getpid()
 
     def shutdown(self) -> None:

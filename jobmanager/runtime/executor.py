@@ -41,8 +41,8 @@ from jobmanager.model.inference import infer_vertex_parallelism
 from jobmanager.model.operators import ParquetSink
 from jobmanager.runtime import sinks
 from jobmanager.runtime.admission import split_keeper
-from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.runtime.departed import remove_on_node, survey_on_node
+from jobmanager.runtime.descriptors import ShuffleDescriptorCache
 from jobmanager.runtime.earlylease import EarlyLease
 from jobmanager.runtime.names import resource_manager_handle
 from shuffle.paths import partition_path
@@ -53,6 +53,7 @@ _log = structlog.get_logger("tidal.executor")
 
 
 _SURVEY_TIMEOUT_S = 5.0  # a node that takes longer to list a directory counts as gone
+_OUTLIVE_S = 60.0  # how long one ``outlive`` call waits before it is asked again
 
 
 def now_ms() -> int:
@@ -171,6 +172,9 @@ class CommandExecutor:
             with self._lock:
                 self.registered.add(tm_id)
                 self._homes[tm_id] = (info["node"], info["shuffle_root"])
+                handle = self.task_managers.get(tm_id)
+            if handle is not None:
+                self._outlive(tm_id, handle)
             self.log.info("task manager attached", task_manager=tm_id)
             self.enqueue(ev.TaskManagerRegistered(tm_id, slots, info["node"], info["shuffle_root"]))
 
@@ -306,6 +310,28 @@ class CommandExecutor:
             self.task_managers[tm_id] = handle
             self.registered.add(tm_id)
             self._homes[tm_id] = (node, shuffle_root)
+        self._outlive(tm_id, handle)
+
+    def _outlive(self, tm_id: str, handle) -> None:
+        """Keep a call waiting on the TaskManager (``TaskManagerActor.outlive``): Ray fails it
+        the moment the process dies, which is when the TaskManager is lost; the heartbeat
+        still finds one that hangs. A call that returns is asked again while the job runs."""
+
+        def answered(future) -> None:
+            try:
+                future.result()
+            except Exception as error:
+                self._lose(tm_id, f"{type(error).__name__}: {error}".splitlines()[0])
+                return
+            with self._lock:
+                watched = tm_id in self.registered and not self._stopped.is_set()
+            if watched:
+                self._outlive(tm_id, handle)
+
+        try:
+            handle.outlive.remote(self.job_id, _OUTLIVE_S).future().add_done_callback(answered)
+        except Exception as error:
+            self._lose(tm_id, f"{type(error).__name__}: {error}".splitlines()[0])
 
     def _forget(self, tm_id: str, lost: bool = False) -> None:
         """Stop using a TaskManager; a lost one is not lent to anyone again."""
@@ -347,17 +373,21 @@ class CommandExecutor:
                     cause = f"{type(error).__name__}: {error}".splitlines()[0]
             elif now - last_seen.setdefault(tm_id, now) > timeout:
                 cause = f"no heartbeat for {timeout:.0f} s"
-            if cause is not None and not self._stopped.is_set():
-                self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
-                self._forget(tm_id, lost=True)
-                self._report_lost(tm_id, cause)
+            if cause is not None:
+                self._lose(tm_id, cause)
 
-    def _report_lost(self, tm_id: str, cause: str) -> None:
-        """Say the TaskManager is lost once its node has told what its files are: the survey
-        runs on a worker thread, so the other TaskManagers' heartbeats go on meanwhile."""
+    def _lose(self, tm_id: str, cause: str) -> None:
+        """The TaskManager is lost (said once, however it was found out): forget it, and say
+        so once its node has told what its files are. The survey runs on a worker thread, so
+        the other TaskManagers' heartbeats go on meanwhile."""
         lost_at = now_ms()
         with self._lock:
+            if tm_id not in self.registered or self._stopped.is_set():
+                return
+            self.registered.discard(tm_id)
             node, root = self._homes.pop(tm_id, ("", ""))
+        self.log.warning("task manager lost", task_manager=tm_id, cause=cause)
+        self._forget(tm_id, lost=True)
 
         def report() -> None:
             started = time.perf_counter()

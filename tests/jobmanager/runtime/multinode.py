@@ -218,6 +218,63 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
     }
 
 
+def task_manager_killed(client, workers, work: Path) -> dict:
+    """As ``node_lost``, but only a TaskManager holding finished partitions on a worker node
+    is killed (SIGKILL by pid): its node stays up and serves its files."""
+    out = "s3://tidal/sums-tm-killed"
+    expected = write_parts("s3://tidal/parts-tm-killed")
+    gate = work / "gate-tm"
+    gate.mkdir()
+    config = {**CONFIG, NUMBER_OF_TASK_SLOTS.key: 1}
+    job = gated_job("s3://tidal/parts-tm-killed", out, str(gate))
+    handle = client.submit(job, config=config)
+
+    def vertex(name):
+        return next(v for v in handle.status().vertices if v.name == name)
+
+    eventually(
+        lambda: vertex("read").finished == PARTS - 1 and (gate / "started").exists(),
+        "five sources finished and the sixth waiting at the gate",
+        timeout=240,
+    )
+    described = handle.describe()
+    held = {
+        label: tm
+        for label, state, tm in described[3]
+        if label.startswith("read->") and state == "available"
+    }
+    running = {
+        label: slot[0]
+        for label, state, _, slot in described[2]
+        if label.startswith("read[") and state == "running"
+    }
+    worker_nodes = {w.node_id for w in workers}
+    victim = next((tm for tm in sorted(set(held.values())) if node_of(tm) in worker_nodes), None)
+    if victim is None:
+        return {"error": "no partition on a worker node"}
+    actor = ray.get_actor(victim, namespace="tidal")
+    os.kill(ray.get(actor.ping.remote()), 9)
+    (gate / "open").touch()
+    result = handle.wait(timeout=240)
+    attempts = {label: attempt for label, _, attempt, _ in handle.describe()[2]}
+    losses = handle.status().task_manager_losses
+    return {
+        "status": result.status,
+        "cause": result.cause[-2000:],
+        "sums_equal": result.succeeded and read_sums(out) == expected,
+        "held_by_victim": sorted(label for label, tm in held.items() if tm == victim),
+        "running_on_victim": sorted(label for label, tm in running.items() if tm == victim),
+        "read_rerun": sorted(
+            label
+            for label, attempt in attempts.items()
+            if label.startswith("read[") and attempt > 0
+        ),
+        "losses": [[loss.task_manager, loss.running, loss.rerun, loss.kept] for loss in losses],
+        "victim": victim,
+        "bytes_in_remote": sum(v.bytes_in_remote for v in result.vertices.values()),
+    }
+
+
 def commit_killed(client) -> dict:
     """An old result of many objects makes the commit's last step (removing it) long; the
     JobManager is killed as soon as the job's status says it is committing."""
@@ -287,11 +344,14 @@ def main(work: str) -> None:
 
     client = Client()
     report = {}
-    for name in sys.argv[2:] or ["demo", "commit_killed", "node_lost"]:
+    scenarios = ["demo", "commit_killed", "task_manager_killed", "node_lost"]
+    for name in sys.argv[2:] or scenarios:
         if name == "demo":
             report[name] = demo(client)
         elif name == "commit_killed":
             report[name] = commit_killed(client)
+        elif name == "task_manager_killed":
+            report[name] = task_manager_killed(client, workers, Path(work))
         else:
             report[name] = node_lost(client, cluster, workers, Path(work))
     print(json.dumps(report))

@@ -75,6 +75,17 @@ def test_a_lost_node_reruns_only_the_producers_of_its_partitions(report):
     assert len(lost["objects"]) == 1 + lost["sink_tasks"] and lost["objects"][0] == "_SUCCESS"
 
 
+def test_a_killed_taskmanager_s_finished_outputs_are_served_by_its_node(report):
+    killed = report["task_manager_killed"]
+    assert killed["status"] == "FINISHED", killed.get("cause") or killed
+    assert killed["sums_equal"] and killed["held_by_victim"]
+    # no finished source ran again: only what the dead TaskManager was running
+    assert set(killed["read_rerun"]) <= set(killed["running_on_victim"])
+    (loss,) = killed["losses"]
+    assert loss[0] == killed["victim"] and loss[2] == 0  # nothing finished reran
+    assert loss[3] >= len(killed["held_by_victim"])  # its outputs were kept
+
+
 def test_a_jobmanager_killed_during_an_s3_commit_leaves_one_whole_result(report):
     killed = report["commit_killed"]
     assert killed["status"] == "FINISHED", killed["cause"]
