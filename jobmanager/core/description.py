@@ -20,7 +20,7 @@ def describe(state) -> tuple:
         for v in state.graph.vertices()
     )
     partitions = tuple(
-        (str(p.id), p.state.value, p.location, p.size, p.checksum)
+        (str(p.id), p.state.value, p.location)
         for result in state.graph.results.values()
         for p in result.partitions
     )
@@ -38,4 +38,10 @@ def describe(state) -> tuple:
         state.speculation.describe(),
         tuple(sorted(state.departed)),
         tuple(state.losses),
+        tuple(
+            (str(p.id), p.size, p.checksum)
+            for result in state.graph.results.values()
+            for p in result.partitions
+            if p.size
+        ),
     )

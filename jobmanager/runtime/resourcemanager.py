@@ -81,6 +81,7 @@ class _TaskManager:
     recovery_timeout_s: float = field(default_factory=lambda: _timeouts(Configuration())[0])
     idle_timeout_s: float | None = None  # kept idle this long: its last job's taskmanager-timeout
     scratch: str = ""  # its work directory, removed when it is stopped
+    config: Configuration | None = None  # the configuration it was started with
 
 
 @dataclass
@@ -288,6 +289,7 @@ class ResourceManager(StandbyJobManager, Reaper):
             recovery_timeout_s,
             idle_timeout_s,
             scratch,
+            waiting.config,
         )
         self.task_managers[tm_id] = tm
         self.created += 1
@@ -342,11 +344,24 @@ class ResourceManager(StandbyJobManager, Reaper):
         self._changed.notify_all()
 
     def forget(self, tm_id: str) -> None:
+        """A JobManager lost this TaskManager. One of its shape starts at once, its Spark JVM
+        with it, idle for the job to lease as it reschedules what the lost one ran (or for
+        anyone: the job may need it no more)."""
         with self._lock:
             tm = self.task_managers.pop(tm_id, None)
+            if tm is not None and tm.job is not None and tm.job not in self._ended:
+                self._replace(tm)
             self._serve()
         if tm is not None:
             self._stop(tm_id, tm)
+
+    def _replace(self, lost: _TaskManager) -> None:
+        config = lost.config or Configuration()
+        replacement_id, replacement = self._start_task_manager(
+            _Waiting(Request(-1, "", lost.shape), -1, config), start_spark=True
+        )
+        replacement.job = None
+        _log.info("task manager replaced", task_manager=replacement_id, job=lost.job)
 
     def _stop(self, tm_id: str, tm: _TaskManager) -> None:
         """Stop a TaskManager's process and remove its scratch (its Spark's local folders)."""
