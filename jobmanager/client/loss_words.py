@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jobmanager.runtime.details import TaskManagerLossDetails
 
-__all__ = ["cost_words", "lost_line", "node_words", "recovered_line"]
+__all__ = ["cost_words", "loss_summary", "lost_line", "node_words", "recovered_line"]
 
 
 def node_words(node: str) -> str:
@@ -48,3 +48,10 @@ def lost_line(loss: TaskManagerLossDetails) -> str:
 
 def recovered_line(job_id: str, loss: TaskManagerLossDetails) -> str:
     return f"tidal: job {job_id} recovered from the loss of TaskManager {loss.task_manager}"
+
+
+def loss_summary(loss: TaskManagerLossDetails) -> str:
+    """One loss as ``tidal explain`` and the report list it: which TaskManager, where, what
+    it cost, and whether the job has recovered from it."""
+    recovered = "recovered" if loss.recovered else "not recovered yet"
+    return f"{loss.task_manager} on {node_words(loss.node)}: {cost_words(loss)}; {recovered}"
