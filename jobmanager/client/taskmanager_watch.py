@@ -89,9 +89,13 @@ class TaskManagerWatch:
         if died is None:
             return False
         pid = int(died.group(1))
-        if pid not in self.pids:
+        if not self._knows(pid):
             self._look_up()  # a TaskManager killed before its process was looked up
-        return pid in self.pids
+        return self._knows(pid)
+
+    def _knows(self, pid: int) -> bool:
+        with self._lock:
+            return pid in self.pids
 
     def _look_up(self) -> None:
         """Ask Ray for the processes of the TaskManagers not looked up yet (outside the lock:
