@@ -20,9 +20,10 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def cost_words(loss: TaskManagerLossDetails) -> str:
+def cost_words(loss: TaskManagerLossDetails, every: bool = False) -> str:
     """What the loss cost: the running tasks that run again, the finished outputs kept on the
-    node, and the finished tasks that run again only when there are any."""
+    node, and the finished tasks that run again: on the terminal only when there are any,
+    in a listing of every loss (``every``) always, so the losses read alike."""
     verb = "runs" if loss.running == 1 else "run"
     parts = [
         f"its {_count(loss.running, 'running task', 'running tasks')} {verb} again"
@@ -30,7 +31,7 @@ def cost_words(loss: TaskManagerLossDetails) -> str:
         else "it was running no task",
         f"{_count(loss.kept, 'finished output', 'finished outputs')} kept on its node",
     ]
-    if loss.rerun:
+    if loss.rerun or every:
         verb = "runs" if loss.rerun == 1 else "run"
         parts.append(
             f"{_count(loss.rerun, 'finished task', 'finished tasks')} {verb} again "
@@ -54,4 +55,4 @@ def loss_summary(loss: TaskManagerLossDetails) -> str:
     """One loss as ``tidal explain`` and the report list it: which TaskManager, where, what
     it cost, and whether the job has recovered from it."""
     recovered = "recovered" if loss.recovered else "not recovered yet"
-    return f"{loss.task_manager} on {node_words(loss.node)}: {cost_words(loss)}; {recovered}"
+    return f"{loss.task_manager} on {node_words(loss.node)}: {cost_words(loss, every=True)}; {recovered}"

@@ -99,12 +99,13 @@ def test_explain_and_the_report_say_what_the_loss_cost_and_whether_it_recovered(
         "",
         "TaskManagers lost:",
         "  tm-a on node 4f2a9c1d…: its 1 running task runs again, 2 finished outputs kept on "
-        "its node; not recovered yet",
+        "its node, 0 finished tasks run again (outputs lost with it); not recovered yet",
     ]
     ended = lost_then_recovered(through_rerun=True)
     assert ended.status == "FINISHED" and ended.losses[0].recovered
-    assert explain_lines(ended)[3].endswith("kept on its node; recovered")
+    assert explain_lines(ended)[3].endswith("(outputs lost with it); recovered")
     assert (
         "<tr><td>TaskManager lost</td><td>tm-a on node 4f2a9c1d…: its 1 running task runs "
-        "again, 2 finished outputs kept on its node; recovered</td></tr>"
+        "again, 2 finished outputs kept on its node, 0 finished tasks run again (outputs lost "
+        "with it); recovered</td></tr>"
     ) in report_html(ended)
