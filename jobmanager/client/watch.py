@@ -6,7 +6,8 @@ the raylet's "A worker died or was killed ..." naming the JobManager's process, 
 JobManagerActor.wait failed. There are infinite retries remaining ...". While
 ``JobHandle.wait`` follows a job, a ``JobManagerWatch`` holds those lines back and says one
 line of Tidal's when the JobManager is lost (the raylet's line, or a status from another
-process) and one when it has recovered (the job's status leaves ``RECONCILING``).
+process) and one when it has recovered (the job's status leaves ``RECONCILING``); a lost
+TaskManager it hands to a ``TaskManagerWatch`` (``jobmanager.client.taskmanager_watch``).
 
 Ray prints them from a thread of its own through ``ray._private.worker.print_to_stdstream``;
 the watch filters what goes through it, and lets everything else (other processes' lines, and
@@ -22,6 +23,7 @@ import sys
 import threading
 from collections.abc import Callable
 
+from jobmanager.client.taskmanager_watch import TaskManagerWatch
 from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import JobDetails
 
@@ -34,16 +36,25 @@ def _to_stderr(line: str) -> None:
 
 class JobManagerWatch:
     """Follows one job's JobManager through the statuses the client polls (``saw``) and Ray's
-    raw lines (``holds_back``); use it as a context manager around the polling."""
+    raw lines (``holds_back``); use it as a context manager around the polling. Its
+    ``task_managers`` does the same for the job's TaskManagers
+    (``jobmanager.client.taskmanager_watch``)."""
 
-    def __init__(self, job_id: str, say: Callable[[str], None] = _to_stderr) -> None:
+    def __init__(
+        self,
+        job_id: str,
+        say: Callable[[str], None] = _to_stderr,
+        task_managers: TaskManagerWatch | None = None,
+    ) -> None:
         self.job_id = job_id
         self.say = say
+        self.task_managers = task_managers or TaskManagerWatch(job_id, say)
         self.pid: int | None = None  # the JobManager's process, as its last status said
         self.lost = False
         self._lock = threading.Lock()  # Ray's lines come on Ray's thread
 
     def saw(self, status: JobDetails) -> None:
+        self.task_managers.saw(status)
         with self._lock:
             if self.pid is not None and status.pid != self.pid:
                 self._lost(self.pid)
@@ -56,7 +67,10 @@ class JobManagerWatch:
                 )
 
     def holds_back(self, line: str) -> bool:
-        """Whether Ray's raw ``line`` is about this job's JobManager, and so Tidal's to say."""
+        """Whether Ray's raw ``line`` is about this job's JobManager or one of its
+        TaskManagers, and so Tidal's to say."""
+        if self.task_managers.holds_back(line):
+            return True
         with self._lock:
             retried = "JobManagerActor." in line and "retries remaining" in line
             died = self.pid is not None and f"Worker PID: {self.pid} " in line

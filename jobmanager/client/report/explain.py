@@ -7,13 +7,15 @@ what its listing saw; for a vertex not decided yet, what it waits for. A vertex 
 of a planned query shows each one's SQL under the part of the query it came from. After the
 vertices, ``joins:`` says per join how it was decided, when, on which bytes against which
 threshold and what moved for each side, and ``sorts:`` per global sort its key bounds and the
-bytes each range's task was given (``jobmanager.client.report.decisions``).
+bytes each range's task was given (``jobmanager.client.report.decisions``). A job that lost
+TaskManagers says, under its first line, what each loss cost and whether it recovered.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jobmanager.client.loss_words import loss_summary
 from jobmanager.client.report.decisions import JoinFacts, JoinSideFacts, SortFacts
 from jobmanager.client.report.facts import JobFacts, SqlPiece, VertexFacts
 from jobmanager.client.report.svg import size
@@ -45,6 +47,9 @@ def explain_lines(facts: JobFacts) -> list[str]:
             f" (recovered from: {first})" if facts.status is JobStatus.FINISHED else f": {first}"
         )
     lines = [head]
+    if facts.losses:
+        lines += ["", "TaskManagers lost:"]
+        lines += [f"  {loss_summary(loss)}" for loss in facts.losses]
     for v in facts.vertices:
         lines.append("")
         lines.extend(_vertex_lines(facts, v))

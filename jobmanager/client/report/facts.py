@@ -42,7 +42,7 @@ from jobmanager.model.operators import (
     SparkFunction,
     SqlOperator,
 )
-from jobmanager.runtime.details import JobDetails, VertexDetails
+from jobmanager.runtime.details import JobDetails, TaskManagerLossDetails, VertexDetails
 from jobmanager.runtime.status import TaskLedger, job_status
 
 __all__ = [
@@ -155,6 +155,7 @@ class JobFacts:
     slots: tuple[tuple[str, int], ...]
     joins: tuple[JoinFacts, ...] = ()  # each join: how, when and on what it was decided
     sorts: tuple[SortFacts, ...] = ()  # each global sort: its key bounds, its tasks' bytes
+    losses: tuple[TaskManagerLossDetails, ...] = ()  # each TaskManager lost, what it cost
 
     def vertex(self, name: str) -> VertexFacts:
         return next(v for v in self.vertices if v.name == name)
@@ -221,6 +222,7 @@ def facts_from_log(
         tuple(timeline.slots),
         join_facts(graph, state, joins),
         sort_facts(state, decided),
+        status.task_manager_losses,
     )
 
 

@@ -8,6 +8,7 @@ import re
 import time
 from html import escape
 
+from jobmanager.client.loss_words import loss_summary
 from jobmanager.client.report.explain import join_lines, origin_words, sort_lines
 from jobmanager.client.report.facts import JobFacts
 from jobmanager.client.report.svg import (
@@ -124,7 +125,8 @@ def report_html(facts: JobFacts) -> str:
 
 
 def _summary(facts: JobFacts) -> list[tuple[str, str]]:
-    """The job's summary table: its id, when it ran, its tasks and recoveries."""
+    """The job's summary table: its id, when it ran, its tasks and recoveries, and each
+    TaskManager it lost with what the loss cost."""
     duration = ((facts.ended_ms or facts.last_ms) - facts.submitted_ms) / 1000
     return [
         ("job id", facts.job_id),
@@ -137,6 +139,7 @@ def _summary(facts: JobFacts) -> list[tuple[str, str]]:
             f"{len(facts.attempts):,} attempts",
         ),
         ("JobManager recoveries", str(facts.recoveries)),
+        *(("TaskManager lost", loss_summary(loss)) for loss in facts.losses),
     ]
 
 

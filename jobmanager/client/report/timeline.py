@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jobmanager.client.loss_words import node_words
 from jobmanager.core import commands as cmd
 from jobmanager.messages import events as ev
 
@@ -61,12 +62,20 @@ def _archived(event: ev.JobArchived) -> str:
     return f"archived to {event.archive}"
 
 
+def _lost_label(event: ev.TaskManagerLost) -> str:
+    """Which TaskManager, on which node, why, and how many whole partition files its node
+    still held (surveyed as it was lost; none when the node was gone with it)."""
+    files = len(event.kept)
+    found = f"{files} whole partition file{'' if files == 1 else 's'} surveyed there"
+    return (
+        f"TaskManager {event.task_manager} lost on {node_words(event.node)}: "
+        f"{_first_line(event.cause)}; {found}"
+    )
+
+
 # the events marked on the timeline as they are: the marker's kind and its text
 _MARKERS = {
-    ev.TaskManagerLost: (
-        "lost",
-        lambda e: f"TaskManager {e.task_manager} lost: {_first_line(e.cause)}",
-    ),
+    ev.TaskManagerLost: ("lost", _lost_label),
     ev.JobCancelRequested: ("cancel", lambda e: f"cancel requested: {e.reason}"),
     ev.TaskManagerRequestFailed: (
         "request-failed",

@@ -25,6 +25,8 @@ class Status:  # the fields of JobDetails the watch reads
     pid: int
     status: JobStatus
     recoveries: int = 0
+    task_managers: tuple = ()
+    task_manager_losses: tuple = ()
 
 
 def watch() -> tuple[JobManagerWatch, list[str]]:
