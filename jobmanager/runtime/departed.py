@@ -14,6 +14,7 @@ import shutil
 
 import ray
 import structlog
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shuffle.survey import SurveyedFile, survey
 
@@ -37,9 +38,8 @@ def survey_on_node(node_id: str, root: str, timeout_s: float) -> tuple[SurveyedF
     if node_id == ray.get_runtime_context().get_node_id():
         return survey(root)
     try:
-        return tuple(
-            tuple(found) for found in ray.get(_on(node_id, _survey).remote(root), timeout=timeout_s)
-        )
+        reply = _survey_there.options(scheduling_strategy=_pinned(node_id)).remote(root)
+        return tuple(tuple(found) for found in ray.get(reply, timeout=timeout_s))
     except Exception as error:
         _log.warning("no survey of a lost task manager's files", node=node_id, error=repr(error))
         return ()
@@ -52,7 +52,7 @@ def remove_on_node(node_id: str, paths: list[str]) -> None:
     if node_id == ray.get_runtime_context().get_node_id():
         _remove(paths)
     elif node_id and node_is_up(node_id):
-        _on(node_id, _remove).remote(paths)
+        _remove_there.options(scheduling_strategy=_pinned(node_id)).remote(paths)
 
 
 def _remove(paths: list[str]) -> None:
@@ -67,13 +67,13 @@ def _remove(paths: list[str]) -> None:
                 pass
 
 
-def _on(node_id: str, function):
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    return ray.remote(num_cpus=0, max_retries=0)(function).options(
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)
-    )
+def _pinned(node_id: str) -> NodeAffinitySchedulingStrategy:
+    return NodeAffinitySchedulingStrategy(node_id, soft=False)
 
 
-def _survey(root: str) -> list:
+@ray.remote(num_cpus=0, max_retries=0)
+def _survey_there(root: str) -> list:
     return [list(found) for found in survey(root)]
+
+
+_remove_there = ray.remote(num_cpus=0, max_retries=0)(_remove)
