@@ -10,6 +10,7 @@ TaskManager is.
 from __future__ import annotations
 
 import random
+import zlib
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
@@ -22,6 +23,8 @@ from jobmanager.core.executiongraph.result_bytes import needs_breakdown
 from jobmanager.core.state import JobManagerState, Probe
 from jobmanager.messages import events as ev
 from jobmanager.model.inference import infer_vertex_parallelism
+from shuffle.ids import PartitionId
+from shuffle.paths import partition_path
 
 __all__ = [
     "ByteModel",
@@ -91,6 +94,8 @@ class SimulatedTaskManagers:
         self.deployed: list[tuple[str, int, int]] = []
         self.released: list = []
         self.terminated: cmd.JobTerminated | None = None
+        # per TaskManager, the files its finished tasks wrote: (result, index, attempt, size)
+        self.files: dict[str, list[tuple[str, int, int, int]]] = {}
 
     def answer(self, command: object) -> list[object]:
         kind = type(command)
@@ -104,8 +109,9 @@ class SimulatedTaskManagers:
         if kind is cmd.RequestTaskManagers:
             registered = []
             for _ in range(command.count):
+                name = f"sim-tm-{self.task_managers}"
                 registered.append(
-                    ev.TaskManagerRegistered(f"sim-tm-{self.task_managers}", command.slots_each)
+                    ev.TaskManagerRegistered(name, command.slots_each, "sim-node", f"/sim/{name}")
                 )
                 self.task_managers += 1
             return registered
@@ -142,8 +148,23 @@ class SimulatedTaskManagers:
                 report = replace(
                     report, range_bounds=self.range_samples(p.result.id, deploy.subtask, n)
                 )
-            produced.append(report)
+            size = 64 + p.index
+            files = self.files.setdefault(deploy.task_manager, [])
+            files.append((p.result.id, p.index, deploy.attempt, size))
+            produced.append(replace(report, file_size=size, file_checksum=_checksum(files[-1])))
         return ev.TaskFinished(*key, tuple(produced))
+
+    def lost(self, task_manager: str, time_ms: int, node_up: bool) -> ev.TaskManagerLost:
+        """The event of ``task_manager`` dying; with ``node_up``, its node's survey finds every
+        file its finished tasks wrote, whole."""
+        if not node_up:
+            return ev.TaskManagerLost(task_manager, "killed", time_ms, "sim-node")
+        kept = []
+        for written in self.files.get(task_manager, ()):
+            result, index, attempt, size = written
+            path = partition_path(f"/sim/{task_manager}", PartitionId(result, index), attempt)
+            kept.append((path, size, _checksum(written)))
+        return ev.TaskManagerLost(task_manager, "killed", time_ms, "sim-node", tuple(kept))
 
     def _report(self, deploy: cmd.DeployTask, partition, n: int, values) -> ev.ProducedPartition:
         """The report a TaskManager would send (``ProducedPartition.of``); a uniform model's
@@ -159,6 +180,11 @@ class SimulatedTaskManagers:
         if breakdown and np.count_nonzero(counts) > n // 8:  # dense: the model's bytes, shared
             return ev.ProducedPartition(result.id, packed, values)
         return ev.ProducedPartition.of(result.id, counts, breakdown, values)
+
+
+def _checksum(written: tuple) -> int:
+    """A file's fingerprint in the simulation: a stable function of what wrote it."""
+    return zlib.crc32(repr(written).encode())
 
 
 @dataclass
@@ -207,7 +233,9 @@ class SimulatedRun:
 
     def _apply(self, event: object) -> None:
         """Apply one event: queue the cluster's answers to its commands, then any event
-        injected after this many."""
+        injected after this many (one given as a function of the cluster is made now)."""
+        if callable(event):
+            event = event(self.cluster)
         step = self.state.handle(event)
         if self.record:
             self.events.append(event)
