@@ -28,7 +28,7 @@ ALLOWED = {
     "messages": {"errors", "shuffle", "blob"},
     "model": {"messages", "errors", "shuffle"},
     "core": {"model", "messages", "errors", "shuffle", "blob"},
-    "simulation": {"core", "model", "messages", "errors"},
+    "simulation": {"core", "model", "messages", "errors", "shuffle"},
     "runtime": {"core", "model", "messages", "errors", "logs", "shuffle", "blob", "taskmanager"},
     "client": {
         "runtime",
