@@ -71,17 +71,33 @@ def query_figures(client, number: int, tables, data, repeats: int, warmups: int,
     for _ in range(repeats):
         client.warm_up()
         runs[None].append(run_query(client, number, tables, expected, options))
+        _progress(number, runs[None][-1])
         half = statistics.median(r["seconds"] for r in runs[None]) / 2
         for kind in (TASK_MANAGER, JOB_MANAGER):
             client.warm_up()
             runs[kind].append(
                 run_query(client, number, tables, expected, options, kind, after_seconds(half))
             )
+            _progress(number, runs[kind][-1])
     figures = summarize(runs)
     _print(f"q{number:02d}", figures)
     for run in (r for kind_runs in runs.values() for r in kind_runs if "error" in r):
         print(f"q{number:02d} ({run['kind'] or 'uninterrupted'}): {run['error']}", flush=True)
     return figures
+
+
+def _progress(number: int, run: dict) -> None:
+    """One run's line as it ends: a run at scale 1 takes tens of seconds."""
+    kill = ""
+    if run["kind"] is not None:
+        kill = (
+            f", {run['kind']} killed at {run['killed_at_seconds']:.2f} s, "
+            f"{run['finished_tasks_rerun']} of {run['finished_at_kill']} finished tasks rerun, "
+            f"{run['killed_tasks']} killed tasks had run {run['killed_tasks_seconds']:.2f} s"
+            if run["landed"]
+            else f", the job never saw the {run['kind']} kill (it came after the end)"
+        )
+    print(f"q{number:02d} run: {run['seconds']:.2f} s{kill}", flush=True)
 
 
 def summarize(runs: dict[str | None, list[dict]]) -> dict:
