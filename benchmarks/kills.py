@@ -140,8 +140,9 @@ def _send(kill: Kill, started: float) -> Kill:
 def outcome(handle, kill: Kill) -> dict:
     """What the kill cost the ended job: ``landed`` (the job saw it: its JobManager recovered,
     or it lost the TaskManager), ``finished_tasks_rerun`` (finished at the kill, run again),
-    and for a TaskManager ``killed_tasks_seconds``, how long its running tasks had been running
-    at the kill (the longest; they ran side by side), from their ``TaskRunning`` events."""
+    for a TaskManager ``killed_tasks_seconds``, how long its running tasks had been running at
+    the kill (the longest; they ran side by side), from their ``TaskRunning`` events, and where
+    the time after the kill went (``_after_kill``)."""
     attempts = {label: attempt for label, _, attempt, _ in handle.describe()[2]}
     events = handle.events()
     names = {type(e).__name__ for e in events}
@@ -165,4 +166,24 @@ def outcome(handle, kill: Kill) -> dict:
         "finished_tasks_rerun": sum(1 for l, a in kill.finished if attempts.get(l, a) != a),
         "killed_tasks": len(kill.running),
         "killed_tasks_seconds": round(max(running_s), 3) if running_s else 0.0,
+        **_after_kill(events, kill),
     }
+
+
+def _after_kill(events, kill: Kill) -> dict:
+    """Where the time after the kill went, from the events' times (the JobManager's wall
+    clock, on this machine): ``seen_after_seconds``, to the JobManager recovered or the
+    TaskManager's loss noticed; ``running_after_seconds``, to the first task started after it."""
+
+    def after(times) -> float | None:
+        later = [t / 1000 - kill.at for t in times if t / 1000 >= kill.at]
+        return round(min(later), 3) if later else None
+
+    seen = (
+        e.time_ms
+        for e in events
+        if (kill.kind == JOB_MANAGER and type(e).__name__ == "JobManagerRecovered")
+        or (type(e).__name__ == "TaskManagerLost" and e.task_manager == kill.target)
+    )
+    running = (e.time_ms for e in events if type(e).__name__ == "TaskRunning")
+    return {"seen_after_seconds": after(seen), "running_after_seconds": after(running)}

@@ -93,11 +93,17 @@ def _progress(number: int, run: dict) -> None:
         kill = (
             f", {run['kind']} killed at {run['killed_at_seconds']:.2f} s, "
             f"{run['finished_tasks_rerun']} of {run['finished_at_kill']} finished tasks rerun, "
-            f"{run['killed_tasks']} killed tasks had run {run['killed_tasks_seconds']:.2f} s"
+            f"{run['killed_tasks']} killed tasks had run {run['killed_tasks_seconds']:.2f} s; "
+            f"after the kill, seen {_s(run['seen_after_seconds'])}, a task running again "
+            f"{_s(run['running_after_seconds'])}"
             if run["landed"]
             else f", the job never saw the {run['kind']} kill (it came after the end)"
         )
     print(f"q{number:02d} run: {run['seconds']:.2f} s{kill}", flush=True)
+
+
+def _s(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.2f} s"
 
 
 def summarize(runs: dict[str | None, list[dict]]) -> dict:
@@ -120,6 +126,8 @@ def summarize(runs: dict[str | None, list[dict]]) -> dict:
             (r["finished_tasks_rerun"] for r in landed), default=None
         )
         figures[f"{short}_kills_landed"] = f"{len(landed)} of {len(runs[kind])}"
+        for after in ("seen_after_seconds", "running_after_seconds"):
+            figures[f"{short}_{after}"] = median(r[after] for r in landed)
     figures["killed_tasks_seconds"] = median(
         r["killed_tasks_seconds"] for r in runs[TASK_MANAGER] if r["landed"]
     )
@@ -135,20 +143,21 @@ def summarize(runs: dict[str | None, list[dict]]) -> dict:
 
 
 def _print(name: str, f: dict) -> None:
-    def s(value) -> str:
-        return "-" if value is None else f"{value:.2f} s"
-
+    s = _s
     print(
         f"{name}: uninterrupted {s(f['uninterrupted_seconds'])}; "
         f"TaskManager killed at {s(f['tm_killed_at_seconds'])}: {s(f['tm_killed_seconds'])}, "
         f"cost {s(f['tm_cost_seconds'])} (its running tasks had run "
         f"{s(f['killed_tasks_seconds'])}), {f['tm_finished_tasks_rerun']} finished tasks "
         f"rerun, {'within' if f['tm_within_target'] else 'missed'} target "
-        f"({f['tm_kills_landed']} kills landed); JobManager killed at "
+        f"({f['tm_kills_landed']} kills landed; loss seen {_s(f['tm_seen_after_seconds'])} "
+        f"and a task running {_s(f['tm_running_after_seconds'])} after the kill); "
+        f"JobManager killed at "
         f"{s(f['jm_killed_at_seconds'])}: {s(f['jm_killed_seconds'])}, cost "
         f"{s(f['jm_cost_seconds'])}, {f['jm_finished_tasks_rerun']} finished tasks rerun, "
         f"{'within' if f['jm_within_target'] else 'missed'} target of {JM_TARGET_SECONDS:g} s "
-        f"({f['jm_kills_landed']} kills landed)",
+        f"({f['jm_kills_landed']} kills landed; recovered {_s(f['jm_seen_after_seconds'])} "
+        "after the kill)",
         flush=True,
     )
 

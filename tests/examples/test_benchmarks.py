@@ -324,6 +324,8 @@ def test_recovery_targets_are_a_taskmanagers_running_tasks_plus_slack_and_a_seco
             "killed_at_seconds": 1.0,
             "finished_tasks_rerun": rerun,
             "killed_tasks_seconds": running,
+            "seen_after_seconds": 0.5,
+            "running_after_seconds": None,
         }
 
     figures = summarize(
@@ -336,6 +338,7 @@ def test_recovery_targets_are_a_taskmanagers_running_tasks_plus_slack_and_a_seco
     assert figures["uninterrupted_seconds"] == 3.0 and figures["tm_cost_seconds"] == 3.0
     assert figures["killed_tasks_seconds"] == 2.0 and figures["tm_within_target"] is True
     assert figures["tm_kills_landed"] == "1 of 2" and figures["same_result"] is True
+    assert figures["tm_seen_after_seconds"] == 0.5 and figures["tm_running_after_seconds"] is None
     assert (
         figures["jm_cost_seconds"] == pytest.approx(1.05) and figures["jm_within_target"] is False
     )
