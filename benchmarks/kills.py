@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import ray
 
@@ -54,7 +54,6 @@ class Kill:
     finished: frozenset[tuple[str, int]]  # (task label, attempt)
     running: tuple[tuple[str, int], ...] = ()
     sent: bool = True  # False: the process was already gone
-    figures: dict = field(default_factory=dict)
 
 
 def running_by_task_manager(tasks) -> dict[str, list[tuple[str, int]]]:
