@@ -15,11 +15,21 @@ Figures (medians over ``--repeats``):
   uninterrupted run, each a fresh driver process (``local[2]``, adaptive execution on), as a
   Spark application is.
 
-The results of every run are checked against the pyarrow reference. Prints human lines, then
-one JSON object as the last line.
+The results of every run are checked against the pyarrow reference.
+
+Then, over dbgen's TPC-H at the same ``--scale`` (``benchmarks/recovery_queries.py``), each of
+``--queries`` (Q3, Q9 and Q18 by default) through ``Client.sql``: uninterrupted, with a
+TaskManager SIGKILLed and with its JobManager SIGKILLed at half of the uninterrupted run's
+time, with each kill's cost, the killed tasks' running time and the finished tasks rerun
+(under ``queries`` in the JSON). ``--chaos N`` adds N seeded runs of random queries with a
+random kill (under ``chaos``). Their answers are checked against DuckDB's.
+
+Prints human lines, then one JSON object as the last line; its ``ratio`` is the JobGraph Q3's
+(None with ``--skip-graph``).
 
     python benchmarks/recovery.py                      # scale 1
     python benchmarks/recovery.py --scale 0.01 --warmups 0
+    python benchmarks/recovery.py --skip-graph --no-baseline --queries 3 9 18 --chaos 10
 
 ``-D key=value`` sets a Tidal option for the Tidal runs.
 """
@@ -49,6 +59,8 @@ from examples.compare import first_difference, read_result  # noqa: E402
 from examples.options import add_option_flag, parse_options  # noqa: E402
 from examples.tpch_data import generate  # noqa: E402
 from examples.tpch_queries import q3, reference_q3  # noqa: E402
+from examples.tpch_dbgen import generate as generate_dbgen  # noqa: E402
+from benchmarks.recovery_queries import chaos, query_figures  # noqa: E402
 from jobmanager.messages.jobstatus import JobStatus  # noqa: E402
 from jobmanager.model.config import AVG_DATA_VOLUME_PER_TASK  # noqa: E402
 
@@ -170,6 +182,20 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "--data", default=None, help="data directory (default: a per-scale folder in the temp dir)"
     )
     parser.add_argument("--no-baseline", action="store_true", help="skip the PySpark half")
+    parser.add_argument("--skip-graph", action="store_true", help="skip the JobGraph Q3 half")
+    parser.add_argument(
+        "--queries",
+        type=int,
+        nargs="*",
+        default=[3, 9, 18],
+        metavar="N",
+        help="dbgen queries killed at half their time (default: 3 9 18; none: skip)",
+    )
+    parser.add_argument("--chaos", type=int, default=0, metavar="N", help="random kill runs")
+    parser.add_argument("--seed", type=int, default=0, help="the --chaos runs' seed")
+    parser.add_argument(
+        "--dbgen-data", default=None, help="dbgen's tables (default: a per-scale temp folder)"
+    )
     parser.add_argument("--spark-driver", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
     add_option_flag(parser)
     args = parser.parse_args(argv)
@@ -179,14 +205,57 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         return {}
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if any(not 1 <= n <= 22 for n in args.queries):
+        parser.error("--queries are TPC-H's 1 to 22")
 
     from jobmanager import Client
 
+    client = Client()
+    summary: dict[str, object] = {
+        "benchmark": "recovery",
+        "scale": args.scale,
+        "repeats": args.repeats,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+    if not args.skip_graph:
+        summary |= graph_figures(client, args, options)
+    if args.queries or args.chaos:
+        summary |= queries_figures(client, args, options)
+    summary["same_result"] = all(
+        summary.get(key, True)
+        for key in ("graph_same_result", "queries_same_result", "chaos_same_result")
+    )
+    summary.setdefault("ratio", None)
+    print(json.dumps(summary), flush=True)
+    return summary
+
+
+def queries_figures(client, args, options: dict[str, str]) -> dict[str, object]:
+    """The dbgen half: each of ``--queries`` killed each way, then the ``--chaos`` runs."""
+    data = args.dbgen_data or os.path.join(
+        tempfile.gettempdir(), f"tidal-tpch-dbgen-sf{args.scale:g}"
+    )
+    tables = generate_dbgen(data, args.scale)
+    figures: dict[str, object] = {"queries": {}}
+    for number in args.queries:
+        figures["queries"][f"q{number:02d}"] = query_figures(
+            client, number, tables, data, args.repeats, args.warmups, options
+        )
+    figures["queries_same_result"] = all(q["same_result"] for q in figures["queries"].values())
+    if args.chaos:
+        figures["chaos"] = chaos(client, args.chaos, args.seed, tables, data, options)
+        figures["chaos_same_result"] = figures["chaos"]["right"] == args.chaos
+    return figures
+
+
+def graph_figures(client, args, options: dict[str, str]) -> dict[str, object]:
+    """The JobGraph Q3 half: its JobManager killed at ``--fraction`` of its vertices, and the
+    PySpark baseline."""
     data = args.data or os.path.join(tempfile.gettempdir(), f"tidal-tpch-sf{args.scale:g}")
     generate(data, args.scale)
     expected = reference_q3(data)
     work = Path(tempfile.mkdtemp(prefix="tidal-bench-recovery-"))
-    client = Client()
     plain, crashed, spark_plain, spark_crashed = [], [], [], []
     same = True
     try:
@@ -228,13 +297,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         return round(statistics.median(r[key] if key else r for r in runs), 3)
 
     uninterrupted, after_crash = median(plain, "seconds"), median(crashed, "seconds")
-    summary = {
-        "benchmark": "recovery",
+    return {
         "query": "tpch-q3",
-        "scale": args.scale,
-        "repeats": args.repeats,
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
         "kill_at_fraction": args.fraction,
         "uninterrupted_seconds": uninterrupted,
         "crashed_seconds": after_crash,
@@ -246,13 +310,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "baseline_ratio": (
             round(median(spark_crashed) / median(spark_plain), 3) if spark_plain else None
         ),
-        "same_result": same,
+        "graph_same_result": same,
         "target_ratio": TARGET_RATIO,
         "target_recovery_seconds": TARGET_RECOVERY_SECONDS,
         "ratio": round(after_crash / uninterrupted, 3),
     }
-    print(json.dumps(summary), flush=True)
-    return summary
 
 
 if __name__ == "__main__":
