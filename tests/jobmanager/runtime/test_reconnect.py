@@ -7,7 +7,7 @@ from jobmanager.runtime.recovery import reconnect
 
 
 def _state_with_nothing_in_flight():
-    return SimpleNamespace(graph=SimpleNamespace(vertices=lambda: []))
+    return SimpleNamespace(graph=SimpleNamespace(vertices=list))
 
 
 def test_leases_that_could_not_be_asked_leave_no_task_manager_to_reconnect():
