@@ -68,7 +68,7 @@ from jobmanager.runtime.names import (
     job_manager_name,
     resource_manager_handle,
 )
-from jobmanager.runtime.recovery import reconnect, replay_store
+from jobmanager.runtime.recovery import ask_leases, reconnect, replay_store
 from jobmanager.runtime.status import (
     TaskLedger,
     empty_status,
@@ -105,6 +105,19 @@ def create_job_manager(job_id: str, store_root: str, recovery: bool = True):
         )
         .remote(job_id, store_root)
     )
+
+
+def _process_age_ms() -> int | None:
+    """How long ago this process started: in a take-over's log, what Ray's restart and the
+    imports took before the take-over could begin (None without /proc)."""
+    try:
+        with open("/proc/self/stat") as stat:
+            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as uptime:
+            up = float(uptime.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return int((up - ticks / os.sysconf("SC_CLK_TCK")) * 1000)
 
 
 def _warm_up() -> None:
@@ -150,15 +163,22 @@ class JobManagerActor(MainLoop, JobEnding):
         self.concluding = False
         self.loop_seconds = array("d")  # how long each batch of the main loop took
         self.mailbox: queue.Queue = queue.Queue()
-        self.warm = threading.Thread(target=_warm_up, name="tidal-warm-up", daemon=True)
+        if (
+            ray.get_runtime_context().was_current_actor_reconstructed
+            and jobrecords.job_record(job_id) is not None
+        ):  # it had taken a job: take it over
+            self.started = self.recovering = True
+            self.warm = threading.Thread(target=self._recover, name="tidal-recovery", daemon=True)
+        else:
+            self.warm = threading.Thread(target=_warm_up, name="tidal-warm-up", daemon=True)
         self.warm.start()
-        if ray.get_runtime_context().was_current_actor_reconstructed:
-            if jobrecords.job_record(job_id) is not None:  # it had taken a job: take it over
-                self.started = self.recovering = True
-                threading.Thread(target=self._recover, name="tidal-recovery", daemon=True).start()
 
     def ready(self) -> bool:
-        """True once warmed up (see ``_warm_up``)."""
+        """True once warmed up (see ``_warm_up``), or, taking a job over, once that is done. A
+        JobManager taking its job over does not warm up: its job's sources were inferred when it
+        was submitted, the take-over imports what it needs as it goes and asks the
+        ResourceManager first thing, and a thread importing beside it would only share the GIL
+        with it."""
         self.warm.join(timeout=60)
         return True
 
@@ -272,6 +292,8 @@ class JobManagerActor(MainLoop, JobEnding):
 
     def _recover(self) -> None:
         began = time.time()
+        leases = ask_leases(self.job_id)  # on its way while the store is read and replayed
+        self.log.info("taking the job over", process_age_ms=_process_age_ms())
         store = JobStore(self.store_root, self.job_id)
         try:
             attempts = store.recovery_attempt() if store.exists() else 1
@@ -293,10 +315,12 @@ class JobManagerActor(MainLoop, JobEnding):
                 ray.get_runtime_context().current_actor,
                 os.path.join(self.work_dir, "shuffle"),
                 settings[PREVIOUS_WORKER_RECOVERY_TIMEOUT.key] / 1000,
+                leases,
             )
             homes = {r.task_manager: (r.node, r.shuffle_root) for r in reports}
             for tm_id, handle in handles.items():
                 self.executor.adopt(tm_id, handle, *homes[tm_id])
+            reconciled_s = time.time() - began
             self._apply([ev.JobManagerRecovered(now_ms(), tuple(reports))])
             self.events.flush()  # the take-over is stored even when it asked for nothing
             if replayed.state.status is JobStatus.CREATED:
@@ -319,6 +343,7 @@ class JobManagerActor(MainLoop, JobEnding):
             snapshot=replayed.from_snapshot,
             task_managers=len(reports),
             replay_ms=int(replayed_s * 1000),
+            reconcile_ms=int((reconciled_s - replayed_s) * 1000),
             recovery_ms=int((time.time() - began) * 1000),
         )
 

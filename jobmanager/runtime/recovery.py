@@ -29,7 +29,7 @@ from jobmanager.runtime.jobstore import JobStore
 from jobmanager.runtime.names import resource_manager_handle
 from jobmanager.runtime.status import TaskLedger
 
-__all__ = ["Replayed", "reconnect", "replay_store"]
+__all__ = ["Replayed", "ask_leases", "reconnect", "replay_store"]
 
 _log = structlog.get_logger("tidal.recovery")
 _IN_FLIGHT = (ExecutionState.DEPLOYING, ExecutionState.RUNNING, ExecutionState.CANCELING)
@@ -80,13 +80,34 @@ def replay_store(store: JobStore, job_id: str) -> Replayed:
     return Replayed(submitted, graph, state, ledger, len(records), snapshot is not None)
 
 
+def ask_leases(job_id: str):
+    """Ask the ResourceManager which TaskManagers it leases to the job: the answer (a Ray
+    reference), or the error of asking. Asked as the take-over begins, the round trip (and
+    loading the TaskManagers' class for their handles) overlaps reading and replaying the
+    store instead of following it."""
+    try:
+        return resource_manager_handle().leases_of.remote(job_id)
+    except Exception as error:  # no ResourceManager: ``reconnect`` says so
+        return error
+
+
 def reconnect(
-    job_id: str, state: JobManagerState, job_manager, shuffle_root: str, timeout_s: float
+    job_id: str,
+    state: JobManagerState,
+    job_manager,
+    shuffle_root: str,
+    timeout_s: float,
+    leases_asked=None,
 ) -> tuple[list[ev.TaskManagerReport], dict[str, object]]:
     """Ask each TaskManager leased to the job what is left of it; return the answers and the
-    handles of those that answered."""
+    handles of those that answered. ``leases_asked``: what ``ask_leases`` returned, if it was
+    called already."""
+    if leases_asked is None:
+        leases_asked = ask_leases(job_id)
     try:
-        leases = ray.get(resource_manager_handle().leases_of.remote(job_id), timeout=timeout_s)
+        if isinstance(leases_asked, Exception):
+            raise leases_asked
+        leases = ray.get(leases_asked, timeout=timeout_s)
     except Exception as error:  # no ResourceManager to ask: every TaskManager counts as lost
         _log.warning("no leases to reconnect", job=job_id, error=repr(error))
         leases = []
