@@ -74,7 +74,7 @@ class JobManagerWatch:
         with self._lock:
             retried = "JobManagerActor." in line and "retries remaining" in line
             died = self.pid is not None and f"Worker PID: {self.pid} " in line
-            if retried or died:
+            if died:  # a call retried says only that it did not get through: the status says
                 self._lost(self.pid)
             return retried or died
 

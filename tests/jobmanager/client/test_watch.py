@@ -52,6 +52,14 @@ def test_rays_lines_about_the_jobmanager_become_one_lost_line_and_one_recovered_
     ]
 
 
+def test_a_retried_call_alone_is_held_back_and_says_nothing_while_the_same_process_answers():
+    w, said = watch()
+    w.saw(Status(100, JobStatus.RUNNING))
+    assert w.holds_back(RETRIED)
+    w.saw(Status(100, JobStatus.RUNNING))
+    assert said == []
+
+
 def test_a_status_from_another_process_says_lost_when_ray_said_nothing():
     w, said = watch()
     w.saw(Status(100, JobStatus.RUNNING))
