@@ -41,7 +41,7 @@ TINY_RUNS = {
         '"benchmarks" / "shuffle.py"',
     ),
     "benchmarks/recovery.py": (
-        "tests/examples/test_benchmarks.py",
+        "tests/examples/test_recovery_benchmark.py",
         'load("recovery").main(["--scale", "0.002"',
     ),
     "benchmarks/speculation.py": (
