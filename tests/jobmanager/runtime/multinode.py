@@ -162,13 +162,16 @@ def read_sums(out: str) -> dict[int, int]:
     return dict(zip(table.column("key").to_pylist(), table.column("value_sum").to_pylist()))
 
 
-def node_lost(client, cluster, workers, work: Path) -> dict:
-    expected = write_parts("s3://tidal/parts")
-    gate = work / "gate"
+def to_the_gate(client, work: Path, name: str):
+    """Submit the gated job over its own data; wait until five sources finished and the sixth
+    waits at the gate. Return the handle, the gate, the output, the expected sums, and which
+    TaskManager holds each finished source's partition and runs each running source."""
+    expected = write_parts(f"s3://tidal/parts-{name}")
+    gate = work / f"gate-{name}"
     gate.mkdir()
-    out = "s3://tidal/sums"
+    out = f"s3://tidal/sums-{name}"
     config = {**CONFIG, NUMBER_OF_TASK_SLOTS.key: 1}
-    handle = client.submit(gated_job("s3://tidal/parts", out, str(gate)), config=config)
+    handle = client.submit(gated_job(f"s3://tidal/parts-{name}", out, str(gate)), config=config)
 
     def vertex(name):
         return next(v for v in handle.status().vertices if v.name == name)
@@ -189,6 +192,11 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
         for label, state, _, slot in described[2]
         if label.startswith("read[") and state == "running"
     }
+    return handle, gate, out, expected, held, running
+
+
+def node_lost(client, cluster, workers, work: Path) -> dict:
+    handle, gate, out, expected, held, running = to_the_gate(client, work, "node-lost")
     nodes = {tm: node_of(tm) for tm in {*held.values(), *running.values()}}
     victim = next((w for w in workers if w.node_id in {nodes[tm] for tm in held.values()}), None)
     if victim is None:
@@ -221,33 +229,7 @@ def node_lost(client, cluster, workers, work: Path) -> dict:
 def task_manager_killed(client, workers, work: Path) -> dict:
     """As ``node_lost``, but only a TaskManager holding finished partitions on a worker node
     is killed (SIGKILL by pid): its node stays up and serves its files."""
-    out = "s3://tidal/sums-tm-killed"
-    expected = write_parts("s3://tidal/parts-tm-killed")
-    gate = work / "gate-tm"
-    gate.mkdir()
-    config = {**CONFIG, NUMBER_OF_TASK_SLOTS.key: 1}
-    job = gated_job("s3://tidal/parts-tm-killed", out, str(gate))
-    handle = client.submit(job, config=config)
-
-    def vertex(name):
-        return next(v for v in handle.status().vertices if v.name == name)
-
-    eventually(
-        lambda: vertex("read").finished == PARTS - 1 and (gate / "started").exists(),
-        "five sources finished and the sixth waiting at the gate",
-        timeout=240,
-    )
-    described = handle.describe()
-    held = {
-        label: tm
-        for label, state, tm in described[3]
-        if label.startswith("read->") and state == "available"
-    }
-    running = {
-        label: slot[0]
-        for label, state, _, slot in described[2]
-        if label.startswith("read[") and state == "running"
-    }
+    handle, gate, out, expected, held, running = to_the_gate(client, work, "tm-killed")
     worker_nodes = {w.node_id for w in workers}
     victim = next((tm for tm in sorted(set(held.values())) if node_of(tm) in worker_nodes), None)
     if victim is None:

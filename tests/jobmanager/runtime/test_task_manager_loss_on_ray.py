@@ -15,6 +15,7 @@ import ray
 from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow
 from jobmanager.model.config import MAX_SLOTS, NUMBER_OF_TASK_SLOTS
 from tests.jobmanager.runtime.jobs import FAST, expected_sums, numbers
+from tests.jobmanager.runtime.test_failover_on_ray import eventually
 from tests.jobmanager.runtime.test_jobs_on_ray import read_sums
 
 pytestmark = pytest.mark.runtime
@@ -44,16 +45,6 @@ def gated_sums(out: str, gate: str) -> JobGraph:
     return g
 
 
-def wait_for(condition, what: str, timeout: float = 120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"not seen within {timeout} s: {what}")
-
-
 def test_a_killed_taskmanager_costs_only_the_tasks_it_was_running(client, tmp_path):
     gate = tmp_path / "gate"
     gate.mkdir()
@@ -66,10 +57,10 @@ def test_a_killed_taskmanager_costs_only_the_tasks_it_was_running(client, tmp_pa
         done = by_member["numbers"].done and by_member["sum"].running == 2
         return status if done else None
 
-    status = wait_for(sums_running, "every source finished and both sums running")
+    status = eventually(sums_running, "every source finished and both sums running")
     (victim,) = status.task_managers
     os.kill(ray.get(ray.get_actor(victim, namespace="tidal").ping.remote()), signal.SIGKILL)
-    wait_for(lambda: handle.status().task_manager_losses, "the TaskManager's loss in the details")
+    eventually(lambda: handle.status().task_manager_losses, "the TaskManager's loss in the details")
     (gate / "open").touch()
     result = handle.wait(timeout=180)
     assert result.status == "FINISHED", result.cause

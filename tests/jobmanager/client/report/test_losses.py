@@ -5,44 +5,20 @@ whether the job recovered; built from a hand-written log replayed as ``tidal rep
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from jobmanager.client.report import explain_lines, facts_from_log, report_html
 from jobmanager.core import commands as cmd
 from jobmanager.core.state import JobManagerState
 from jobmanager.messages import events as ev
 from jobmanager.model.config import (
-    FIXED_DELAY_ATTEMPTS,
-    FIXED_DELAY_DELAY,
-    NUMBER_OF_TASK_SLOTS,
-    RESTART_STRATEGY,
-    SLOT_PREFETCH,
     Configuration,
 )
 from jobmanager.model.jobgraph import JobGraph, Partitioner
-from shuffle.ids import PartitionId
-from shuffle.paths import partition_path
 from tests.builders import BLOCKING
+from tests.jobmanager.core.test_task_manager_loss import CONFIG, file_on_disk, produced
 
-CONFIG = {
-    RESTART_STRATEGY.key: "fixed-delay",
-    FIXED_DELAY_ATTEMPTS.key: 3,
-    FIXED_DELAY_DELAY.key: "5 s",
-    NUMBER_OF_TASK_SLOTS.key: 1,
-    SLOT_PREFETCH.key: 0,
-}
 START_MS = 1_700_000_000_000
 NODE = "4f2a9c1d0e7b" + "0" * 44
 RESULT = "v0->v1"
-
-
-def produced(subtask: int) -> tuple[ev.ProducedPartition, ...]:
-    report = ev.ProducedPartition.of(RESULT, [10 + subtask])
-    return (replace(report, file_size=4096, file_checksum=7 + subtask),)
-
-
-def on_disk(subtask: int) -> tuple[str, int, int]:
-    return partition_path("/shuffle/tm-a", PartitionId(RESULT, subtask), 0), 4096, 7 + subtask
 
 
 def lost_then_recovered(through_rerun: bool):
@@ -66,7 +42,7 @@ def lost_then_recovered(through_rerun: bool):
     for k in (0, 1):
         feed(ev.TaskRunning("v0", k, 0), ev.TaskFinished("v0", k, 0, produced(k)))
     feed(ev.TaskRunning("v1", 0, 0), ev.TaskManagerRegistered("tm-b", 1, NODE, "/shuffle/tm-b"))
-    kept = (on_disk(0), on_disk(1))
+    kept = (file_on_disk(0), file_on_disk(1))
     commands = feed(ev.TaskManagerLost("tm-a", "process killed", START_MS + 100, NODE, kept))
     if through_rerun:
         (timer,) = [c for c in commands if isinstance(c, cmd.StartTimer)]
