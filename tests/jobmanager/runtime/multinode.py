@@ -236,6 +236,9 @@ def task_manager_killed(client, workers, work: Path) -> dict:
         return {"error": "no partition on a worker node"}
     actor = ray.get_actor(victim, namespace="tidal")
     os.kill(ray.get(actor.ping.remote()), 9)
+    # the gate opens once the loss is recorded: opened sooner, the sums could read the dead
+    # TaskManager's files before its loss is seen, and nothing would be left to keep
+    eventually(lambda: handle.status().task_manager_losses, "the loss recorded", timeout=120)
     (gate / "open").touch()
     result = handle.wait(timeout=240)
     attempts = {label: attempt for label, _, attempt, _ in handle.describe()[2]}
