@@ -48,6 +48,7 @@ from jobmanager.model.config import (
 from shuffle import IndexRange, PartitionId, PartitionServer, ShuffleDirectory
 from taskmanager.blobs import FetchedBlobs
 from taskmanager.ended import EndedTasks
+from taskmanager.kept_jvm import JvmKeeping, registry_beside
 from taskmanager.registry import PartitionRegistry
 from taskmanager.remote import RayChunkFetcher
 from taskmanager.reports import ReportBatcher
@@ -94,6 +95,7 @@ class TaskManagerActor:
         config: bytes,
         work_dir: str,
         start_spark: bool = False,
+        adopt: str = "",
     ) -> None:
         configure_logging("INFO")
         config = Configuration.from_bytes(config)
@@ -106,7 +108,10 @@ class TaskManagerActor:
         os.makedirs(
             work_dir, exist_ok=True
         )  # its scratch space, from the start: it is where it works
-        self._spark = SparkSessionProvider(slots, os.path.join(work_dir, ".spark"), config)
+        keeping = JvmKeeping(registry_beside(work_dir), task_manager_id, self.node_id, adopt)
+        self._spark = SparkSessionProvider(
+            slots, os.path.join(work_dir, ".spark"), config, keeping=keeping
+        )
         self._job: _JobSession | None = None
         self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)
         self._lock = threading.Lock()
@@ -278,6 +283,7 @@ class TaskManagerActor:
             "shuffle_root": str(job.shuffle.root) if job else "",
             "work_dir": self.work_dir,
             "spark_started": self._spark.started,
+            "spark_jvm": (kept.pid, kept.adopted) if (kept := self._spark.kept) else None,
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         }
 

@@ -61,6 +61,8 @@ from taskmanager.cancellation import CancelToken
 from taskmanager.inputs import ParquetFiles, parquet_schema_key
 from taskmanager.heap import default_heap_bytes
 from taskmanager.java import find_java
+from taskmanager.jvm_keeper import alive
+from taskmanager.kept_jvm import JvmKeeping, KeptJvm, session_over
 from taskmanager.memo import Memo
 from taskmanager.timing import TaskClock
 
@@ -101,9 +103,12 @@ class SparkSessionProvider:
         work_dir: str | os.PathLike[str],
         config: Configuration,
         java_options: Sequence[str] | None = None,
+        keeping: JvmKeeping | None = None,
     ) -> None:
         """``java_options``: the JVM's own options; None maps the class archive, if any
-        (``taskmanager.class_archive``)."""
+        (``taskmanager.class_archive``). ``keeping``: the JVM is kept by a process of its
+        own, to be adopted by a replacement (``taskmanager.kept_jvm``); None: PySpark starts
+        it as this process's child, and it dies with it."""
         self.slots = slots
         self.java_options = java_options
         self.work_dir = Path(work_dir)
@@ -113,10 +118,17 @@ class SparkSessionProvider:
         self._schemas = Memo()
         self._idle: list[IsolatedSession] = []  # sessions of their own, between tasks
         self._cleaner: ThreadPoolExecutor | None = None  # drops handed-back sessions' views
+        self.keeping = keeping
+        self._kept: KeptJvm | None = None
 
     @property
     def started(self) -> bool:
         return self._session is not None
+
+    @property
+    def kept(self) -> KeptJvm | None:
+        """The kept JVM the session runs on, once started with ``keeping``."""
+        return self._kept
 
     def session(self):
         with self._lock:
@@ -174,13 +186,21 @@ class SparkSessionProvider:
         return session.read.schema(narrowed).parquet(*files.paths)
 
     def stop(self) -> None:
+        """Stop the session; a kept JVM is released too (its keeper stops it)."""
         self.settle()
         with self._lock:
             session, self._session = self._session, None
             self._idle.clear()
+            kept, self._kept = self._kept, None
         if session is not None:
             session.stop()
             _log.info("spark session stopped")
+        if kept is not None:
+            from pyspark import SparkContext
+
+            SparkContext._gateway.shutdown()
+            SparkContext._gateway = SparkContext._jvm = None
+            self.keeping.release(kept)
 
     def jvm_lost(self) -> bool:
         """Whether this process's Spark JVM started and has since exited: on an
@@ -188,6 +208,8 @@ class SparkSessionProvider:
         again (PySpark keeps talking to the dead process: connection refused)."""
         if self._session is None:
             return False
+        if self._kept is not None:
+            return not alive(self._kept.pid)
         from pyspark import SparkContext
 
         process = getattr(SparkContext._gateway, "proc", None)
@@ -198,7 +220,7 @@ class SparkSessionProvider:
         for the life of the process otherwise; this process cannot start another."""
         from pyspark import SparkContext
 
-        self.stop()
+        self.stop()  # a kept JVM has exited when this returns
         gateway = SparkContext._gateway
         if gateway is None:
             return
@@ -210,12 +232,6 @@ class SparkSessionProvider:
         java, major = find_java()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python UDFs: this venv
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode: never leaves host
-        scratch = self.work_dir / "tmp"  # Spark's local dirs default to the JVM's temp dir
-        scratch.mkdir(parents=True, exist_ok=True)
-        log_config = self.work_dir / "log4j2.properties"
-        log_config.write_text(_LOG4J2)
-        from pyspark.sql import SparkSession
-
         from taskmanager import jvm_lookups
 
         options = (
@@ -223,27 +239,10 @@ class SparkSessionProvider:
             if self.java_options is None
             else [*self.java_options, BATCH_COLLECTOR]
         )
-        session = (
-            SparkSession.builder.master(f"local[{self.slots}]")
-            .appName("tidal-taskmanager")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config(map=TASK_SQL_CONF)
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", f"{max(1, self.driver_memory_bytes >> 20)}m")
-            .config(
-                "spark.driver.extraJavaOptions",
-                " ".join(
-                    f'"{option}"'
-                    for option in [
-                        f"-Dlog4j2.configurationFile=file:{log_config}",
-                        f"-Djava.io.tmpdir={scratch}",
-                        *options,
-                    ]
-                ),
-            )
-            .getOrCreate()
-        )
+        if self.keeping is None:
+            session = self._own_session(self._settings(self.work_dir, options))
+        else:
+            session = self._kept_session(lambda home: self._settings(home, options))
         session.sparkContext.setLogLevel("WARN")
         jvm_lookups.install(session)
         _log.info(
@@ -253,8 +252,48 @@ class SparkSessionProvider:
             slots=self.slots,
             driver_memory_bytes=self.driver_memory_bytes,
             java_options=options,
+            adopted=self._kept is not None and self._kept.adopted,
         )
         return session
+
+    def _settings(self, home: Path, options: Sequence[str]) -> dict[str, str]:
+        """The session's settings, its JVM's among them, with its scratch and its log
+        configuration under ``home``."""
+        scratch = home / "tmp"  # Spark's local dirs default to the JVM's temp dir
+        scratch.mkdir(parents=True, exist_ok=True)
+        log_config = home / "log4j2.properties"
+        log_config.write_text(_LOG4J2)
+        extra = [f"-Dlog4j2.configurationFile=file:{log_config}", f"-Djava.io.tmpdir={scratch}"]
+        return {
+            "spark.master": f"local[{self.slots}]",
+            "spark.app.name": "tidal-taskmanager",
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            **TASK_SQL_CONF,
+            "spark.sql.session.timeZone": "UTC",
+            "spark.driver.memory": f"{max(1, self.driver_memory_bytes >> 20)}m",
+            "spark.driver.extraJavaOptions": " ".join(f'"{o}"' for o in [*extra, *options]),
+        }
+
+    @staticmethod
+    def _own_session(settings: dict[str, str]):
+        """A session whose JVM PySpark starts as this process's child, as it always does."""
+        from pyspark.sql import SparkSession
+
+        return SparkSession.builder.config(map=settings).getOrCreate()
+
+    def _kept_session(self, settings: Callable[[Path], dict[str, str]]):
+        """A session over the JVM ``self.keeping`` holds, adopted or started."""
+        from pyspark.find_spark_home import _find_spark_home
+
+        submit = os.path.join(_find_spark_home(), "bin", "spark-submit")
+
+        def command(home: Path) -> list[str]:
+            pairs = [("--conf", f"{k}={v}") for k, v in settings(home).items()]
+            return [submit, *(arg for pair in pairs for arg in pair), "pyspark-shell"]
+
+        self._kept = self.keeping.start(command, {**os.environ, "SPARK_CONNECT_MODE": "0"})
+        return session_over(self._kept)
 
 
 def java_options(java: str) -> list[str]:

@@ -61,6 +61,7 @@ from jobmanager.runtime.names import (
 )
 from jobmanager.runtime.reaper import Reaper
 from jobmanager.runtime.standby import StandbyJobManager
+from taskmanager.kept_jvm import registry_beside, release_named
 
 __all__ = ["ResourceManager", "resource_manager"]
 
@@ -259,7 +260,7 @@ class ResourceManager(StandbyJobManager, Reaper):
             self._changed.notify_all()
 
     def _start_task_manager(
-        self, waiting: _Waiting, start_spark: bool = False
+        self, waiting: _Waiting, start_spark: bool = False, adopt: str = ""
     ) -> tuple[str, _TaskManager]:
         from taskmanager.actor import TaskManagerActor
 
@@ -278,7 +279,7 @@ class ResourceManager(StandbyJobManager, Reaper):
                 max_restarts=0,
                 scheduling_strategy="SPREAD",
             )
-            .remote(tm_id, slots, waiting.config.to_bytes(), scratch, start_spark)
+            .remote(tm_id, slots, waiting.config.to_bytes(), scratch, start_spark, adopt)
         )
         recovery_timeout_s, idle_timeout_s = _timeouts(waiting.config)
         tm = _TaskManager(
@@ -344,30 +345,34 @@ class ResourceManager(StandbyJobManager, Reaper):
         self._changed.notify_all()
 
     def forget(self, tm_id: str) -> None:
-        """A JobManager lost this TaskManager. One of its shape starts at once, its Spark JVM
-        with it, idle for the job to lease as it reschedules what the lost one ran (or for
-        anyone: the job may need it no more)."""
+        """A JobManager lost this TaskManager. One of its shape starts at once, idle for the
+        job to lease as it reschedules what the lost one ran (or for anyone: the job may need
+        it no more). It adopts the lost one's Spark JVM, warm, if it starts on the same node
+        (``taskmanager.kept_jvm``), and starts its own at once otherwise."""
         with self._lock:
             tm = self.task_managers.pop(tm_id, None)
             if tm is not None and tm.job is not None and tm.job not in self._ended:
-                self._replace(tm)
+                self._replace(tm_id, tm)
             self._serve()
         if tm is not None:
-            self._stop(tm_id, tm)
+            self._stop(tm_id, tm, lost=True)
 
-    def _replace(self, lost: _TaskManager) -> None:
+    def _replace(self, lost_id: str, lost: _TaskManager) -> None:
         config = lost.config or Configuration()
         replacement_id, replacement = self._start_task_manager(
-            _Waiting(Request(-1, "", lost.shape), -1, config), start_spark=True
+            _Waiting(Request(-1, "", lost.shape), -1, config), start_spark=True, adopt=lost_id
         )
         replacement.job = None
         _log.info("task manager replaced", task_manager=replacement_id, job=lost.job)
 
-    def _stop(self, tm_id: str, tm: _TaskManager) -> None:
-        """Stop a TaskManager's process and remove its scratch (its Spark's local folders)."""
+    def _stop(self, tm_id: str, tm: _TaskManager, lost: bool = False) -> None:
+        """Stop a TaskManager's process and remove its scratch (its Spark's local folders).
+        A retired one's Spark JVM stops with it; a lost one's waits for its replacement."""
         ray.kill(tm.handle, no_restart=True)
         if tm.scratch:
             shutil.rmtree(tm.scratch, ignore_errors=True)
+            if not lost:
+                release_named(registry_beside(tm.scratch), tm_id)
 
     def describe(self) -> dict:
         with self._lock:
