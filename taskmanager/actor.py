@@ -79,6 +79,16 @@ class _JobSession:
     left: threading.Event = field(default_factory=threading.Event)  # see ``outlive``
 
 
+def _import_task_runtime() -> None:
+    """What a TaskManager imports to run tasks, PySpark's Python side among it. The converter
+    PySpark adds to Py4J imports ``pyspark.testing`` (and with it pandas: 0.2 s) on the first
+    call with arguments, so that is imported here too, not on a replacement's first call."""
+    import pyspark.sql.functions  # noqa: F401
+    import pyspark.testing.utils  # noqa: F401
+
+    import taskmanager.runner  # noqa: F401
+
+
 def shape_of(slots: int, config: Configuration) -> tuple:
     """What a TaskManager is made with, which a job needing another cannot change: its slots,
     its Spark driver's memory, its scratch directory's base (``io.tmp.dirs``)."""
@@ -91,32 +101,47 @@ class TaskManagerActor:
     def __init__(
         self,
         task_manager_id: str,
-        slots: int,
-        config: bytes,
-        work_dir: str,
+        slots: int = 0,
+        config: bytes = b"",
+        work_dir: str = "",
         start_spark: bool = False,
         adopt: str = "",
+        spare: bool = False,
     ) -> None:
+        """``spare``: a process up, its imports done, and nothing else until ``take_over``
+        (``jobmanager.runtime.spare``); the other arguments then come with that call."""
         configure_logging("INFO")
-        config = Configuration.from_bytes(config)
         self.task_manager_id = task_manager_id
-        self.slots = slots
-        self.shape = shape_of(slots, config)
-        self.node_id = config[TASKMANAGER_NODE_ID.key] or ray.get_runtime_context().get_node_id()
         self._log = structlog.get_logger("tidal.taskmanager").bind(task_manager=task_manager_id)
-        self.work_dir = work_dir
-        os.makedirs(
-            work_dir, exist_ok=True
-        )  # its scratch space, from the start: it is where it works
-        keeping = JvmKeeping(registry_beside(work_dir), task_manager_id, self.node_id, adopt)
-        self._spark = SparkSessionProvider(
-            slots, os.path.join(work_dir, ".spark"), config, keeping=keeping
-        )
         self._job: _JobSession | None = None
         self._left: deque[str] = deque(maxlen=_LEFT_JOBS_KEPT)
         self._lock = threading.Lock()
         self._spark_start: threading.Thread | None = None
-        self._log.info("task manager started", slots=slots, node=self.node_id)
+        self.spare = spare
+        if spare:
+            _import_task_runtime()
+            self._log.info("spare task manager started")
+            return
+        self._become(slots, config, work_dir, start_spark, adopt)
+
+    def take_over(self, slots: int, config: bytes, work_dir: str, adopt: str) -> None:
+        """A spare becomes the replacement of the lost TaskManager ``adopt``, adopting its
+        Spark JVM if that is up on this node (``taskmanager.kept_jvm``)."""
+        self._become(slots, config, work_dir, True, adopt)
+        self.spare = False
+
+    def _become(self, slots: int, config: bytes, work_dir: str, start_spark: bool, adopt: str):
+        config = Configuration.from_bytes(config)
+        self.slots = slots
+        self.shape = shape_of(slots, config)
+        self.node_id = config[TASKMANAGER_NODE_ID.key] or ray.get_runtime_context().get_node_id()
+        self.work_dir = work_dir
+        os.makedirs(work_dir, exist_ok=True)  # its scratch space, from the start
+        keeping = JvmKeeping(registry_beside(work_dir), self.task_manager_id, self.node_id, adopt)
+        self._spark = SparkSessionProvider(
+            slots, os.path.join(work_dir, ".spark"), config, keeping=keeping
+        )
+        self._log.info("task manager started", slots=slots, node=self.node_id, adopt=adopt)
         if start_spark:
             # PySpark's modules are imported here, before the JVM starts on its own thread: a
             # task unpickling code that imports pyspark.sql.functions while that thread imports
@@ -273,6 +298,8 @@ class TaskManagerActor:
         return encode(report)
 
     def describe(self) -> dict:
+        if self.spare:
+            return {"spare": True, "pid": os.getpid()}
         job = self._job
         return {
             "node": self.node_id,
@@ -348,6 +375,8 @@ class TaskManagerActor:
 
     def shutdown(self) -> None:
         """Leave the current job, then stop Spark."""
+        if self.spare:
+            return
         job = self._job
         if job is not None:
             self.detach(job.job_id)

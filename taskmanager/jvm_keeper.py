@@ -4,9 +4,11 @@ PySpark's JVM exits when the stdin its Python process holds closes, so a TaskMan
 takes its warm JVM with it, and its replacement pays a new one: seven seconds to start on two
 cores, and its first queries run with the JIT and Spark's code generation cold (a TPC-H task
 three times slower). So a TaskManager's JVM is this process's child instead, in a session of
-its own: it lives while its owner does, and when its owner dies it waits ``grace`` seconds for
-a replacement to adopt it (``taskmanager.kept_jvm``). Nobody adopting it, or the owner asking
-(by removing the ``owner`` file), it closes the JVM's stdin, the JVM exits, and its home goes.
+its own: it lives while its owner does, and when its owner dies it freezes it (SIGSTOP: the
+dead owner's Spark jobs stop taking the CPUs its replacement starts on) and waits ``grace``
+seconds for a replacement to adopt it (``taskmanager.kept_jvm``). Nobody adopting it, or the
+owner asking (by removing the ``owner`` file), it closes the JVM's stdin, the JVM exits, and
+its home goes.
 
 Only the standard library: it starts in tens of milliseconds and imports nothing of Tidal's
 that could fail. Its home holds ``spec.json`` (the command, the environment, the grace),
@@ -20,6 +22,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -105,17 +108,32 @@ def _watch_owner(jvm: subprocess.Popen, home: Path, grace_s: float) -> None:
         if owner is None:
             return
         if alive(owner):
+            if orphaned_at is not None:  # adopted: the adopter resumed it, unless it read
+                resume(jvm.pid)  # the owner just before this process froze it
             orphaned_at = None
         elif orphaned_at is None:
             orphaned_at = time.monotonic()
+            pause(jvm.pid)  # its owner's Spark jobs stop taking the CPUs its replacement needs
         elif time.monotonic() - orphaned_at > grace_s:
             return
         time.sleep(POLL_S)
 
 
+def pause(pid: int) -> None:
+    """Freeze the JVM: an orphan runs nothing until adopted (``resume``) or stopped."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGSTOP)
+
+
+def resume(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)
+
+
 def _stop(jvm: subprocess.Popen) -> None:
     """Close the JVM's stdin (PySpark's gateway server exits at its end), then kill it if it
     has not exited in ``STOP_WAIT_S``."""
+    resume(jvm.pid)
     try:
         jvm.stdin.close()
     except OSError:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import structlog
 
-from taskmanager.jvm_keeper import STOP_WAIT_S, alive, owner_of, write_whole
+from taskmanager.jvm_keeper import STOP_WAIT_S, alive, owner_of, resume, write_whole
 
 __all__ = ["JvmKeeping", "KeptJvm", "registry_beside", "release_named", "session_over"]
 
@@ -98,6 +98,7 @@ class JvmKeeping:
         if owner is None or alive(owner) or not alive(jvm.pid):
             return None
         write_whole(home / "owner", str(os.getpid()))
+        resume(jvm.pid)  # its keeper froze it when its owner died
         write_whole(self.registry / f"{self.name}.jvm", home.name)
         (self.registry / f"{self.adopt}.jvm").unlink(missing_ok=True)
         _log.info("spark jvm adopted", task_manager=self.name, of=self.adopt, pid=jvm.pid)

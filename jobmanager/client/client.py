@@ -169,7 +169,8 @@ class Client:
             ray.wait([asked], timeout=_STANDBY_ASKED_TIMEOUT_S)
 
     def warm_up(self, timeout: float = 60.0) -> bool:
-        """Have a standby JobManager ready for the next job (see ``ResourceManager``) and, on a
+        """Have a standby JobManager ready for the next job (see ``ResourceManager``), a spare
+        TaskManager up once there is a TaskManager (``jobmanager.runtime.spare``) and, on a
         cluster this client started, the TaskManager it prepared with its Spark JVM up: call it
         ahead of a submission whose latency matters, as a SparkSession is started before its
         first query. False if either was not ready in time."""
@@ -177,7 +178,8 @@ class Client:
         defaults = Configuration()
         rm = resource_manager(defaults[TASKMANAGER_IDLE_TIMEOUT.key] / 1000, store_root(defaults))
         standby = ray.get(rm.has_job_manager.remote(timeout))
-        return self._prepared_spark_ready(deadline) and standby
+        spare = ray.get(rm.has_spare_task_manager.remote(max(0.0, deadline - time.monotonic())))
+        return self._prepared_spark_ready(deadline) and standby and spare
 
     def _prepared_spark_ready(self, deadline: float) -> bool:
         """Whether the TaskManager prepared as this client started the cluster has its Spark

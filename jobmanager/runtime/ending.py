@@ -53,7 +53,9 @@ class JobEnding:
         self.log.info("job done", status=status, cause=cause or None)
         self.executor.stop()
         try:
-            resource_manager_handle().prepare_job_manager.remote()
+            resource_manager = resource_manager_handle()
+            resource_manager.prepare_job_manager.remote()
+            resource_manager.prepare_spare_task_manager.remote()
         except Exception as error:
             self.log.warning("no standby job manager prepared", error=repr(error))
         tell = self.mailbox.put if through_loop and self.state.archived is None else None

@@ -60,6 +60,7 @@ from jobmanager.runtime.names import (
     job_manager_name,
 )
 from jobmanager.runtime.reaper import Reaper
+from jobmanager.runtime.spare import SpareTaskManager
 from jobmanager.runtime.standby import StandbyJobManager
 from taskmanager.kept_jvm import registry_beside, release_named
 
@@ -97,7 +98,7 @@ class _Waiting:
     cancelled: bool = False
 
 
-class ResourceManager(StandbyJobManager, Reaper):
+class ResourceManager(StandbyJobManager, SpareTaskManager, Reaper):
     def __init__(self, idle_timeout_s: float, store_root: str = "", work_dir: str = "") -> None:
         configure_logging("INFO")
         self.idle_timeout_s = idle_timeout_s
@@ -121,6 +122,7 @@ class ResourceManager(StandbyJobManager, Reaper):
         self._standby: tuple[str, object] | None = None  # (job id, JobManager handle)
         self._standby_ready = threading.Condition(self._lock)
         self._standby_starting = False
+        self._spare: tuple[str, object] | None = None  # (TaskManager id, handle)
         self._orphaned_since: dict[str, float] = {}  # job -> when its JobManager was found gone
         if ray.get_runtime_context().was_current_actor_reconstructed:
             self._rebuild()
@@ -155,7 +157,10 @@ class ResourceManager(StandbyJobManager, Reaper):
                     error=repr(error),
                 )
                 continue
-            if name.startswith(_TM_PREFIX):
+            if name.startswith(_TM_PREFIX) and info.get("spare"):
+                self._spare = (name, handle)
+                self._counter = max(self._counter, int(name[len(_TM_PREFIX) :]) + 1)
+            elif name.startswith(_TM_PREFIX):
                 self.task_managers[name] = _TaskManager(
                     handle, tuple(info["shape"]), info["job"], time.time(), scratch=info["work_dir"]
                 )
@@ -188,10 +193,9 @@ class ResourceManager(StandbyJobManager, Reaper):
                 tm.job is None and tm.shape[1:] == shape[1:] for tm in self.task_managers.values()
             ):
                 return None
-            tm_id, tm = self._start_task_manager(
+            tm_id, _ = self._start_task_manager(
                 _Waiting(Request(-1, "", shape), -1, settings), start_spark=True
             )
-            tm.job = None
             _log.info("task manager prepared", task_manager=tm_id, slots=slots)
             self._serve()
             return tm_id
@@ -262,39 +266,55 @@ class ResourceManager(StandbyJobManager, Reaper):
     def _start_task_manager(
         self, waiting: _Waiting, start_spark: bool = False, adopt: str = ""
     ) -> tuple[str, _TaskManager]:
-        from taskmanager.actor import TaskManagerActor
-
         slots = waiting.request.shape[0]
+        tm_id = self._next_task_manager_id()
+        scratch = self._scratch_of(tm_id, waiting.config)
+        handle = self._task_manager_options(tm_id, cpus=slots, threads=slots).remote(
+            tm_id, slots, waiting.config.to_bytes(), scratch, start_spark, adopt
+        )
+        return tm_id, self._register(tm_id, handle, waiting.request, waiting.config, scratch)
+
+    def _next_task_manager_id(self) -> str:
         tm_id = f"{_TM_PREFIX}{self._counter}"
         self._counter += 1
-        scratch = os.path.join(self._scratch(waiting.config), self._cluster_key, tm_id)
-        handle = (
-            actor_class(TaskManagerActor)
-            .options(
-                name=tm_id,
-                namespace=NAMESPACE,
-                num_cpus=slots,
-                lifetime="detached",
-                max_concurrency=slots + 8,
-                max_restarts=0,
-                scheduling_strategy="SPREAD",
-            )
-            .remote(tm_id, slots, waiting.config.to_bytes(), scratch, start_spark, adopt)
+        return tm_id
+
+    def _scratch_of(self, tm_id: str, config: Configuration) -> str:
+        return os.path.join(self._scratch(config), self._cluster_key, tm_id)
+
+    @staticmethod
+    def _task_manager_options(tm_id: str, cpus: int, threads: int):
+        """A TaskManager actor's class, named ``tm_id``, holding ``cpus`` of Ray's CPUs, with
+        threads for ``threads`` slots and the calls served beside them."""
+        from taskmanager.actor import TaskManagerActor
+
+        return actor_class(TaskManagerActor).options(
+            name=tm_id,
+            namespace=NAMESPACE,
+            num_cpus=cpus,
+            lifetime="detached",
+            max_concurrency=threads + 8,
+            max_restarts=0,
+            scheduling_strategy="SPREAD",
         )
-        recovery_timeout_s, idle_timeout_s = _timeouts(waiting.config)
+
+    def _register(
+        self, tm_id: str, handle, request: Request, config: Configuration, scratch: str
+    ) -> _TaskManager:
+        recovery_timeout_s, idle_timeout_s = _timeouts(config)
         tm = _TaskManager(
             handle,
-            waiting.request.shape,
-            waiting.request.job_id,
+            request.shape,
+            request.job_id or None,
             time.time(),
             recovery_timeout_s,
             idle_timeout_s,
             scratch,
-            waiting.config,
+            config,
         )
         self.task_managers[tm_id] = tm
         self.created += 1
-        return tm_id, tm
+        return tm
 
     def give_back(self, job_id: str, tm_id: str) -> None:
         """The job is done with it: the TaskManager leaves the job and waits, idle."""
@@ -359,10 +379,17 @@ class ResourceManager(StandbyJobManager, Reaper):
 
     def _replace(self, lost_id: str, lost: _TaskManager) -> None:
         config = lost.config or Configuration()
-        replacement_id, replacement = self._start_task_manager(
-            _Waiting(Request(-1, "", lost.shape), -1, config), start_spark=True, adopt=lost_id
+        request = Request(-1, "", lost.shape)
+        promoted = self._promoted_spare(
+            lost_id, lost.shape[0], config, lambda tm_id: self._scratch_of(tm_id, config)
         )
-        replacement.job = None
+        if promoted is not None:
+            replacement_id, handle, scratch = promoted
+            self._register(replacement_id, handle, request, config, scratch)
+        else:
+            replacement_id, _ = self._start_task_manager(
+                _Waiting(request, -1, config), start_spark=True, adopt=lost_id
+            )
         _log.info("task manager replaced", task_manager=replacement_id, job=lost.job)
 
     def _stop(self, tm_id: str, tm: _TaskManager, lost: bool = False) -> None:
@@ -381,6 +408,7 @@ class ResourceManager(StandbyJobManager, Reaper):
                 "leased": {t: tm.job for t, tm in self.task_managers.items() if tm.job},
                 "created": self.created,
                 "standby": self._standby[0] if self._standby else None,
+                "spare": self._spare[0] if self._spare else None,
                 "waiting": [
                     w.request.job_id
                     for w in sorted(

@@ -14,6 +14,7 @@ import ray
 
 from jobmanager import Client, JobGraph, ParquetSink, Partitioner, arrow, spark
 from jobmanager.model.config import MAX_SLOTS, NUMBER_OF_TASK_SLOTS
+from jobmanager.runtime.names import resource_manager_handle
 from tests.jobmanager.runtime.jobs import FAST, expected_sums, numbers
 from tests.jobmanager.runtime.test_failover_on_ray import eventually
 from tests.jobmanager.runtime.test_jobs_on_ray import read_sums
@@ -76,8 +77,11 @@ def test_a_killed_taskmanager_costs_only_the_tasks_it_was_running(client, tmp_pa
 
 
 def test_the_replacement_adopts_the_killed_taskmanager_s_warm_jvm(client, tmp_path):
-    """The killed TaskManager's Spark JVM outlives it, and its replacement runs the rerun
-    tasks on that JVM, not on a new one."""
+    """The killed TaskManager's Spark JVM outlives it, and its replacement, the spare
+    TaskManager the last job's end started, runs the rerun tasks on that JVM, not a new one."""
+    assert client.warm_up()
+    spare = ray.get(resource_manager_handle().describe.remote())["spare"]
+    assert spare is not None
     gate = tmp_path / "gate"
     gate.mkdir()
     opened = str(gate / "open")
@@ -115,6 +119,7 @@ def test_the_replacement_adopts_the_killed_taskmanager_s_warm_jvm(client, tmp_pa
         "the replacement's Spark JVM up",
     )
     assert jvm == (jvm_pid, True)  # the same process, adopted
+    assert replacement == spare
     (gate / "open").touch()
     result = handle.wait(timeout=180)
     assert result.status == "FINISHED", result.cause
