@@ -31,6 +31,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 import ray
 import structlog
 
@@ -126,7 +127,11 @@ class TaskManagerActor:
 
     def take_over(self, slots: int, config: bytes, work_dir: str, adopt: str) -> None:
         """A spare becomes the replacement of the lost TaskManager ``adopt``, adopting its
-        Spark JVM if that is up on this node (``taskmanager.kept_jvm``)."""
+        Spark JVM if that is up on this node (``taskmanager.kept_jvm``). Ray started it with
+        no CPUs, and so with ``OMP_NUM_THREADS`` = 1, which sizes Arrow's thread pool: it gets
+        the threads of the slots it now has, as a TaskManager started with them does."""
+        os.environ["OMP_NUM_THREADS"] = str(slots)
+        pa.set_cpu_count(slots)
         self._become(slots, config, work_dir, True, adopt)
         self.spare = False
 
@@ -310,6 +315,7 @@ class TaskManagerActor:
             "shuffle_root": str(job.shuffle.root) if job else "",
             "work_dir": self.work_dir,
             "spark_started": self._spark.started,
+            "arrow_threads": pa.cpu_count(),
             "spark_jvm": (kept.pid, kept.adopted) if (kept := self._spark.kept) else None,
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         }

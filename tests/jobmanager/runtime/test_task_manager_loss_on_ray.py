@@ -120,6 +120,8 @@ def test_the_replacement_adopts_the_killed_taskmanager_s_warm_jvm(client, tmp_pa
     )
     assert jvm == (jvm_pid, True)  # the same process, adopted
     assert replacement == spare
+    described = ray.get(ray.get_actor(replacement, namespace="tidal").describe.remote())
+    assert described["arrow_threads"] == 2  # its slots', though Ray started it with no CPUs
     (gate / "open").touch()
     result = handle.wait(timeout=180)
     assert result.status == "FINISHED", result.cause
