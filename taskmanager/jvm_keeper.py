@@ -26,6 +26,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def owner_of(home: Path) -> int | None:
 
 def write_whole(path: Path, text: str) -> None:
     """Write ``text`` so that a reader sees the old file or the new one, never half of one."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     partial.write_text(text)
     os.replace(partial, path)
 

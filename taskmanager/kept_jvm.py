@@ -10,21 +10,30 @@ names the home of TaskManager NAME's JVM, so a replacement of a replacement find
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import structlog
 
 from taskmanager.jvm_keeper import STOP_WAIT_S, alive, owner_of, resume, write_whole
 
-__all__ = ["JvmKeeping", "KeptJvm", "registry_beside", "release_named", "session_over"]
+__all__ = [
+    "JvmKeeping",
+    "KeptJvm",
+    "registry_beside",
+    "release_named",
+    "remembered_schema",
+    "session_over",
+]
 
 ADOPTION_GRACE_S = 15.0  # how long a JVM whose owner died waits for a replacement to adopt it
 
@@ -154,6 +163,26 @@ def session_over(kept: KeptJvm):
     if kept.adopted:
         spark_context.cancelAllJobs()
     return SparkSession.builder.getOrCreate()
+
+
+def remembered_schema(kept: KeptJvm | None, key: Hashable, infer: Callable[[], Any]):
+    """Spark's schema for Parquet files of schema ``key``: read back from the kept JVM's home
+    when a TaskManager that held the JVM before inferred it, else ``infer()`` (a Spark job,
+    0.1-0.3 s) and kept there. The provider keeps schemas in memory too, but a replacement's
+    memory starts empty, and its first tasks would pay one such job per input again."""
+    from pyspark.sql.types import StructType
+
+    if kept is None:
+        return infer()
+    path = kept.home / "schemas" / f"{hashlib.sha1(repr(key).encode()).hexdigest()}.json"
+    try:
+        return StructType.fromJson(json.loads(path.read_text()))
+    except FileNotFoundError:
+        pass
+    schema = infer()
+    path.parent.mkdir(exist_ok=True)
+    write_whole(path, schema.json())
+    return schema
 
 
 def _read(home: Path, adopted: bool) -> KeptJvm:

@@ -62,7 +62,7 @@ from taskmanager.inputs import ParquetFiles, parquet_schema_key
 from taskmanager.heap import default_heap_bytes
 from taskmanager.java import find_java
 from taskmanager.jvm_keeper import alive
-from taskmanager.kept_jvm import JvmKeeping, KeptJvm, session_over
+from taskmanager.kept_jvm import JvmKeeping, KeptJvm, remembered_schema, session_over
 from taskmanager.memo import Memo
 from taskmanager.timing import TaskClock
 
@@ -178,7 +178,10 @@ class SparkSessionProvider:
         if files.schema_key is None:
             return _selected(session.read.parquet(*files.paths), files.columns)
         schema = self._schemas.get(
-            files.schema_key, lambda: session.read.parquet(*files.paths).schema
+            files.schema_key,
+            lambda: remembered_schema(
+                self._kept, files.schema_key, lambda: session.read.parquet(*files.paths).schema
+            ),
         )
         narrowed = _narrowed(schema, files.columns)
         if narrowed is None:
