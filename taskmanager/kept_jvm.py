@@ -64,8 +64,11 @@ class JvmKeeping:
     _keeper: subprocess.Popen | None = None
 
     def start(self, command: Callable[[Path], list[str]], env: dict[str, str]) -> KeptJvm:
-        """Adopt the replaced TaskManager's JVM, or start one with ``command(home)``."""
+        """Adopt the replaced TaskManager's JVM, or start one with ``command(home)``. The
+        registry is this user's alone: a home holds the gateway's secret, which lets whoever
+        reads it run code in the JVM."""
         self.registry.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.registry, 0o700)
         adopted = self._adopted()
         if adopted is not None:
             return adopted

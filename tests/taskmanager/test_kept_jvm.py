@@ -65,6 +65,7 @@ def test_a_kept_jvm_outlives_its_owner_frozen_and_a_replacement_adopts_it(regist
     first = JvmKeeping(registry, "tm-1", "node-a", grace_s=30)
     jvm = first.start(command, dict(os.environ))
     assert (jvm.port, jvm.secret, jvm.adopted) == (4242, "s3cret", False)
+    assert registry.stat().st_mode & 0o777 == 0o700  # the secret is this user's alone
     orphan(jvm.home)
     eventually(lambda: state(jvm.pid) == "T", "the orphan frozen")
     second = JvmKeeping(registry, "tm-2", "node-a", adopt="tm-1")
