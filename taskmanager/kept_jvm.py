@@ -75,10 +75,9 @@ class JvmKeeping:
         home = self.registry / f"{self.name}-{uuid.uuid4().hex[:8]}"
         home.mkdir()
         write_whole(home / "owner", str(os.getpid()))
+        argv = command(home)
         (home / "spec.json").write_text(
-            json.dumps(
-                {"command": command(home), "env": env, "grace_s": self.grace_s, "node": self.node}
-            )
+            json.dumps({"command": argv, "env": env, "grace_s": self.grace_s, "node": self.node})
         )
         self._keeper = subprocess.Popen(
             [sys.executable, "-m", "taskmanager.jvm_keeper", str(home)],
@@ -89,7 +88,7 @@ class JvmKeeping:
         while not (home / "jvm.json").is_file():
             if self._keeper.poll() is not None:
                 raise RuntimeError(
-                    f"the Spark JVM exited before its gateway started: {' '.join(command(home))}"
+                    f"the Spark JVM exited before its gateway started: {' '.join(argv)}"
                 )
             time.sleep(0.05)
         write_whole(self.registry / f"{self.name}.jvm", home.name)

@@ -57,7 +57,9 @@ class JobEnding:
             resource_manager.prepare_job_manager.remote()
             resource_manager.prepare_spare_task_manager.remote()
         except Exception as error:
-            self.log.warning("no standby job manager prepared", error=repr(error))
+            self.log.warning(
+                "no standby job manager or spare task manager prepared", error=repr(error)
+            )
         tell = self.mailbox.put if through_loop and self.state.archived is None else None
         threading.Thread(
             target=self._store_end, args=(tell,), name="tidal-conclude", daemon=True

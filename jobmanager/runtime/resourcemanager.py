@@ -380,9 +380,7 @@ class ResourceManager(StandbyJobManager, SpareTaskManager, Reaper):
     def _replace(self, lost_id: str, lost: _TaskManager) -> None:
         config = lost.config or Configuration()
         request = Request(-1, "", lost.shape)
-        promoted = self._promoted_spare(
-            lost_id, lost.shape[0], config, lambda tm_id: self._scratch_of(tm_id, config)
-        )
+        promoted = self._promoted_spare(lost_id, lost.shape[0], config)
         if promoted is not None:
             replacement_id, handle, scratch = promoted
             self._register(replacement_id, handle, request, config, scratch)

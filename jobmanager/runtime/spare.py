@@ -18,6 +18,7 @@ A mixin of ``ResourceManager`` (``jobmanager.runtime.resourcemanager``), which h
 
 from __future__ import annotations
 
+import ray
 import structlog
 
 __all__ = ["SpareTaskManager"]
@@ -31,8 +32,6 @@ class SpareTaskManager:
 
     def prepare_spare_task_manager(self) -> None:
         """Start a spare TaskManager, unless there is one, or no TaskManager to stand in for."""
-        from taskmanager.actor import TaskManagerActor
-
         with self._lock:
             if self._spare is not None or not self.task_managers:
                 return
@@ -46,8 +45,6 @@ class SpareTaskManager:
     def has_spare_task_manager(self, timeout_s: float) -> bool:
         """Prepare a spare TaskManager and wait until it is up; True if there is none to
         prepare (no TaskManager yet)."""
-        import ray
-
         self.prepare_spare_task_manager()
         with self._lock:
             spare = self._spare
@@ -62,15 +59,14 @@ class SpareTaskManager:
                     self._spare = None
             return False
 
-    def _promoted_spare(self, lost_id: str, slots: int, config, scratch_of) -> tuple | None:
-        """The spare, told to replace ``lost_id`` with ``slots`` slots, ``config`` and its
-        scratch folder from ``scratch_of(its id)``; None if there is no spare (under the
-        lock)."""
+    def _promoted_spare(self, lost_id: str, slots: int, config) -> tuple | None:
+        """The spare, told to replace ``lost_id`` with ``slots`` slots and ``config``: its id,
+        handle and scratch folder; None if there is no spare (under the lock)."""
         spare, self._spare = self._spare, None
         if spare is None:
             return None
         tm_id, handle = spare
-        scratch = scratch_of(tm_id)
+        scratch = self._scratch_of(tm_id, config)
         handle.take_over.remote(slots, config.to_bytes(), scratch, lost_id)
         _log.info("spare task manager promoted", task_manager=tm_id, replaces=lost_id)
         return tm_id, handle, scratch

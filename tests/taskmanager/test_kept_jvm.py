@@ -5,7 +5,6 @@ server does, then waits for its stdin to close, as that server does."""
 from __future__ import annotations
 
 import os
-import struct
 import subprocess
 import sys
 import time
