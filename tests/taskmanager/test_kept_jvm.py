@@ -85,7 +85,7 @@ def test_an_orphan_nobody_adopts_stops_after_the_grace(registry):
     orphan(jvm.home)
     eventually(lambda: not alive(jvm.pid), "the orphan stopped")
     eventually(lambda: not jvm.home.exists(), "its home removed")
-    assert not (registry / "tm-1.jvm").exists()
+    eventually(lambda: not (registry / "tm-1.jvm").exists(), "its name for the JVM removed")
     keeping._keeper.wait(10)
 
 
