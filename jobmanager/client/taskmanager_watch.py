@@ -10,7 +10,9 @@ lines to a ``TaskManagerWatch``, which says one line per loss (from
 ``JobDetails.task_manager_losses``, so each loss once, whichever process noticed it) and one
 when the job has recovered from it, and holds back Ray's lines about the job's TaskManagers:
 the worker-death line of a process that was one of them (their pids are looked up in Ray's
-actor table as they join the job) and any line naming ``TaskManagerActor.``.
+actor table as they join the job, and a pid not known so is looked for among the table's
+TaskManagers, dead ones included: one killed before the client first saw it in the details) and
+any line naming ``TaskManagerActor.``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from jobmanager.client.loss_words import lost_line, recovered_line
 from jobmanager.runtime.details import JobDetails
 from jobmanager.runtime.names import NAMESPACE
 
-__all__ = ["TaskManagerWatch", "taskmanager_pid"]
+__all__ = ["TaskManagerWatch", "taskmanager_pid", "was_a_taskmanager"]
 
 # Ray's worker-death line names the dead process so, and nothing of the actor it hosted
 _WORKER_PID = re.compile(r"Worker PID: (\d+)\b")
@@ -46,6 +48,24 @@ def taskmanager_pid(name: str) -> int | None:
         return None
 
 
+def was_a_taskmanager(pid: int) -> bool:
+    """Whether Ray's actor table, which keeps dead actors with their processes, has a
+    TaskManager whose process was ``pid`` (a call to the GCS: asked only for a death line no
+    name lookup explained)."""
+    import ray
+
+    if not ray.is_initialized():
+        return False
+    try:
+        from ray._private import state
+
+        actors = state.actors().values()
+    except Exception:  # the GCS unreachable: the line stays Ray's
+        return False
+    class_name = _ACTOR_CLASS.rstrip(".")
+    return any(a.get("Pid") == pid and a.get("ActorClassName") == class_name for a in actors)
+
+
 class TaskManagerWatch:
     """Follows one job's TaskManagers through the details the client polls (``saw``) and
     Ray's raw lines (``holds_back``)."""
@@ -55,10 +75,12 @@ class TaskManagerWatch:
         job_id: str,
         say: Callable[[str], None],
         pid_of: Callable[[str], int | None] = taskmanager_pid,
+        was_taskmanager: Callable[[int], bool] = was_a_taskmanager,
     ) -> None:
         self.job_id = job_id
         self.say = say
         self.pid_of = pid_of
+        self.was_taskmanager = was_taskmanager
         self.pids: dict[int, str] = {}  # the job's TaskManagers' processes, to their names
         self._named: set[str] = set()  # whose process is known
         self._waiting: set[str] = set()  # seen in the details, process not known yet
@@ -91,7 +113,7 @@ class TaskManagerWatch:
         pid = int(died.group(1))
         if not self._knows(pid):
             self._look_up()  # a TaskManager killed before its process was looked up
-        return self._knows(pid)
+        return self._knows(pid) or self.was_taskmanager(pid)  # killed before it was named
 
     def _knows(self, pid: int) -> bool:
         with self._lock:

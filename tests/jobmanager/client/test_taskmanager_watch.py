@@ -41,7 +41,11 @@ def loss(recovered: bool = False, running: int = 2, rerun: int = 0, kept: int = 
     return TaskManagerLossDetails("tm-3", NODE, 1000, running, rerun, kept, recovered)
 
 
-def watch(pids: dict[str, int] | None = None) -> tuple[TaskManagerWatch, list[str], list[str]]:
+def watch(
+    pids: dict[str, int] | None = None, in_actor_table: frozenset[int] = frozenset()
+) -> tuple[TaskManagerWatch, list[str], list[str]]:
+    """A watch whose name lookups find ``pids`` (alive TaskManagers) and whose actor table has
+    TaskManagers, dead ones included, with the processes ``in_actor_table``."""
     said: list[str] = []
     asked: list[str] = []
 
@@ -49,7 +53,7 @@ def watch(pids: dict[str, int] | None = None) -> tuple[TaskManagerWatch, list[st
         asked.append(name)
         return (pids or {}).get(name)
 
-    return TaskManagerWatch("j", said.append, pid_of), said, asked
+    return TaskManagerWatch("j", said.append, pid_of, in_actor_table.__contains__), said, asked
 
 
 def test_a_loss_is_one_line_and_its_recovery_another_each_said_once():
@@ -109,9 +113,16 @@ def test_a_taskmanager_killed_before_its_process_was_known_is_looked_up_on_rays_
     assert asked == ["tm-3", "tm-3"]
 
 
+def test_a_taskmanager_killed_before_the_details_named_it_is_found_in_rays_actor_table():
+    w, _, _ = watch(in_actor_table=frozenset({4321}))  # polled only after its death, if ever
+    w.saw(Status(("tm-4",)))  # its replacement
+    assert w.holds_back(DIED.format(pid=4321))
+    assert not w.holds_back(DIED.format(pid=77))  # no TaskManager's process
+
+
 def test_the_jobmanagers_watch_holds_back_rays_lines_about_its_taskmanagers(capsys):
     said: list[str] = []
-    tms = TaskManagerWatch("j", said.append, {"tm-3": 4321}.get)
+    tms = TaskManagerWatch("j", said.append, {"tm-3": 4321}.get, frozenset().__contains__)
     w = JobManagerWatch("j", say=said.append, task_managers=tms)
     w.saw(Status(("tm-3",)))
 
