@@ -1,5 +1,5 @@
 """The ResourceManager: TaskManager processes kept warm between jobs and leased one job at a
-time, like the TaskManagers of a Flink session cluster; and a standby JobManager for the next job.
+time, like the TaskManagers of a Flink session cluster; and standby JobManagers for the next jobs.
 
 Starting a TaskManager costs a process, its imports, and for PySpark work a JVM whose first
 queries run slowly until its JIT warms up: seconds a short batch job should not pay every time.
@@ -13,7 +13,7 @@ the jobs asked, and are served the moment a TaskManager comes back
 (``jobmanager.runtime.leasing``). A TaskManager leased to a job whose JobManager is gone is
 taken back.
 
-When a job ends, it starts a standby JobManager, which the next submission claims
+When a job ends, it tops up the standby JobManagers the next submissions claim
 (``jobmanager.runtime.standby``); and a reaper thread ends what outlived its use
 (``jobmanager.runtime.reaper``).
 
@@ -119,9 +119,9 @@ class ResourceManager(StandbyJobManager, SpareTaskManager, Reaper):
         self._order: dict[str, int] = {}  # job -> its first ticket
         self._ended: set[str] = set()  # jobs released: a late request of theirs gets nothing
         self._total_cpus = ray.cluster_resources().get("CPU", 0)
-        self._standby: tuple[str, object] | None = None  # (job id, JobManager handle)
+        self._standbys: list[tuple[str, object]] = []  # (job id, JobManager handle), ready
         self._standby_ready = threading.Condition(self._lock)
-        self._standby_starting = False
+        self._standby_starting = 0
         self._spare: tuple[str, object] | None = None  # (TaskManager id, handle)
         self._orphaned_since: dict[str, float] = {}  # job -> when its JobManager was found gone
         if ray.get_runtime_context().was_current_actor_reconstructed:
@@ -129,7 +129,7 @@ class ResourceManager(StandbyJobManager, SpareTaskManager, Reaper):
         threading.Thread(target=self._reap, name="tidal-rm-reaper", daemon=True).start()
 
     def _rebuild(self) -> None:
-        """After a restart: learn the TaskManagers and the standby JobManager back from Ray's
+        """After a restart: learn the TaskManagers and the standby JobManagers back from Ray's
         named actors, and each TaskManager's lease from the TaskManager itself."""
         names = [
             n
@@ -145,7 +145,7 @@ class ResourceManager(StandbyJobManager, SpareTaskManager, Reaper):
                 continue
             if name.startswith(_TM_PREFIX):
                 asked[name] = (handle, handle.describe.remote())
-            elif name.startswith(_JM_PREFIX) and self._standby is None:
+            elif name.startswith(_JM_PREFIX):
                 asked[name] = (handle, handle.status.remote())
         for name, (handle, answer) in asked.items():
             try:
@@ -166,12 +166,12 @@ class ResourceManager(StandbyJobManager, SpareTaskManager, Reaper):
                 )
                 self._counter = max(self._counter, int(name[len(_TM_PREFIX) :]) + 1)
             elif read_details(info).status is JobStatus.STANDBY:
-                self._standby = (name[len(_JM_PREFIX) :], handle)
+                self._standbys.append((name[len(_JM_PREFIX) :], handle))
         _log.info(
             "resource manager restarted",
             task_managers=len(self.task_managers),
             leased=sum(1 for tm in self.task_managers.values() if tm.job),
-            standby=self._standby is not None,
+            standbys=len(self._standbys),
         )
 
     # -- TaskManagers ---------------------------------------------------------------------------
@@ -405,7 +405,8 @@ class ResourceManager(StandbyJobManager, SpareTaskManager, Reaper):
                 "idle": sorted(t for t, tm in self.task_managers.items() if tm.job is None),
                 "leased": {t: tm.job for t, tm in self.task_managers.items() if tm.job},
                 "created": self.created,
-                "standby": self._standby[0] if self._standby else None,
+                "standby": self._standbys[0][0] if self._standbys else None,  # claimed next
+                "standbys": len(self._standbys),
                 "spare": self._spare[0] if self._spare else None,
                 "waiting": [
                     w.request.job_id

@@ -16,6 +16,7 @@ from jobmanager.messages.jobstatus import JobStatus
 from jobmanager.runtime.details import read_details
 from jobmanager.runtime.names import NAMESPACE, RESOURCE_MANAGER, job_manager_name
 from tests.jobmanager.runtime.failover_jobs import GatedSource, write_data
+from tests.jobmanager.runtime.test_failover_on_ray import eventually
 from tests.jobmanager.runtime.jobs import FAST, sum_job
 
 pytestmark = pytest.mark.runtime
@@ -27,8 +28,12 @@ def client(ray_cluster):
 
 
 def standby_id() -> str | None:
+    return resource_manager_says()["standby"]
+
+
+def resource_manager_says() -> dict:
     rm = ray.get_actor(RESOURCE_MANAGER, namespace=NAMESPACE)
-    return ray.get(rm.describe.remote())["standby"]
+    return ray.get(rm.describe.remote())
 
 
 def test_the_next_job_runs_on_the_standby_which_is_not_a_job_before(client, tmp_path):
@@ -134,3 +139,22 @@ def test_every_standby_is_one_class_to_ray_which_a_client_loads_once(client, tmp
         assert handle.wait(timeout=120).status == "FINISHED"
         handle.release()
     assert len(classes) == 1
+
+
+def test_a_job_submitted_as_the_last_one_ends_claims_a_standby_ready_before_that_end(
+    client, tmp_path
+):
+    """Two standbys are kept after a job: the next query of a script running queries in turn
+    does not wait for the one the last job's end started (``STANDBY_JOB_MANAGERS``)."""
+    first = client.submit(sum_job(str(tmp_path / "first")), config=FAST)
+    assert first.wait(timeout=120).status == "FINISHED"
+    eventually(lambda: resource_manager_says()["standbys"] == 2, "two standbys after a job")
+    second = client.submit(sum_job(str(tmp_path / "second")), config=FAST)
+    assert second.wait(timeout=120).status == "FINISHED"
+    ready = standby_id()  # at once: the one left when the second job claimed the other
+    assert ready is not None
+    third = client.submit(sum_job(str(tmp_path / "third")), config=FAST)
+    assert third.job_id == ready
+    assert third.wait(timeout=120).status == "FINISHED"
+    for handle in (first, second, third):
+        handle.release()
