@@ -23,7 +23,6 @@ from jobmanager.runtime.archive import archive_job, archive_root
 from jobmanager.runtime.cleanup import abort_sinks, clean_up_job
 from jobmanager.runtime.jobstore import JobStore
 from jobmanager.runtime.names import resource_manager_handle
-from jobmanager.runtime.standby import STANDBY_JOB_MANAGERS
 
 __all__ = ["JobEnding", "release_job"]
 
@@ -55,7 +54,7 @@ class JobEnding:
         self.executor.stop()
         try:
             resource_manager = resource_manager_handle()
-            resource_manager.prepare_job_manager.remote(STANDBY_JOB_MANAGERS)
+            resource_manager.top_up_job_managers.remote()
             resource_manager.prepare_spare_task_manager.remote()
         except Exception as error:
             self.log.warning(

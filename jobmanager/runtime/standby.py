@@ -51,6 +51,10 @@ class StandbyJobManager:
                 )
             )
 
+    def top_up_job_managers(self) -> None:
+        """Start standbys until ``STANDBY_JOB_MANAGERS`` are ready or starting (a job has ended)."""
+        self.prepare_job_manager(STANDBY_JOB_MANAGERS)
+
     def _standby_started(self, job_id: str, handle, future) -> None:
         try:
             future.result()
