@@ -139,19 +139,24 @@ def test_a_filtered_table_listed_over_the_threshold_is_broadcast_when_its_filter
     assert ("scan parts p", "scan lines l") not in edges(kept_more)
 
 
+EXISTS_OVER_A_JOIN = (
+    "SELECT f.s, d.name FROM facts f, dims d WHERE f.k = d.k{} AND EXISTS (SELECT * FROM "
+    "facts f2 WHERE f2.g = f.g AND f2.s <> f.s)"
+)
+
+
 @pytest.mark.parametrize("filtered", [True, False])
 def test_a_semi_join_filters_what_its_small_filtered_joins_kept_in_the_scan(catalog, filtered):
-    """TPC-H q21: the subquery's semi join sits over the scan's broadcast joins where one of
-    them filters (the one nation's suppliers), so only their rows are hashed for it; where
-    none filters, it sits on the scan and the broadcast joins follow it."""
+    """TPC-H q21 at scale 10: the subquery's semi join sits over the scan's broadcast joins
+    where one of them filters (the one nation's suppliers), so only their rows are hashed for
+    it; where none filters, it sits on the scan and the broadcast joins follow it. (The
+    threshold takes the filtered ``dims``, not the ``facts`` they keep.)"""
     condition = " AND d.name = 'n3'" if filtered else ""
     small = catalog.table("dims").listed_bytes(["k", "name"])
     planned = plan(
         catalog,
-        "SELECT f.s, d.name FROM facts f, dims d WHERE f.k = d.k"
-        f"{condition} AND EXISTS (SELECT * FROM facts f2 "
-        "WHERE f2.g = f.g AND f2.s <> f.s)",
-        {BROADCAST_THRESHOLD.key: small, **OWN_VERTICES},
+        EXISTS_OVER_A_JOIN.format(condition),
+        {BROADCAST_THRESHOLD.key: small // 3 if filtered else small, **OWN_VERTICES},
     )
     join = next(v for v in planned.graph.vertices if v.name.startswith("join"))
     assert sorted(e.source.name for e in join.inputs) == (
@@ -161,6 +166,22 @@ def test_a_semi_join_filters_what_its_small_filtered_joins_kept_in_the_scan(cata
     ), planned.explain()
     assert ("INNER JOIN" in sql_of(planned, "scan facts f")) is filtered
     assert ("INNER JOIN" in join.operator.sql) is not filtered
+
+
+def test_what_a_scan_s_filtered_joins_keep_filters_the_scan_its_semi_join_looks_up(catalog):
+    """TPC-H q21 at scale 1: ``dims``' keys may be unique, so each fact meets at most one and
+    the facts the one name keeps are estimated under the threshold: they are broadcast into
+    the subquery's scan, which writes only the rows of their keys, and nothing is hashed."""
+    small = catalog.table("dims").listed_bytes(["k", "name"])
+    planned = plan(
+        catalog,
+        EXISTS_OVER_A_JOIN.format(" AND d.name = 'n3'"),
+        {BROADCAST_THRESHOLD.key: small, **OWN_VERTICES},
+    )
+    found = edges(planned)
+    assert found[("scan facts f", "scan facts f2")] == "broadcast", planned.explain()
+    assert "LEFT SEMI JOIN" in sql_of(planned, "scan facts f2")
+    assert not [kind for kind in found.values() if kind.startswith("hash")]
 
 
 def test_a_scan_meets_the_small_inputs_that_filter_it_before_those_that_only_look_up(tmp_path):
