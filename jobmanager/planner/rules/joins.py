@@ -58,7 +58,7 @@ from jobmanager.planner.logical import (
     with_children,
 )
 from jobmanager.planner.rules.pushdown import parent_counts
-from jobmanager.planner.rules.selectivity import kept_share, scan_selectivity
+from jobmanager.planner.rules.selectivity import kept_share, read_scan, scan_selectivity
 
 __all__ = [
     "equi_keys",
@@ -378,8 +378,8 @@ def _values_and_rows(node: Node, key: exp.Expression) -> tuple[int, int] | None:
     rows, where the first scan under ``node`` reading it knows both."""
     if not isinstance(key, exp.Column):
         return None
-    for scan in (n for n in nodes_of(node) if isinstance(n, Scan)):
-        name = dict(scan.mapping).get(key.name)
+    for scan in (read_scan(n) for n in nodes_of(node)):
+        name = dict(scan.mapping).get(key.name) if scan is not None else None
         if name is None:
             continue
         column, rows = scan.table.column(name), scan.table.rows

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from jobmanager.planner.logical import Filter, Node, Project, Scan, conjuncts
 
-__all__ = ["guess_selectivity", "kept_share", "scan_selectivity"]
+__all__ = ["guess_selectivity", "kept_share", "read_scan", "scan_selectivity"]
 
 Bounds = Mapping[str, tuple[int, int]]  # a column id's least and greatest value, as integers
 
@@ -37,11 +37,19 @@ def scan_selectivity(scan: Scan) -> float:
     return guess_selectivity(scan.filters, bounds)
 
 
+def read_scan(node: Node) -> Scan | None:
+    """The scan ``node`` is: itself, or the one a stage's read of a table stands for
+    (``physical.stages.Source``, in the trees a job's explanation estimates); else None."""
+    scan = node if isinstance(node, Scan) else getattr(node, "scan", None)
+    return scan if isinstance(scan, Scan) else None
+
+
 def kept_share(node: Node) -> float:
     """The share of its table's rows a scan, with the filters and projections over it, keeps;
     1 for anything else."""
-    if isinstance(node, Scan):
-        return scan_selectivity(node)
+    scan = read_scan(node)
+    if scan is not None:
+        return scan_selectivity(scan)
     if isinstance(node, Filter):
         return guess_selectivity([node.condition]) * kept_share(node.child)
     if isinstance(node, Project):

@@ -136,15 +136,16 @@ def tpch(tmp_path_factory):
 
 
 def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_run_time(tpch):
-    """Q3 with a 50 KiB threshold: customer (8.7 KiB listed, 1.3 KiB once its one-segment filter
+    """Q3 with a 10 KiB threshold: customer (8.7 KiB listed, 1.3 KiB once its one-segment filter
     is guessed to keep 0.15) is broadcast into the orders scan by the planner, read by its
-    tasks themselves (under the 1 MiB read-whole threshold); lineitem with
-    orders is marked, and the run time, seeing 1 MiB written on each side, keeps it shuffled."""
+    tasks themselves (under the 1 MiB read-whole threshold); lineitem with orders (11.4 KiB,
+    the orders of that segment) is marked, and the run time, seeing 1 MiB written on each
+    side, keeps it shuffled."""
     from examples.tpch_dbgen import queries
     from jobmanager.planner import plan_sql
 
     logging.disable(logging.INFO)
-    config = {BROADCAST_THRESHOLD.key: "50 kb"}
+    config = {BROADCAST_THRESHOLD.key: "10 kb"}
     planned = plan_sql(
         queries()[3], tpch, ParquetSink("/tmp/tidal-explain-q3"), Configuration(config)
     )
@@ -154,7 +155,7 @@ def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_
     assert lines == [
         (
             "  j2 inner join in scan orders: broadcast, the right side sent whole to every task; "
-            "planned from the listing, threshold 50.0 KiB"
+            "planned from the listing, threshold 10.0 KiB"
         ),
         (
             "    left  (its own rows): 67.1 KiB estimated > threshold; chained (computed in the join's "
@@ -166,7 +167,7 @@ def test_a_planned_tpch_query_says_which_join_the_listing_decided_and_which_the_
         ),
         (
             "  j1 inner join in join l_orderkey: shuffled, built on the left side; decided at run "
-            "time once 'scan lineitem' and 'scan orders' finished, threshold 50.0 KiB"
+            "time once 'scan lineitem' and 'scan orders' finished, threshold 10.0 KiB"
         ),
         "    left  scan lineitem: 1.0 MiB written > threshold; shuffled (by hash subpartition)",
         "    right scan orders: 1.0 MiB written > threshold; shuffled (by hash subpartition)",
