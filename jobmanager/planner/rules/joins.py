@@ -23,14 +23,14 @@ gives the sum of its inputs, an inner join with a filtered side whose keys may b
 many possible values, by the files' min and max, as half its table's rows) the other side's
 cut to the share of rows that side keeps (each row meets at most one of its rows: TPC-H
 q21's ``lineitem`` joined with the one nation and the finished orders, 1.8 MB, not 24 MB, so
-it filters the two lineitem subqueries' scans before they are hashed), a semi join a tenth of its left input where a filter drops rows of
-its other side (Calcite's guess for any semi join; against an unfiltered input, such as TPC-H
-q21's EXISTS over all of ``lineitem``, it keeps nearly every row), an anti join or any other
-semi join its left input, an aggregate without groups a row, anything else its input. Without
-the guess a filtered dimension table looked as big as the whole table: at scale 10 TPC-H q08's
-``part`` (one ``p_type`` of 150) listed 11.8 MiB, over the broadcast threshold, and the 1.3 GiB
-of ``lineitem`` it filters was shuffled before the run time could see that ``part`` gave 111
-KiB.
+it filters the two lineitem subqueries' scans before they are hashed), a semi join a tenth
+of its left input where a filter drops rows of its other side (Calcite's guess for any semi
+join; against an unfiltered input, such as TPC-H q21's EXISTS over all of ``lineitem``, it
+keeps nearly every row), an anti join or any other semi join its left input, an aggregate
+without groups a row, anything else its input. Without the guess a filtered dimension table
+looked as big as the whole table: at scale 10 TPC-H q08's ``part`` (one ``p_type`` of 150)
+listed 11.8 MiB, over the broadcast threshold, and the 1.3 GiB of ``lineitem`` it filters was
+shuffled before the run time could see that ``part`` gave 111 KiB.
 """
 
 from __future__ import annotations
@@ -378,8 +378,8 @@ def _values_and_rows(node: Node, key: exp.Expression) -> tuple[int, int] | None:
     rows, where the first scan under ``node`` reading it knows both."""
     if not isinstance(key, exp.Column):
         return None
-    for scan in (read_scan(n) for n in nodes_of(node)):
-        name = dict(scan.mapping).get(key.name) if scan is not None else None
+    for scan in filter(None, map(read_scan, nodes_of(node))):
+        name = dict(scan.mapping).get(key.name)
         if name is None:
             continue
         column, rows = scan.table.column(name), scan.table.rows
