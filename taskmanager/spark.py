@@ -51,19 +51,19 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import structlog
 
 from jobmanager.errors import OutputTypeError
-from jobmanager.model.config import Configuration, SPARK_DRIVER_MEMORY
+from jobmanager.model.config import SPARK_DRIVER_MEMORY, Configuration
 from jobmanager.model.operators import SparkFunction
 from taskmanager.cancellation import CancelToken
-from taskmanager.inputs import ParquetFiles, parquet_schema_key
 from taskmanager.heap import default_heap_bytes
+from taskmanager.inputs import ParquetFiles
 from taskmanager.java import find_java
 from taskmanager.jvm_keeper import alive
 from taskmanager.kept_jvm import JvmKeeping, KeptJvm, remembered_schema, session_over
 from taskmanager.memo import Memo
+from taskmanager.spark_input import write_spark_input
 from taskmanager.timing import TaskClock
 
 __all__ = [
@@ -391,7 +391,7 @@ def run_spark_query(
         inputs = [
             table
             if isinstance(table, ParquetFiles)
-            else _write_parquet(table, task.task_dir / f"input-{index}.parquet", spark.slots)
+            else write_spark_input(table, task.task_dir / f"input-{index}.parquet", spark.slots)
             for index, table in enumerate(tables)
         ]
     context = base.sparkContext
@@ -444,51 +444,3 @@ def _narrowed(schema, columns: Sequence[str] | None):
 
 def _selected(frame, columns: Sequence[str] | None):
     return frame.select(*columns) if columns else frame
-
-
-def _write_parquet(table: pa.Table, path: Path, cores: int = 1) -> ParquetFiles | None:
-    """Write one input for Spark; None for a table without columns, which Parquet cannot give
-    Spark a schema for. Timestamps go as microseconds, the finest unit Spark reads. The file
-    lives only for this task, on this machine: uncompressed, without dictionary encoding and
-    without statistics (nothing reads a row group selectively), it is written more than three
-    times as fast, and Spark reads it as quickly. An input of more than ``_PIECE_BYTES`` a
-    core is written as up to ``cores`` files side by side (Arrow's writer is one thread a
-    file, and lets go of the GIL), which Spark reads side by side too. 3 M rows of six of
-    lineitem's columns, 248 MiB, medians of 10 alternating runs on two cores: written in 346
-    ms as one file with statistics, 149 ms as two without; then read and aggregated by a
-    two-core session in 854 against 768 ms."""
-    if not table.column_names:
-        return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pieces = max(1, min(cores, table.nbytes // _PIECE_BYTES))
-    step = -(-table.num_rows // pieces) if table.num_rows else 0
-    paths = (
-        [path]
-        if pieces == 1
-        else [path.with_name(f"{path.stem}-{i}{path.suffix}") for i in range(pieces)]
-    )
-
-    def write(piece: int) -> None:
-        rows = table if pieces == 1 else table.slice(piece * step, step)
-        pq.write_table(
-            rows,
-            paths[piece],
-            compression="none",
-            use_dictionary=False,
-            write_statistics=False,
-            coerce_timestamps="us",
-            allow_truncated_timestamps=True,
-        )
-
-    if pieces == 1:
-        write(0)
-    else:
-        list(_INPUT_WRITERS.map(write, range(pieces)))
-    key = parquet_schema_key(pq.read_metadata(paths[0]))
-    return ParquetFiles(tuple(map(str, paths)), None, table.num_rows, key)
-
-
-_PIECE_BYTES = 8 << 20  # an input's bytes a core before it is written as more than one file
-_INPUT_WRITERS = ThreadPoolExecutor(
-    max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="tidal-spark-input"
-)

@@ -236,20 +236,21 @@ def test_a_large_input_reaches_spark_as_a_file_per_core_written_side_by_side(
     import pyarrow.parquet as pq
 
     import taskmanager.spark as spark_module
+    import taskmanager.spark_input as spark_input
 
-    rows = 2 * spark_module._PIECE_BYTES // 8 + 7  # two int64 columns: four pieces' worth
+    rows = 2 * spark_input.PIECE_BYTES // 8 + 7  # two int64 columns: four pieces' worth
     keys = pa.array(range(rows), pa.int64())
     table = pa.table({"k": keys, "odd": pa.compute.bit_wise_and(keys, 1)})
-    big = spark_module._write_parquet(table, tmp_path / "input-0.parquet", 3)
+    big = spark_input.write_spark_input(table, tmp_path / "input-0.parquet", 3)
     step = -(-rows // 3)
     assert [pq.read_metadata(p).num_rows for p in big.paths] == [step, step, rows - 2 * step]
     assert big.num_rows == rows
     assert pq.read_metadata(big.paths[0]).row_group(0).column(0).statistics is None
-    by_bytes = spark_module._write_parquet(table, tmp_path / "input-3.parquet", 8)
-    assert len(by_bytes.paths) == 4  # no piece smaller than _PIECE_BYTES
-    small = spark_module._write_parquet(table.slice(0, 1000), tmp_path / "input-1.parquet", 4)
+    by_bytes = spark_input.write_spark_input(table, tmp_path / "input-3.parquet", 8)
+    assert len(by_bytes.paths) == 4  # no piece smaller than PIECE_BYTES
+    small = spark_input.write_spark_input(table.slice(0, 1000), tmp_path / "input-1.parquet", 4)
     assert small.paths == (str(tmp_path / "input-1.parquet"),)
-    assert spark_module._write_parquet(table, tmp_path / "input-2.parquet", 1).paths == (
+    assert spark_input.write_spark_input(table, tmp_path / "input-2.parquet", 1).paths == (
         str(tmp_path / "input-2.parquet"),
     )  # one core, one file
 
@@ -301,10 +302,10 @@ def test_a_chain_headed_by_a_pyspark_function_hands_spark_its_sources_files(
 
     pq.write_table(ORDERS, tmp_path / "orders.parquet")
     written = []
-    real = spark_module._write_parquet
+    real = spark_module.write_spark_input
     monkeypatch.setattr(
         spark_module,
-        "_write_parquet",
+        "write_spark_input",
         lambda table, path, *a: written.append(path) or real(table, path, *a),
     )
     chain = ChainedOperator(

@@ -78,10 +78,10 @@ def test_a_sql_task_sees_its_source_then_its_input_under_their_view_names(
     import taskmanager.spark as spark_module
 
     rewritten = []
-    real = spark_module._write_parquet
+    real = spark_module.write_spark_input
     monkeypatch.setattr(
         spark_module,
-        "_write_parquet",
+        "write_spark_input",
         lambda table, path, *a: rewritten.append(path) or real(table, path, *a),
     )
     blobs = DictBlobs()
@@ -125,10 +125,10 @@ def test_every_subtask_reads_a_broadcast_source_whole_and_spark_reads_its_files(
     import taskmanager.spark as spark_module
 
     rewritten = []
-    real = spark_module._write_parquet
+    real = spark_module.write_spark_input
     monkeypatch.setattr(
         spark_module,
-        "_write_parquet",
+        "write_spark_input",
         lambda table, path, *a: rewritten.append(path) or real(table, path, *a),
     )
     data = tmp_path / "data"
