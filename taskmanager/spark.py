@@ -383,7 +383,12 @@ def run_spark_query(
     task's directory into DataFrames of ``session`` (the process's if None), its Spark jobs in
     the task's job group. The task's clock times writing the inputs (``spark_input``),
     building the query (``spark_plan``: ``build``, which only plans, and reading the inputs'
-    schemas) and running it into Arrow (``spark_run``)."""
+    schemas) and running it into Arrow (``spark_run``).
+
+    An input written here (a gate's rows, not a source's files) is read as one partition:
+    it is the task's partition already, and Spark then plans aggregates, joins and sorts
+    without an exchange to its one shuffle partition (``TASK_SQL_CONF``), which would write and
+    read the rows again. A source's files keep Spark's splits, scanned side by side."""
     spark, clock, cancel, job_group = task.spark, task.clock, task.cancel, task.job_group
     with clock.phase("spark_plan"):
         base = spark.session()
@@ -400,7 +405,11 @@ def run_spark_query(
     try:
         cancel.check("before the spark query")
         with clock.phase("spark_plan"):
-            result = build([_frame(spark, files, session or base) for files in inputs])
+            frames = [
+                _frame(spark, files, session or base, whole=files is not given)
+                for files, given in zip(inputs, tables)
+            ]
+            result = build(frames)
         with clock.phase("spark_run"):
             table = result.toArrow()
         clock.spark_jobs += len(context.statusTracker().getJobIdsForGroup(job_group))
@@ -421,12 +430,14 @@ def checked_frame(vertex: str, function: SparkFunction, result):
     return result
 
 
-def _frame(spark: SparkSessionProvider, files: ParquetFiles | None, session):
+def _frame(spark: SparkSessionProvider, files: ParquetFiles | None, session, whole: bool):
+    """The DataFrame of ``files``; ``whole``: as one partition (see ``run_spark_query``)."""
     from pyspark.sql.types import StructType
 
     if files is None:
         return session.createDataFrame([], StructType())
-    return spark.read_parquet(files, session)
+    frame = spark.read_parquet(files, session)
+    return frame.coalesce(1) if whole else frame
 
 
 def _narrowed(schema, columns: Sequence[str] | None):

@@ -326,3 +326,46 @@ def test_a_chain_headed_by_a_pyspark_function_hands_spark_its_sources_files(
     assert isinstance(finished, TaskFinished), finished
     assert finished.metrics.rows_out == sum(1 for a in ORDERS["amount"].to_pylist() if a > 30)
     assert written == []
+
+
+def test_a_written_input_is_one_partition_so_spark_shuffles_none_of_it(tmp_path, spark_provider):
+    """A gate's rows are the task's partition already: Spark aggregates, ranks and sorts them
+    with no shuffle to its one shuffle partition. A source's files keep Spark's splits."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    import taskmanager.spark as spark_module
+    from taskmanager.inputs import ParquetFiles, parquet_schema_key
+
+    path = tmp_path / "customers.parquet"
+    pq.write_table(CUSTOMERS, path)
+    source = ParquetFiles((str(path),), None, 6, parquet_schema_key(pq.read_metadata(path)))
+    frames = []
+
+    def build(inputs):
+        frames.extend(inputs)
+        totals = inputs[0].groupBy("customer").agg(F.sum("amount").alias("total"))
+        frames.append(
+            totals.withColumn("rank", F.rank().over(Window.orderBy(F.desc("total")))).orderBy(
+                "customer"
+            )
+        )
+        return frames[-1]
+
+    result = spark_module.run_spark_query(
+        build,
+        [ORDERS, source],
+        spark_module.SparkTask(spark_provider, tmp_path / "task", "one-partition", CancelToken()),
+    )
+
+    totals = [sum(1.5 * i for i in range(c, 40, 7)) for c in range(7)]
+    assert result.to_pylist() == [
+        {"customer": c, "total": t, "rank": 1 + sum(o > t for o in totals)}
+        for c, t in enumerate(totals)
+    ]
+    written, source_frame, query = (
+        f._jdf.queryExecution().executedPlan().toString() for f in frames
+    )
+    assert "Coalesce 1" in written and "Coalesce" not in source_frame
+    assert "Exchange" not in query
