@@ -406,7 +406,7 @@ def run_spark_query(
         cancel.check("before the spark query")
         with clock.phase("spark_plan"):
             frames = [
-                _frame(spark, files, session or base, whole=files is not given)
+                _frame(spark, files, session or base, whole=not isinstance(given, ParquetFiles))
                 for files, given in zip(inputs, tables)
             ]
             result = build(frames)
