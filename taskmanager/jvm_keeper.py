@@ -67,6 +67,8 @@ def _gateway_info(conn_info: Path) -> tuple[int, str]:
 
 
 def keep(home: Path) -> int:
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    signal.signal(signal.SIGHUP, _exit_on_signal)
     spec = json.loads((home / "spec.json").read_text())
     conn_info = home / "conn-info"
     jvm = subprocess.Popen(
@@ -82,12 +84,19 @@ def keep(home: Path) -> int:
         _watch_owner(jvm, home, spec["grace_s"])
         return 0
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the stop short
         _stop(jvm)
         shutil.rmtree(home, ignore_errors=True)
         for pointer in home.parent.glob("*.jvm"):  # the TaskManagers' names for this JVM
             with contextlib.suppress(OSError):
                 if pointer.read_text() == home.name:
                     pointer.unlink()
+
+
+def _exit_on_signal(signum: int, _frame) -> None:
+    """Stop the JVM on the way out: a keeper that died by a signal without it would leave
+    a frozen orphan stopped for good, holding its memory."""
+    raise SystemExit(128 + signum)
 
 
 def _gateway_up(jvm: subprocess.Popen, home: Path, conn_info: Path) -> bool:

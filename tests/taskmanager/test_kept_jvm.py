@@ -5,6 +5,7 @@ server does, then waits for its stdin to close, as that server does."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -87,6 +88,17 @@ def test_an_orphan_nobody_adopts_stops_after_the_grace(registry):
     eventually(lambda: not jvm.home.exists(), "its home removed")
     eventually(lambda: not (registry / "tm-1.jvm").exists(), "its name for the JVM removed")
     keeping._keeper.wait(10)
+
+
+def test_a_keeper_stopped_by_a_signal_stops_its_frozen_jvm_with_it(registry):
+    keeping = JvmKeeping(registry, "tm-1", "node-a", grace_s=60)
+    jvm = keeping.start(command, dict(os.environ))
+    orphan(jvm.home)
+    eventually(lambda: state(jvm.pid) == "T", "the orphan frozen")
+    keeping._keeper.terminate()  # as `pkill -f jvm_keeper` does, within the grace
+    assert keeping._keeper.wait(10) == 128 + signal.SIGTERM
+    eventually(lambda: not alive(jvm.pid), "the frozen JVM stopped, not left stopped")
+    eventually(lambda: not jvm.home.exists(), "its home removed")
 
 
 def test_a_replacement_on_another_node_or_of_a_live_owner_starts_its_own(registry):
