@@ -19,6 +19,8 @@ writes once the JVM's gateway is up (its port, secret and pid).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import json
 import os
 import shutil
@@ -32,6 +34,7 @@ from pathlib import Path
 
 POLL_S = 0.1
 STOP_WAIT_S = 10.0
+_PR_SET_PDEATHSIG = 1  # Linux's prctl option: a signal for this process when its parent dies
 
 
 def alive(pid: int) -> bool:
@@ -75,6 +78,7 @@ def keep(home: Path) -> int:
         spec["command"],
         stdin=subprocess.PIPE,
         env={**spec["env"], "_PYSPARK_DRIVER_CONN_INFO_PATH": str(conn_info)},
+        preexec_fn=functools.partial(_die_with, os.getpid()),
     )
     try:
         if not _gateway_up(jvm, home, conn_info):
@@ -91,6 +95,19 @@ def keep(home: Path) -> int:
             with contextlib.suppress(OSError):
                 if pointer.read_text() == home.name:
                     pointer.unlink()
+
+
+def _die_with(keeper: int) -> None:
+    """In the JVM's process, before it runs Java: be killed when the keeper dies however it
+    dies. A keeper's SIGKILL leaves it no way to stop the JVM, and a frozen JVM would never
+    read the end of its stdin; a running one exits at it anyway. Where there is no ``prctl``
+    (not Linux), nothing."""
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    if prctl is None:
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != keeper:  # the keeper died before the prctl took hold
+        os._exit(1)
 
 
 def _exit_on_signal(signum: int, _frame) -> None:

@@ -101,6 +101,16 @@ def test_a_keeper_stopped_by_a_signal_stops_its_frozen_jvm_with_it(registry):
     eventually(lambda: not jvm.home.exists(), "its home removed")
 
 
+def test_a_keeper_killed_outright_takes_its_frozen_jvm_with_it(registry):
+    keeping = JvmKeeping(registry, "tm-1", "node-a", grace_s=60)
+    jvm = keeping.start(command, dict(os.environ))
+    orphan(jvm.home)
+    eventually(lambda: state(jvm.pid) == "T", "the orphan frozen")
+    keeping._keeper.kill()  # SIGKILL: the keeper runs nothing on its way out
+    keeping._keeper.wait(10)
+    eventually(lambda: not alive(jvm.pid), "the frozen JVM killed with its keeper")
+
+
 def test_a_replacement_on_another_node_or_of_a_live_owner_starts_its_own(registry):
     first = JvmKeeping(registry, "tm-1", "node-a")
     jvm = first.start(command, dict(os.environ))
