@@ -35,6 +35,7 @@ from pathlib import Path
 POLL_S = 0.1
 STOP_WAIT_S = 10.0
 _PR_SET_PDEATHSIG = 1  # Linux's prctl option: a signal for this process when its parent dies
+_STOPPING = (signal.SIGTERM, signal.SIGHUP)  # the signals a keeper stops its JVM at
 
 
 def alive(pid: int) -> bool:
@@ -70,8 +71,8 @@ def _gateway_info(conn_info: Path) -> tuple[int, str]:
 
 
 def keep(home: Path) -> int:
-    signal.signal(signal.SIGTERM, _exit_on_signal)
-    signal.signal(signal.SIGHUP, _exit_on_signal)
+    for stopping in _STOPPING:
+        signal.signal(stopping, _exit_on_signal)
     spec = json.loads((home / "spec.json").read_text())
     conn_info = home / "conn-info"
     jvm = subprocess.Popen(
@@ -88,7 +89,8 @@ def keep(home: Path) -> int:
         _watch_owner(jvm, home, spec["grace_s"])
         return 0
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the stop short
+        for stopping in _STOPPING:  # a second signal must not cut the stop short
+            signal.signal(stopping, signal.SIG_IGN)
         _stop(jvm)
         shutil.rmtree(home, ignore_errors=True)
         for pointer in home.parent.glob("*.jvm"):  # the TaskManagers' names for this JVM
